@@ -1,0 +1,61 @@
+//===- Passes.td - SparseOpt lowerings ---------------------*- tablegen -*-===//
+
+#ifndef SPARSEOPT_CONVERSION_PASSES_TD
+#define SPARSEOPT_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertSGPUToLoops : Pass<"convert-sgpu-to-loops", "::mlir::ModuleOp"> {
+  let summary = "Lower sgpu ops to reference scf loops (the ops' semantics, for the CPU)";
+  let description = [{
+    Replaces each sgpu compute op by plain `scf.for` loops over memrefs that
+    compute exactly what the op defines, reading the compressed formats the
+    way the GPU kernels do (values + metadata decoded per chunk). The result
+    runs on the CPU with `mlir-runner` after the usual bufferization and
+    LLVM lowering (pipeline `sgpu-reference`), so every rewrite can be
+    checked numerically without a GPU.
+
+    Lowered: `sgpu.spmm` (with its epilogue), `sgpu.compress`,
+    `sgpu.assemble`, and the collectives for a single-rank group (identity).
+    Ops without a reference lowering yet (`sgpu.nm_decompose`, `sgpu.lift`,
+    `sgpu.twell_pack`, `sgpu.twell_ffn`) are reported as errors.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Generate GPU kernels (sparse tensor cores) and their host launches for sgpu ops";
+  let description = [{
+    Replaces each `sgpu.spmm` by a generated `gpu.func` in a `gpu.module`
+    and a `gpu.launch_func` on the host. The kernel runs on sparse tensor
+    cores with `mma.sp::ordered_metadata.sync.aligned.m16n8k32` (f16/bf16 in,
+    f32 accumulate): a thread block of 4 warps computes a 64 (features) x 64
+    (tokens) tile, each warp 16 features x 64 tokens as 8 MMAs per 32-wide
+    k-step, reading the compressed weight and its metadata in the layout of
+    `!sgpu.compressed`. Token and K tails are masked, so any M and K work.
+
+    `chip` selects the target; sparse MMA needs sm_80 or newer and the
+    ordered-metadata form needs PTX ISA 8.5 (`features`). An op the chosen
+    chip/feature pair cannot express is an error at the op, never a backend
+    crash. Compressed weights must come from `sgpu.assemble` (compile-time
+    compression); run-time compression on the GPU is not generated yet.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "Target GPU architecture (sm_80, sm_86, sm_89, sm_90, sm_90a, ...)">,
+    Option<"features", "features", "std::string", /*default=*/"\"+ptx85\"",
+           "PTX ISA feature string of the target (e.g. +ptx85)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::gpu::GPUDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+#endif // SPARSEOPT_CONVERSION_PASSES_TD

@@ -1,0 +1,50 @@
+//===- SGPU.h - the sgpu dialect --------------------------------*- C++ -*-===//
+//
+// Dialect, attributes, types and operations of sgpu. Include this header to
+// use any of them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPARSEOPT_DIALECT_SGPU_SGPU_H
+#define SPARSEOPT_DIALECT_SGPU_SGPU_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "sparse-opt/Dialect/SGPU/SGPUDialect.h.inc"
+#include "sparse-opt/Dialect/SGPU/SGPUEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "sparse-opt/Dialect/SGPU/SGPUAttrs.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "sparse-opt/Dialect/SGPU/SGPUTypes.h.inc"
+
+#define GET_OP_CLASSES
+#include "sparse-opt/Dialect/SGPU/SGPUOps.h.inc"
+
+namespace mlir {
+namespace sgpu {
+
+/// Whether n:m is an accepted pattern: (2N-2):2N for N = 2..8.
+bool isSupportedNMPattern(unsigned n, unsigned m);
+
+/// Length of the lifted reduction axis for K under pattern (2N-2):2N:
+/// roundUp(K, 2N) / 2N * 4(N-1). For 2:4 this is K itself.
+int64_t getLiftedK(int64_t k, NMSparsityAttr pattern);
+
+/// The N:M pattern a tensor type declares through its encoding: either an
+/// #sgpu.nm attribute or the upstream sparse_tensor 2:4 synonym. Null when
+/// the type carries no structured-sparsity encoding. Sets `unsupported` when
+/// the encoding is a sparse_tensor encoding that is not the 2:4 synonym.
+NMSparsityAttr getNMPattern(Type type, bool *unsupported = nullptr);
+
+} // namespace sgpu
+} // namespace mlir
+
+#endif // SPARSEOPT_DIALECT_SGPU_SGPU_H

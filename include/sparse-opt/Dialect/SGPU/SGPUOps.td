@@ -1,0 +1,244 @@
+//===- SGPUOps.td - sgpu operations ------------------------*- tablegen -*-===//
+
+#ifndef SPARSEOPT_DIALECT_SGPU_SGPUOPS_TD
+#define SPARSEOPT_DIALECT_SGPU_SGPUOPS_TD
+
+include "sparse-opt/Dialect/SGPU/SGPUTypes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/IR/OpBase.td"
+
+class SGPU_Op<string mnemonic, list<Trait> traits = []>
+    : Op<SGPU_Dialect, mnemonic, traits>;
+
+def SGPU_Half16 : AnyTypeOf<[F16, BF16]>;
+def SGPU_MatrixTensor : RankedTensorOf<[F16, BF16, F32]>;
+def SGPU_Matrix16 : RankedTensorOf<[F16, BF16]>;
+def SGPU_Matrix16OrF32 : RankedTensorOf<[F16, BF16, F32]>;
+
+//===----------------------------------------------------------------------===//
+// Structured weight sparsity
+//===----------------------------------------------------------------------===//
+
+def SGPU_CompressOp : SGPU_Op<"compress", [Pure]> {
+  let summary = "compress a 2:4-sparse weight into values and metadata";
+  let description = [{
+    Compresses a dense `N x K` weight whose rows are 2:4 sparse along K into
+    the tensor-core layout of `!sgpu.compressed`. The input may carry the
+    `#sgpu.nm<2:4>` encoding (or its `sparse_tensor` synonym) or none.
+    Weights that are constants are compressed at compile time by
+    `sgpu-slide-sparse`, which replaces this op with `sgpu.assemble` of two
+    constants and reports the first row and group that break the pattern.
+
+    ```mlir
+    %c = sgpu.compress %w : tensor<64x128xf16> -> !sgpu.compressed<64x128xf16, #sgpu.nm<2:4>>
+    ```
+  }];
+  let arguments = (ins SGPU_Matrix16:$weight);
+  let results = (outs SGPU_CompressedType:$result);
+  let assemblyFormat = "$weight attr-dict `:` type($weight) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def SGPU_AssembleOp : SGPU_Op<"assemble", [Pure]> {
+  let summary = "view already-compressed values and metadata as a compressed weight";
+  let description = [{
+    Pairs a values tensor (`roundUp(N,16) x roundUp(K,32)/2`, element type of
+    the weight) and a metadata tensor (`roundUp(N,16) * roundUp(K,32) / 32`
+    words of `i32`) into a `!sgpu.compressed` value. The parts must already
+    be in the layout `!sgpu.compressed` documents.
+
+    ```mlir
+    %w = sgpu.assemble %values, %meta : tensor<64x64xf16>, tensor<256xi32>
+           -> !sgpu.compressed<64x128xf16, #sgpu.nm<2:4>>
+    ```
+  }];
+  let arguments = (ins SGPU_Matrix16:$values, TensorOf<[I32]>:$metadata);
+  let results = (outs SGPU_CompressedType:$result);
+  let assemblyFormat = [{
+    $values `,` $metadata attr-dict `:` type($values) `,` type($metadata)
+    `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def SGPU_NMDecomposeOp : SGPU_Op<"nm_decompose", [Pure]> {
+  let summary = "decompose a (2N-2):2N weight into overlapping 2:4 windows";
+  let description = [{
+    Rewrites an `N_out x K` weight whose rows follow `#sgpu.nm<(2N-2):2N>`
+    into the 2:4 weight over the lifted reduction axis: K is zero-padded to
+    a multiple of 2N and every group of 2N is cut into N-1 windows of 4 at
+    stride 2; each nonzero goes to one window, greedily left to right, at
+    most two per window. The result has `K' = roundUp(K, 2N) / 2N * 4(N-1)`
+    columns and is 2:4 sparse. It pairs with `sgpu.lift` of the activation
+    under the same pattern.
+
+    ```mlir
+    %c = sgpu.nm_decompose %w : tensor<64x128xf16, #sgpu.nm<6:8>>
+           -> !sgpu.compressed<64x192xf16, #sgpu.nm<2:4>>
+    ```
+  }];
+  let arguments = (ins SGPU_Matrix16:$weight);
+  let results = (outs SGPU_CompressedType:$result);
+  let assemblyFormat = "$weight attr-dict `:` type($weight) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def SGPU_LiftOp : SGPU_Op<"lift", [Pure]> {
+  let summary = "lift activations onto the sliding-window reduction axis";
+  let description = [{
+    The fixed gather that pairs with `sgpu.nm_decompose`: for an `M x K`
+    activation and pattern (2N-2):2N,
+    `out[m, g*4(N-1) + 4j + l] = in[m, g*2N + 2j + l]` (zero where the
+    source index is past K), for group g, window j < N-1 and l < 4.
+
+    ```mlir
+    %xl = sgpu.lift %x {pattern = #sgpu.nm<6:8>} : tensor<16x128xf16> -> tensor<16x192xf16>
+    ```
+  }];
+  let arguments = (ins SGPU_Matrix16:$input, SGPU_NMSparsityAttr:$pattern);
+  let results = (outs SGPU_Matrix16:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def SGPU_SpmmOp : SGPU_Op<"spmm", [Pure]> {
+  let summary = "2:4 sparse matrix multiply on sparse tensor cores";
+  let description = [{
+    `Y = act(X . W^T)` for activations `X : M x K` and a 2:4-compressed
+    weight `W : N x K`, accumulating in f32; `Y : M x N` has the element
+    type of X (or f32). The optional `activation` is applied to the f32
+    accumulator before the result is rounded (the GEMM epilogue).
+
+    ```mlir
+    %y = sgpu.spmm %x, %w {activation = #sgpu.activation<relu>}
+           : tensor<32x128xf16>, !sgpu.compressed<64x128xf16, #sgpu.nm<2:4>>
+           -> tensor<32x64xf16>
+    ```
+  }];
+  let arguments = (ins SGPU_Matrix16:$input, SGPU_CompressedType:$weight,
+                       OptionalAttr<SGPU_ActivationAttr>:$activation);
+  let results = (outs SGPU_Matrix16OrF32:$result);
+  let assemblyFormat = [{
+    $input `,` $weight attr-dict `:` type($input) `,` qualified(type($weight))
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The epilogue activation (none when the attribute is absent).
+    ::mlir::sgpu::Activation getActivationOrNone() {
+      auto a = getActivation();
+      return a ? *a : ::mlir::sgpu::Activation::none;
+    }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// TwELL activation sparsity
+//===----------------------------------------------------------------------===//
+
+def SGPU_TwellPackOp : SGPU_Op<"twell_pack", [Pure]> {
+  let summary = "pack the nonzeros of an activation matrix in TwELL form";
+  let description = [{
+    Packs the nonzero entries of `H : M x F` (normally the output of a
+    ReLU) into the tile-wise ELLPACK layout of the result type. Rows with a
+    tile over capacity are kept in the dense fallback part instead; no
+    entry is ever dropped. In generated code this op is fused into the
+    epilogue of the GEMM that produces H.
+
+    ```mlir
+    %p = sgpu.twell_pack %h : tensor<128x512xbf16>
+           -> !sgpu.twell<128x512xbf16, #sgpu.twell<tile = 256, compression = 4>>
+    ```
+  }];
+  let arguments = (ins SGPU_Matrix16:$input);
+  let results = (outs SGPU_TwellType:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def SGPU_TwellFFNOp : SGPU_Op<"twell_ffn", [Pure, AttrSizedOperandSegments]> {
+  let summary = "sparse FFN consumer over the active neurons of TwELL activations";
+  let description = [{
+    With packed activations `H : M x F`, down weight `Wd : d x F` and, for a
+    gated FFN, the input `X : M x d` and up weight `Wu : F x d`:
+
+    * ungated: `Y[m] = sum_j H[m, j] * Wd[:, j]`
+    * gated:   `Y[m] = sum_j H[m, j] * (X[m] . Wu[j]) * Wd[:, j]`
+
+    where j runs over the active (nonzero) neurons of row m only.
+
+    ```mlir
+    %y = sgpu.twell_ffn %p, %wd up(%x, %wu : tensor<128x64xbf16>, tensor<512x64xbf16>)
+           : !sgpu.twell<128x512xbf16, #sgpu.twell<tile = 256, compression = 4>>,
+             tensor<64x512xbf16> -> tensor<128x64xbf16>
+    ```
+  }];
+  let arguments = (ins SGPU_TwellType:$packed, SGPU_Matrix16:$down,
+                       Optional<SGPU_Matrix16>:$input,
+                       Optional<SGPU_Matrix16>:$up);
+  let results = (outs SGPU_Matrix16:$result);
+  let assemblyFormat = [{
+    $packed `,` $down (`up` `(` $input^ `,` $up `:` type($input) `,` type($up) `)`)?
+    attr-dict `:` qualified(type($packed)) `,` type($down) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor-parallel collectives
+//===----------------------------------------------------------------------===//
+
+def SGPU_AllReduceOp : SGPU_Op<"all_reduce", [SameOperandsAndResultType]> {
+  let summary = "all-reduce across the tensor-parallel group";
+  let description = [{
+    Reduces `input` element-wise across all ranks of the tensor-parallel
+    group; every rank receives the result. `kind` defaults to sum. The op has
+    communication side effects: it is never removed or reordered with other
+    collectives.
+
+    ```mlir
+    %r = sgpu.all_reduce %x {kind = #sgpu.reduce<sum>} : tensor<16x4096xbf16>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input,
+                       DefaultValuedAttr<SGPU_ReduceKindAttr, "::mlir::sgpu::ReduceKind::sum">:$kind);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def SGPU_AllReduceStartOp : SGPU_Op<"all_reduce_start"> {
+  let summary = "start an asynchronous all-reduce";
+  let description = [{
+    Launches the all-reduce of `input` on the communication stream and
+    returns a token; the reduced value is obtained with
+    `sgpu.all_reduce_wait`. `sgpu-async-collectives` creates these from
+    `sgpu.all_reduce` and sinks the wait to the first use.
+
+    ```mlir
+    %t = sgpu.all_reduce_start %x : tensor<16x4096xbf16>
+    %r = sgpu.all_reduce_wait %t : tensor<16x4096xbf16>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input,
+                       DefaultValuedAttr<SGPU_ReduceKindAttr, "::mlir::sgpu::ReduceKind::sum">:$kind);
+  let results = (outs SGPU_TokenType:$token);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def SGPU_AllReduceWaitOp : SGPU_Op<"all_reduce_wait"> {
+  let summary = "wait for an asynchronous all-reduce and return its result";
+  let description = [{
+    Waits for the all-reduce started by the `sgpu.all_reduce_start` that
+    produced `token` and returns the reduced tensor, whose type must equal
+    the type of the started input. Each token is waited on exactly once.
+  }];
+  let arguments = (ins SGPU_TokenType:$token);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "$token attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+#endif // SPARSEOPT_DIALECT_SGPU_SGPUOPS_TD

@@ -1,0 +1,417 @@
+//===- SGPUToGPU.cpp - sgpu ops to generated GPU kernels ------------------===//
+//
+// Generates, for every sgpu.spmm, a gpu.func running on sparse tensor cores
+// (mma.sp::ordered_metadata m16n8k32) and replaces the op by a host-side
+// gpu.launch_func over buffers.
+//
+// Mapping Y[M, N] = X[M, K] . W[N, K]^T onto the MMA: the sparse A operand is
+// the weight (MMA rows = output features), B is X^T (MMA columns = tokens),
+// so the token-major activations are exactly the "col" B operand and the
+// accumulator tile is Y^T, stored transposed by the epilogue.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sparse-opt/Conversion/Passes.h"
+#include "sparse-opt/Dialect/SGPU/SGPU.h"
+#include "sparse-opt/Conversion/TargetInfo.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir {
+namespace sgpu {
+#define GEN_PASS_DEF_CONVERTSGPUTOGPU
+#include "sparse-opt/Conversion/Passes.h.inc"
+} // namespace sgpu
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::sgpu;
+
+namespace {
+
+// Tiling of the generated kernel: 4 warps per block; each warp owns 16
+// feature rows (one MMA M tile) and 64 tokens (8 MMA N tiles of 8).
+constexpr int64_t kWarps = 4;
+constexpr int64_t kRowsPerWarp = 16;
+constexpr int64_t kTokensPerBlock = 64;
+constexpr int64_t kNTiles = kTokensPerBlock / 8;
+constexpr int64_t kKStep = 32;
+
+/// Small helper for index arithmetic inside the kernel.
+struct IndexMath {
+  OpBuilder &b;
+  Location loc;
+  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value add(Value x, int64_t y) { return y ? add(x, c(y)) : x; }
+  Value mul(Value x, int64_t y) { return arith::MulIOp::create(b, loc, x, c(y)); }
+  Value div(Value x, int64_t y) { return arith::DivUIOp::create(b, loc, x, c(y)); }
+  Value rem(Value x, int64_t y) { return arith::RemUIOp::create(b, loc, x, c(y)); }
+  Value lt(Value x, int64_t y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, c(y));
+  }
+  Value andi(Value x, Value y) {
+    if (!x) return y;
+    if (!y) return x;
+    return arith::AndIOp::create(b, loc, x, y);
+  }
+  /// `x` when `inBounds`, else 0: keeps a masked load's address valid.
+  Value clamp(Value x, Value inBounds) {
+    return inBounds ? arith::SelectOp::create(b, loc, inBounds, x, c(0))
+                          .getResult()
+                    : x;
+  }
+};
+
+/// Everything the kernel generator needs to know about one spmm.
+struct SpmmShape {
+  int64_t m, n, k;          // logical sizes
+  int64_t paddedN, paddedK; // compressed-weight padding (16, 32)
+  Type elementType;         // f16 or bf16
+  Type resultType;          // f16, bf16 or f32
+  Activation activation;
+};
+
+class SpmmKernelBuilder {
+public:
+  SpmmKernelBuilder(OpBuilder &b, Location loc, const SpmmShape &s)
+      : b(b), loc(loc), s(s), im{b, loc} {}
+
+  /// Builds the body of `func` (arguments: x, values, metadata, y).
+  void build(gpu::GPUFuncOp func) {
+    Block &entry = func.getBody().front();
+    b.setInsertionPointToStart(&entry);
+    Value x = entry.getArgument(0), vals = entry.getArgument(1),
+          meta = entry.getArgument(2), y = entry.getArgument(3);
+
+    Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+    Value bx = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+    Value by = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+    Value warp = im.div(tid, 32), lane = im.rem(tid, 32);
+    Value g = im.div(lane, 4), t = im.rem(lane, 4);
+    // Feature tile of this warp; warps past the padded rows have no work
+    // (the condition is warp-uniform, as the MMA requires).
+    Value ft = im.add(im.mul(by, kWarps), warp);
+    auto ifOp = scf::IfOp::create(b, loc, im.lt(ft, s.paddedN / kRowsPerWarp),
+                                  /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+
+    Value f0 = im.mul(ft, kRowsPerWarp);
+    Value tok0 = im.mul(bx, kTokensPerBlock);
+    Value rowA0 = im.add(f0, g), rowA1 = im.add(rowA0, 8);
+    int64_t kSteps = s.paddedK / kKStep;
+
+    auto accType = VectorType::get({4}, b.getF32Type());
+    Value zero = arith::ConstantOp::create(
+        b, loc, accType, DenseElementsAttr::get(accType, 0.0f));
+    SmallVector<Value> init(kNTiles, zero);
+    auto loop = scf::ForOp::create(
+        b, loc, im.c(0), im.c(kSteps), im.c(1), init,
+        [&](OpBuilder &, Location, Value ks, ValueRange acc) {
+          SmallVector<Value> next =
+              buildKStep(x, vals, meta, ft, rowA0, rowA1, tok0, g, t, ks,
+                         kSteps, acc);
+          scf::YieldOp::create(b, loc, next);
+        });
+    buildEpilogue(y, loop.getResults(), f0, tok0, g, t);
+    b.setInsertionPointToEnd(&entry);
+    gpu::ReturnOp::create(b, loc);
+  }
+
+private:
+  /// Loads two consecutive 16-bit elements at [row, col] as one i32
+  /// (the lower column in the low half, as MMA fragments expect).
+  Value loadPair(Value mem, Value row, Value col) {
+    auto vt = VectorType::get({2}, s.elementType);
+    Value v = vector::LoadOp::create(b, loc, vt, mem, ValueRange{row, col},
+                                     /*nontemporal=*/false, llvm::Align(4));
+    return packPair(v);
+  }
+
+  Value packPair(Value v) {
+    auto i32v = VectorType::get({1}, b.getI32Type());
+    Value cast = vector::BitCastOp::create(b, loc, i32v, v);
+    return vector::ExtractOp::create(b, loc, cast, ArrayRef<int64_t>{0});
+  }
+
+  /// B fragment register: X[tok][k], X[tok][k+1], zero outside [M, K).
+  Value loadActivationPair(Value x, Value tok, Value k) {
+    bool fullM = s.m % kTokensPerBlock == 0;
+    bool fullK = s.k % kKStep == 0;
+    Value tokOk = fullM ? Value() : im.lt(tok, s.m);
+    Value tokc = im.clamp(tok, tokOk);
+    auto vt = VectorType::get({2}, s.elementType);
+    Value zeroV = arith::ConstantOp::create(
+        b, loc, vt, DenseElementsAttr::get(vt, b.getZeroAttr(s.elementType)));
+    if (s.k % 2 == 0) {
+      // Pairs start at even k, so both halves are in or out together and
+      // the 32-bit load is aligned.
+      Value kOk = fullK ? Value() : im.lt(k, s.k);
+      Value v = vector::LoadOp::create(b, loc, vt, x,
+                                       ValueRange{tokc, im.clamp(k, kOk)},
+                                       /*nontemporal=*/false, llvm::Align(4));
+      if (Value ok = im.andi(tokOk, kOk))
+        v = arith::SelectOp::create(b, loc, ok, v, zeroV);
+      return packPair(v);
+    }
+    // Odd K: rows are not 4-byte aligned; load the halves separately.
+    Value zeroS = arith::ConstantOp::create(b, loc, s.elementType,
+                                            b.getZeroAttr(s.elementType));
+    SmallVector<Value, 2> halves;
+    for (int64_t h = 0; h < 2; ++h) {
+      Value kh = im.add(k, h);
+      Value ok = im.andi(tokOk, im.lt(kh, s.k));
+      Value e = memref::LoadOp::create(
+          b, loc, x, ValueRange{tokc, im.clamp(kh, im.lt(kh, s.k))});
+      halves.push_back(arith::SelectOp::create(b, loc, ok, e, zeroS));
+    }
+    return packPair(vector::FromElementsOp::create(b, loc, vt, halves));
+  }
+
+  /// One sparse MMA: d = A(sparse) * B + c, with metadata `e`, selector 0.
+  SmallVector<Value, 4> mma(ArrayRef<Value> a, ArrayRef<Value> bregs,
+                            ArrayRef<Value> c, Value e) {
+    std::string type = s.elementType.isBF16() ? "bf16" : "f16";
+    std::string asmText =
+        "mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32." + type +
+        "." + type +
+        ".f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9,$10,$11}, "
+        "{$12,$13,$14,$15}, $16, 0x0;";
+    SmallVector<Value> operands;
+    operands.append(a.begin(), a.end());
+    operands.append(bregs.begin(), bregs.end());
+    operands.append(c.begin(), c.end());
+    operands.push_back(e);
+    Type f32 = b.getF32Type();
+    auto resType = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                    {f32, f32, f32, f32});
+    auto op = LLVM::InlineAsmOp::create(
+        b, loc, resType, operands, asmText,
+        "=f,=f,=f,=f,r,r,r,r,r,r,r,r,f,f,f,f,r",
+        /*has_side_effects=*/false, /*is_align_stack=*/false,
+        LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
+    SmallVector<Value, 4> d;
+    for (int64_t i = 0; i < 4; ++i)
+      d.push_back(LLVM::ExtractValueOp::create(b, loc, op.getRes(), i));
+    return d;
+  }
+
+  SmallVector<Value> buildKStep(Value x, Value vals, Value meta, Value ft,
+                                Value rowA0, Value rowA1, Value tok0, Value g,
+                                Value t, Value ks, int64_t kSteps,
+                                ValueRange acc) {
+    // A fragment: compressed columns 2t, 2t+1 (chunk t) and 8+2t, 9+2t
+    // (chunk t+4) of rows g and g+8 in this k-step's 16 compressed columns.
+    Value colA = im.add(im.mul(ks, kKStep / 2), im.mul(t, 2));
+    Value colA8 = im.add(colA, 8);
+    SmallVector<Value, 4> a = {loadPair(vals, rowA0, colA),
+                               loadPair(vals, rowA1, colA),
+                               loadPair(vals, rowA0, colA8),
+                               loadPair(vals, rowA1, colA8)};
+    // Metadata register: word ((ft * kSteps + ks) * 8 + g) * 2 + (t & 1).
+    Value word = im.add(
+        im.mul(im.add(im.mul(im.add(im.mul(ft, kSteps), ks), 8), g), 2),
+        im.rem(t, 2));
+    Value e = memref::LoadOp::create(b, loc, meta, ValueRange{word});
+
+    Value kBase = im.add(im.mul(ks, kKStep), im.mul(t, 2));
+    SmallVector<Value> next;
+    for (int64_t j = 0; j < kNTiles; ++j) {
+      Value tok = im.add(tok0, im.add(g, 8 * j));
+      SmallVector<Value, 4> bregs;
+      for (int64_t r = 0; r < 4; ++r)
+        bregs.push_back(loadActivationPair(x, tok, im.add(kBase, 8 * r)));
+      SmallVector<Value, 4> c;
+      for (int64_t i = 0; i < 4; ++i)
+        c.push_back(vector::ExtractOp::create(b, loc, acc[j],
+                                              ArrayRef<int64_t>{i}));
+      SmallVector<Value, 4> d = mma(a, bregs, c, e);
+      next.push_back(vector::FromElementsOp::create(
+          b, loc, VectorType::get({4}, b.getF32Type()), d));
+    }
+    return next;
+  }
+
+  /// Accumulator element i of N tile j holds D[g + 8(i/2)][2t + (i%2)],
+  /// i.e. Y[tok0 + 8j + 2t + i%2][f0 + g + 8(i/2)].
+  void buildEpilogue(Value y, ValueRange acc, Value f0, Value tok0, Value g,
+                     Value t) {
+    bool fullM = s.m % kTokensPerBlock == 0;
+    bool fullN = s.n % kRowsPerWarp == 0;
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32Type(),
+                                           b.getF32FloatAttr(0.0f));
+    for (int64_t j = 0; j < kNTiles; ++j) {
+      for (int64_t i = 0; i < 4; ++i) {
+        Value v = vector::ExtractOp::create(b, loc, acc[j],
+                                            ArrayRef<int64_t>{i});
+        if (s.activation == Activation::relu)
+          v = arith::MaximumFOp::create(b, loc, v, zero);
+        if (s.resultType != b.getF32Type())
+          v = arith::TruncFOp::create(b, loc, s.resultType, v);
+        Value feat = im.add(im.add(f0, g), 8 * (i / 2));
+        Value tok = im.add(tok0, im.add(im.mul(t, 2), 8 * j + i % 2));
+        Value ok = im.andi(fullM ? Value() : im.lt(tok, s.m),
+                           fullN ? Value() : im.lt(feat, s.n));
+        if (!ok) {
+          memref::StoreOp::create(b, loc, v, y, ValueRange{tok, feat});
+          continue;
+        }
+        auto guard = scf::IfOp::create(b, loc, ok, /*withElseRegion=*/false);
+        OpBuilder::InsertionGuard ig(b);
+        b.setInsertionPointToStart(&guard.getThenRegion().front());
+        memref::StoreOp::create(b, loc, v, y, ValueRange{tok, feat});
+      }
+    }
+  }
+
+  OpBuilder &b;
+  Location loc;
+  const SpmmShape &s;
+  IndexMath im;
+};
+
+struct ConvertSGPUToGPUPass
+    : public sgpu::impl::ConvertSGPUToGPUBase<ConvertSGPUToGPUPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::string message;
+    FailureOr<TargetInfo> target = parseTarget(chip, features, &message);
+    if (failed(target)) {
+      module.emitError() << message;
+      return signalPassFailure();
+    }
+
+    // Every sgpu op must be lowerable here; report the rest at their ops.
+    bool failedAny = false;
+    SmallVector<SpmmOp> spmms;
+    module.walk([&](Operation *op) {
+      if (auto spmm = dyn_cast<SpmmOp>(op)) {
+        if (!target->hasSparseMMA()) {
+          spmm.emitError() << "sgpu.spmm needs sparse tensor cores (mma.sp, "
+                              "sm_80 or newer); chip '"
+                           << chip << "' has none";
+          failedAny = true;
+        } else if (!target->hasOrderedMetadata()) {
+          spmm.emitError() << "sgpu.spmm uses mma.sp::ordered_metadata, "
+                              "which needs PTX ISA 8.5; features '"
+                           << features << "' give PTX ISA "
+                           << target->ptxVersion / 10 << "."
+                           << target->ptxVersion % 10
+                           << " (use features=+ptx85 or later)";
+          failedAny = true;
+        } else if (!spmm.getWeight().getDefiningOp<AssembleOp>()) {
+          spmm.emitError() << "the compressed weight must be known at "
+                              "compile time (sgpu.assemble); compressing "
+                              "weights on the GPU at run time is not "
+                              "generated yet";
+          failedAny = true;
+        } else {
+          spmms.push_back(spmm);
+        }
+        return;
+      }
+      if (isa<AssembleOp>(op))
+        return;
+      if (op->getDialect() && isa<SGPUDialect>(op->getDialect())) {
+        op->emitError() << "'" << op->getName()
+                        << "' has no GPU lowering yet";
+        failedAny = true;
+      }
+    });
+    if (failedAny)
+      return signalPassFailure();
+    if (spmms.empty())
+      return;
+
+    OpBuilder b(module.getContext());
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    b.getUnitAttr());
+    b.setInsertionPointToEnd(module.getBody());
+    auto targetAttr = NVVM::NVVMTargetAttr::get(
+        module.getContext(), /*optLevel=*/3, "nvptx64-nvidia-cuda", chip,
+        features);
+    auto gpuModule = gpu::GPUModuleOp::create(b, module.getLoc(),
+                                              "sgpu_kernels",
+                                              b.getArrayAttr({targetAttr}));
+    SymbolTable symbols(gpuModule);
+
+    for (auto [idx, spmm] : llvm::enumerate(spmms))
+      lowerSpmm(spmm, gpuModule, symbols, idx);
+
+    // Drop compressed-weight views no longer used.
+    module.walk([](AssembleOp op) {
+      if (op->use_empty())
+        op->erase();
+    });
+  }
+
+  void lowerSpmm(SpmmOp spmm, gpu::GPUModuleOp gpuModule, SymbolTable &symbols,
+                 size_t idx) {
+    Location loc = spmm.getLoc();
+    auto xType = cast<RankedTensorType>(spmm.getInput().getType());
+    CompressedType wType = spmm.getWeight().getType();
+    auto yType = cast<RankedTensorType>(spmm.getResult().getType());
+    auto assemble = spmm.getWeight().getDefiningOp<AssembleOp>();
+    SpmmShape shape{xType.getDimSize(0),  wType.getRows(),
+                    xType.getDimSize(1),  wType.getPaddedRows(),
+                    wType.getPaddedCols(), xType.getElementType(),
+                    yType.getElementType(), spmm.getActivationOrNone()};
+
+    auto memrefOf = [](RankedTensorType t) {
+      return MemRefType::get(t.getShape(), t.getElementType());
+    };
+    MemRefType xm = memrefOf(xType), vm = memrefOf(wType.getValuesType()),
+               mm = memrefOf(wType.getMetadataType()), ym = memrefOf(yType);
+
+    // The kernel.
+    OpBuilder b(gpuModule.getBodyRegion());
+    b.setInsertionPointToEnd(gpuModule.getBody());
+    auto fnType = b.getFunctionType({xm, vm, mm, ym}, {});
+    auto func = gpu::GPUFuncOp::create(
+        b, loc, ("sgpu_spmm_" + std::to_string(idx)), fnType);
+    func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+    func.setKnownBlockSizeAttr(
+        b.getDenseI32ArrayAttr({int32_t(32 * kWarps), 1, 1}));
+    symbols.insert(func);
+    SpmmKernelBuilder(b, loc, shape).build(func);
+
+    // The host launch.
+    b.setInsertionPoint(spmm);
+    auto toBuffer = [&](Value v, MemRefType t) -> Value {
+      return bufferization::ToBufferOp::create(b, loc, t, v,
+                                               /*read_only=*/b.getUnitAttr());
+    };
+    Value xBuf = toBuffer(spmm.getInput(), xm);
+    Value vBuf = toBuffer(assemble.getValues(), vm);
+    Value mBuf = toBuffer(assemble.getMetadata(), mm);
+    Value yBuf = memref::AllocOp::create(b, loc, ym);
+    auto c = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    int64_t gridX = (shape.m + kTokensPerBlock - 1) / kTokensPerBlock;
+    int64_t rowsPerBlock = kWarps * kRowsPerWarp;
+    int64_t gridY = (shape.paddedN + rowsPerBlock - 1) / rowsPerBlock;
+    gpu::LaunchFuncOp::create(b, loc, func,
+                              gpu::KernelDim3{c(gridX), c(gridY), c(1)},
+                              gpu::KernelDim3{c(32 * kWarps), c(1), c(1)},
+                              /*dynamicSharedMemorySize=*/Value(),
+                              ValueRange{xBuf, vBuf, mBuf, yBuf});
+    Value result = bufferization::ToTensorOp::create(
+        b, loc, yType, yBuf, /*restrict=*/b.getUnitAttr(),
+        /*writable=*/b.getUnitAttr());
+    spmm.replaceAllUsesWith(result);
+    spmm.erase();
+  }
+};
+
+} // namespace

@@ -1,0 +1,203 @@
+//===- SGPUToLoops.cpp - sgpu ops to reference loops ----------------------===//
+//
+// The reference semantics of the sgpu ops, as plain scf loops over buffers.
+// The compressed weight is decoded exactly as the sparse tensor cores read
+// it (values + per-chunk metadata), so a CPU run of this lowering checks the
+// compression format as well as the rewrite that produced the op.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sparse-opt/Conversion/Passes.h"
+#include "sparse-opt/Dialect/SGPU/SGPU.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir {
+namespace sgpu {
+#define GEN_PASS_DEF_CONVERTSGPUTOLOOPS
+#include "sparse-opt/Conversion/Passes.h.inc"
+} // namespace sgpu
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::sgpu;
+
+namespace {
+
+struct LoopBuilder {
+  OpBuilder &b;
+  Location loc;
+  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, int64_t y) { return arith::MulIOp::create(b, loc, x, c(y)); }
+  Value div(Value x, int64_t y) { return arith::DivUIOp::create(b, loc, x, c(y)); }
+  Value rem(Value x, int64_t y) { return arith::RemUIOp::create(b, loc, x, c(y)); }
+  Value i32(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  }
+  Value toF32(Value v) {
+    return v.getType().isF32() ? v
+                               : arith::ExtFOp::create(b, loc, b.getF32Type(), v)
+                                     .getResult();
+  }
+};
+
+/// Y[m, n] = act(sum_k X[m, k] * W[n, k]) with W decoded from values and
+/// metadata: chunk c of row n holds its kept values at columns 2c, 2c+1 and
+/// their positions in nibble bits [1:0], [3:2] of the metadata word
+/// ((n/16 * KS + c/8) * 8 + n%8) * 2 + (c/4)%2, half n%16 / 8, slot c%4.
+static void lowerSpmm(SpmmOp op, AssembleOp assemble) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  LoopBuilder lb{b, loc};
+  auto xt = cast<RankedTensorType>(op.getInput().getType());
+  auto yt = cast<RankedTensorType>(op.getResult().getType());
+  CompressedType wt = op.getWeight().getType();
+  int64_t m = xt.getDimSize(0), k = xt.getDimSize(1), n = wt.getRows();
+  int64_t kSteps = wt.getPaddedCols() / 32;
+  auto memrefOf = [](RankedTensorType t) {
+    return MemRefType::get(t.getShape(), t.getElementType());
+  };
+  Value x = bufferization::ToBufferOp::create(b, loc, memrefOf(xt),
+                                              op.getInput(), b.getUnitAttr());
+  Value vals = bufferization::ToBufferOp::create(
+      b, loc, memrefOf(wt.getValuesType()), assemble.getValues(),
+      b.getUnitAttr());
+  Value meta = bufferization::ToBufferOp::create(
+      b, loc, memrefOf(wt.getMetadataType()), assemble.getMetadata(),
+      b.getUnitAttr());
+  Value y = memref::AllocOp::create(b, loc, memrefOf(yt));
+  Type f32 = b.getF32Type();
+  Value zeroF = arith::ConstantOp::create(b, loc, f32, b.getF32FloatAttr(0));
+  Value zeroX = arith::ConstantOp::create(b, loc, xt.getElementType(),
+                                          b.getZeroAttr(xt.getElementType()));
+  Value kIdx = lb.c(k);
+
+  scf::ForOp::create(
+      b, loc, lb.c(0), lb.c(m), lb.c(1), ValueRange{},
+      [&](OpBuilder &, Location, Value mi, ValueRange) {
+        scf::ForOp::create(
+            b, loc, lb.c(0), lb.c(n), lb.c(1), ValueRange{},
+            [&](OpBuilder &, Location, Value ni, ValueRange) {
+              Value rowTile = lb.div(ni, 16), inTile = lb.rem(ni, 16);
+              Value g = lb.rem(inTile, 8), half = lb.div(inTile, 8);
+              auto chunks = scf::ForOp::create(
+                  b, loc, lb.c(0), lb.c(wt.getPaddedCols() / 4), lb.c(1),
+                  ValueRange{zeroF},
+                  [&](OpBuilder &, Location, Value ci, ValueRange acc) {
+                    Value ks = lb.div(ci, 8), p = lb.rem(lb.div(ci, 4), 2);
+                    Value slot = lb.rem(ci, 4);
+                    Value word = lb.add(
+                        lb.mul(lb.add(lb.mul(lb.add(lb.mul(rowTile, kSteps),
+                                                    ks),
+                                             8),
+                                      g),
+                               2),
+                        p);
+                    Value e = memref::LoadOp::create(b, loc, meta, word);
+                    // shift = 16 * half + 4 * slot
+                    Value shift = arith::IndexCastOp::create(
+                        b, loc, b.getI32Type(),
+                        lb.add(lb.mul(half, 16), lb.mul(slot, 4)));
+                    Value nib = arith::AndIOp::create(
+                        b, loc, arith::ShRUIOp::create(b, loc, e, shift),
+                        lb.i32(0xF));
+                    Value sum = acc[0];
+                    for (int64_t i = 0; i < 2; ++i) {
+                      Value pos = arith::AndIOp::create(
+                          b, loc,
+                          arith::ShRUIOp::create(b, loc, nib, lb.i32(2 * i)),
+                          lb.i32(3));
+                      Value kk = lb.add(
+                          lb.mul(ci, 4),
+                          arith::IndexCastOp::create(b, loc,
+                                                     b.getIndexType(), pos));
+                      Value inK = arith::CmpIOp::create(
+                          b, loc, arith::CmpIPredicate::ult, kk, kIdx);
+                      Value kc = arith::SelectOp::create(b, loc, inK, kk,
+                                                         lb.c(0));
+                      Value xv = memref::LoadOp::create(b, loc, x,
+                                                        ValueRange{mi, kc});
+                      xv = arith::SelectOp::create(b, loc, inK, xv, zeroX);
+                      Value wv = memref::LoadOp::create(
+                          b, loc, vals,
+                          ValueRange{ni, lb.add(lb.mul(ci, 2), lb.c(i))});
+                      Value prod = arith::MulFOp::create(b, loc, lb.toF32(xv),
+                                                         lb.toF32(wv));
+                      sum = arith::AddFOp::create(b, loc, sum, prod);
+                    }
+                    scf::YieldOp::create(b, loc, sum);
+                  });
+              Value r = chunks.getResult(0);
+              if (op.getActivationOrNone() == Activation::relu)
+                r = arith::MaximumFOp::create(b, loc, r, zeroF);
+              if (!yt.getElementType().isF32())
+                r = arith::TruncFOp::create(b, loc, yt.getElementType(), r);
+              memref::StoreOp::create(b, loc, r, y, ValueRange{mi, ni});
+              scf::YieldOp::create(b, loc);
+            });
+        scf::YieldOp::create(b, loc);
+      });
+  Value result = bufferization::ToTensorOp::create(
+      b, loc, yt, y, /*restrict=*/b.getUnitAttr(),
+      /*writable=*/b.getUnitAttr());
+  op.replaceAllUsesWith(result);
+  op.erase();
+}
+
+struct ConvertSGPUToLoopsPass
+    : public sgpu::impl::ConvertSGPUToLoopsBase<ConvertSGPUToLoopsPass> {
+  void runOnOperation() override {
+    bool failedAny = false;
+    SmallVector<Operation *> ops;
+    getOperation().walk([&](Operation *op) {
+      if (!op->getDialect() || !isa<SGPUDialect>(op->getDialect()))
+        return;
+      if (auto spmm = dyn_cast<SpmmOp>(op)) {
+        if (!spmm.getWeight().getDefiningOp<AssembleOp>()) {
+          spmm.emitError() << "the compressed weight must come from "
+                              "sgpu.assemble (a compile-time constant); "
+                              "run-time compression has no reference "
+                              "lowering yet";
+          failedAny = true;
+          return;
+        }
+        ops.push_back(op);
+        return;
+      }
+      if (isa<AssembleOp, AllReduceOp, AllReduceStartOp, AllReduceWaitOp>(op)) {
+        ops.push_back(op);
+        return;
+      }
+      op->emitError() << "'" << op->getName()
+                      << "' has no reference lowering yet";
+      failedAny = true;
+    });
+    if (failedAny)
+      return signalPassFailure();
+
+    for (Operation *op : ops) {
+      if (auto spmm = dyn_cast<SpmmOp>(op)) {
+        lowerSpmm(spmm, spmm.getWeight().getDefiningOp<AssembleOp>());
+      } else if (auto ar = dyn_cast<AllReduceOp>(op)) {
+        // A single-rank group: every reduction kind is the identity.
+        ar.replaceAllUsesWith(ar.getInput());
+        ar.erase();
+      } else if (auto wait = dyn_cast<AllReduceWaitOp>(op)) {
+        auto start = wait.getToken().getDefiningOp<AllReduceStartOp>();
+        wait.replaceAllUsesWith(start.getInput());
+        wait.erase();
+      }
+    }
+    getOperation().walk([](Operation *op) {
+      if (isa<AllReduceStartOp, AssembleOp>(op) && op->use_empty())
+        op->erase();
+    });
+  }
+};
+
+} // namespace

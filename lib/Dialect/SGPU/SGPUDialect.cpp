@@ -1,0 +1,218 @@
+//===- SGPUDialect.cpp - sgpu dialect, attributes and types ---------------===//
+
+#include "sparse-opt/Dialect/SGPU/SGPU.h"
+
+#include "mlir/Dialect/SparseTensor/IR/SparseTensor.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::sgpu;
+
+#include "sparse-opt/Dialect/SGPU/SGPUDialect.cpp.inc"
+#include "sparse-opt/Dialect/SGPU/SGPUEnums.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "sparse-opt/Dialect/SGPU/SGPUAttrs.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "sparse-opt/Dialect/SGPU/SGPUTypes.cpp.inc"
+
+void SGPUDialect::initialize() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "sparse-opt/Dialect/SGPU/SGPUAttrs.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "sparse-opt/Dialect/SGPU/SGPUTypes.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "sparse-opt/Dialect/SGPU/SGPUOps.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+bool mlir::sgpu::isSupportedNMPattern(unsigned n, unsigned m) {
+  return m % 2 == 0 && m >= 4 && m <= 16 && n + 2 == m;
+}
+
+int64_t mlir::sgpu::getLiftedK(int64_t k, NMSparsityAttr pattern) {
+  int64_t fam = pattern.getFamilyN();
+  int64_t groups = (k + 2 * fam - 1) / (2 * fam);
+  return groups * 4 * (fam - 1);
+}
+
+NMSparsityAttr mlir::sgpu::getNMPattern(Type type, bool *unsupported) {
+  if (unsupported)
+    *unsupported = false;
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.getEncoding())
+    return {};
+  if (auto nm = dyn_cast<NMSparsityAttr>(tensor.getEncoding()))
+    return nm;
+  if (auto enc = dyn_cast<sparse_tensor::SparseTensorEncodingAttr>(
+          tensor.getEncoding())) {
+    // Accept exactly (i : dense, j floordiv 4 : dense, j mod 4 : structured[2, 4]).
+    auto lvls = enc.getLvlTypes();
+    if (lvls.size() == 3 && sparse_tensor::isDenseLT(lvls[0]) &&
+        sparse_tensor::isDenseLT(lvls[1]) &&
+        sparse_tensor::isNOutOfMLT(lvls[2]) &&
+        sparse_tensor::getN(lvls[2]) == 2 && sparse_tensor::getM(lvls[2]) == 4)
+      return NMSparsityAttr::get(type.getContext(), 2, 4);
+    if (unsupported)
+      *unsupported = true;
+  }
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+// `<n:m>`, printed without spaces around the colon, as the pattern is written.
+Attribute NMSparsityAttr::parse(AsmParser &parser, Type) {
+  unsigned n = 0, m = 0;
+  if (parser.parseLess() || parser.parseInteger(n) || parser.parseColon() ||
+      parser.parseInteger(m) || parser.parseGreater())
+    return {};
+  return NMSparsityAttr::getChecked(
+      [&] { return parser.emitError(parser.getNameLoc()); },
+      parser.getContext(), n, m);
+}
+
+void NMSparsityAttr::print(AsmPrinter &printer) const {
+  printer << "<" << getN() << ":" << getM() << ">";
+}
+
+LogicalResult
+NMSparsityAttr::verify(function_ref<InFlightDiagnostic()> emitError, unsigned n,
+                       unsigned m) {
+  if (!isSupportedNMPattern(n, m))
+    return emitError() << "unsupported structured sparsity " << n << ":" << m
+                       << "; expected 2:4 or (2N-2):2N for N = 2..8 (2:4, "
+                          "4:6, 6:8, 8:10, 10:12, 12:14, 14:16)";
+  return success();
+}
+
+LogicalResult
+TwellLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        unsigned tile, unsigned compression) {
+  if (tile < 16 || tile > 65536 || (tile & (tile - 1)) != 0)
+    return emitError() << "TwELL tile width must be a power of two in [16, "
+                          "65536] (tile-local 16-bit column indices), got "
+                       << tile;
+  if (compression != 2 && compression != 4 && compression != 8)
+    return emitError() << "TwELL compression factor must be 2, 4 or 8, got "
+                       << compression;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+/// Parses `<` dims `x` element-type `,` attribute `>` shared by the sgpu
+/// shaped types.
+template <typename AttrT>
+static LogicalResult parseShapedParams(AsmParser &parser,
+                                       SmallVectorImpl<int64_t> &shape,
+                                       Type &elementType, AttrT &attr) {
+  if (parser.parseLess() ||
+      parser.parseDimensionList(shape, /*allowDynamic=*/false,
+                                /*withTrailingX=*/true) ||
+      parser.parseType(elementType) || parser.parseComma() ||
+      parser.parseAttribute(attr) || parser.parseGreater())
+    return failure();
+  return success();
+}
+
+static void printShapedParams(AsmPrinter &printer, ArrayRef<int64_t> shape,
+                              Type elementType, Attribute attr) {
+  printer << "<";
+  for (int64_t d : shape)
+    printer << d << "x";
+  printer << elementType << ", " << attr << ">";
+}
+
+static LogicalResult
+verifyMatrixParams(function_ref<InFlightDiagnostic()> emitError, StringRef what,
+                   ArrayRef<int64_t> shape, Type elementType) {
+  if (shape.size() != 2)
+    return emitError() << what << " must be rank 2, got rank " << shape.size();
+  if (shape[0] <= 0 || shape[1] <= 0)
+    return emitError() << what << " dimensions must be positive";
+  if (!elementType.isF16() && !elementType.isBF16())
+    return emitError() << what << " element type must be f16 or bf16, got "
+                       << elementType;
+  return success();
+}
+
+Type CompressedType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape;
+  Type elementType;
+  NMSparsityAttr pattern;
+  if (failed(parseShapedParams(parser, shape, elementType, pattern)))
+    return {};
+  return CompressedType::getChecked(
+      [&] { return parser.emitError(parser.getNameLoc()); },
+      parser.getContext(), shape, elementType, pattern);
+}
+
+void CompressedType::print(AsmPrinter &printer) const {
+  printShapedParams(printer, getShape(), getElementType(), getPattern());
+}
+
+LogicalResult
+CompressedType::verify(function_ref<InFlightDiagnostic()> emitError,
+                       ArrayRef<int64_t> shape, Type elementType,
+                       NMSparsityAttr pattern) {
+  if (failed(verifyMatrixParams(emitError, "compressed weight", shape,
+                                elementType)))
+    return failure();
+  if (!pattern || !pattern.is24())
+    return emitError() << "compressed weights are 2:4; decompose other "
+                          "patterns with sgpu.nm_decompose";
+  return success();
+}
+
+RankedTensorType CompressedType::getValuesType() const {
+  return RankedTensorType::get({getPaddedRows(), getPaddedCols() / 2},
+                               getElementType());
+}
+
+RankedTensorType CompressedType::getMetadataType() const {
+  return RankedTensorType::get({getPaddedRows() * getPaddedCols() / 32},
+                               IntegerType::get(getContext(), 32));
+}
+
+Type TwellType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape;
+  Type elementType;
+  TwellLayoutAttr layout;
+  if (failed(parseShapedParams(parser, shape, elementType, layout)))
+    return {};
+  return TwellType::getChecked(
+      [&] { return parser.emitError(parser.getNameLoc()); },
+      parser.getContext(), shape, elementType, layout);
+}
+
+void TwellType::print(AsmPrinter &printer) const {
+  printShapedParams(printer, getShape(), getElementType(), getLayout());
+}
+
+LogicalResult TwellType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                ArrayRef<int64_t> shape, Type elementType,
+                                TwellLayoutAttr layout) {
+  if (failed(verifyMatrixParams(emitError, "TwELL activations", shape,
+                                elementType)))
+    return failure();
+  if (!layout)
+    return emitError() << "TwELL activations need a #sgpu.twell layout";
+  return success();
+}

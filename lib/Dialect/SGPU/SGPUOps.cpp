@@ -1,0 +1,247 @@
+//===- SGPUOps.cpp - sgpu operation verifiers -----------------------------===//
+
+#include "sparse-opt/Dialect/SGPU/SGPU.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mlir::sgpu;
+
+/// Checks that `type` is a static rank-2 tensor; names it `what` otherwise.
+static LogicalResult verifyStaticMatrix(Operation *op, StringRef what,
+                                        Type type) {
+  auto t = cast<RankedTensorType>(type);
+  if (t.getRank() != 2)
+    return op->emitOpError() << "expects " << what << " to be rank 2, got "
+                             << type;
+  if (!t.hasStaticShape())
+    return op->emitOpError() << "expects " << what
+                             << " to have a static shape, got " << type;
+  return success();
+}
+
+/// Tensor type without its encoding, for shape/element comparisons.
+static RankedTensorType stripEncoding(Type type) {
+  auto t = cast<RankedTensorType>(type);
+  return RankedTensorType::get(t.getShape(), t.getElementType());
+}
+
+//===----------------------------------------------------------------------===//
+// compress / assemble
+//===----------------------------------------------------------------------===//
+
+LogicalResult CompressOp::verify() {
+  if (failed(verifyStaticMatrix(*this, "weight", getWeight().getType())))
+    return failure();
+  auto in = getWeight().getType();
+  CompressedType out = getResult().getType();
+  bool unsupported = false;
+  NMSparsityAttr declared = getNMPattern(in, &unsupported);
+  if (unsupported)
+    return emitOpError() << "weight encoding is not a recognized structured "
+                            "sparsity: " << in.getEncoding();
+  if (declared && !declared.is24())
+    return emitOpError() << "weight declares " << declared
+                         << "; only 2:4 weights can be compressed directly "
+                            "(use sgpu.nm_decompose)";
+  if (in.getShape() != out.getShape() ||
+      in.getElementType() != out.getElementType())
+    return emitOpError() << "result " << out
+                         << " does not match the weight's shape and element "
+                            "type "
+                         << stripEncoding(in);
+  return success();
+}
+
+LogicalResult AssembleOp::verify() {
+  CompressedType out = getResult().getType();
+  auto values = getValues().getType();
+  auto meta = getMetadata().getType();
+  if (!values.hasStaticShape() || !meta.hasStaticShape())
+    return emitOpError() << "expects statically shaped parts";
+  if (values != out.getValuesType())
+    return emitOpError() << "values must be " << out.getValuesType()
+                         << " for " << out << ", got " << values;
+  if (meta != out.getMetadataType())
+    return emitOpError() << "metadata must be " << out.getMetadataType()
+                         << " for " << out << ", got " << meta;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// nm_decompose / lift
+//===----------------------------------------------------------------------===//
+
+LogicalResult NMDecomposeOp::verify() {
+  if (failed(verifyStaticMatrix(*this, "weight", getWeight().getType())))
+    return failure();
+  auto in = getWeight().getType();
+  NMSparsityAttr pattern = getNMPattern(in);
+  if (!pattern)
+    return emitOpError() << "weight must carry an #sgpu.nm encoding, got "
+                         << in;
+  CompressedType out = getResult().getType();
+  int64_t lifted = getLiftedK(in.getDimSize(1), pattern);
+  if (out.getRows() != in.getDimSize(0) || out.getCols() != lifted)
+    return emitOpError() << "result must be " << in.getDimSize(0) << "x"
+                         << lifted << " for a " << in.getDimSize(0) << "x"
+                         << in.getDimSize(1) << " " << pattern
+                         << " weight, got " << out;
+  if (out.getElementType() != in.getElementType())
+    return emitOpError() << "result element type " << out.getElementType()
+                         << " differs from the weight's "
+                         << in.getElementType();
+  return success();
+}
+
+LogicalResult LiftOp::verify() {
+  if (failed(verifyStaticMatrix(*this, "input", getInput().getType())) ||
+      failed(verifyStaticMatrix(*this, "result", getResult().getType())))
+    return failure();
+  auto in = getInput().getType();
+  auto out = getResult().getType();
+  int64_t lifted = getLiftedK(in.getDimSize(1), getPattern());
+  if (out.getDimSize(0) != in.getDimSize(0) || out.getDimSize(1) != lifted)
+    return emitOpError() << "result must be " << in.getDimSize(0) << "x"
+                         << lifted << " for pattern " << getPattern()
+                         << ", got " << out;
+  if (out.getElementType() != in.getElementType())
+    return emitOpError() << "result element type must equal the input's";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// spmm
+//===----------------------------------------------------------------------===//
+
+LogicalResult SpmmOp::verify() {
+  if (failed(verifyStaticMatrix(*this, "input", getInput().getType())) ||
+      failed(verifyStaticMatrix(*this, "result", getResult().getType())))
+    return failure();
+  auto x = getInput().getType();
+  CompressedType w = getWeight().getType();
+  auto y = getResult().getType();
+  if (x.getDimSize(1) != w.getCols())
+    return emitOpError() << "reduction sizes differ: input has K = "
+                         << x.getDimSize(1) << ", weight has K = "
+                         << w.getCols();
+  if (x.getElementType() != w.getElementType())
+    return emitOpError() << "input element type " << x.getElementType()
+                         << " differs from the weight's "
+                         << w.getElementType();
+  if (y.getDimSize(0) != x.getDimSize(0) || y.getDimSize(1) != w.getRows())
+    return emitOpError() << "result must be " << x.getDimSize(0) << "x"
+                         << w.getRows() << ", got " << y;
+  if (y.getElementType() != x.getElementType() && !y.getElementType().isF32())
+    return emitOpError() << "result element type must be the input's ("
+                         << x.getElementType() << ") or f32, got "
+                         << y.getElementType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// TwELL
+//===----------------------------------------------------------------------===//
+
+LogicalResult TwellPackOp::verify() {
+  if (failed(verifyStaticMatrix(*this, "input", getInput().getType())))
+    return failure();
+  auto in = getInput().getType();
+  TwellType out = getResult().getType();
+  if (in.getShape() != out.getShape() ||
+      in.getElementType() != out.getElementType())
+    return emitOpError() << "result " << out
+                         << " does not match the input's shape and element "
+                            "type "
+                         << in;
+  return success();
+}
+
+LogicalResult TwellFFNOp::verify() {
+  TwellType h = getPacked().getType();
+  int64_t m = h.getShape()[0], f = h.getShape()[1];
+  if (failed(verifyStaticMatrix(*this, "down weight", getDown().getType())) ||
+      failed(verifyStaticMatrix(*this, "result", getResult().getType())))
+    return failure();
+  auto wd = getDown().getType();
+  int64_t d = wd.getDimSize(0);
+  if (wd.getDimSize(1) != f)
+    return emitOpError() << "down weight must be d x " << f
+                         << " (one column per neuron), got " << wd;
+  if (static_cast<bool>(getInput()) != static_cast<bool>(getUp()))
+    return emitOpError() << "a gated FFN needs both the input and the up "
+                            "weight";
+  if (getInput()) {
+    if (failed(verifyStaticMatrix(*this, "input", getInput().getType())) ||
+        failed(verifyStaticMatrix(*this, "up weight", getUp().getType())))
+      return failure();
+    auto x = getInput().getType();
+    auto wu = getUp().getType();
+    if (x.getDimSize(0) != m || x.getDimSize(1) != d)
+      return emitOpError() << "input must be " << m << "x" << d << ", got "
+                           << x;
+    if (wu.getDimSize(0) != f || wu.getDimSize(1) != d)
+      return emitOpError() << "up weight must be " << f << "x" << d
+                           << ", got " << wu;
+  }
+  auto y = getResult().getType();
+  if (y.getDimSize(0) != m || y.getDimSize(1) != d)
+    return emitOpError() << "result must be " << m << "x" << d << ", got "
+                         << y;
+  for (Value v : getOperation()->getOperands().drop_front())
+    if (cast<RankedTensorType>(v.getType()).getElementType() !=
+        h.getElementType())
+      return emitOpError() << "all operands must share the activations' "
+                              "element type "
+                           << h.getElementType();
+  if (y.getElementType() != h.getElementType())
+    return emitOpError() << "result element type must be "
+                         << h.getElementType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyCollectiveInput(Operation *op, Type type) {
+  auto t = cast<RankedTensorType>(type);
+  if (!t.hasStaticShape())
+    return op->emitOpError() << "expects a statically shaped tensor, got "
+                             << type;
+  if (!t.getElementType().isF16() && !t.getElementType().isBF16() &&
+      !t.getElementType().isF32())
+    return op->emitOpError()
+           << "reduces f16, bf16 or f32 tensors, got " << t.getElementType();
+  return success();
+}
+
+LogicalResult AllReduceOp::verify() {
+  return verifyCollectiveInput(*this, getInput().getType());
+}
+
+LogicalResult AllReduceStartOp::verify() {
+  if (failed(verifyCollectiveInput(*this, getInput().getType())))
+    return failure();
+  if (!getToken().hasOneUse() ||
+      !isa<AllReduceWaitOp>(*getToken().getUsers().begin()))
+    return emitOpError() << "token must be waited on by exactly one "
+                            "sgpu.all_reduce_wait";
+  return success();
+}
+
+LogicalResult AllReduceWaitOp::verify() {
+  auto start = getToken().getDefiningOp<AllReduceStartOp>();
+  if (!start)
+    return emitOpError() << "token must come from an sgpu.all_reduce_start "
+                            "in the same region";
+  if (start.getInput().getType() != getResult().getType())
+    return emitOpError() << "result type " << getResult().getType()
+                         << " differs from the started all-reduce's "
+                         << start.getInput().getType();
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "sparse-opt/Dialect/SGPU/SGPUOps.cpp.inc"

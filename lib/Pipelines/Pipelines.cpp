@@ -1,0 +1,87 @@
+//===- Pipelines.cpp - sgpu-compile and sgpu-reference --------------------===//
+
+#include "sparse-opt/Pipelines/Pipelines.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace {
+
+struct CompileOptions : public PassPipelineOptions<CompileOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("Target GPU (sm_80, sm_90, sm_90a, ...)"),
+      llvm::cl::init("sm_90a")};
+  PassOptions::Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX ISA features (+ptx85 .. +ptx88); sparse MMA with "
+                     "ordered metadata needs +ptx85"),
+      llvm::cl::init("+ptx85")};
+  PassOptions::Option<std::string> outputDir{
+      *this, "output-dir",
+      llvm::cl::desc("Write kernels.ptx, program.txt, constants and "
+                     "summary.txt here (nothing is written when empty)"),
+      llvm::cl::init("")};
+};
+
+struct ReferenceOptions : public PassPipelineOptions<ReferenceOptions> {};
+
+/// Front half shared by both pipelines: recognize and rewrite.
+std::string rewritePasses() {
+  return "sgpu-slide-sparse,sgpu-fuse-activation,canonicalize";
+}
+
+// convert-sgpu-to-gpu validates the chip/feature pair before anything is
+// generated, so an unusable target fails the run with a diagnostic.
+LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
+  std::string p;
+  llvm::raw_string_ostream os(p);
+  os << rewritePasses() << ",";
+  os << "convert-sgpu-to-gpu{chip=" << opts.chip.getValue()
+     << " features=" << opts.features.getValue() << "},";
+  os << "one-shot-bufferize{bufferize-function-boundaries=true "
+        "function-boundary-type-conversion=identity-layout-map},";
+  os << "canonicalize,";
+  os << "gpu.module(convert-scf-to-cf,"
+        "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=true},"
+        "canonicalize,cse,reconcile-unrealized-casts),";
+  os << "gpu-module-to-binary{format=isa}";
+  if (!opts.outputDir.empty())
+    os << ",sgpu-emit-artifacts{output-dir=" << opts.outputDir.getValue()
+       << "}";
+  return parsePassPipeline(p, pm, llvm::errs());
+}
+
+LogicalResult buildReference(OpPassManager &pm) {
+  std::string p = rewritePasses() +
+                  ",convert-sgpu-to-loops,"
+                  "one-shot-bufferize{bufferize-function-boundaries=true "
+                  "function-boundary-type-conversion=identity-layout-map},"
+                  "convert-linalg-to-loops,lower-affine,convert-scf-to-cf,"
+                  "arith-expand{include-bf16=true},expand-strided-metadata,"
+                  "finalize-memref-to-llvm,convert-vector-to-llvm,"
+                  "convert-to-llvm,reconcile-unrealized-casts";
+  return parsePassPipeline(p, pm, llvm::errs());
+}
+
+} // namespace
+
+void mlir::sgpu::registerSparseOptPipelines() {
+  PassPipelineRegistration<CompileOptions>(
+      "sgpu-compile",
+      "Compile input IR to PTX kernels plus a runtime program (rewrites, "
+      "GPU kernel generation, bufferization, NVVM, PTX)",
+      [](OpPassManager &pm, const CompileOptions &opts) {
+        (void)buildCompile(pm, opts);
+      });
+  PassPipelineRegistration<ReferenceOptions>(
+      "sgpu-reference",
+      "Lower input IR through the CPU reference loops to the LLVM dialect, "
+      "ready for mlir-runner",
+      [](OpPassManager &pm, const ReferenceOptions &) {
+        (void)buildReference(pm);
+      });
+}

@@ -1,0 +1,302 @@
+//===- EmitArtifacts.cpp - write PTX, constants and the runtime program ---===//
+//
+// The last step of sgpu-compile: turns the host function (buffers and kernel
+// launches) into the line-based program the runtime executes, next to the
+// PTX of the generated kernels and the raw bytes of every constant buffer.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sparse-opt/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir {
+namespace sgpu {
+#define GEN_PASS_DEF_SGPUEMITARTIFACTS
+#include "sparse-opt/Transforms/Passes.h.inc"
+} // namespace sgpu
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+
+/// Size in bytes of a statically shaped memref, or failure.
+static FailureOr<int64_t> getByteSize(Type type) {
+  auto m = dyn_cast<MemRefType>(type);
+  if (!m || !m.hasStaticShape() || !m.getLayout().isIdentity())
+    return failure();
+  unsigned bits = m.getElementTypeBitWidth();
+  return m.getNumElements() * ((bits + 7) / 8);
+}
+
+/// Counts the sparse MMA instructions in each `.entry` of a PTX text.
+static SmallVector<std::pair<std::string, int>> countSparseMMA(StringRef ptx) {
+  SmallVector<std::pair<std::string, int>> counts;
+  SmallVector<StringRef> lines;
+  ptx.split(lines, '\n');
+  for (StringRef line : lines) {
+    StringRef l = line.trim();
+    if (l.consume_front(".visible .entry ") || l.consume_front(".entry ")) {
+      counts.emplace_back(l.take_until([](char c) { return c == '('; }).str(),
+                          0);
+      continue;
+    }
+    if (!counts.empty() &&
+        (l.starts_with("mma.sp") || l.starts_with("wgmma.mma_async.sp")))
+      ++counts.back().second;
+  }
+  return counts;
+}
+
+struct EmitArtifactsPass
+    : public sgpu::impl::SGPUEmitArtifactsBase<EmitArtifactsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (outputDir.empty()) {
+      module.emitError() << "sgpu-emit-artifacts needs output-dir=<directory>";
+      return signalPassFailure();
+    }
+    func::FuncOp host = findEntry(module);
+    if (!host)
+      return signalPassFailure();
+
+    // The PTX of the (single) kernel binary.
+    SmallVector<gpu::BinaryOp> binaries(module.getOps<gpu::BinaryOp>());
+    std::string ptx;
+    if (binaries.size() > 1) {
+      binaries[1].emitError() << "expected at most one gpu.binary";
+      return signalPassFailure();
+    }
+    if (!binaries.empty()) {
+      auto objects = binaries[0].getObjects();
+      if (objects.size() != 1) {
+        binaries[0].emitError() << "expected one object (one target)";
+        return signalPassFailure();
+      }
+      auto obj = cast<gpu::ObjectAttr>(objects[0]);
+      if (obj.getFormat() != gpu::CompilationTarget::Assembly) {
+        binaries[0].emitError()
+            << "expected PTX (gpu-module-to-binary format=isa)";
+        return signalPassFailure();
+      }
+      ptx = obj.getObject().getValue().str();
+    }
+
+    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {
+      module.emitError() << "cannot create output directory '" << outputDir
+                         << "': " << ec.message();
+      return signalPassFailure();
+    }
+
+    std::string program;
+    llvm::raw_string_ostream os(program);
+    os << "sparseopt-program 1\n";
+    os << "# host function @" << host.getName() << "\n";
+    os << "module kernels.ptx\n";
+    if (failed(exportHost(host, os)))
+      return signalPassFailure();
+
+    if (failed(writeFile("kernels.ptx", ptx)) ||
+        failed(writeFile("program.txt", program)))
+      return signalPassFailure();
+
+    std::string summary;
+    llvm::raw_string_ostream ss(summary);
+    for (auto &[name, count] : countSparseMMA(ptx))
+      ss << "kernel " << name << ": " << count
+         << " sparse MMA instructions\n";
+    if (failed(writeFile("summary.txt", summary)))
+      return signalPassFailure();
+  }
+
+  func::FuncOp findEntry(ModuleOp module) {
+    func::FuncOp found;
+    for (auto f : module.getOps<func::FuncOp>()) {
+      if (f.isExternal())
+        continue;
+      if (!entry.empty() ? f.getName() == entry : f.isPublic()) {
+        if (found) {
+          module.emitError() << "several public host functions; choose one "
+                                "with entry=<name>";
+          return {};
+        }
+        found = f;
+      }
+    }
+    if (!found)
+      module.emitError() << (entry.empty()
+                                 ? std::string("no public host function")
+                                 : "no host function @" + entry);
+    return found;
+  }
+
+  LogicalResult writeFile(StringRef name, StringRef data) {
+    SmallString<256> path(outputDir);
+    llvm::sys::path::append(path, name);
+    std::error_code ec;
+    llvm::raw_fd_ostream f(path, ec);
+    if (ec)
+      return getOperation().emitError()
+             << "cannot write '" << path << "': " << ec.message();
+    f << data;
+    return success();
+  }
+
+  LogicalResult exportHost(func::FuncOp host, raw_ostream &os) {
+    ModuleOp module = getOperation();
+    if (!host.getBody().hasOneBlock())
+      return host.emitError() << "host function must have a single block";
+    DenseMap<Value, int> ids;
+    int next = 0;
+    auto addBuffer = [&](Value v, Location loc) -> FailureOr<int64_t> {
+      FailureOr<int64_t> bytes = getByteSize(v.getType());
+      if (failed(bytes))
+        return emitError(loc) << "buffer of type " << v.getType()
+                              << " is not a statically shaped, contiguous "
+                                 "memref";
+      ids[v] = next++;
+      return bytes;
+    };
+
+    // Inputs: the function's arguments.
+    for (auto [i, arg] : llvm::enumerate(host.getArguments())) {
+      FailureOr<int64_t> bytes = addBuffer(arg, host.getLoc());
+      if (failed(bytes))
+        return failure();
+      os << "buffer " << ids[arg] << " input " << i << " " << *bytes << "\n";
+    }
+
+    // Outputs are allocations the function returns.
+    auto ret = cast<func::ReturnOp>(host.getBody().front().getTerminator());
+    DenseMap<Value, int> outputIndex;
+    for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+      if (!v.getDefiningOp<memref::AllocOp>())
+        return ret.emitError() << "result #" << i
+                               << " must be a buffer the function allocates "
+                                  "(returning an input or a constant is not "
+                                  "supported by the runtime program)";
+      if (outputIndex.count(v))
+        return ret.emitError() << "result #" << i << " repeats a result";
+      outputIndex[v] = i;
+    }
+
+    int constants = 0;
+    for (Operation &op : host.getBody().front()) {
+      Location loc = op.getLoc();
+      if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+        Value v = alloc.getResult();
+        FailureOr<int64_t> bytes = addBuffer(v, loc);
+        if (failed(bytes))
+          return failure();
+        auto it = outputIndex.find(v);
+        if (it != outputIndex.end())
+          os << "buffer " << ids[v] << " output " << it->second << " "
+             << *bytes << "\n";
+        else
+          os << "buffer " << ids[v] << " temp " << *bytes << "\n";
+        continue;
+      }
+      if (auto get = dyn_cast<memref::GetGlobalOp>(op)) {
+        auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+            module, get.getNameAttr());
+        auto init = global ? dyn_cast_or_null<DenseElementsAttr>(
+                                 global.getConstantInitValue())
+                           : DenseElementsAttr();
+        if (!init || !global.getConstant())
+          return get.emitError() << "only constant globals with a dense "
+                                    "initializer can be exported";
+        FailureOr<int64_t> bytes = addBuffer(get.getResult(), loc);
+        if (failed(bytes))
+          return failure();
+        std::string file = "const" + std::to_string(constants++) + ".bin";
+        std::string data;
+        if (init.isSplat()) {
+          ArrayRef<char> one = init.getRawData();
+          int64_t n = init.getNumElements();
+          for (int64_t i = 0; i < n; ++i)
+            data.append(one.data(), one.size());
+        } else {
+          data.assign(init.getRawData().data(), init.getRawData().size());
+        }
+        if (static_cast<int64_t>(data.size()) != *bytes)
+          return get.emitError() << "constant data size " << data.size()
+                                 << " does not match its type (" << *bytes
+                                 << " bytes)";
+        if (failed(writeFile(file, data)))
+          return failure();
+        os << "buffer " << ids[get.getResult()] << " constant " << file << " "
+           << *bytes << "\n";
+        continue;
+      }
+      if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op)) {
+        if (failed(exportLaunch(launch, ids, os)))
+          return failure();
+        continue;
+      }
+      if (isa<arith::ConstantOp, memref::DeallocOp, func::ReturnOp>(op))
+        continue;
+      return op.emitError() << "'" << op.getName()
+                            << "' cannot run on the host: the runtime "
+                               "program only allocates buffers and launches "
+                               "generated kernels";
+    }
+    return success();
+  }
+
+  LogicalResult exportLaunch(gpu::LaunchFuncOp launch,
+                             DenseMap<Value, int> &ids, raw_ostream &os) {
+    auto constant = [&](Value v, int64_t &out) {
+      APInt value;
+      if (!matchPattern(v, m_ConstantInt(&value)))
+        return false;
+      out = value.getSExtValue();
+      return true;
+    };
+    gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+    gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+    int64_t g[3], bl[3], smem = 0;
+    if (!constant(grid.x, g[0]) || !constant(grid.y, g[1]) ||
+        !constant(grid.z, g[2]) || !constant(block.x, bl[0]) ||
+        !constant(block.y, bl[1]) || !constant(block.z, bl[2]) ||
+        (launch.getDynamicSharedMemorySize() &&
+         !constant(launch.getDynamicSharedMemorySize(), smem)))
+      return launch.emitError() << "launch sizes must be constants";
+    if (launch.getAsyncToken() || !launch.getAsyncDependencies().empty())
+      return launch.emitError() << "asynchronous launches are not exported";
+    os << "launch " << launch.getKernelName().getValue() << " grid " << g[0]
+       << " " << g[1] << " " << g[2] << " block " << bl[0] << " " << bl[1]
+       << " " << bl[2] << " smem " << smem << " args";
+    for (Value arg : launch.getKernelOperands()) {
+      auto it = ids.find(arg);
+      if (it != ids.end()) {
+        os << " b" << it->second;
+        continue;
+      }
+      APInt iv;
+      if (matchPattern(arg, m_ConstantInt(&iv))) {
+        unsigned w = arg.getType().isIndex() ? 64 : iv.getBitWidth();
+        os << (w == 64 ? " i64:" : " i32:") << iv.getSExtValue();
+        continue;
+      }
+      return launch.emitError()
+             << "kernel argument is neither a known buffer nor an integer "
+                "constant";
+    }
+    os << "\n";
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,269 @@
+//===- SlideSparse.cpp - N:M-sparse matmuls to sgpu.spmm ------------------===//
+//
+// Recognizes `linalg.matmul` computing Y = X . W^T whose weight carries a
+// structured-sparsity encoding and rewrites it into sgpu.spmm on a compressed
+// weight. Constant weights are compressed here, at compile time.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sparse-opt/Dialect/SGPU/SGPU.h"
+#include "sparse-opt/Formats/Sparse24.h"
+#include "sparse-opt/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
+
+namespace mlir {
+namespace sgpu {
+#define GEN_PASS_DEF_SGPUSLIDESPARSE
+#include "sparse-opt/Transforms/Passes.h.inc"
+} // namespace sgpu
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::sgpu;
+
+namespace {
+
+/// The pieces of a matched `Y = X . W^T`.
+struct MatchedMatmul {
+  linalg::MatmulOp matmul;
+  Value input;  // X : M x K
+  Value weight; // W : N x K, carries the encoding
+  NMSparsityAttr pattern;
+};
+
+/// Returns the maps of the three matmul forms we accept, relative to
+/// (m, n, k): A = (m, k), C = (m, n), and B either (n, k) or (k, n).
+static bool hasMaps(linalg::MatmulOp op, bool transposedB) {
+  MLIRContext *ctx = op.getContext();
+  AffineExpr m, n, k;
+  bindDims(ctx, m, n, k);
+  auto maps = op.getIndexingMapsArray();
+  if (maps.size() != 3)
+    return false;
+  auto make = [&](ArrayRef<AffineExpr> r) {
+    return AffineMap::get(3, 0, r, ctx);
+  };
+  return maps[0] == make({m, k}) && maps[2] == make({m, n}) &&
+         maps[1] == (transposedB ? make({n, k}) : make({k, n}));
+}
+
+/// Whether `v` is produced by filling an empty tensor with zero.
+static bool isZeroFill(Value v) {
+  auto fill = v.getDefiningOp<linalg::FillOp>();
+  if (!fill)
+    return false;
+  Value scalar = fill.getInputs()[0];
+  return matchPattern(scalar, m_AnyZeroFloat()) ||
+         matchPattern(scalar, m_Zero());
+}
+
+/// Raw bytes of a constant weight, or failure when `v` is not a constant.
+static FailureOr<SmallVector<uint16_t>> getConstantBits(Value v) {
+  auto cst = v.getDefiningOp<arith::ConstantOp>();
+  if (!cst)
+    return failure();
+  auto type = cast<RankedTensorType>(v.getType());
+  int64_t count = type.getNumElements();
+  SmallVector<uint16_t> bits(count);
+  if (auto dense = dyn_cast<DenseElementsAttr>(cst.getValue())) {
+    int64_t i = 0;
+    for (APFloat f : dense.getValues<APFloat>())
+      bits[i++] = static_cast<uint16_t>(f.bitcastToAPInt().getZExtValue());
+    return bits;
+  }
+  if (auto res = dyn_cast<DenseResourceElementsAttr>(cst.getValue())) {
+    AsmResourceBlob *blob = res.getRawHandle().getBlob();
+    if (!blob || blob->getData().size() !=
+                     static_cast<size_t>(count) * sizeof(uint16_t))
+      return failure();
+    std::memcpy(bits.data(), blob->getData().data(),
+                count * sizeof(uint16_t));
+    return bits;
+  }
+  return failure();
+}
+
+struct SlideSparsePass
+    : public sgpu::impl::SGPUSlideSparseBase<SlideSparsePass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<MatchedMatmul> matches;
+    bool failed = false;
+
+    module.walk([&](linalg::MatmulOp op) {
+      if (op.getInputs().size() != 2 || op.getOutputs().size() != 1 ||
+          !op.hasPureTensorSemantics())
+        return;
+      Value a = op.getInputs()[0], b = op.getInputs()[1];
+      MatchedMatmul m{op, a, Value(), {}};
+      if (hasMaps(op, /*transposedB=*/true)) {
+        m.weight = b;
+      } else if (hasMaps(op, /*transposedB=*/false)) {
+        // B = transpose(W) with W : N x K carrying the encoding.
+        auto tr = b.getDefiningOp<linalg::TransposeOp>();
+        if (tr && tr.getPermutation() == ArrayRef<int64_t>{1, 0})
+          m.weight = tr.getInput();
+        else if (getNMPattern(b.getType())) {
+          op.emitError() << "the N:M-sparse weight is a K x N operand; "
+                            "expected the N x K weight (torch Linear layout) "
+                            "through transposing indexing_maps or "
+                            "linalg.transpose";
+          failed = true;
+          return;
+        }
+      }
+      if (!m.weight)
+        return;
+      bool unsupported = false;
+      m.pattern = getNMPattern(m.weight.getType(), &unsupported);
+      if (unsupported) {
+        op.emitError() << "weight encoding is a sparse_tensor encoding that "
+                          "is not the 2:4 synonym; use #sgpu.nm<n:m>";
+        failed = true;
+        return;
+      }
+      if (!m.pattern)
+        return;
+      if (!m.pattern.is24()) {
+        op.emitError() << "weight sparsity " << m.pattern
+                       << " needs the sliding-window decomposition, which "
+                          "is not lowered yet; only 2:4 weights are";
+        failed = true;
+        return;
+      }
+      if (!isZeroFill(op.getOutputs()[0])) {
+        op.emitRemark() << "not rewritten: the matmul accumulates into a "
+                           "value that is not a zero fill";
+        return;
+      }
+      auto x = cast<RankedTensorType>(a.getType());
+      auto w = cast<RankedTensorType>(m.weight.getType());
+      auto y = cast<RankedTensorType>(op.getResultTypes()[0]);
+      if (!x.hasStaticShape() || !w.hasStaticShape() || !y.hasStaticShape()) {
+        op.emitError() << "sparse matmul needs static shapes";
+        failed = true;
+        return;
+      }
+      Type et = w.getElementType();
+      if ((!et.isF16() && !et.isBF16()) || x.getElementType() != et ||
+          (y.getElementType() != et && !y.getElementType().isF32())) {
+        op.emitError() << "sparse matmul supports f16 or bf16 operands of "
+                          "one type with an f16/bf16/f32 result; got "
+                       << x.getElementType() << " x " << et << " -> "
+                       << y.getElementType();
+        failed = true;
+        return;
+      }
+      matches.push_back(m);
+    });
+    if (failed)
+      return signalPassFailure();
+
+    for (MatchedMatmul &m : matches)
+      if (mlir::failed(rewrite(m)))
+        return signalPassFailure();
+
+    // Clean up transposes and constants that only fed rewritten matmuls.
+    cleanupDeadOps(module);
+
+    // Bufferization drops encodings silently: every encoded value left must
+    // be consumed by an sgpu op that understands it.
+    WalkResult r = module.walk([&](Operation *op) {
+      for (Value v : op->getResults())
+        if (mlir::failed(checkConsumed(v, op->getLoc())))
+          return WalkResult::interrupt();
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          for (BlockArgument arg : block.getArguments())
+            if (mlir::failed(checkConsumed(arg, op->getLoc())))
+              return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (r.wasInterrupted())
+      signalPassFailure();
+  }
+
+  LogicalResult checkConsumed(Value v, Location loc) {
+    if (!getNMPattern(v.getType()))
+      return success();
+    for (Operation *user : v.getUsers())
+      if (!isa<CompressOp, NMDecomposeOp>(user))
+        return user->emitError()
+               << "operand carries a structured-sparsity encoding that no "
+                  "sparse rewrite consumed; bufferization would drop it "
+                  "silently (only the N x K weight of a linalg.matmul "
+                  "computing X . W^T is recognized)";
+    return success();
+  }
+
+  LogicalResult rewrite(MatchedMatmul &m) {
+    linalg::MatmulOp op = m.matmul;
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    auto w = cast<RankedTensorType>(m.weight.getType());
+    auto ctype = CompressedType::get(op.getContext(), w.getShape(),
+                                     w.getElementType(), m.pattern);
+    Value compressed;
+    FailureOr<SmallVector<uint16_t>> bits = getConstantBits(m.weight);
+    if (succeeded(bits)) {
+      int64_t rows = w.getDimSize(0), cols = w.getDimSize(1);
+      sparseopt::Sparse24Shape shape = sparseopt::getSparse24Shape(rows, cols);
+      SmallVector<uint16_t> values(shape.numValues());
+      SmallVector<uint32_t> meta(shape.numMetaWords());
+      if (auto bad = sparseopt::compressSparse24(bits->data(), rows, cols,
+                                                 values.data(), meta.data())) {
+        InFlightDiagnostic d = m.weight.getDefiningOp()->emitError()
+                               << "weight is not 2:4 sparse: row "
+                               << bad->row << ", group " << bad->group
+                               << " (columns " << 4 * bad->group << ".."
+                               << 4 * bad->group + 3 << ") has "
+                               << bad->nonzeros << " nonzeros";
+        d.attachNote(loc) << "weight of this matmul";
+        return failure();
+      }
+      auto vtype = ctype.getValuesType();
+      auto mtype = ctype.getMetadataType();
+      auto vattr = DenseElementsAttr::getFromRawBuffer(
+          vtype, ArrayRef<char>(reinterpret_cast<const char *>(values.data()),
+                                values.size() * sizeof(uint16_t)));
+      auto mattr = DenseElementsAttr::getFromRawBuffer(
+          mtype, ArrayRef<char>(reinterpret_cast<const char *>(meta.data()),
+                                meta.size() * sizeof(uint32_t)));
+      Value vc = arith::ConstantOp::create(b, loc, vtype, vattr);
+      Value mc = arith::ConstantOp::create(b, loc, mtype, mattr);
+      compressed = AssembleOp::create(b, loc, ctype, vc, mc);
+    } else {
+      compressed = CompressOp::create(b, loc, ctype, m.weight);
+    }
+    Value y = SpmmOp::create(b, loc, op.getResultTypes()[0], m.input,
+                             compressed, ActivationAttr());
+    op.getResult(0).replaceAllUsesWith(y);
+    op.erase();
+    return success();
+  }
+
+  static void cleanupDeadOps(ModuleOp module) {
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      SmallVector<Operation *> dead;
+      module.walk([&](Operation *op) {
+        if (isa<linalg::TransposeOp, linalg::FillOp, arith::ConstantOp,
+                tensor::EmptyOp>(op) &&
+            op->use_empty())
+          dead.push_back(op);
+      });
+      for (Operation *op : dead)
+        op->erase();
+      changed = !dead.empty();
+    }
+  }
+};
+
+} // namespace

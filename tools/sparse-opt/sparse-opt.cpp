@@ -1,0 +1,53 @@
+//===- sparse-opt.cpp - the SparseOpt compiler driver ---------------------===//
+//
+// An mlir-opt style driver: the sgpu dialect, SparseOpt's passes and
+// pipelines, and the upstream dialects and passes they build on.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sparse-opt/Conversion/Passes.h"
+#include "sparse-opt/Dialect/SGPU/SGPU.h"
+#include "sparse-opt/Pipelines/Pipelines.h"
+#include "sparse-opt/Transforms/Passes.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  mlir::registerAllToLLVMIRTranslations(registry);
+  registry.insert<mlir::sgpu::SGPUDialect>();
+
+  mlir::registerAllPasses();
+  mlir::sgpu::registerSparseOptTransformsPasses();
+  mlir::sgpu::registerSparseOptConversionPasses();
+  mlir::sgpu::registerSparseOptPipelines();
+
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv,
+      "SparseOpt: an MLIR compiler for sparse and communication-aware "
+      "transformer inference on NVIDIA GPUs.\n\n"
+      "SparseOpt passes:\n"
+      "  --sgpu-slide-sparse        N:M-sparse linalg.matmul -> sgpu.spmm "
+      "(constant weights compressed at compile time)\n"
+      "  --sgpu-fuse-activation     fuse a ReLU consumer into the sgpu.spmm "
+      "epilogue\n"
+      "  --convert-sgpu-to-loops    sgpu ops -> reference scf loops (CPU "
+      "semantics)\n"
+      "  --convert-sgpu-to-gpu      sgpu ops -> generated sparse tensor-core "
+      "kernels + host launches\n"
+      "  --sgpu-emit-artifacts      write kernels.ptx, program.txt and "
+      "constants for the runtime\n"
+      "Pipelines:\n"
+      "  --sgpu-compile=\"chip=sm_90a features=+ptx85 output-dir=DIR\"   input "
+      "IR -> PTX + runtime program\n"
+      "  --sgpu-reference           input IR -> CPU reference loops in the "
+      "LLVM dialect (for mlir-runner)\n",
+      registry));
+}
