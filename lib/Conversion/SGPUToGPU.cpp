@@ -320,7 +320,11 @@ struct ConvertSGPUToGPUPass
         }
         return;
       }
-      if (isa<AssembleOp>(op))
+      // Compressed-weight producers are reported through their spmm users.
+      if (isa<AssembleOp>(op) ||
+          (isa<CompressOp>(op) && !op->use_empty() &&
+           llvm::all_of(op->getUsers(),
+                        [](Operation *u) { return isa<SpmmOp>(u); })))
         return;
       if (op->getDialect() && isa<SGPUDialect>(op->getDialect())) {
         op->emitError() << "'" << op->getName()

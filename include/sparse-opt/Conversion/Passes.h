@@ -10,6 +10,7 @@ namespace arith { class ArithDialect; }
 namespace bufferization { class BufferizationDialect; }
 namespace gpu { class GPUDialect; }
 namespace LLVM { class LLVMDialect; }
+namespace NVVM { class NVVMDialect; }
 namespace memref { class MemRefDialect; }
 namespace scf { class SCFDialect; }
 namespace vector { class VectorDialect; }

@@ -1,0 +1,24 @@
+// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu -verify-diagnostics
+
+func.func @runtime_compress(%x: tensor<8x32xf16>, %w: tensor<16x32xf16>) -> tensor<8x16xf16> {
+  %c = sgpu.compress %w : tensor<16x32xf16> -> !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>
+  // expected-error @+1 {{the compressed weight must be known at compile time (sgpu.assemble); compressing weights on the GPU at run time is not generated yet}}
+  %y = sgpu.spmm %x, %c : tensor<8x32xf16>, !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>> -> tensor<8x16xf16>
+  return %y : tensor<8x16xf16>
+}
+
+// -----
+
+func.func @twell(%h: tensor<8x512xbf16>) {
+  // expected-error @+1 {{'sgpu.twell_pack' has no GPU lowering yet}}
+  %p = sgpu.twell_pack %h : tensor<8x512xbf16> -> !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 4>>
+  return
+}
+
+// -----
+
+func.func @all_reduce(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  // expected-error @+1 {{'sgpu.all_reduce' has no GPU lowering yet}}
+  %y = sgpu.all_reduce %x : tensor<8x64xf32>
+  return %y : tensor<8x64xf32>
+}

@@ -1,0 +1,27 @@
+// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-loops -verify-diagnostics
+
+func.func @runtime_compress(%x: tensor<8x32xf16>, %w: tensor<16x32xf16>) -> tensor<8x16xf16> {
+  // expected-error @+1 {{'sgpu.compress' has no reference lowering yet}}
+  %c = sgpu.compress %w : tensor<16x32xf16> -> !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>
+  // expected-error @+1 {{the compressed weight must come from sgpu.assemble (a compile-time constant); run-time compression has no reference lowering yet}}
+  %y = sgpu.spmm %x, %c : tensor<8x32xf16>, !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>> -> tensor<8x16xf16>
+  return %y : tensor<8x16xf16>
+}
+
+// -----
+
+func.func @lift(%x: tensor<4x64xf16>) -> tensor<4x96xf16> {
+  // expected-error @+1 {{'sgpu.lift' has no reference lowering yet}}
+  %y = sgpu.lift %x {pattern = #sgpu.nm<6:8>} : tensor<4x64xf16> -> tensor<4x96xf16>
+  return %y : tensor<4x96xf16>
+}
+
+// -----
+
+func.func @twell(%h: tensor<8x512xbf16>, %wd: tensor<64x512xbf16>) -> tensor<8x64xbf16> {
+  // expected-error @+1 {{'sgpu.twell_pack' has no reference lowering yet}}
+  %p = sgpu.twell_pack %h : tensor<8x512xbf16> -> !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 4>>
+  // expected-error @+1 {{'sgpu.twell_ffn' has no reference lowering yet}}
+  %y = sgpu.twell_ffn %p, %wd : !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<64x512xbf16> -> tensor<8x64xbf16>
+  return %y : tensor<8x64xbf16>
+}

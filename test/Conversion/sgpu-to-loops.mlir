@@ -1,0 +1,40 @@
+// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-loops | FileCheck %s
+
+// The reference decodes each chunk's two kept values through the metadata:
+// word ((n/16 * KS + c/8) * 8 + n%8) * 2 + (c/4)%2, nibble at 16*(n%16/8) + 4*(c%4).
+// CHECK-LABEL: func @spmm
+// CHECK-DAG: %[[XB:.*]] = bufferization.to_buffer %arg0 read_only : tensor<5x40xf16> to memref<5x40xf16>
+// CHECK-DAG: %[[VB:.*]] = bufferization.to_buffer %arg1 read_only : tensor<32x32xf16> to memref<32x32xf16>
+// CHECK-DAG: %[[MB:.*]] = bufferization.to_buffer %arg2 read_only : tensor<64xi32> to memref<64xi32>
+// CHECK: %[[Y:.*]] = memref.alloc() : memref<5x20xf16>
+// CHECK: scf.for %[[M:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.for %[[N:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: %[[ACC:.*]] = scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (f32)
+// CHECK: %[[E:.*]] = memref.load %[[MB]][%{{.*}}] : memref<64xi32>
+// CHECK: arith.shrui %[[E]]
+// CHECK: memref.load %[[XB]]
+// CHECK: memref.load %[[VB]]
+// CHECK: arith.mulf
+// CHECK: arith.maximumf
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK: memref.store %{{.*}}, %[[Y]][%[[M]], %[[N]]] : memref<5x20xf16>
+// CHECK: bufferization.to_tensor %[[Y]] restrict writable
+// CHECK-NOT: sgpu.
+func.func @spmm(%x: tensor<5x40xf16>, %v: tensor<32x32xf16>, %m: tensor<64xi32>) -> tensor<5x20xf16> {
+  %w = sgpu.assemble %v, %m : tensor<32x32xf16>, tensor<64xi32> -> !sgpu.compressed<20x40xf16, #sgpu.nm<2:4>>
+  %y = sgpu.spmm %x, %w {activation = #sgpu.activation<relu>} : tensor<5x40xf16>, !sgpu.compressed<20x40xf16, #sgpu.nm<2:4>> -> tensor<5x20xf16>
+  return %y : tensor<5x20xf16>
+}
+
+// -----
+
+// On a single rank every all-reduce is the identity.
+// CHECK-LABEL: func @collectives
+// CHECK-NOT: sgpu.
+// CHECK: return %arg0, %arg0
+func.func @collectives(%x: tensor<8x64xf32>) -> (tensor<8x64xf32>, tensor<8x64xf32>) {
+  %a = sgpu.all_reduce %x : tensor<8x64xf32>
+  %t = sgpu.all_reduce_start %x : tensor<8x64xf32>
+  %b = sgpu.all_reduce_wait %t : tensor<8x64xf32>
+  return %a, %b : tensor<8x64xf32>, tensor<8x64xf32>
+}

@@ -1,0 +1,364 @@
+// Every sgpu verifier error, one case each.
+// RUN: sparse-opt %s -split-input-file -verify-diagnostics
+
+// expected-error @+1 {{unsupported structured sparsity 3:4; expected 2:4 or (2N-2):2N for N = 2..8}}
+func.func @nm_not_family(%w: tensor<16x32xf16, #sgpu.nm<3:4>>) { return }
+
+// -----
+
+// expected-error @+1 {{unsupported structured sparsity 16:18}}
+func.func @nm_too_wide(%w: tensor<16x32xf16, #sgpu.nm<16:18>>) { return }
+
+// -----
+
+// expected-error @+1 {{unsupported structured sparsity 1:4}}
+func.func @nm_1_4(%w: tensor<16x32xf16, #sgpu.nm<1:4>>) { return }
+
+// -----
+
+// expected-error @+1 {{TwELL tile width must be a power of two in [16, 65536]}}
+func.func @twell_tile(%p: !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 100, compression = 4>>) { return }
+
+// -----
+
+// expected-error @+1 {{TwELL compression factor must be 2, 4 or 8, got 3}}
+func.func @twell_compression(%p: !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 3>>) { return }
+
+// -----
+
+// expected-error @+1 {{compressed weight must be rank 2, got rank 3}}
+func.func @compressed_rank(%c: !sgpu.compressed<2x16x32xf16, #sgpu.nm<2:4>>) { return }
+
+// -----
+
+// expected-error @+1 {{compressed weight element type must be f16 or bf16, got 'f32'}}
+func.func @compressed_elem(%c: !sgpu.compressed<16x32xf32, #sgpu.nm<2:4>>) { return }
+
+// -----
+
+// expected-error @+1 {{compressed weight dimensions must be positive}}
+func.func @compressed_zero(%c: !sgpu.compressed<0x32xf16, #sgpu.nm<2:4>>) { return }
+
+// -----
+
+// expected-error @+1 {{compressed weights are 2:4; decompose other patterns with sgpu.nm_decompose}}
+func.func @compressed_pattern(%c: !sgpu.compressed<16x32xf16, #sgpu.nm<6:8>>) { return }
+
+// -----
+
+// expected-error @+1 {{TwELL activations element type must be f16 or bf16, got 'f32'}}
+func.func @twell_elem(%p: !sgpu.twell<8x512xf32, #sgpu.twell<tile = 256, compression = 4>>) { return }
+
+// -----
+
+// expected-error @+1 {{TwELL activations must be rank 2, got rank 1}}
+func.func @twell_rank(%p: !sgpu.twell<512xbf16, #sgpu.twell<tile = 256, compression = 4>>) { return }
+
+// -----
+
+func.func @compress_rank(%w: tensor<2x16x32xf16>) {
+  // expected-error @+1 {{'sgpu.compress' op expects weight to be rank 2, got 'tensor<2x16x32xf16>'}}
+  %c = sgpu.compress %w : tensor<2x16x32xf16> -> !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>
+  return
+}
+
+// -----
+
+func.func @compress_dynamic(%w: tensor<?x32xf16>) {
+  // expected-error @+1 {{'sgpu.compress' op expects weight to have a static shape}}
+  %c = sgpu.compress %w : tensor<?x32xf16> -> !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>
+  return
+}
+
+// -----
+
+func.func @compress_pattern(%w: tensor<16x32xf16, #sgpu.nm<6:8>>) {
+  // expected-error @+1 {{'sgpu.compress' op weight declares #sgpu.nm<6:8>; only 2:4 weights can be compressed directly}}
+  %c = sgpu.compress %w : tensor<16x32xf16, #sgpu.nm<6:8>> -> !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>
+  return
+}
+
+// -----
+
+#CSR = #sparse_tensor.encoding<{ map = (i, j) -> (i : dense, j : compressed) }>
+func.func @compress_other_encoding(%w: tensor<16x32xf16, #CSR>) {
+  // expected-error @+1 {{'sgpu.compress' op weight encoding is not a recognized structured sparsity}}
+  %c = sgpu.compress %w : tensor<16x32xf16, #CSR> -> !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>
+  return
+}
+
+// -----
+
+func.func @compress_shape(%w: tensor<16x64xf16>) {
+  // expected-error @+1 {{'sgpu.compress' op result '!sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>' does not match the weight's shape and element type}}
+  %c = sgpu.compress %w : tensor<16x64xf16> -> !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>
+  return
+}
+
+// -----
+
+func.func @assemble_values(%v: tensor<16x32xf16>, %m: tensor<64xi32>) {
+  // expected-error @+1 {{'sgpu.assemble' op values must be 'tensor<32x32xf16>'}}
+  %c = sgpu.assemble %v, %m : tensor<16x32xf16>, tensor<64xi32> -> !sgpu.compressed<20x40xf16, #sgpu.nm<2:4>>
+  return
+}
+
+// -----
+
+func.func @assemble_meta(%v: tensor<32x32xf16>, %m: tensor<32xi32>) {
+  // expected-error @+1 {{'sgpu.assemble' op metadata must be 'tensor<64xi32>'}}
+  %c = sgpu.assemble %v, %m : tensor<32x32xf16>, tensor<32xi32> -> !sgpu.compressed<20x40xf16, #sgpu.nm<2:4>>
+  return
+}
+
+// -----
+
+func.func @assemble_dynamic(%v: tensor<?x32xf16>, %m: tensor<64xi32>) {
+  // expected-error @+1 {{'sgpu.assemble' op expects statically shaped parts}}
+  %c = sgpu.assemble %v, %m : tensor<?x32xf16>, tensor<64xi32> -> !sgpu.compressed<20x40xf16, #sgpu.nm<2:4>>
+  return
+}
+
+// -----
+
+func.func @decompose_no_encoding(%w: tensor<32x64xf16>) {
+  // expected-error @+1 {{'sgpu.nm_decompose' op weight must carry an #sgpu.nm encoding}}
+  %c = sgpu.nm_decompose %w : tensor<32x64xf16> -> !sgpu.compressed<32x96xf16, #sgpu.nm<2:4>>
+  return
+}
+
+// -----
+
+func.func @decompose_shape(%w: tensor<32x64xf16, #sgpu.nm<6:8>>) {
+  // expected-error @+1 {{'sgpu.nm_decompose' op result must be 32x96 for a 32x64 #sgpu.nm<6:8> weight}}
+  %c = sgpu.nm_decompose %w : tensor<32x64xf16, #sgpu.nm<6:8>> -> !sgpu.compressed<32x64xf16, #sgpu.nm<2:4>>
+  return
+}
+
+// -----
+
+func.func @decompose_elem(%w: tensor<32x64xf16, #sgpu.nm<6:8>>) {
+  // expected-error @+1 {{'sgpu.nm_decompose' op result element type 'bf16' differs from the weight's 'f16'}}
+  %c = sgpu.nm_decompose %w : tensor<32x64xf16, #sgpu.nm<6:8>> -> !sgpu.compressed<32x96xbf16, #sgpu.nm<2:4>>
+  return
+}
+
+// -----
+
+func.func @decompose_rank(%w: tensor<64xf16, #sgpu.nm<6:8>>) {
+  // expected-error @+1 {{'sgpu.nm_decompose' op expects weight to be rank 2}}
+  %c = sgpu.nm_decompose %w : tensor<64xf16, #sgpu.nm<6:8>> -> !sgpu.compressed<32x96xf16, #sgpu.nm<2:4>>
+  return
+}
+
+// -----
+
+func.func @lift_shape(%x: tensor<4x64xf16>) {
+  // expected-error @+1 {{'sgpu.lift' op result must be 4x112 for pattern #sgpu.nm<8:10>}}
+  %y = sgpu.lift %x {pattern = #sgpu.nm<8:10>} : tensor<4x64xf16> -> tensor<4x64xf16>
+  return
+}
+
+// -----
+
+func.func @lift_elem(%x: tensor<4x64xf16>) {
+  // expected-error @+1 {{'sgpu.lift' op result element type must equal the input's}}
+  %y = sgpu.lift %x {pattern = #sgpu.nm<6:8>} : tensor<4x64xf16> -> tensor<4x96xbf16>
+  return
+}
+
+// -----
+
+func.func @lift_dynamic(%x: tensor<?x64xf16>) {
+  // expected-error @+1 {{'sgpu.lift' op expects input to have a static shape}}
+  %y = sgpu.lift %x {pattern = #sgpu.nm<6:8>} : tensor<?x64xf16> -> tensor<4x96xf16>
+  return
+}
+
+// -----
+
+func.func @spmm_k(%x: tensor<4x48xf16>, %c: !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>) {
+  // expected-error @+1 {{'sgpu.spmm' op reduction sizes differ: input has K = 48, weight has K = 32}}
+  %y = sgpu.spmm %x, %c : tensor<4x48xf16>, !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>> -> tensor<4x16xf16>
+  return
+}
+
+// -----
+
+func.func @spmm_elem(%x: tensor<4x32xbf16>, %c: !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>) {
+  // expected-error @+1 {{'sgpu.spmm' op input element type 'bf16' differs from the weight's 'f16'}}
+  %y = sgpu.spmm %x, %c : tensor<4x32xbf16>, !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>> -> tensor<4x16xbf16>
+  return
+}
+
+// -----
+
+func.func @spmm_result_shape(%x: tensor<4x32xf16>, %c: !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>) {
+  // expected-error @+1 {{'sgpu.spmm' op result must be 4x16, got 'tensor<4x8xf16>'}}
+  %y = sgpu.spmm %x, %c : tensor<4x32xf16>, !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>> -> tensor<4x8xf16>
+  return
+}
+
+// -----
+
+func.func @spmm_result_elem(%x: tensor<4x32xf16>, %c: !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>) {
+  // expected-error @+1 {{'sgpu.spmm' op result element type must be the input's ('f16') or f32, got 'bf16'}}
+  %y = sgpu.spmm %x, %c : tensor<4x32xf16>, !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>> -> tensor<4x16xbf16>
+  return
+}
+
+// -----
+
+func.func @spmm_dynamic(%x: tensor<?x32xf16>, %c: !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>) {
+  // expected-error @+1 {{'sgpu.spmm' op expects input to have a static shape}}
+  %y = sgpu.spmm %x, %c : tensor<?x32xf16>, !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>> -> tensor<4x16xf16>
+  return
+}
+
+// -----
+
+func.func @spmm_rank(%x: tensor<32xf16>, %c: !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>) {
+  // expected-error @+1 {{'sgpu.spmm' op expects input to be rank 2}}
+  %y = sgpu.spmm %x, %c : tensor<32xf16>, !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>> -> tensor<4x16xf16>
+  return
+}
+
+// -----
+
+func.func @pack_shape(%h: tensor<8x256xbf16>) {
+  // expected-error @+1 {{'sgpu.twell_pack' op result '!sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 4>>' does not match the input's shape and element type}}
+  %p = sgpu.twell_pack %h : tensor<8x256xbf16> -> !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 4>>
+  return
+}
+
+// -----
+
+func.func @pack_dynamic(%h: tensor<?x512xbf16>) {
+  // expected-error @+1 {{'sgpu.twell_pack' op expects input to have a static shape}}
+  %p = sgpu.twell_pack %h : tensor<?x512xbf16> -> !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 4>>
+  return
+}
+
+// -----
+
+func.func @ffn_down(%p: !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 4>>, %wd: tensor<64x256xbf16>) {
+  // expected-error @+1 {{'sgpu.twell_ffn' op down weight must be d x 512 (one column per neuron)}}
+  %y = sgpu.twell_ffn %p, %wd : !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<64x256xbf16> -> tensor<8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @ffn_half_gated(%p: !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 4>>, %wd: tensor<64x512xbf16>, %x: tensor<8x64xbf16>) {
+  // expected-error @+1 {{'sgpu.twell_ffn' op a gated FFN needs both the input and the up weight}}
+  %y = "sgpu.twell_ffn"(%p, %wd, %x) {operandSegmentSizes = array<i32: 1, 1, 1, 0>} : (!sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<64x512xbf16>, tensor<8x64xbf16>) -> tensor<8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @ffn_input(%p: !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 4>>, %wd: tensor<64x512xbf16>, %x: tensor<4x64xbf16>, %wu: tensor<512x64xbf16>) {
+  // expected-error @+1 {{'sgpu.twell_ffn' op input must be 8x64}}
+  %y = sgpu.twell_ffn %p, %wd up(%x, %wu : tensor<4x64xbf16>, tensor<512x64xbf16>) : !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<64x512xbf16> -> tensor<8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @ffn_up(%p: !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 4>>, %wd: tensor<64x512xbf16>, %x: tensor<8x64xbf16>, %wu: tensor<64x512xbf16>) {
+  // expected-error @+1 {{'sgpu.twell_ffn' op up weight must be 512x64}}
+  %y = sgpu.twell_ffn %p, %wd up(%x, %wu : tensor<8x64xbf16>, tensor<64x512xbf16>) : !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<64x512xbf16> -> tensor<8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @ffn_result(%p: !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 4>>, %wd: tensor<64x512xbf16>) {
+  // expected-error @+1 {{'sgpu.twell_ffn' op result must be 8x64}}
+  %y = sgpu.twell_ffn %p, %wd : !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<64x512xbf16> -> tensor<8x32xbf16>
+  return
+}
+
+// -----
+
+func.func @ffn_elem(%p: !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 4>>, %wd: tensor<64x512xf16>) {
+  // expected-error @+1 {{'sgpu.twell_ffn' op all operands must share the activations' element type 'bf16'}}
+  %y = sgpu.twell_ffn %p, %wd : !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<64x512xf16> -> tensor<8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @ffn_result_elem(%p: !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 4>>, %wd: tensor<64x512xbf16>) {
+  // expected-error @+1 {{'sgpu.twell_ffn' op result element type must be 'bf16'}}
+  %y = sgpu.twell_ffn %p, %wd : !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<64x512xbf16> -> tensor<8x64xf16>
+  return
+}
+
+// -----
+
+func.func @ffn_down_dynamic(%p: !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 4>>, %wd: tensor<?x512xbf16>) {
+  // expected-error @+1 {{'sgpu.twell_ffn' op expects down weight to have a static shape}}
+  %y = sgpu.twell_ffn %p, %wd : !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<?x512xbf16> -> tensor<8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @all_reduce_dynamic(%x: tensor<?x64xf32>) {
+  // expected-error @+1 {{'sgpu.all_reduce' op expects a statically shaped tensor}}
+  %y = sgpu.all_reduce %x : tensor<?x64xf32>
+  return
+}
+
+// -----
+
+func.func @all_reduce_int(%x: tensor<8x64xi32>) {
+  // expected-error @+1 {{'sgpu.all_reduce' op reduces f16, bf16 or f32 tensors, got 'i32'}}
+  %y = sgpu.all_reduce %x : tensor<8x64xi32>
+  return
+}
+
+// -----
+
+func.func @start_int(%x: tensor<8x64xi8>) {
+  // expected-error @+1 {{'sgpu.all_reduce_start' op reduces f16, bf16 or f32 tensors, got 'i8'}}
+  %t = sgpu.all_reduce_start %x : tensor<8x64xi8>
+  %y = sgpu.all_reduce_wait %t : tensor<8x64xi8>
+  return
+}
+
+// -----
+
+func.func @start_unwaited(%x: tensor<8x64xf32>) {
+  // expected-error @+1 {{'sgpu.all_reduce_start' op token must be waited on by exactly one sgpu.all_reduce_wait}}
+  %t = sgpu.all_reduce_start %x : tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @start_twice(%x: tensor<8x64xf32>) {
+  // expected-error @+1 {{'sgpu.all_reduce_start' op token must be waited on by exactly one sgpu.all_reduce_wait}}
+  %t = sgpu.all_reduce_start %x : tensor<8x64xf32>
+  %a = sgpu.all_reduce_wait %t : tensor<8x64xf32>
+  %b = sgpu.all_reduce_wait %t : tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @wait_arg(%t: !sgpu.token) {
+  // expected-error @+1 {{'sgpu.all_reduce_wait' op token must come from an sgpu.all_reduce_start in the same region}}
+  %y = sgpu.all_reduce_wait %t : tensor<8x64xf32>
+  return
+}
+
+// -----
+
+func.func @wait_type(%x: tensor<8x64xf32>) {
+  %t = sgpu.all_reduce_start %x : tensor<8x64xf32>
+  // expected-error @+1 {{'sgpu.all_reduce_wait' op result type 'tensor<8x64xbf16>' differs from the started all-reduce's 'tensor<8x64xf32>'}}
+  %y = sgpu.all_reduce_wait %t : tensor<8x64xbf16>
+  return
+}

@@ -1,0 +1,88 @@
+// Every sgpu op, attribute and type parses, prints and round-trips.
+// RUN: sparse-opt %s -split-input-file | FileCheck %s
+// RUN: sparse-opt %s -split-input-file | sparse-opt -split-input-file | FileCheck %s
+
+// CHECK-LABEL: func @encodings
+// CHECK-SAME: tensor<64x128xf16, #sgpu.nm<2:4>>
+// CHECK-SAME: tensor<64x128xbf16, #sgpu.nm<6:8>>
+// CHECK-SAME: tensor<64x128xf16, #sgpu.nm<14:16>>
+func.func @encodings(%a: tensor<64x128xf16, #sgpu.nm<2:4>>,
+                     %b: tensor<64x128xbf16, #sgpu.nm<6:8>>,
+                     %c: tensor<64x128xf16, #sgpu.nm<14:16>>) {
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func @compress_spmm
+// CHECK: %[[C:.*]] = sgpu.compress %{{.*}} : tensor<20x40xf16, #sgpu.nm<2:4>> -> !sgpu.compressed<20x40xf16, #sgpu.nm<2:4>>
+// CHECK: %[[Y:.*]] = sgpu.spmm %{{.*}}, %[[C]] : tensor<7x40xf16>, !sgpu.compressed<20x40xf16, #sgpu.nm<2:4>> -> tensor<7x20xf16>
+// CHECK: sgpu.spmm %{{.*}}, %[[C]] {activation = #sgpu.activation<relu>} : tensor<7x40xf16>, !sgpu.compressed<20x40xf16, #sgpu.nm<2:4>> -> tensor<7x20xf32>
+func.func @compress_spmm(%x: tensor<7x40xf16>, %w: tensor<20x40xf16, #sgpu.nm<2:4>>) -> (tensor<7x20xf16>, tensor<7x20xf32>) {
+  %c = sgpu.compress %w : tensor<20x40xf16, #sgpu.nm<2:4>> -> !sgpu.compressed<20x40xf16, #sgpu.nm<2:4>>
+  %y = sgpu.spmm %x, %c : tensor<7x40xf16>, !sgpu.compressed<20x40xf16, #sgpu.nm<2:4>> -> tensor<7x20xf16>
+  %z = sgpu.spmm %x, %c {activation = #sgpu.activation<relu>} : tensor<7x40xf16>, !sgpu.compressed<20x40xf16, #sgpu.nm<2:4>> -> tensor<7x20xf32>
+  return %y, %z : tensor<7x20xf16>, tensor<7x20xf32>
+}
+
+// -----
+
+// Padded parts: 20 rows -> 32, K 40 -> 64: values 32x32, metadata 32*64/32.
+// CHECK-LABEL: func @assemble
+// CHECK: sgpu.assemble %{{.*}}, %{{.*}} : tensor<32x32xbf16>, tensor<64xi32> -> !sgpu.compressed<20x40xbf16, #sgpu.nm<2:4>>
+func.func @assemble(%v: tensor<32x32xbf16>, %m: tensor<64xi32>) -> !sgpu.compressed<20x40xbf16, #sgpu.nm<2:4>> {
+  %c = sgpu.assemble %v, %m : tensor<32x32xbf16>, tensor<64xi32> -> !sgpu.compressed<20x40xbf16, #sgpu.nm<2:4>>
+  return %c : !sgpu.compressed<20x40xbf16, #sgpu.nm<2:4>>
+}
+
+// -----
+
+// 6:8 (N = 4): K 100 -> 104 (13 groups of 8) -> 13 * 12 = 156 lifted columns.
+// CHECK-LABEL: func @decompose_lift
+// CHECK: sgpu.nm_decompose %{{.*}} : tensor<32x100xf16, #sgpu.nm<6:8>> -> !sgpu.compressed<32x156xf16, #sgpu.nm<2:4>>
+// CHECK: sgpu.lift %{{.*}} {pattern = #sgpu.nm<6:8>} : tensor<9x100xf16> -> tensor<9x156xf16>
+func.func @decompose_lift(%w: tensor<32x100xf16, #sgpu.nm<6:8>>, %x: tensor<9x100xf16>) -> tensor<9x32xf16> {
+  %c = sgpu.nm_decompose %w : tensor<32x100xf16, #sgpu.nm<6:8>> -> !sgpu.compressed<32x156xf16, #sgpu.nm<2:4>>
+  %xl = sgpu.lift %x {pattern = #sgpu.nm<6:8>} : tensor<9x100xf16> -> tensor<9x156xf16>
+  %y = sgpu.spmm %xl, %c : tensor<9x156xf16>, !sgpu.compressed<32x156xf16, #sgpu.nm<2:4>> -> tensor<9x32xf16>
+  return %y : tensor<9x32xf16>
+}
+
+// -----
+
+// CHECK-LABEL: func @twell
+// CHECK: %[[P:.*]] = sgpu.twell_pack %{{.*}} : tensor<128x512xbf16> -> !sgpu.twell<128x512xbf16, #sgpu.twell<tile = 256, compression = 4>>
+// CHECK: sgpu.twell_ffn %[[P]], %{{.*}} up(%{{.*}}, %{{.*}} : tensor<128x64xbf16>, tensor<512x64xbf16>) : !sgpu.twell<128x512xbf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<64x512xbf16> -> tensor<128x64xbf16>
+// CHECK: sgpu.twell_ffn %[[P]], %{{.*}} : !sgpu.twell<128x512xbf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<64x512xbf16> -> tensor<128x64xbf16>
+func.func @twell(%h: tensor<128x512xbf16>, %x: tensor<128x64xbf16>, %wu: tensor<512x64xbf16>, %wd: tensor<64x512xbf16>) -> (tensor<128x64xbf16>, tensor<128x64xbf16>) {
+  %p = sgpu.twell_pack %h : tensor<128x512xbf16> -> !sgpu.twell<128x512xbf16, #sgpu.twell<tile = 256, compression = 4>>
+  %y = sgpu.twell_ffn %p, %wd up(%x, %wu : tensor<128x64xbf16>, tensor<512x64xbf16>) : !sgpu.twell<128x512xbf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<64x512xbf16> -> tensor<128x64xbf16>
+  %z = sgpu.twell_ffn %p, %wd : !sgpu.twell<128x512xbf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<64x512xbf16> -> tensor<128x64xbf16>
+  return %y, %z : tensor<128x64xbf16>, tensor<128x64xbf16>
+}
+
+// -----
+
+// CHECK-LABEL: func @collectives
+// CHECK: sgpu.all_reduce %{{.*}} : tensor<16x64xbf16>
+// CHECK: sgpu.all_reduce %{{.*}} {kind = #sgpu.reduce<max>} : tensor<16x64xf32>
+// CHECK: %[[T:.*]] = sgpu.all_reduce_start %{{.*}} : tensor<16x64xbf16>
+// CHECK: sgpu.all_reduce_wait %[[T]] : tensor<16x64xbf16>
+func.func @collectives(%x: tensor<16x64xbf16>, %f: tensor<16x64xf32>) -> (tensor<16x64xbf16>, tensor<16x64xf32>, tensor<16x64xbf16>) {
+  %a = sgpu.all_reduce %x : tensor<16x64xbf16>
+  %b = sgpu.all_reduce %f {kind = #sgpu.reduce<max>} : tensor<16x64xf32>
+  %t = sgpu.all_reduce_start %x : tensor<16x64xbf16>
+  %c = sgpu.all_reduce_wait %t : tensor<16x64xbf16>
+  return %a, %b, %c : tensor<16x64xbf16>, tensor<16x64xf32>, tensor<16x64xbf16>
+}
+
+// -----
+
+// The upstream sparse_tensor 2:4 encoding is accepted as a synonym.
+#NV24 = #sparse_tensor.encoding<{ map = (i, j) -> (i : dense, j floordiv 4 : dense, j mod 4 : structured[2, 4]) }>
+// CHECK-LABEL: func @synonym
+// CHECK: sgpu.compress
+func.func @synonym(%w: tensor<16x32xf16, #NV24>) -> !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>> {
+  %c = sgpu.compress %w : tensor<16x32xf16, #NV24> -> !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>
+  return %c : !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>
+}

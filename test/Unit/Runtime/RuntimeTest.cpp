@@ -1,0 +1,855 @@
+//===- RuntimeTest.cpp - Unit tests of the SparseOpt runtime --------------===//
+//
+// Most tests need no GPU: status strings, driver-loading failures, argument
+// validation and the manifest parser. Tests in the `Gpu` suite call
+// sparseopt_init(0) and skip themselves when it reports no driver or device.
+//
+//===----------------------------------------------------------------------===//
+
+#include "sparseopt/runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+/// A fresh directory under the test temp dir, removed at scope exit.
+class TempDir {
+public:
+  TempDir() {
+    std::string pattern = ::testing::TempDir() + "sparseopt-runtime-XXXXXX";
+    std::vector<char> buffer(pattern.begin(), pattern.end());
+    buffer.push_back('\0');
+    const char *made = mkdtemp(buffer.data());
+    path_ = made != nullptr ? made : "";
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    if (!path_.empty())
+      fs::remove_all(path_, ignored);
+  }
+  const std::string &path() const { return path_; }
+  const char *c_str() const { return path_.c_str(); }
+
+  /// Writes `contents` to <dir>/<name>.
+  void write(const std::string &name, const std::string &contents) const {
+    std::ofstream out(path_ + "/" + name, std::ios::binary);
+    out << contents;
+  }
+
+private:
+  std::string path_;
+};
+
+/// True when `text` contains `part`.
+::testing::AssertionResult contains(const std::string &text,
+                                    const std::string &part) {
+  if (text.find(part) != std::string::npos)
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << "'" << text << "' does not contain '" << part << "'";
+}
+
+std::string lastError() { return sparseopt_last_error(); }
+
+// Fake non-NULL handles: used only to reach a later argument's NULL check,
+// which happens before any handle is dereferenced.
+int fakeObject;
+sparseopt_module fakeModule() {
+  return reinterpret_cast<sparseopt_module>(&fakeObject);
+}
+sparseopt_function fakeFunction() {
+  return reinterpret_cast<sparseopt_function>(&fakeObject);
+}
+sparseopt_event fakeEvent() {
+  return reinterpret_cast<sparseopt_event>(&fakeObject);
+}
+
+//===----------------------------------------------------------------------===//
+// Status codes
+//===----------------------------------------------------------------------===//
+
+TEST(Status, StringForEveryCode) {
+  const std::pair<sparseopt_status, const char *> expected[] = {
+      {SPARSEOPT_OK, "SPARSEOPT_OK"},
+      {SPARSEOPT_ERROR_INVALID_ARGUMENT, "SPARSEOPT_ERROR_INVALID_ARGUMENT"},
+      {SPARSEOPT_ERROR_NO_DRIVER, "SPARSEOPT_ERROR_NO_DRIVER"},
+      {SPARSEOPT_ERROR_NO_DEVICE, "SPARSEOPT_ERROR_NO_DEVICE"},
+      {SPARSEOPT_ERROR_CUDA, "SPARSEOPT_ERROR_CUDA"},
+      {SPARSEOPT_ERROR_OUT_OF_MEMORY, "SPARSEOPT_ERROR_OUT_OF_MEMORY"},
+      {SPARSEOPT_ERROR_IO, "SPARSEOPT_ERROR_IO"},
+      {SPARSEOPT_ERROR_PARSE, "SPARSEOPT_ERROR_PARSE"},
+      {SPARSEOPT_ERROR_NOT_FOUND, "SPARSEOPT_ERROR_NOT_FOUND"},
+      {SPARSEOPT_ERROR_NOT_INITIALIZED, "SPARSEOPT_ERROR_NOT_INITIALIZED"},
+  };
+  for (const auto &[status, name] : expected)
+    EXPECT_STREQ(sparseopt_status_string(status), name);
+  EXPECT_STREQ(sparseopt_status_string(static_cast<sparseopt_status>(42)),
+               "SPARSEOPT_UNKNOWN_STATUS");
+}
+
+TEST(Status, LastErrorIsPerThread) {
+  EXPECT_EQ(sparseopt_malloc(16, nullptr), SPARSEOPT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(lastError(), "sparseopt_malloc"));
+  std::string otherThread = "unset";
+  std::thread([&] { otherThread = sparseopt_last_error(); }).join();
+  EXPECT_EQ(otherThread, "");
+}
+
+//===----------------------------------------------------------------------===//
+// Initialization without a driver. These run in a fresh process (threadsafe
+// death-test style re-executes the binary) so that a driver loaded by other
+// tests cannot leak in.
+//===----------------------------------------------------------------------===//
+
+TEST(Init, MissingDriverLibraryReportsNoDriver) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("SPARSEOPT_CUDA_LIBRARY", "/nonexistent/libcuda-missing.so.1",
+               1);
+        sparseopt_status status = sparseopt_init(0);
+        std::fprintf(stderr, "status=%s message=%s\n",
+                     sparseopt_status_string(status), sparseopt_last_error());
+        // GPU calls still report that the runtime is not initialized.
+        sparseopt_deviceptr ptr = 0;
+        bool stillUninitialized =
+            sparseopt_malloc(16, &ptr) == SPARSEOPT_ERROR_NOT_INITIALIZED;
+        std::exit(status == SPARSEOPT_ERROR_NO_DRIVER && stillUninitialized
+                      ? 0
+                      : 1);
+      },
+      ::testing::ExitedWithCode(0),
+      "status=SPARSEOPT_ERROR_NO_DRIVER message=CUDA driver library "
+      "/nonexistent/libcuda-missing.so.1 not found");
+}
+
+TEST(Init, NotADriverLibraryReportsNoDriver) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // libc.so.6 loads fine but exports no CUDA entry point.
+  EXPECT_EXIT(
+      {
+        setenv("SPARSEOPT_CUDA_LIBRARY", "libc.so.6", 1);
+        sparseopt_status status = sparseopt_init(0);
+        std::fprintf(stderr, "message=%s\n", sparseopt_last_error());
+        std::exit(status == SPARSEOPT_ERROR_NO_DRIVER ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "does not export cu");
+}
+
+TEST(Init, GpuCallsBeforeInitReportNotInitialized) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        sparseopt_deviceptr ptr = 0;
+        sparseopt_stream stream = nullptr;
+        char name[64];
+        int failures = 0;
+        auto expectUninitialized = [&](sparseopt_status status) {
+          if (status != SPARSEOPT_ERROR_NOT_INITIALIZED)
+            ++failures;
+        };
+        expectUninitialized(sparseopt_malloc(16, &ptr));
+        expectUninitialized(sparseopt_synchronize());
+        expectUninitialized(sparseopt_device_name(name, sizeof(name)));
+        expectUninitialized(sparseopt_stream_create(&stream));
+        expectUninitialized(sparseopt_stream_synchronize(nullptr));
+        std::fprintf(stderr, "message=%s\n", sparseopt_last_error());
+        std::exit(failures);
+      },
+      ::testing::ExitedWithCode(0), "call sparseopt_init\\(\\) first");
+}
+
+TEST(Init, NegativeDeviceIsInvalid) {
+  EXPECT_EQ(sparseopt_init(-1), SPARSEOPT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(lastError(), "negative"));
+}
+
+//===----------------------------------------------------------------------===//
+// NULL arguments are rejected before anything else is checked.
+//===----------------------------------------------------------------------===//
+
+#define EXPECT_INVALID(call, argument)                                         \
+  do {                                                                         \
+    EXPECT_EQ((call), SPARSEOPT_ERROR_INVALID_ARGUMENT) << #call;              \
+    EXPECT_TRUE(contains(lastError(), argument)) << #call;                     \
+  } while (0)
+
+TEST(NullArguments, Device) {
+  char name[8];
+  EXPECT_INVALID(sparseopt_device_name(nullptr, 8), "buf");
+  EXPECT_INVALID(sparseopt_device_name(name, 0), "len");
+}
+
+TEST(NullArguments, Memory) {
+  char host[4] = {0};
+  EXPECT_INVALID(sparseopt_malloc(16, nullptr), "out");
+  EXPECT_INVALID(sparseopt_memcpy_htod(0, host, 4), "dst");
+  EXPECT_INVALID(sparseopt_memcpy_htod(0x1000, nullptr, 4), "src");
+  EXPECT_INVALID(sparseopt_memcpy_dtoh(nullptr, 0x1000, 4), "dst");
+  EXPECT_INVALID(sparseopt_memcpy_dtoh(host, 0, 4), "src");
+  EXPECT_INVALID(sparseopt_memset_d8(0, 0, 4), "dst");
+  // Like free(NULL), freeing the null device pointer is a no-op.
+  EXPECT_EQ(sparseopt_free(0), SPARSEOPT_OK);
+}
+
+TEST(NullArguments, StreamsAndEvents) {
+  float ms = 0;
+  EXPECT_INVALID(sparseopt_stream_create(nullptr), "out");
+  EXPECT_INVALID(sparseopt_stream_destroy(nullptr), "default stream");
+  EXPECT_INVALID(sparseopt_event_create(nullptr), "out");
+  EXPECT_INVALID(sparseopt_event_destroy(nullptr), "e");
+  EXPECT_INVALID(sparseopt_event_record(nullptr, nullptr), "e");
+  EXPECT_INVALID(sparseopt_event_synchronize(nullptr), "e");
+  EXPECT_INVALID(sparseopt_event_elapsed_ms(nullptr, fakeEvent(), &ms),
+                 "start");
+  EXPECT_INVALID(sparseopt_event_elapsed_ms(fakeEvent(), nullptr, &ms), "end");
+  EXPECT_INVALID(sparseopt_event_elapsed_ms(fakeEvent(), fakeEvent(), nullptr),
+                 "ms");
+}
+
+TEST(NullArguments, ModulesAndLaunches) {
+  sparseopt_module module = nullptr;
+  sparseopt_function function = nullptr;
+  const unsigned dims[3] = {1, 1, 1};
+  EXPECT_INVALID(sparseopt_module_load_ptx(nullptr, &module), "ptx");
+  EXPECT_INVALID(sparseopt_module_load_ptx("", nullptr), "out");
+  EXPECT_INVALID(sparseopt_module_load_file(nullptr, &module), "path");
+  EXPECT_INVALID(sparseopt_module_load_file("k.ptx", nullptr), "out");
+  EXPECT_INVALID(sparseopt_module_unload(nullptr), "m");
+  EXPECT_INVALID(sparseopt_module_get_function(nullptr, "k", &function), "m");
+  EXPECT_INVALID(sparseopt_module_get_function(fakeModule(), nullptr, &function),
+                 "name");
+  EXPECT_INVALID(sparseopt_module_get_function(fakeModule(), "k", nullptr),
+                 "out");
+  EXPECT_INVALID(sparseopt_launch(nullptr, dims, dims, 0, nullptr, nullptr),
+                 "f");
+  EXPECT_INVALID(
+      sparseopt_launch(fakeFunction(), nullptr, dims, 0, nullptr, nullptr),
+      "grid");
+  EXPECT_INVALID(
+      sparseopt_launch(fakeFunction(), dims, nullptr, 0, nullptr, nullptr),
+      "block");
+}
+
+TEST(NullArguments, Programs) {
+  sparseopt_program program = nullptr;
+  EXPECT_INVALID(sparseopt_program_parse(nullptr, &program), "artifact_dir");
+  EXPECT_INVALID(sparseopt_program_parse("dir", nullptr), "out");
+  EXPECT_INVALID(sparseopt_program_load(nullptr, &program), "artifact_dir");
+  EXPECT_INVALID(sparseopt_program_load("dir", nullptr), "out");
+  EXPECT_INVALID(sparseopt_program_run(nullptr, nullptr, nullptr, nullptr),
+                 "p");
+  EXPECT_INVALID(sparseopt_program_destroy(nullptr), "p");
+
+  EXPECT_EQ(sparseopt_program_num_inputs(nullptr), -1);
+  EXPECT_TRUE(contains(lastError(), "sparseopt_program_num_inputs"));
+  EXPECT_EQ(sparseopt_program_num_outputs(nullptr), -1);
+  EXPECT_EQ(sparseopt_program_num_launches(nullptr), -1);
+  EXPECT_EQ(sparseopt_program_input_bytes(nullptr, 0), 0u);
+  EXPECT_EQ(sparseopt_program_output_bytes(nullptr, 0), 0u);
+  EXPECT_EQ(sparseopt_program_launch_kernel(nullptr, 0), nullptr);
+  EXPECT_TRUE(contains(lastError(), "sparseopt_program_launch_kernel"));
+}
+
+//===----------------------------------------------------------------------===//
+// Manifest parsing (no GPU)
+//===----------------------------------------------------------------------===//
+
+/// An artifact directory with a module file and a 100-byte constant file.
+class ArtifactTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_FALSE(dir.path().empty());
+    dir.write("kernels.ptx", "// not compiled by the parser\n");
+    dir.write("c.bin", std::string(100, '\x7f'));
+  }
+
+  sparseopt_status parse(const std::string &manifest) {
+    dir.write("program.txt", manifest);
+    return sparseopt_program_parse(dir.c_str(), &program);
+  }
+
+  void TearDown() override {
+    if (program != nullptr) {
+      EXPECT_EQ(sparseopt_program_destroy(program), SPARSEOPT_OK);
+    }
+  }
+
+  TempDir dir;
+  sparseopt_program program = nullptr;
+};
+
+TEST_F(ArtifactTest, ParsesValidManifest) {
+  ASSERT_EQ(parse("# written by the compiler\n"
+                  "\n"
+                  "sparseopt-program 1   # version\n"
+                  "module kernels.ptx\n"
+                  "buffer 0 input 0 8192\n"
+                  "buffer 5 constant c.bin 100\n"
+                  "\tbuffer 2 output 1 16\r\n" // tabs and CRLF are blanks
+                  "launch first grid 2 1 1 block 128 1 1 smem 0 args b0 b5 b2 "
+                  "b9 i32:64 i32:-1 i32:4294967295 i64:-9000000000 "
+                  "i64:18446744073709551615 f32:1.5 f32:-2e-3\n"
+                  "buffer 9 temp 256   # declared after its first use\n"
+                  "buffer 3 output 0 4096\n"
+                  "buffer 4 input 1 0\n"
+                  "launch second grid 1 2 3 block 32 4 1 smem 65536 args\n"),
+            SPARSEOPT_OK)
+      << lastError();
+  EXPECT_EQ(sparseopt_program_num_inputs(program), 2);
+  EXPECT_EQ(sparseopt_program_num_outputs(program), 2);
+  EXPECT_EQ(sparseopt_program_input_bytes(program, 0), 8192u);
+  EXPECT_EQ(sparseopt_program_input_bytes(program, 1), 0u);
+  EXPECT_EQ(sparseopt_program_output_bytes(program, 0), 4096u);
+  EXPECT_EQ(sparseopt_program_output_bytes(program, 1), 16u);
+  ASSERT_EQ(sparseopt_program_num_launches(program), 2);
+  EXPECT_STREQ(sparseopt_program_launch_kernel(program, 0), "first");
+  EXPECT_STREQ(sparseopt_program_launch_kernel(program, 1), "second");
+}
+
+TEST_F(ArtifactTest, ZeroLaunchesIsValid) {
+  ASSERT_EQ(parse("sparseopt-program 1\nmodule kernels.ptx\n"), SPARSEOPT_OK)
+      << lastError();
+  EXPECT_EQ(sparseopt_program_num_inputs(program), 0);
+  EXPECT_EQ(sparseopt_program_num_outputs(program), 0);
+  EXPECT_EQ(sparseopt_program_num_launches(program), 0);
+}
+
+TEST_F(ArtifactTest, QueriesRejectOutOfRangeIndices) {
+  ASSERT_EQ(parse("sparseopt-program 1\nmodule kernels.ptx\n"
+                  "buffer 0 input 0 8\nbuffer 1 output 0 8\n"),
+            SPARSEOPT_OK)
+      << lastError();
+  EXPECT_EQ(sparseopt_program_input_bytes(program, 1), 0u);
+  EXPECT_TRUE(contains(lastError(), "index 1 out of range"));
+  EXPECT_EQ(sparseopt_program_output_bytes(program, -1), 0u);
+  EXPECT_TRUE(contains(lastError(), "index -1 out of range"));
+  EXPECT_EQ(sparseopt_program_launch_kernel(program, 0), nullptr);
+}
+
+TEST_F(ArtifactTest, ParsedProgramCannotRun) {
+  ASSERT_EQ(parse("sparseopt-program 1\nmodule kernels.ptx\n"
+                  "buffer 0 input 0 8\nbuffer 1 output 0 8\n"),
+            SPARSEOPT_OK)
+      << lastError();
+  const sparseopt_deviceptr fake[1] = {0x1000};
+  EXPECT_EQ(sparseopt_program_run(program, nullptr, fake, nullptr),
+            SPARSEOPT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(lastError(), "inputs must not be NULL"));
+  const sparseopt_deviceptr null[1] = {0};
+  EXPECT_EQ(sparseopt_program_run(program, fake, null, nullptr),
+            SPARSEOPT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(lastError(), "output 0 is a null device pointer"));
+  EXPECT_EQ(sparseopt_program_run(program, fake, fake, nullptr),
+            SPARSEOPT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(lastError(), "only parsed"));
+}
+
+TEST_F(ArtifactTest, MissingManifestIsAnIoError) {
+  EXPECT_EQ(sparseopt_program_parse(dir.c_str(), &program), SPARSEOPT_ERROR_IO);
+  EXPECT_TRUE(contains(lastError(), "program.txt"));
+  EXPECT_TRUE(contains(lastError(), "No such file"));
+}
+
+TEST_F(ArtifactTest, LoadReportsParseErrorsFirst) {
+  // program_load parses before it checks initialization, so manifest errors
+  // surface the same way with and without a GPU.
+  dir.write("program.txt", "sparseopt-program 1\nmodule kernels.ptx\nbogus\n");
+  EXPECT_EQ(sparseopt_program_load(dir.c_str(), &program),
+            SPARSEOPT_ERROR_PARSE);
+  EXPECT_TRUE(contains(lastError(), "program.txt:3: unknown directive"));
+}
+
+/// One malformed manifest and what parsing it must report.
+struct MalformedCase {
+  const char *name;
+  const char *manifest;
+  sparseopt_status status;
+  int line;             ///< expected in the message as "program.txt:<line>:"
+  const char *expected; ///< expected part of the message
+};
+
+std::ostream &operator<<(std::ostream &os, const MalformedCase &c) {
+  return os << c.name;
+}
+
+class MalformedManifest
+    : public ArtifactTest,
+      public ::testing::WithParamInterface<MalformedCase> {};
+
+TEST_P(MalformedManifest, IsRejectedWithLineNumber) {
+  const MalformedCase &c = GetParam();
+  EXPECT_EQ(parse(c.manifest), c.status) << lastError();
+  EXPECT_EQ(program, nullptr);
+  std::string message = lastError();
+  EXPECT_TRUE(contains(message, "program.txt:" + std::to_string(c.line) + ": "));
+  EXPECT_TRUE(contains(message, c.expected));
+}
+
+#define HEADER "sparseopt-program 1\nmodule kernels.ptx\n"
+#define GRID " grid 1 1 1 block 32 1 1 smem 0 args"
+
+const MalformedCase kMalformedCases[] = {
+    {"UnknownDirective", HEADER "buffer 0 temp 8\nkernel foo\n",
+     SPARSEOPT_ERROR_PARSE, 4, "unknown directive 'kernel'"},
+    {"WrongVersion", "# header follows\nsparseopt-program 2\n",
+     SPARSEOPT_ERROR_PARSE, 2, "unsupported manifest version 2"},
+    {"NonNumericVersion", "sparseopt-program one\n", SPARSEOPT_ERROR_PARSE, 1,
+     "invalid manifest version 'one'"},
+    {"HeaderNotFirst", "module kernels.ptx\nsparseopt-program 1\n",
+     SPARSEOPT_ERROR_PARSE, 1, "first directive must be 'sparseopt-program 1'"},
+    {"RepeatedHeader", HEADER "sparseopt-program 1\n", SPARSEOPT_ERROR_PARSE, 3,
+     "repeated 'sparseopt-program' header (first at line 1)"},
+    {"EmptyManifest", "# nothing here\n\n", SPARSEOPT_ERROR_PARSE, 2,
+     "missing 'sparseopt-program 1' header"},
+    {"MissingModule", "sparseopt-program 1\nbuffer 0 temp 8\n\n",
+     SPARSEOPT_ERROR_PARSE, 3, "missing 'module' directive"},
+    {"TwoModules", HEADER "module kernels.ptx\n", SPARSEOPT_ERROR_PARSE, 3,
+     "second 'module' directive (the first is at line 2)"},
+    {"ModuleFileMissing", "sparseopt-program 1\nmodule missing.ptx\n",
+     SPARSEOPT_ERROR_IO, 2, "module file 'missing.ptx'"},
+    {"ModuleWithoutPath", "sparseopt-program 1\nmodule\n",
+     SPARSEOPT_ERROR_PARSE, 2, "expected 'module <path>'"},
+    {"NonNumericBufferId", HEADER "buffer x input 0 8\n", SPARSEOPT_ERROR_PARSE,
+     3, "buffer id: expected an integer"},
+    {"NegativeBufferId", HEADER "buffer -1 temp 8\n", SPARSEOPT_ERROR_PARSE, 3,
+     "buffer id: expected an integer from 0"},
+    {"DuplicateBufferId", HEADER "buffer 0 temp 8\n\nbuffer 0 output 0 8\n",
+     SPARSEOPT_ERROR_PARSE, 5, "duplicate buffer id 0 (first declared at line 3)"},
+    {"UnknownBufferKind", HEADER "buffer 0 scratch 8\n", SPARSEOPT_ERROR_PARSE,
+     3, "unknown buffer kind 'scratch'"},
+    {"NonNumericBytes", HEADER "buffer 0 temp 12kb\n", SPARSEOPT_ERROR_PARSE, 3,
+     "byte size: expected an integer from 0 to 18446744073709551615, got "
+     "'12kb'"},
+    {"NonNumericIndex", HEADER "buffer 0 input first 8\n",
+     SPARSEOPT_ERROR_PARSE, 3, "slot index: expected an integer"},
+    {"TempWithoutBytes", HEADER "buffer 0 temp\n", SPARSEOPT_ERROR_PARSE, 3,
+     "expected 'buffer <id> temp <bytes>'"},
+    {"InputExtraToken", HEADER "buffer 0 input 0 8 9\n", SPARSEOPT_ERROR_PARSE,
+     3, "expected 'buffer <id> input <index> <bytes>'"},
+    {"DuplicateInputIndex", HEADER "buffer 0 input 0 8\nbuffer 1 input 0 8\n",
+     SPARSEOPT_ERROR_PARSE, 4, "input index 0 is already bound to buffer 0"},
+    {"InputIndexGap",
+     HEADER "buffer 0 input 0 8\nbuffer 1 input 2 8\nbuffer 2 output 0 8\n",
+     SPARSEOPT_ERROR_PARSE, 4,
+     "input indices must be contiguous from 0: index 2 is declared but index "
+     "1 is missing"},
+    {"OutputIndexGap", HEADER "buffer 0 input 0 8\nbuffer 7 output 1 8\n",
+     SPARSEOPT_ERROR_PARSE, 4,
+     "output indices must be contiguous from 0: index 1 is declared but "
+     "index 0 is missing"},
+    {"ConstantFileMissing", HEADER "buffer 1 constant nope.bin 100\n",
+     SPARSEOPT_ERROR_IO, 3, "constant file 'nope.bin' of buffer 1"},
+    {"ConstantSizeMismatch", HEADER "buffer 1 constant c.bin 4096\n",
+     SPARSEOPT_ERROR_PARSE, 3,
+     "constant file 'c.bin' of buffer 1 has 100 bytes but the manifest "
+     "declares 4096"},
+    {"LaunchUnknownBuffer",
+     HEADER "buffer 0 input 0 8\nlaunch k" GRID " b0 b7\n",
+     SPARSEOPT_ERROR_PARSE, 4, "launch of kernel 'k' uses unknown buffer b7"},
+    {"LaunchNonNumericGrid",
+     HEADER "launch k grid 1 x 1 block 32 1 1 smem 0 args\n",
+     SPARSEOPT_ERROR_PARSE, 3, "grid: expected an integer"},
+    {"LaunchZeroBlock", HEADER "launch k grid 1 1 1 block 0 1 1 smem 0 args\n",
+     SPARSEOPT_ERROR_PARSE, 3, "block dimensions must be >= 1"},
+    {"LaunchNonNumericSmem",
+     HEADER "launch k grid 1 1 1 block 1 1 1 smem lots args\n",
+     SPARSEOPT_ERROR_PARSE, 3, "smem: expected an integer"},
+    {"LaunchMissingSmem", HEADER "launch k grid 1 1 1 block 32 1 1 args\n",
+     SPARSEOPT_ERROR_PARSE, 3, "expected 'smem', got 'args'"},
+    {"LaunchMissingArgsKeyword",
+     HEADER "launch k grid 1 1 1 block 32 1 1 smem 0\n", SPARSEOPT_ERROR_PARSE,
+     3, "launch line ends early: expected 'args'"},
+    {"LaunchEndsInGrid", HEADER "launch k grid 1 1\n", SPARSEOPT_ERROR_PARSE, 3,
+     "launch line ends early: expected 3 grid dimensions"},
+    {"LaunchNonNumericI32", HEADER "launch k" GRID " i32:abc\n",
+     SPARSEOPT_ERROR_PARSE, 3,
+     "invalid launch argument 'i32:abc': expected a 32-bit integer"},
+    {"LaunchI32OutOfRange", HEADER "launch k" GRID " i32:4294967296\n",
+     SPARSEOPT_ERROR_PARSE, 3, "expected a 32-bit integer"},
+    {"LaunchNonNumericI64", HEADER "launch k" GRID " i64:1.5\n",
+     SPARSEOPT_ERROR_PARSE, 3, "expected a 64-bit integer"},
+    {"LaunchNonNumericF32", HEADER "launch k" GRID " f32:1.5x\n",
+     SPARSEOPT_ERROR_PARSE, 3, "expected a floating-point number"},
+    {"LaunchNonNumericBufferArg", HEADER "launch k" GRID " bx\n",
+     SPARSEOPT_ERROR_PARSE, 3, "invalid launch argument 'bx'"},
+    {"LaunchUnknownArgType", HEADER "launch k" GRID " u8:3\n",
+     SPARSEOPT_ERROR_PARSE, 3,
+     "expected b<id>, i32:<value>, i64:<value> or f32:<value>"},
+};
+
+#undef HEADER
+#undef GRID
+
+INSTANTIATE_TEST_SUITE_P(
+    Parser, MalformedManifest, ::testing::ValuesIn(kMalformedCases),
+    [](const ::testing::TestParamInfo<MalformedCase> &info) {
+      return std::string(info.param.name);
+    });
+
+//===----------------------------------------------------------------------===//
+// GPU tests: skipped without a driver or device.
+//===----------------------------------------------------------------------===//
+
+/// Two float kernels in PTX (JIT-compiled by the driver for any GPU):
+///   add_one(float *data, u32 n):                   data[i] += 1
+///   add_scaled(float *a, float *b, float *out, u64 n, f32 s):
+///                                                  out[i] = a[i] + s * b[i]
+const char *const kTestPtx = R"(
+.version 7.0
+.target sm_70
+.address_size 64
+
+.visible .entry add_one(
+    .param .u64 add_one_data,
+    .param .u32 add_one_n
+)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<6>;
+    .reg .f32 %f<3>;
+    .reg .b64 %rd<5>;
+
+    ld.param.u64 %rd1, [add_one_data];
+    ld.param.u32 %r1, [add_one_n];
+    mov.u32 %r2, %ctaid.x;
+    mov.u32 %r3, %ntid.x;
+    mov.u32 %r4, %tid.x;
+    mad.lo.s32 %r5, %r2, %r3, %r4;
+    setp.ge.u32 %p1, %r5, %r1;
+    @%p1 bra $L_add_one_done;
+    cvta.to.global.u64 %rd2, %rd1;
+    mul.wide.u32 %rd3, %r5, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    ld.global.f32 %f1, [%rd4];
+    add.f32 %f2, %f1, 0f3F800000;
+    st.global.f32 [%rd4], %f2;
+$L_add_one_done:
+    ret;
+}
+
+.visible .entry add_scaled(
+    .param .u64 add_scaled_a,
+    .param .u64 add_scaled_b,
+    .param .u64 add_scaled_out,
+    .param .u64 add_scaled_n,
+    .param .f32 add_scaled_s
+)
+{
+    .reg .pred %p<2>;
+    .reg .b32 %r<5>;
+    .reg .f32 %f<5>;
+    .reg .b64 %rd<12>;
+
+    ld.param.u64 %rd1, [add_scaled_a];
+    ld.param.u64 %rd2, [add_scaled_b];
+    ld.param.u64 %rd3, [add_scaled_out];
+    ld.param.u64 %rd4, [add_scaled_n];
+    ld.param.f32 %f1, [add_scaled_s];
+    mov.u32 %r1, %ctaid.x;
+    mov.u32 %r2, %ntid.x;
+    mov.u32 %r3, %tid.x;
+    mad.lo.s32 %r4, %r1, %r2, %r3;
+    cvt.u64.u32 %rd5, %r4;
+    setp.ge.u64 %p1, %rd5, %rd4;
+    @%p1 bra $L_add_scaled_done;
+    shl.b64 %rd6, %rd5, 2;
+    cvta.to.global.u64 %rd7, %rd1;
+    add.s64 %rd8, %rd7, %rd6;
+    cvta.to.global.u64 %rd9, %rd2;
+    add.s64 %rd10, %rd9, %rd6;
+    cvta.to.global.u64 %rd11, %rd3;
+    add.s64 %rd11, %rd11, %rd6;
+    ld.global.f32 %f2, [%rd8];
+    ld.global.f32 %f3, [%rd10];
+    fma.rn.f32 %f4, %f3, %f1, %f2;
+    st.global.f32 [%rd11], %f4;
+$L_add_scaled_done:
+    ret;
+}
+)";
+
+/// Initializes device 0, or skips the test when there is no driver/device.
+#define REQUIRE_GPU()                                                          \
+  do {                                                                         \
+    sparseopt_status initStatus = sparseopt_init(0);                           \
+    if (initStatus == SPARSEOPT_ERROR_NO_DRIVER ||                             \
+        initStatus == SPARSEOPT_ERROR_NO_DEVICE)                               \
+      GTEST_SKIP() << "no CUDA GPU: " << sparseopt_last_error();               \
+    ASSERT_EQ(initStatus, SPARSEOPT_OK) << sparseopt_last_error();             \
+  } while (0)
+
+#define ASSERT_OK(call) ASSERT_EQ((call), SPARSEOPT_OK) << sparseopt_last_error()
+#define EXPECT_OK(call) EXPECT_EQ((call), SPARSEOPT_OK) << sparseopt_last_error()
+
+constexpr unsigned kCount = 1000;
+constexpr unsigned kBlock = 128;
+constexpr unsigned kGrid = (kCount + kBlock - 1) / kBlock;
+
+TEST(Gpu, InitIsIdempotentAndNamesTheDevice) {
+  REQUIRE_GPU();
+  EXPECT_OK(sparseopt_init(0));
+  EXPECT_EQ(sparseopt_init(1), SPARSEOPT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(lastError(), "already initialized on device 0"));
+  char name[256] = {0};
+  ASSERT_OK(sparseopt_device_name(name, sizeof(name)));
+  EXPECT_GT(std::strlen(name), 0u);
+  char tiny[4];
+  ASSERT_OK(sparseopt_device_name(tiny, sizeof(tiny)));
+  EXPECT_EQ(std::strlen(tiny), 3u);
+  EXPECT_OK(sparseopt_synchronize());
+}
+
+TEST(Gpu, MemoryRoundTrip) {
+  REQUIRE_GPU();
+  sparseopt_deviceptr empty = 1;
+  ASSERT_OK(sparseopt_malloc(0, &empty));
+  EXPECT_EQ(empty, 0u);
+
+  std::vector<unsigned char> host(4096), back(4096);
+  for (size_t i = 0; i < host.size(); ++i)
+    host[i] = static_cast<unsigned char>(i * 7);
+  sparseopt_deviceptr dev = 0;
+  ASSERT_OK(sparseopt_malloc(host.size(), &dev));
+  ASSERT_NE(dev, 0u);
+  ASSERT_OK(sparseopt_memcpy_htod(dev, host.data(), host.size()));
+  ASSERT_OK(sparseopt_memset_d8(dev + 100, 0xAB, 50));
+  ASSERT_OK(sparseopt_synchronize());
+  ASSERT_OK(sparseopt_memcpy_dtoh(back.data(), dev, back.size()));
+  for (size_t i = 0; i < host.size(); ++i)
+    ASSERT_EQ(back[i], i >= 100 && i < 150 ? 0xAB : host[i]) << "byte " << i;
+  EXPECT_OK(sparseopt_free(dev));
+}
+
+TEST(Gpu, ContextIsBoundOnOtherThreads) {
+  REQUIRE_GPU();
+  sparseopt_status status = SPARSEOPT_ERROR_CUDA;
+  std::string message;
+  std::thread([&] {
+    sparseopt_deviceptr p = 0;
+    status = sparseopt_malloc(256, &p);
+    if (status == SPARSEOPT_OK)
+      status = sparseopt_free(p);
+    message = sparseopt_last_error();
+  }).join();
+  EXPECT_EQ(status, SPARSEOPT_OK) << message;
+}
+
+/// Loads kTestPtx, uploads 0..kCount-1 and runs add_one on it.
+TEST(Gpu, LoadPtxLaunchAndCopyBack) {
+  REQUIRE_GPU();
+  sparseopt_module module = nullptr;
+  ASSERT_OK(sparseopt_module_load_ptx(kTestPtx, &module));
+  sparseopt_function addOne = nullptr, again = nullptr, missing = nullptr;
+  ASSERT_OK(sparseopt_module_get_function(module, "add_one", &addOne));
+  ASSERT_OK(sparseopt_module_get_function(module, "add_one", &again));
+  EXPECT_EQ(addOne, again);
+  EXPECT_EQ(sparseopt_module_get_function(module, "nope", &missing),
+            SPARSEOPT_ERROR_NOT_FOUND);
+  EXPECT_TRUE(contains(lastError(), "'nope'"));
+
+  std::vector<float> host(kCount);
+  for (unsigned i = 0; i < kCount; ++i)
+    host[i] = float(i);
+  sparseopt_deviceptr data = 0;
+  ASSERT_OK(sparseopt_malloc(kCount * sizeof(float), &data));
+  ASSERT_OK(sparseopt_memcpy_htod(data, host.data(), kCount * sizeof(float)));
+
+  unsigned n = kCount;
+  void *args[] = {&data, &n};
+  const unsigned grid[3] = {kGrid, 1, 1}, block[3] = {kBlock, 1, 1};
+  ASSERT_OK(sparseopt_launch(addOne, grid, block, 0, nullptr, args));
+  // More than 48 KiB of dynamic shared memory raises the function attribute.
+  ASSERT_OK(sparseopt_launch(addOne, grid, block, 64 * 1024, nullptr, args));
+  ASSERT_OK(sparseopt_synchronize());
+  ASSERT_OK(sparseopt_memcpy_dtoh(host.data(), data, kCount * sizeof(float)));
+  for (unsigned i = 0; i < kCount; ++i)
+    ASSERT_EQ(host[i], float(i) + 2.0f) << "element " << i;
+
+  const unsigned badBlock[3] = {4096, 1, 1};
+  EXPECT_EQ(sparseopt_launch(addOne, grid, badBlock, 0, nullptr, args),
+            SPARSEOPT_ERROR_CUDA);
+  EXPECT_TRUE(contains(lastError(), "kernel 'add_one'"));
+
+  EXPECT_OK(sparseopt_free(data));
+  EXPECT_OK(sparseopt_module_unload(module));
+}
+
+TEST(Gpu, InvalidPtxReportsJitLog) {
+  REQUIRE_GPU();
+  sparseopt_module module = nullptr;
+  EXPECT_EQ(sparseopt_module_load_ptx(".version 7.0\n.target sm_70\n"
+                                      ".address_size 64\nthis is not ptx\n",
+                                      &module),
+            SPARSEOPT_ERROR_CUDA);
+  EXPECT_TRUE(contains(lastError(), "CUDA_ERROR_INVALID_PTX")) << lastError();
+  EXPECT_TRUE(contains(lastError(), "JIT error log")) << lastError();
+}
+
+TEST(Gpu, ModuleFileErrors) {
+  REQUIRE_GPU();
+  TempDir dir;
+  sparseopt_module module = nullptr;
+  EXPECT_EQ(sparseopt_module_load_file((dir.path() + "/none.ptx").c_str(),
+                                       &module),
+            SPARSEOPT_ERROR_IO);
+  EXPECT_TRUE(contains(lastError(), "none.ptx"));
+  dir.write("k.ptx", kTestPtx);
+  ASSERT_OK(sparseopt_module_load_file((dir.path() + "/k.ptx").c_str(),
+                                       &module));
+  EXPECT_OK(sparseopt_module_unload(module));
+}
+
+TEST(Gpu, StreamsAndEventTiming) {
+  REQUIRE_GPU();
+  sparseopt_module module = nullptr;
+  ASSERT_OK(sparseopt_module_load_ptx(kTestPtx, &module));
+  sparseopt_function addOne = nullptr;
+  ASSERT_OK(sparseopt_module_get_function(module, "add_one", &addOne));
+  sparseopt_deviceptr data = 0;
+  ASSERT_OK(sparseopt_malloc(kCount * sizeof(float), &data));
+  ASSERT_OK(sparseopt_memset_d8(data, 0, kCount * sizeof(float)));
+  ASSERT_OK(sparseopt_synchronize());
+
+  sparseopt_stream stream = nullptr;
+  sparseopt_event start = nullptr, end = nullptr;
+  ASSERT_OK(sparseopt_stream_create(&stream));
+  ASSERT_OK(sparseopt_event_create(&start));
+  ASSERT_OK(sparseopt_event_create(&end));
+
+  unsigned n = kCount;
+  void *args[] = {&data, &n};
+  const unsigned grid[3] = {kGrid, 1, 1}, block[3] = {kBlock, 1, 1};
+  ASSERT_OK(sparseopt_event_record(start, stream));
+  for (int i = 0; i < 10; ++i)
+    ASSERT_OK(sparseopt_launch(addOne, grid, block, 0, stream, args));
+  ASSERT_OK(sparseopt_event_record(end, stream));
+  ASSERT_OK(sparseopt_event_synchronize(end));
+  float ms = -1;
+  ASSERT_OK(sparseopt_event_elapsed_ms(start, end, &ms));
+  EXPECT_GE(ms, 0.0f);
+  EXPECT_LT(ms, 10000.0f);
+  ASSERT_OK(sparseopt_stream_synchronize(stream));
+
+  std::vector<float> host(kCount);
+  ASSERT_OK(sparseopt_memcpy_dtoh(host.data(), data, kCount * sizeof(float)));
+  EXPECT_EQ(host[0], 10.0f);
+  EXPECT_EQ(host[kCount - 1], 10.0f);
+
+  EXPECT_OK(sparseopt_event_destroy(end));
+  EXPECT_OK(sparseopt_event_destroy(start));
+  EXPECT_OK(sparseopt_stream_destroy(stream));
+  EXPECT_OK(sparseopt_free(data));
+  EXPECT_OK(sparseopt_module_unload(module));
+}
+
+/// Writes an artifact computing out = in + 2.5 * c + 1 with c = 2 through a
+/// constant, a temporary and three launches.
+void writeTestProgram(const TempDir &dir, const std::string &firstKernel) {
+  dir.write("kernels.ptx", kTestPtx);
+  std::vector<float> c(kCount, 2.0f);
+  dir.write("c.bin", std::string(reinterpret_cast<const char *>(c.data()),
+                                 c.size() * sizeof(float)));
+  std::string bytes = std::to_string(kCount * sizeof(float));
+  std::string n = std::to_string(kCount);
+  std::string dims = " grid " + std::to_string(kGrid) + " 1 1 block " +
+                     std::to_string(kBlock) + " 1 1 smem 0 args ";
+  dir.write("program.txt",
+            "sparseopt-program 1\n"
+            "module kernels.ptx\n"
+            "buffer 0 input 0 " + bytes + "\n"
+            "buffer 1 constant c.bin " + bytes + "\n"
+            "buffer 2 temp " + bytes + "\n"
+            "buffer 3 output 0 " + bytes + "\n"
+            "launch " + firstKernel + dims + "b0 b1 b2 i64:" + n + " f32:2.0\n"
+            "launch add_one" + dims + "b2 i32:" + n + "\n"
+            "launch add_scaled" + dims + "b2 b1 b3 i64:" + n + " f32:0.5\n");
+}
+
+TEST(Gpu, ProgramLoadAndRun) {
+  REQUIRE_GPU();
+  TempDir dir;
+  writeTestProgram(dir, "add_scaled");
+  sparseopt_program program = nullptr;
+  ASSERT_OK(sparseopt_program_load(dir.c_str(), &program));
+  ASSERT_EQ(sparseopt_program_num_inputs(program), 1);
+  ASSERT_EQ(sparseopt_program_num_outputs(program), 1);
+  ASSERT_EQ(sparseopt_program_num_launches(program), 3);
+  EXPECT_STREQ(sparseopt_program_launch_kernel(program, 1), "add_one");
+  const size_t bytes = kCount * sizeof(float);
+  ASSERT_EQ(sparseopt_program_input_bytes(program, 0), bytes);
+
+  std::vector<float> host(kCount);
+  for (unsigned i = 0; i < kCount; ++i)
+    host[i] = float(i);
+  sparseopt_deviceptr in = 0, out = 0;
+  ASSERT_OK(sparseopt_malloc(bytes, &in));
+  ASSERT_OK(sparseopt_malloc(bytes, &out));
+  ASSERT_OK(sparseopt_memcpy_htod(in, host.data(), bytes));
+
+  sparseopt_stream stream = nullptr;
+  ASSERT_OK(sparseopt_stream_create(&stream));
+  // Twice, on a stream and on the default stream: runs are repeatable.
+  for (sparseopt_stream s : {stream, sparseopt_stream(nullptr)}) {
+    ASSERT_OK(sparseopt_memset_d8(out, 0, bytes));
+    ASSERT_OK(sparseopt_synchronize());
+    ASSERT_OK(sparseopt_program_run(program, &in, &out, s));
+    ASSERT_OK(sparseopt_stream_synchronize(s));
+    std::vector<float> result(kCount);
+    ASSERT_OK(sparseopt_memcpy_dtoh(result.data(), out, bytes));
+    for (unsigned i = 0; i < kCount; ++i)
+      ASSERT_EQ(result[i], float(i) + 6.0f) << "element " << i;
+  }
+
+  EXPECT_OK(sparseopt_stream_destroy(stream));
+  EXPECT_OK(sparseopt_free(in));
+  EXPECT_OK(sparseopt_free(out));
+  EXPECT_OK(sparseopt_program_destroy(program));
+}
+
+TEST(Gpu, ProgramLoadReportsMissingKernel) {
+  REQUIRE_GPU();
+  TempDir dir;
+  writeTestProgram(dir, "no_such_kernel");
+  sparseopt_program program = nullptr;
+  EXPECT_EQ(sparseopt_program_load(dir.c_str(), &program),
+            SPARSEOPT_ERROR_NOT_FOUND);
+  EXPECT_EQ(program, nullptr);
+  EXPECT_TRUE(contains(lastError(), "program.txt:7: "));
+  EXPECT_TRUE(contains(lastError(), "'no_such_kernel'"));
+}
+
+TEST(Gpu, ProgramRunReportsFailingLaunch) {
+  REQUIRE_GPU();
+  TempDir dir;
+  dir.write("kernels.ptx", kTestPtx);
+  dir.write("program.txt", "sparseopt-program 1\nmodule kernels.ptx\n"
+                           "buffer 0 temp 64\n"
+                           "launch add_one grid 1 1 1 block 4096 1 1 smem 0 "
+                           "args b0 i32:16\n");
+  sparseopt_program program = nullptr;
+  ASSERT_OK(sparseopt_program_load(dir.c_str(), &program));
+  EXPECT_EQ(sparseopt_program_run(program, nullptr, nullptr, nullptr),
+            SPARSEOPT_ERROR_CUDA);
+  EXPECT_TRUE(contains(lastError(), "launch 0 ("));
+  EXPECT_TRUE(contains(lastError(), "program.txt:4)"));
+  EXPECT_TRUE(contains(lastError(), "kernel 'add_one'"));
+  EXPECT_OK(sparseopt_program_destroy(program));
+}
+
+} // namespace
