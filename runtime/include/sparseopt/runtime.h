@@ -1,0 +1,313 @@
+/*
+ * SparseOpt runtime: a small C library over the CUDA driver API.
+ *
+ * It loads the PTX (or cubin) that the SparseOpt compiler writes, launches its
+ * kernels, manages device memory, streams and events, and runs a compiled
+ * "program": an artifact directory holding a manifest (program.txt) that lists
+ * buffers and kernel launches.
+ *
+ * General conventions
+ *  - Every function that can fail returns a sparseopt_status. Nothing aborts,
+ *    exits or throws. On failure a human-readable description (CUDA error
+ *    name and string, the file or kernel involved, manifest line numbers) is
+ *    stored in a thread-local buffer readable with sparseopt_last_error().
+ *    Successful calls leave that message unchanged.
+ *  - The CUDA driver (libcuda.so.1) is loaded at run time with dlopen; the
+ *    library itself does not link against it. The environment variable
+ *    SPARSEOPT_CUDA_LIBRARY overrides the library name or path.
+ *  - sparseopt_init() must be called before any function that touches the GPU;
+ *    those return SPARSEOPT_ERROR_NOT_INITIALIZED otherwise. Arguments are
+ *    validated first, so invalid arguments are reported as
+ *    SPARSEOPT_ERROR_INVALID_ARGUMENT even before initialization.
+ *  - The runtime works in the device's *primary* context, the same context the
+ *    CUDA runtime (and therefore PyTorch) uses, so device pointers, streams
+ *    and events can be shared with PyTorch in the same process. Each GPU call
+ *    makes that context current on the calling thread if it is not already.
+ *  - All functions may be called from any thread. Handles (modules, programs,
+ *    streams, events) must not be destroyed while another thread uses them.
+ *
+ * This header is plain C (usable from C, C++ and Python ctypes).
+ */
+#ifndef SPARSEOPT_RUNTIME_H
+#define SPARSEOPT_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define SPARSEOPT_API __declspec(dllexport)
+#elif defined(__GNUC__)
+#define SPARSEOPT_API __attribute__((visibility("default")))
+#else
+#define SPARSEOPT_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Status codes and errors                                                  */
+/* ------------------------------------------------------------------------ */
+
+typedef enum sparseopt_status {
+  SPARSEOPT_OK = 0,
+  SPARSEOPT_ERROR_INVALID_ARGUMENT = 1, /* NULL handle/pointer, bad value */
+  SPARSEOPT_ERROR_NO_DRIVER = 2,        /* libcuda.so.1 missing or unusable */
+  SPARSEOPT_ERROR_NO_DEVICE = 3,        /* no CUDA device / index too large */
+  SPARSEOPT_ERROR_CUDA = 4,             /* any other CUDA driver error */
+  SPARSEOPT_ERROR_OUT_OF_MEMORY = 5,    /* device (or host) allocation failed */
+  SPARSEOPT_ERROR_IO = 6,               /* file missing or unreadable */
+  SPARSEOPT_ERROR_PARSE = 7,            /* malformed manifest */
+  SPARSEOPT_ERROR_NOT_FOUND = 8,        /* kernel not found in a module */
+  SPARSEOPT_ERROR_NOT_INITIALIZED = 9   /* sparseopt_init() not called yet */
+} sparseopt_status;
+
+/* The enumerator's name, e.g. "SPARSEOPT_ERROR_CUDA";
+ * "SPARSEOPT_UNKNOWN_STATUS" for values outside the enum. Never NULL. */
+SPARSEOPT_API const char *sparseopt_status_string(sparseopt_status s);
+
+/* Message describing the last failure on the calling thread, or "" if no
+ * call on this thread has failed. The pointer stays valid until the next
+ * failing call on the same thread. Never NULL. */
+SPARSEOPT_API const char *sparseopt_last_error(void);
+
+/* ------------------------------------------------------------------------ */
+/* Initialization and device                                                */
+/* ------------------------------------------------------------------------ */
+
+/* Loads the CUDA driver, calls cuInit, retains the primary context of CUDA
+ * device `device` (an ordinal, 0 = first device) and makes it current on the
+ * calling thread.
+ * Idempotent: calling it again with the same device only makes the context
+ * current on the calling thread. Calling it with a different device after a
+ * successful initialization fails with SPARSEOPT_ERROR_INVALID_ARGUMENT (one
+ * process uses one device). A failed call can be retried.
+ * Errors: INVALID_ARGUMENT (device < 0), NO_DRIVER (driver library missing or
+ * lacking an entry point), NO_DEVICE (no device, or device >= device count),
+ * CUDA. */
+SPARSEOPT_API sparseopt_status sparseopt_init(int device);
+
+/* Writes the NUL-terminated device name into buf (truncated to len - 1
+ * characters). Errors: INVALID_ARGUMENT (buf NULL or len 0),
+ * NOT_INITIALIZED, CUDA. */
+SPARSEOPT_API sparseopt_status sparseopt_device_name(char *buf, size_t len);
+
+/* Waits for all work on the device (cuCtxSynchronize). Asynchronous kernel
+ * faults surface here (or in any later synchronizing call). */
+SPARSEOPT_API sparseopt_status sparseopt_synchronize(void);
+
+/* ------------------------------------------------------------------------ */
+/* Memory                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* A device address (CUdeviceptr). Values from torch.Tensor.data_ptr() are
+ * valid device pointers. */
+typedef uint64_t sparseopt_deviceptr;
+
+/* Allocates `bytes` of device memory into *out. bytes == 0 succeeds and
+ * stores 0. Errors: INVALID_ARGUMENT (out NULL), NOT_INITIALIZED,
+ * OUT_OF_MEMORY, CUDA. */
+SPARSEOPT_API sparseopt_status sparseopt_malloc(size_t bytes,
+                                                sparseopt_deviceptr *out);
+
+/* Frees memory from sparseopt_malloc. Freeing 0 is a no-op that succeeds. */
+SPARSEOPT_API sparseopt_status sparseopt_free(sparseopt_deviceptr p);
+
+/* Synchronous copies (host memory may be pageable). bytes == 0 is a no-op.
+ * Errors: INVALID_ARGUMENT (NULL host pointer, or 0 device pointer),
+ * NOT_INITIALIZED, CUDA. */
+SPARSEOPT_API sparseopt_status sparseopt_memcpy_htod(sparseopt_deviceptr dst,
+                                                     const void *src,
+                                                     size_t bytes);
+SPARSEOPT_API sparseopt_status sparseopt_memcpy_dtoh(void *dst,
+                                                     sparseopt_deviceptr src,
+                                                     size_t bytes);
+
+/* Sets `bytes` bytes at dst to `value`. Ordered on the legacy default
+ * stream; like cudaMemset it may return before the device has finished, so
+ * synchronize before reading the memory from another stream. bytes == 0 is a
+ * no-op. Errors: INVALID_ARGUMENT (dst 0), NOT_INITIALIZED, CUDA. */
+SPARSEOPT_API sparseopt_status sparseopt_memset_d8(sparseopt_deviceptr dst,
+                                                   unsigned char value,
+                                                   size_t bytes);
+
+/* ------------------------------------------------------------------------ */
+/* Streams and events                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* A stream handle IS the driver's CUstream (the same value as a runtime
+ * cudaStream_t), so a stream made elsewhere in the process, e.g.
+ * torch.cuda.current_stream().cuda_stream, can be passed directly.
+ * NULL means the legacy default stream. */
+typedef struct sparseopt_stream_s *sparseopt_stream;
+
+/* Creates a new stream (CU_STREAM_DEFAULT flags: it synchronizes with the
+ * legacy default stream). Errors: INVALID_ARGUMENT (out NULL),
+ * NOT_INITIALIZED, CUDA. */
+SPARSEOPT_API sparseopt_status sparseopt_stream_create(sparseopt_stream *out);
+
+/* Destroys a stream from sparseopt_stream_create. NULL (the default stream)
+ * is rejected with INVALID_ARGUMENT. */
+SPARSEOPT_API sparseopt_status sparseopt_stream_destroy(sparseopt_stream s);
+
+/* Waits until all work queued on s (NULL: the default stream) is done. */
+SPARSEOPT_API sparseopt_status sparseopt_stream_synchronize(sparseopt_stream s);
+
+/* An event handle IS the driver's CUevent. Events are created with timing
+ * enabled. */
+typedef struct sparseopt_event_s *sparseopt_event;
+
+SPARSEOPT_API sparseopt_status sparseopt_event_create(sparseopt_event *out);
+SPARSEOPT_API sparseopt_status sparseopt_event_destroy(sparseopt_event e);
+
+/* Records e on stream s (NULL: the default stream). */
+SPARSEOPT_API sparseopt_status sparseopt_event_record(sparseopt_event e,
+                                                      sparseopt_stream s);
+
+/* Waits until the work captured by the last record of e is done. */
+SPARSEOPT_API sparseopt_status sparseopt_event_synchronize(sparseopt_event e);
+
+/* Milliseconds between two recorded events into *ms. Both must have
+ * completed (see sparseopt_event_synchronize), else CUDA error
+ * CUDA_ERROR_NOT_READY is reported. */
+SPARSEOPT_API sparseopt_status sparseopt_event_elapsed_ms(sparseopt_event start,
+                                                          sparseopt_event end,
+                                                          float *ms);
+
+/* ------------------------------------------------------------------------ */
+/* Modules, functions and launches                                          */
+/* ------------------------------------------------------------------------ */
+
+typedef struct sparseopt_module_s *sparseopt_module;
+
+/* Loads a module from a NUL-terminated PTX string. The PTX is JIT-compiled
+ * by the driver for the current device; on failure the JIT error log is
+ * included in the last-error message. */
+SPARSEOPT_API sparseopt_status sparseopt_module_load_ptx(const char *ptx,
+                                                         sparseopt_module *out);
+
+/* Loads a module from a file: PTX text, a cubin or a fatbin (the driver
+ * recognizes the format from the contents). Errors: IO when the file cannot
+ * be read, CUDA when the driver rejects it (with the JIT log). */
+SPARSEOPT_API sparseopt_status sparseopt_module_load_file(const char *path,
+                                                          sparseopt_module *out);
+
+/* Unloads the module; its functions become invalid. */
+SPARSEOPT_API sparseopt_status sparseopt_module_unload(sparseopt_module m);
+
+/* A kernel of a module. The handle is owned by its module (never freed by
+ * the caller) and stays valid until the module is unloaded; looking up the
+ * same name twice returns the same handle. */
+typedef struct sparseopt_function_s *sparseopt_function;
+
+/* Errors: INVALID_ARGUMENT (NULL arguments), NOT_FOUND (no kernel `name` in
+ * the module), CUDA. */
+SPARSEOPT_API sparseopt_status sparseopt_module_get_function(
+    sparseopt_module m, const char *name, sparseopt_function *out);
+
+/* Launches f asynchronously on stream s (NULL: the default stream) with grid
+ * and block dimensions {x, y, z} (each >= 1) and `shared_bytes` of dynamic
+ * shared memory. args follows cuLaunchKernel's kernelParams: an array with
+ * one pointer per kernel parameter, each pointing to the parameter's value;
+ * it may be NULL for a kernel without parameters.
+ * When shared_bytes exceeds 48 KiB, the function's
+ * CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES is raised first.
+ * Errors found at launch time (bad configuration, too many resources) are
+ * returned here; faults while the kernel runs surface at a later
+ * synchronization. */
+SPARSEOPT_API sparseopt_status sparseopt_launch(sparseopt_function f,
+                                                const unsigned grid[3],
+                                                const unsigned block[3],
+                                                unsigned shared_bytes,
+                                                sparseopt_stream s,
+                                                void **args);
+
+/* ------------------------------------------------------------------------ */
+/* Programs                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A program is what the compiler writes into an artifact directory:
+ * <artifact-dir>/program.txt, a line-based manifest ('#' starts a comment,
+ * blank lines are ignored, tokens are separated by spaces or tabs):
+ *
+ *   sparseopt-program 1                   first non-comment line; version 1
+ *   module kernels.ptx                    path relative to the artifact dir;
+ *                                         exactly one
+ *   buffer <id> input <index> <bytes>     caller-provided, input slot <index>
+ *   buffer <id> output <index> <bytes>    caller-provided, output slot <index>
+ *   buffer <id> constant <file> <bytes>   raw bytes of <file> (relative to the
+ *                                         artifact dir, size must equal
+ *                                         <bytes>), uploaded at load
+ *   buffer <id> temp <bytes>              allocated at load, freed at destroy
+ *   launch <kernel> grid <gx> <gy> <gz> block <bx> <by> <bz> smem <bytes>
+ *          args <arg>...                  (one line)
+ *
+ * Buffer ids are unique non-negative integers. Input indices must be exactly
+ * 0..n-1 and output indices 0..m-1. A launch argument is b<id> (the buffer's
+ * device pointer, a 64-bit parameter), i32:<value> (decimal, -2^31..2^32-1),
+ * i64:<value> (decimal, signed or unsigned 64-bit) or f32:<value> (decimal
+ * or exponent notation, 4-byte float). The 'args' keyword is required even
+ * when no argument follows. Buffers may be declared before or after the
+ * launches that use them. Temp buffers are zero-filled at load. Launches run
+ * in file order. Zero launches is valid.
+ */
+typedef struct sparseopt_program_s *sparseopt_program;
+
+/* Reads and validates <artifact_dir>/program.txt and checks that the module
+ * file and every constant file exist with the declared sizes. Touches no GPU
+ * (no sparseopt_init needed). The result only answers the queries below;
+ * running it needs sparseopt_program_load. Free it with
+ * sparseopt_program_destroy.
+ * Errors: INVALID_ARGUMENT, IO (manifest, module or constant file missing or
+ * unreadable), PARSE (malformed manifest; the message is
+ * "<path>/program.txt:<line>: <what is wrong>"). */
+SPARSEOPT_API sparseopt_status sparseopt_program_parse(const char *artifact_dir,
+                                                       sparseopt_program *out);
+
+/* Parses as above, then (sparseopt_init must have been called) loads the
+ * module, resolves every kernel, uploads the constant buffers and allocates
+ * the temporary buffers. Errors: those of parse, plus NOT_INITIALIZED,
+ * NOT_FOUND (a launched kernel is missing from the module), OUT_OF_MEMORY,
+ * CUDA. Nothing is leaked on failure. */
+SPARSEOPT_API sparseopt_status sparseopt_program_load(const char *artifact_dir,
+                                                      sparseopt_program *out);
+
+/* Queries; valid on parsed and loaded programs. On a NULL program or an
+ * index out of range they set the last error and return -1 (counts), 0
+ * (byte sizes) or NULL (kernel name). */
+SPARSEOPT_API int sparseopt_program_num_inputs(sparseopt_program p);
+SPARSEOPT_API int sparseopt_program_num_outputs(sparseopt_program p);
+SPARSEOPT_API size_t sparseopt_program_input_bytes(sparseopt_program p, int i);
+SPARSEOPT_API size_t sparseopt_program_output_bytes(sparseopt_program p, int i);
+SPARSEOPT_API int sparseopt_program_num_launches(sparseopt_program p);
+/* The kernel name of launch i; owned by the program. */
+SPARSEOPT_API const char *sparseopt_program_launch_kernel(sparseopt_program p,
+                                                          int i);
+
+/* Enqueues all launches of a loaded program on stream s (NULL: default
+ * stream), asynchronously. inputs[i] / outputs[i] are device pointers owned
+ * by the caller (e.g. torch tensors' data_ptr()) of at least
+ * sparseopt_program_input_bytes(p, i) / _output_bytes(p, i) bytes; the arrays
+ * may be NULL when the program has no inputs / outputs. The program does not
+ * clear outputs before running.
+ * All runs of a program share its temp buffers, so do not run the same
+ * program concurrently on different streams.
+ * Errors: INVALID_ARGUMENT (NULL program, NULL array or 0 pointer for a
+ * non-empty buffer, program only parsed), NOT_INITIALIZED, CUDA (the message
+ * names the launch, its manifest line and kernel). */
+SPARSEOPT_API sparseopt_status sparseopt_program_run(
+    sparseopt_program p, const sparseopt_deviceptr *inputs,
+    const sparseopt_deviceptr *outputs, sparseopt_stream s);
+
+/* Frees the program's device buffers, unloads its module and frees p.
+ * Errors: INVALID_ARGUMENT (p NULL); a CUDA error while freeing is reported
+ * but p is freed anyway. */
+SPARSEOPT_API sparseopt_status sparseopt_program_destroy(sparseopt_program p);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* SPARSEOPT_RUNTIME_H */

@@ -1,0 +1,404 @@
+//===- Manifest.cpp - Parser and validator for program.txt ----------------===//
+
+#include "Manifest.h"
+
+#include "Files.h"
+
+#include <charconv>
+#include <climits>
+#include <cstring>
+#include <map>
+
+namespace sparseopt {
+
+std::string Manifest::where(int line) const {
+  return manifestPath + ":" + std::to_string(line);
+}
+
+namespace {
+
+/// Splits `line` at blanks, dropping everything from the first '#'.
+std::vector<std::string> tokenize(const std::string &line) {
+  std::vector<std::string> tokens;
+  const char *blanks = " \t\r\v\f";
+  size_t end = line.find('#');
+  if (end == std::string::npos)
+    end = line.size();
+  size_t pos = 0;
+  while (pos < end) {
+    size_t start = line.find_first_not_of(blanks, pos);
+    if (start == std::string::npos || start >= end)
+      break;
+    size_t stop = line.find_first_of(blanks, start);
+    if (stop == std::string::npos || stop > end)
+      stop = end;
+    tokens.push_back(line.substr(start, stop - start));
+    pos = stop;
+  }
+  return tokens;
+}
+
+/// Parses all of `text` as a number of type T (no sign for unsigned T, no
+/// leading '+', no blanks). Returns false on any leftover or overflow.
+template <typename T> bool parseNumber(const std::string &text, T &out) {
+  const char *first = text.data();
+  const char *last = first + text.size();
+  if (first == last || *first == '+')
+    return false;
+  auto [ptr, ec] = std::from_chars(first, last, out);
+  return ec == std::errc() && ptr == last;
+}
+
+/// Reads one manifest line by line and fills a Manifest.
+class Parser {
+public:
+  explicit Parser(Manifest &manifest) : m(manifest) {}
+
+  Status parse(const std::string &text) {
+    size_t pos = 0;
+    while (pos < text.size()) {
+      size_t newline = text.find('\n', pos);
+      if (newline == std::string::npos)
+        newline = text.size();
+      ++line;
+      tokens = tokenize(text.substr(pos, newline - pos));
+      pos = newline + 1;
+      if (tokens.empty())
+        continue;
+      if (Status status = parseDirective(); status != SPARSEOPT_OK)
+        return status;
+    }
+    return finish();
+  }
+
+private:
+  Manifest &m;
+  int line = 0;                    ///< current line (1-based)
+  std::vector<std::string> tokens; ///< tokens of the current line
+  int headerLine = 0;
+  std::map<uint64_t, size_t> bufferById;    ///< id -> index into m.buffers
+  std::map<int, size_t> inputSlots;         ///< slot -> index into m.buffers
+  std::map<int, size_t> outputSlots;        ///< slot -> index into m.buffers
+
+  Status errorAt(int where, Status status, const std::string &message) {
+    return fail(status, m.where(where) + ": " + message);
+  }
+  Status error(const std::string &message) {
+    return errorAt(line, SPARSEOPT_ERROR_PARSE, message);
+  }
+  static std::string quoted(const std::string &text) { return "'" + text + "'"; }
+
+  /// Parses an unsigned field no larger than `max`.
+  template <typename T>
+  Status unsignedField(size_t index, const char *what, T max, T &out) {
+    uint64_t value = 0;
+    if (!parseNumber(tokens[index], value) || value > uint64_t(max))
+      return error(std::string(what) + ": expected an integer from 0 to " +
+                   std::to_string(max) + ", got " + quoted(tokens[index]));
+    out = T(value);
+    return SPARSEOPT_OK;
+  }
+
+  /// Checks that the token at `index` is `keyword`.
+  Status keyword(size_t index, const char *expected) {
+    if (index >= tokens.size())
+      return error(std::string("launch line ends early: expected '") +
+                   expected + "'");
+    if (tokens[index] != expected)
+      return error(std::string("expected '") + expected + "', got " +
+                   quoted(tokens[index]));
+    return SPARSEOPT_OK;
+  }
+
+  Status parseDirective() {
+    const std::string &directive = tokens[0];
+    if (headerLine == 0 && directive != "sparseopt-program")
+      return error("the first directive must be 'sparseopt-program " +
+                   std::to_string(kManifestVersion) + "', got " +
+                   quoted(directive));
+    if (directive == "sparseopt-program")
+      return parseHeader();
+    if (directive == "module")
+      return parseModule();
+    if (directive == "buffer")
+      return parseBuffer();
+    if (directive == "launch")
+      return parseLaunch();
+    return error("unknown directive " + quoted(directive) +
+                 " (expected 'module', 'buffer' or 'launch')");
+  }
+
+  Status parseHeader() {
+    if (headerLine != 0)
+      return error("repeated 'sparseopt-program' header (first at line " +
+                   std::to_string(headerLine) + ")");
+    if (tokens.size() != 2)
+      return error("expected 'sparseopt-program <version>'");
+    int version = 0;
+    if (!parseNumber(tokens[1], version))
+      return error("invalid manifest version " + quoted(tokens[1]));
+    if (version != kManifestVersion)
+      return error("unsupported manifest version " + std::to_string(version) +
+                   " (this runtime reads version " +
+                   std::to_string(kManifestVersion) + ")");
+    headerLine = line;
+    return SPARSEOPT_OK;
+  }
+
+  Status parseModule() {
+    if (m.moduleLine != 0)
+      return error("a second 'module' directive (the first is at line " +
+                   std::to_string(m.moduleLine) +
+                   "); a program has exactly one module");
+    if (tokens.size() != 2)
+      return error("expected 'module <path>'");
+    m.modulePath = joinPath(m.dir, tokens[1]);
+    m.moduleLine = line;
+    uint64_t size = 0;
+    std::string reason;
+    if (!regularFileSize(m.modulePath, size, reason))
+      return errorAt(line, SPARSEOPT_ERROR_IO,
+                     "module file " + quoted(tokens[1]) + " (" +
+                         m.modulePath + "): " + reason);
+    return SPARSEOPT_OK;
+  }
+
+  Status parseBuffer() {
+    if (tokens.size() < 3)
+      return error("expected 'buffer <id> <input|output|constant|temp> ...'");
+    BufferDecl buffer;
+    buffer.line = line;
+    if (Status s = unsignedField(1, "buffer id", UINT64_MAX, buffer.id))
+      return s;
+    auto previous = bufferById.find(buffer.id);
+    if (previous != bufferById.end())
+      return error("duplicate buffer id " + std::to_string(buffer.id) +
+                   " (first declared at line " +
+                   std::to_string(m.buffers[previous->second].line) + ")");
+
+    const std::string &kind = tokens[2];
+    Status status = SPARSEOPT_OK;
+    if (kind == "input" || kind == "output")
+      status = parseSlotBuffer(buffer, kind == "input");
+    else if (kind == "constant")
+      status = parseConstantBuffer(buffer);
+    else if (kind == "temp")
+      status = parseTempBuffer(buffer);
+    else
+      status = error("unknown buffer kind " + quoted(kind) +
+                     " (expected input, output, constant or temp)");
+    if (status != SPARSEOPT_OK)
+      return status;
+
+    bufferById.emplace(buffer.id, m.buffers.size());
+    m.buffers.push_back(std::move(buffer));
+    return SPARSEOPT_OK;
+  }
+
+  /// buffer <id> input|output <index> <bytes>
+  Status parseSlotBuffer(BufferDecl &buffer, bool isInput) {
+    const char *kind = isInput ? "input" : "output";
+    if (tokens.size() != 5)
+      return error(std::string("expected 'buffer <id> ") + kind +
+                   " <index> <bytes>'");
+    buffer.kind = isInput ? BufferKind::Input : BufferKind::Output;
+    if (Status s = unsignedField(3, "slot index", INT_MAX - 1, buffer.slot))
+      return s;
+    if (Status s = unsignedField(4, "byte size", UINT64_MAX, buffer.bytes))
+      return s;
+    std::map<int, size_t> &slots = isInput ? inputSlots : outputSlots;
+    auto previous = slots.find(buffer.slot);
+    if (previous != slots.end()) {
+      const BufferDecl &other = m.buffers[previous->second];
+      return error(std::string(kind) + " index " +
+                   std::to_string(buffer.slot) + " is already bound to buffer " +
+                   std::to_string(other.id) + " (line " +
+                   std::to_string(other.line) + ")");
+    }
+    slots.emplace(buffer.slot, m.buffers.size());
+    return SPARSEOPT_OK;
+  }
+
+  /// buffer <id> constant <file> <bytes>
+  Status parseConstantBuffer(BufferDecl &buffer) {
+    if (tokens.size() != 5)
+      return error("expected 'buffer <id> constant <file> <bytes>'");
+    buffer.kind = BufferKind::Constant;
+    if (Status s = unsignedField(4, "byte size", UINT64_MAX, buffer.bytes))
+      return s;
+    buffer.file = joinPath(m.dir, tokens[3]);
+    uint64_t size = 0;
+    std::string reason;
+    if (!regularFileSize(buffer.file, size, reason))
+      return errorAt(line, SPARSEOPT_ERROR_IO,
+                     "constant file " + quoted(tokens[3]) + " of buffer " +
+                         std::to_string(buffer.id) + " (" + buffer.file +
+                         "): " + reason);
+    if (size != buffer.bytes)
+      return error("constant file " + quoted(tokens[3]) + " of buffer " +
+                   std::to_string(buffer.id) + " has " + std::to_string(size) +
+                   " bytes but the manifest declares " +
+                   std::to_string(buffer.bytes));
+    return SPARSEOPT_OK;
+  }
+
+  /// buffer <id> temp <bytes>
+  Status parseTempBuffer(BufferDecl &buffer) {
+    if (tokens.size() != 4)
+      return error("expected 'buffer <id> temp <bytes>'");
+    buffer.kind = BufferKind::Temp;
+    return unsignedField(3, "byte size", UINT64_MAX, buffer.bytes);
+  }
+
+  /// launch <kernel> grid x y z block x y z smem <bytes> args <arg>...
+  Status parseLaunch() {
+    LaunchDecl launch;
+    launch.line = line;
+    if (tokens.size() < 2)
+      return error("expected 'launch <kernel> grid <x> <y> <z> block <x> <y> "
+                   "<z> smem <bytes> args <arg>...'");
+    launch.kernel = tokens[1];
+    size_t next = 2;
+    for (auto [name, dims] : {std::make_pair("grid", launch.grid),
+                              std::make_pair("block", launch.block)}) {
+      if (Status s = keyword(next++, name))
+        return s;
+      for (int d = 0; d < 3; ++d, ++next) {
+        if (next >= tokens.size())
+          return error(std::string("launch line ends early: expected 3 ") +
+                       name + " dimensions");
+        if (Status s = unsignedField(next, name, UINT_MAX, dims[d]))
+          return s;
+        if (dims[d] == 0)
+          return error(std::string(name) + " dimensions must be >= 1");
+      }
+    }
+    if (Status s = keyword(next++, "smem"))
+      return s;
+    if (next >= tokens.size())
+      return error("launch line ends early: expected the shared memory size");
+    if (Status s = unsignedField(next++, "smem", UINT_MAX, launch.sharedBytes))
+      return s;
+    if (Status s = keyword(next++, "args"))
+      return s;
+    for (; next < tokens.size(); ++next) {
+      ArgDecl arg;
+      if (Status s = parseArg(tokens[next], arg))
+        return s;
+      launch.args.push_back(arg);
+    }
+    m.launches.push_back(std::move(launch));
+    return SPARSEOPT_OK;
+  }
+
+  /// b<id> | i32:<v> | i64:<v> | f32:<v>
+  Status parseArg(const std::string &token, ArgDecl &arg) {
+    auto invalid = [&](const std::string &why) {
+      return error("invalid launch argument " + quoted(token) + ": " + why);
+    };
+    if (token.size() > 1 && token[0] == 'b') {
+      arg.kind = ArgKind::Buffer;
+      if (!parseNumber(token.substr(1), arg.bufferId))
+        return invalid("expected b<buffer id>");
+      return SPARSEOPT_OK;
+    }
+    if (token.size() > 4 && token[3] == ':') {
+      std::string type = token.substr(0, 3);
+      std::string value = token.substr(4);
+      if (type == "i32") {
+        // Accept the signed and the unsigned 32-bit range.
+        int64_t wide = 0;
+        if (!parseNumber(value, wide) || wide < INT32_MIN || wide > UINT32_MAX)
+          return invalid("expected a 32-bit integer");
+        uint32_t bits = uint32_t(wide);
+        arg.kind = ArgKind::I32;
+        std::memcpy(arg.value, &bits, sizeof(bits));
+        return SPARSEOPT_OK;
+      }
+      if (type == "i64") {
+        int64_t signedValue = 0;
+        uint64_t bits = 0;
+        if (parseNumber(value, signedValue))
+          bits = uint64_t(signedValue);
+        else if (!parseNumber(value, bits))
+          return invalid("expected a 64-bit integer");
+        arg.kind = ArgKind::I64;
+        std::memcpy(arg.value, &bits, sizeof(bits));
+        return SPARSEOPT_OK;
+      }
+      if (type == "f32") {
+        float f = 0;
+        if (!parseNumber(value, f))
+          return invalid("expected a floating-point number");
+        arg.kind = ArgKind::F32;
+        std::memcpy(arg.value, &f, sizeof(f));
+        return SPARSEOPT_OK;
+      }
+    }
+    return invalid("expected b<id>, i32:<value>, i64:<value> or f32:<value>");
+  }
+
+  /// Whole-file checks once every line has been read.
+  Status finish() {
+    int last = line > 0 ? line : 1;
+    if (headerLine == 0)
+      return errorAt(last, SPARSEOPT_ERROR_PARSE,
+                     "missing 'sparseopt-program " +
+                         std::to_string(kManifestVersion) +
+                         "' header: the manifest has no directives");
+    if (m.moduleLine == 0)
+      return errorAt(last, SPARSEOPT_ERROR_PARSE,
+                     "missing 'module' directive: a program needs exactly one "
+                     "module");
+
+    for (LaunchDecl &launch : m.launches) {
+      for (ArgDecl &arg : launch.args) {
+        if (arg.kind != ArgKind::Buffer)
+          continue;
+        auto found = bufferById.find(arg.bufferId);
+        if (found == bufferById.end())
+          return errorAt(launch.line, SPARSEOPT_ERROR_PARSE,
+                         "launch of kernel " + quoted(launch.kernel) +
+                             " uses unknown buffer b" +
+                             std::to_string(arg.bufferId));
+        arg.buffer = found->second;
+      }
+    }
+
+    if (Status s = contiguousSlots(inputSlots, "input", m.inputs))
+      return s;
+    return contiguousSlots(outputSlots, "output", m.outputs);
+  }
+
+  /// Checks that `slots` are exactly 0..n-1 and lists their buffers.
+  Status contiguousSlots(const std::map<int, size_t> &slots, const char *kind,
+                         std::vector<size_t> &out) {
+    int expected = 0;
+    for (const auto &[slot, buffer] : slots) {
+      if (slot != expected)
+        return errorAt(m.buffers[buffer].line, SPARSEOPT_ERROR_PARSE,
+                       std::string(kind) + " indices must be contiguous from "
+                       "0: index " + std::to_string(slot) +
+                           " is declared but index " +
+                           std::to_string(expected) + " is missing");
+      out.push_back(buffer);
+      ++expected;
+    }
+    return SPARSEOPT_OK;
+  }
+};
+
+} // namespace
+
+Status parseManifest(const std::string &artifactDir, Manifest &out) {
+  out = Manifest();
+  out.dir = artifactDir;
+  out.manifestPath = joinPath(artifactDir, kManifestFileName);
+  std::string text, reason;
+  if (!readFile(out.manifestPath, text, reason))
+    return fail(SPARSEOPT_ERROR_IO,
+                "cannot read manifest " + out.manifestPath + ": " + reason);
+  return Parser(out).parse(text);
+}
+
+} // namespace sparseopt

@@ -1,0 +1,347 @@
+//===- Program.cpp - Loading and running compiled programs ----------------===//
+//
+// A program couples a parsed manifest with its GPU resources: the loaded
+// module, one resolved kernel per launch, and the device memory of its
+// constant and temporary buffers. Running it binds the caller's input and
+// output pointers and enqueues the launches in manifest order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Files.h"
+#include "Manifest.h"
+#include "Module.h"
+
+#include <climits>
+
+using namespace sparseopt;
+
+/// The public sparseopt_program handle.
+struct sparseopt_program_s {
+  Manifest manifest;
+  /// True once the GPU resources below exist (sparseopt_program_load).
+  bool loaded = false;
+  sparseopt_module module = nullptr;
+  /// The kernel of each launch, parallel to manifest.launches.
+  std::vector<sparseopt_function> kernels;
+  /// Device memory owned by the program, parallel to manifest.buffers
+  /// (0 for input/output buffers and empty buffers).
+  std::vector<CUdeviceptr> memory;
+};
+
+namespace {
+
+/// Frees whatever GPU resources `p` holds. Returns the first failure but
+/// keeps releasing the rest.
+Status releaseResources(const char *api, sparseopt_program_s &p) {
+  Status first = SPARSEOPT_OK;
+  for (CUdeviceptr &ptr : p.memory) {
+    if (ptr == 0)
+      continue;
+    CUresult result = driver().cuMemFree_v2(ptr);
+    if (result != CUDA_SUCCESS && first == SPARSEOPT_OK)
+      first = cudaFail(result, api, "freeing a program buffer");
+    ptr = 0;
+  }
+  if (p.module != nullptr) {
+    Status status = unloadModule(api, p.module);
+    if (first == SPARSEOPT_OK)
+      first = status;
+    p.module = nullptr;
+  }
+  p.kernels.clear();
+  p.loaded = false;
+  return first;
+}
+
+/// Allocates (and for constants, uploads) buffer `index` of the program.
+Status createBuffer(const char *api, sparseopt_program_s &p, size_t index) {
+  const BufferDecl &buffer = p.manifest.buffers[index];
+  const std::string where = p.manifest.where(buffer.line) + ": buffer " +
+                            std::to_string(buffer.id);
+  if (buffer.bytes == 0)
+    return SPARSEOPT_OK;
+
+  std::string contents;
+  if (buffer.kind == BufferKind::Constant) {
+    std::string reason;
+    if (!readFile(buffer.file, contents, reason))
+      return fail(SPARSEOPT_ERROR_IO, api,
+                  where + ": cannot read constant file " + buffer.file + ": " +
+                      reason);
+    if (contents.size() != buffer.bytes)
+      return fail(SPARSEOPT_ERROR_PARSE, api,
+                  where + ": constant file " + buffer.file + " has " +
+                      std::to_string(contents.size()) +
+                      " bytes but the manifest declares " +
+                      std::to_string(buffer.bytes));
+  }
+
+  CUdeviceptr &ptr = p.memory[index];
+  CUresult result = driver().cuMemAlloc_v2(&ptr, size_t(buffer.bytes));
+  if (result != CUDA_SUCCESS) {
+    ptr = 0;
+    return cudaFail(result, api,
+                    where + ": cuMemAlloc(" + std::to_string(buffer.bytes) +
+                        " bytes)");
+  }
+  if (buffer.kind == BufferKind::Constant)
+    result = driver().cuMemcpyHtoD_v2(ptr, contents.data(), contents.size());
+  else // Temporaries start zero-filled so runs are deterministic.
+    result = driver().cuMemsetD8_v2(ptr, 0, size_t(buffer.bytes));
+  if (result != CUDA_SUCCESS)
+    return cudaFail(result, api, where + ": initializing device memory");
+  return SPARSEOPT_OK;
+}
+
+/// Creates the GPU resources of a parsed program.
+Status acquireResources(const char *api, sparseopt_program_s &p) {
+  const Manifest &m = p.manifest;
+  // Messages read "<api>: <manifest>:<line>: <what failed>".
+  auto at = [&](int line) { return std::string(api) + ": " + m.where(line); };
+  if (Status s = loadModuleFile(at(m.moduleLine).c_str(), m.modulePath,
+                                &p.module))
+    return s;
+  for (const LaunchDecl &launch : m.launches) {
+    sparseopt_function kernel = nullptr;
+    if (Status s = getFunction(at(launch.line).c_str(), p.module,
+                               launch.kernel, &kernel))
+      return s;
+    p.kernels.push_back(kernel);
+  }
+  p.memory.assign(m.buffers.size(), 0);
+  for (size_t i = 0; i < m.buffers.size(); ++i) {
+    BufferKind kind = m.buffers[i].kind;
+    if (kind != BufferKind::Constant && kind != BufferKind::Temp)
+      continue;
+    if (Status s = createBuffer(api, p, i))
+      return s;
+  }
+  // Finish the uploads and memsets (queued on the legacy default stream)
+  // before the program can run on any stream, including non-blocking ones.
+  CUresult result = driver().cuCtxSynchronize();
+  if (result != CUDA_SUCCESS)
+    return cudaFail(result, api, "waiting for constant uploads");
+  p.loaded = true;
+  return SPARSEOPT_OK;
+}
+
+/// Parses `dir` into a new program (no GPU work). Messages are the
+/// parser's own ("<manifest>:<line>: ...") without an API prefix.
+Status parseProgram(const char *dir,
+                    std::unique_ptr<sparseopt_program_s> &out) {
+  auto program = std::make_unique<sparseopt_program_s>();
+  if (Status s = parseManifest(dir, program->manifest))
+    return s;
+  out = std::move(program);
+  return SPARSEOPT_OK;
+}
+
+/// Checks the caller's pointers for the program's slots.
+Status checkPointers(const char *api, const Manifest &m,
+                     const std::vector<size_t> &slots,
+                     const sparseopt_deviceptr *pointers, const char *kind) {
+  if (slots.empty())
+    return SPARSEOPT_OK;
+  if (pointers == nullptr)
+    return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
+                std::string(kind) + "s must not be NULL: the program has " +
+                    std::to_string(slots.size()) + " " + kind + "(s)");
+  for (size_t i = 0; i < slots.size(); ++i)
+    if (pointers[i] == 0 && m.buffers[slots[i]].bytes != 0)
+      return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
+                  std::string(kind) + " " + std::to_string(i) +
+                      " is a null device pointer");
+  return SPARSEOPT_OK;
+}
+
+/// Enqueues every launch of a loaded program.
+Status runProgram(const char *api, const sparseopt_program_s &p,
+                  const sparseopt_deviceptr *inputs,
+                  const sparseopt_deviceptr *outputs, CUstream stream) {
+  const Manifest &m = p.manifest;
+  // Device address of every buffer for this run.
+  std::vector<CUdeviceptr> address(p.memory);
+  for (size_t i = 0; i < m.inputs.size(); ++i)
+    address[m.inputs[i]] = CUdeviceptr(inputs[i]);
+  for (size_t i = 0; i < m.outputs.size(); ++i)
+    address[m.outputs[i]] = CUdeviceptr(outputs[i]);
+
+  std::vector<void *> params;
+  for (size_t l = 0; l < m.launches.size(); ++l) {
+    const LaunchDecl &launch = m.launches[l];
+    params.clear();
+    for (const ArgDecl &arg : launch.args) {
+      // cuLaunchKernel only reads through these pointers.
+      params.push_back(arg.kind == ArgKind::Buffer
+                           ? static_cast<void *>(&address[arg.buffer])
+                           : const_cast<unsigned char *>(arg.value));
+    }
+    Status s = launchKernel(api, p.kernels[l], launch.grid, launch.block,
+                            launch.sharedBytes, stream,
+                            params.empty() ? nullptr : params.data());
+    if (s != SPARSEOPT_OK) {
+      addErrorContext(api, "launch " + std::to_string(l) + " (" +
+                               m.where(launch.line) + ")");
+      return s;
+    }
+  }
+  return SPARSEOPT_OK;
+}
+
+/// Reports a NULL program for the query `api`.
+bool validProgram(const char *api, sparseopt_program p) {
+  if (p != nullptr)
+    return true;
+  nullArgument(api, "p");
+  return false;
+}
+
+/// Reports a NULL program or an out-of-range index for the query `api`.
+bool validIndex(const char *api, sparseopt_program p, int index,
+                size_t count) {
+  if (!validProgram(api, p))
+    return false;
+  if (index < 0 || size_t(index) >= count) {
+    fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
+         "index " + std::to_string(index) + " out of range (the program has " +
+             std::to_string(count) + ")");
+    return false;
+  }
+  return true;
+}
+
+int countOf(size_t n) { return n > size_t(INT_MAX) ? INT_MAX : int(n); }
+
+} // namespace
+
+extern "C" {
+
+sparseopt_status sparseopt_program_parse(const char *artifact_dir,
+                                         sparseopt_program *out) {
+  const char *api = "sparseopt_program_parse";
+  return guarded(api, [&]() -> Status {
+    if (artifact_dir == nullptr)
+      return nullArgument(api, "artifact_dir");
+    if (out == nullptr)
+      return nullArgument(api, "out");
+    std::unique_ptr<sparseopt_program_s> program;
+    if (Status s = parseProgram(artifact_dir, program))
+      return s;
+    *out = program.release();
+    return SPARSEOPT_OK;
+  });
+}
+
+sparseopt_status sparseopt_program_load(const char *artifact_dir,
+                                        sparseopt_program *out) {
+  const char *api = "sparseopt_program_load";
+  return guarded(api, [&]() -> Status {
+    if (artifact_dir == nullptr)
+      return nullArgument(api, "artifact_dir");
+    if (out == nullptr)
+      return nullArgument(api, "out");
+    std::unique_ptr<sparseopt_program_s> program;
+    if (Status s = parseProgram(artifact_dir, program))
+      return s;
+    if (Status s = requireContext(api))
+      return s;
+    if (Status s = acquireResources(api, *program)) {
+      std::string message = sparseopt_last_error();
+      releaseResources(api, *program);
+      fail(s, message); // keep the first error, not a cleanup one
+      return s;
+    }
+    *out = program.release();
+    return SPARSEOPT_OK;
+  });
+}
+
+int sparseopt_program_num_inputs(sparseopt_program p) {
+  const char *api = "sparseopt_program_num_inputs";
+  return guardedValue(api, -1, [&]() {
+    return validProgram(api, p) ? countOf(p->manifest.inputs.size()) : -1;
+  });
+}
+
+int sparseopt_program_num_outputs(sparseopt_program p) {
+  const char *api = "sparseopt_program_num_outputs";
+  return guardedValue(api, -1, [&]() {
+    return validProgram(api, p) ? countOf(p->manifest.outputs.size()) : -1;
+  });
+}
+
+int sparseopt_program_num_launches(sparseopt_program p) {
+  const char *api = "sparseopt_program_num_launches";
+  return guardedValue(api, -1, [&]() {
+    return validProgram(api, p) ? countOf(p->manifest.launches.size()) : -1;
+  });
+}
+
+size_t sparseopt_program_input_bytes(sparseopt_program p, int i) {
+  const char *api = "sparseopt_program_input_bytes";
+  return guardedValue(api, size_t(0), [&]() -> size_t {
+    if (!validIndex(api, p, i, p ? p->manifest.inputs.size() : 0))
+      return 0;
+    return size_t(p->manifest.buffers[p->manifest.inputs[i]].bytes);
+  });
+}
+
+size_t sparseopt_program_output_bytes(sparseopt_program p, int i) {
+  const char *api = "sparseopt_program_output_bytes";
+  return guardedValue(api, size_t(0), [&]() -> size_t {
+    if (!validIndex(api, p, i, p ? p->manifest.outputs.size() : 0))
+      return 0;
+    return size_t(p->manifest.buffers[p->manifest.outputs[i]].bytes);
+  });
+}
+
+const char *sparseopt_program_launch_kernel(sparseopt_program p, int i) {
+  const char *api = "sparseopt_program_launch_kernel";
+  return guardedValue(api, static_cast<const char *>(nullptr),
+                      [&]() -> const char * {
+                        if (!validIndex(api, p, i,
+                                        p ? p->manifest.launches.size() : 0))
+                          return nullptr;
+                        return p->manifest.launches[i].kernel.c_str();
+                      });
+}
+
+sparseopt_status sparseopt_program_run(sparseopt_program p,
+                                       const sparseopt_deviceptr *inputs,
+                                       const sparseopt_deviceptr *outputs,
+                                       sparseopt_stream s) {
+  const char *api = "sparseopt_program_run";
+  return guarded(api, [&]() -> Status {
+    if (p == nullptr)
+      return nullArgument(api, "p");
+    const Manifest &m = p->manifest;
+    if (Status st = checkPointers(api, m, m.inputs, inputs, "input"))
+      return st;
+    if (Status st = checkPointers(api, m, m.outputs, outputs, "output"))
+      return st;
+    if (!p->loaded)
+      return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
+                  "program " + m.dir +
+                      " was only parsed: load it with sparseopt_program_load "
+                      "to run it");
+    if (Status st = requireContext(api))
+      return st;
+    return runProgram(api, *p, inputs, outputs, toCUstream(s));
+  });
+}
+
+sparseopt_status sparseopt_program_destroy(sparseopt_program p) {
+  const char *api = "sparseopt_program_destroy";
+  return guarded(api, [&]() -> Status {
+    if (p == nullptr)
+      return nullArgument(api, "p");
+    std::unique_ptr<sparseopt_program_s> owned(p);
+    if (!owned->loaded)
+      return SPARSEOPT_OK;
+    if (Status s = requireContext(api))
+      return s;
+    return releaseResources(api, *owned);
+  });
+}
+
+} // extern "C"
