@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""Compiles every benchmark case with sparse-opt into bench/artifacts/<case>/.
+
+Each case is a function taking the activations and the already-compressed
+weight (values + metadata, as sgpu.assemble documents), so one artifact serves
+any weight of that shape: the benchmark compresses torch's pruned weight with
+the same C utility the compiler uses for constants.
+Run here (the compiler needs libMLIR): python3 bench/spmm/make_cases.py
+"""
+import pathlib
+import subprocess
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import cases  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+OUT = ROOT / "bench" / "artifacts"
+SPARSE_OPT = ROOT / "build" / "bin" / "sparse-opt"
+
+
+def padded(n, k):
+    pn, pk = (n + 15) // 16 * 16, (k + 31) // 32 * 32
+    return pn, pk
+
+
+def source(dtype, m, n, k):
+    pn, pk = padded(n, k)
+    w = "!sgpu.compressed<%dx%dx%s, #sgpu.nm<2:4>>" % (n, k, dtype)
+    return f"""func.func @spmm(%x: tensor<{m}x{k}x{dtype}>, %v: tensor<{pn}x{pk // 2}x{dtype}>, %e: tensor<{pn * pk // 32}xi32>) -> tensor<{m}x{n}x{dtype}> {{
+  %w = sgpu.assemble %v, %e : tensor<{pn}x{pk // 2}x{dtype}>, tensor<{pn * pk // 32}xi32> -> {w}
+  %y = sgpu.spmm %x, %w : tensor<{m}x{k}x{dtype}>, {w} -> tensor<{m}x{n}x{dtype}>
+  return %y : tensor<{m}x{n}x{dtype}>
+}}
+"""
+
+
+def main():
+    OUT.mkdir(parents=True, exist_ok=True)
+    for dtype, _, m, n, k in cases.cases():
+        d = OUT / cases.name(dtype, m, n, k)
+        d.mkdir(exist_ok=True)
+        (d / "model.mlir").write_text(source(dtype, m, n, k))
+        subprocess.run([str(SPARSE_OPT), str(d / "model.mlir"),
+                        "--sgpu-compile=chip=sm_90a output-dir=%s" % d, "-o", str(d / "compiled.mlir")],
+                       check=True)
+    print("compiled %d cases into %s" % (len(list(cases.cases())), OUT))
+
+
+if __name__ == "__main__":
+    main()

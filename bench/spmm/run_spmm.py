@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Runs the compiled 2:4 sparse matmul kernels on a GPU through the SparseOpt
+runtime, checks them against torch, and times them against torch dense
+(cuBLAS) and torch's 2:4 path (cuSPARSELt), all in this one process.
+
+  python3 bench/spmm/run_spmm.py --artifacts bench/artifacts --out results.json
+
+Correctness: max_rel_err = max|ours - ref| / max|ref| with ref the fp32
+product of the same fp16/bf16 inputs and pruned weight; it must stay within
+TOLERANCE (the output is rounded to fp16/bf16 once, so the error is about half
+an ulp of the largest output). Timing: median of --reps runs after --warmup,
+CUDA events on the current stream.
+"""
+import argparse
+import datetime
+import json
+import os
+import pathlib
+import statistics
+import sys
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+import cases  # noqa: E402
+from sparseopt_ctypes import Formats, Runtime  # noqa: E402
+
+TORCH_DTYPE = {"f16": torch.float16, "bf16": torch.bfloat16}
+TOLERANCE = {"f16": 2e-3, "bf16": 1.6e-2}
+
+
+def pruned_weight(n, k, dtype, gen):
+    """Random weight, magnitude-pruned to 2:4 along K (2 largest |w| per 4)."""
+    kp = (k + 3) // 4 * 4
+    w = torch.randn(n, kp, generator=gen, device="cuda") / kp ** 0.5
+    if kp != k:
+        w[:, k:] = 0
+    g = w.view(n, kp // 4, 4)
+    idx = g.abs().topk(2, dim=2).indices
+    mask = torch.zeros_like(g, dtype=torch.bool).scatter_(2, idx, True)
+    return (g * mask).view(n, kp)[:, :k].to(dtype).contiguous()
+
+
+def median_us(fn, warmup, reps):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e) * 1000.0)
+    return statistics.median(times)
+
+
+def cusparselt_baselines(x, w, warmup, reps):
+    """torch's 2:4 paths: to_sparse_semi_structured (cuSPARSELt backend) and
+    _cslt_sparse_mm with the algorithm search. Returns (best_us, plan, rel_err)."""
+    ref = x.float() @ w.float().t()
+    found = []
+    try:
+        from torch.sparse import SparseSemiStructuredTensor, to_sparse_semi_structured
+        SparseSemiStructuredTensor._FORCE_CUTLASS = False
+        ws = to_sparse_semi_structured(w)
+        y = F.linear(x, ws)
+        err = ((y.float() - ref).abs().max() / ref.abs().max()).item()
+        found.append((median_us(lambda: F.linear(x, ws), warmup, reps), "to_sparse_semi_structured", err))
+    except Exception as exc:  # shape or dtype the library does not take
+        print("  cuSPARSELt (semi_structured) unavailable: %s" % str(exc).splitlines()[0])
+    try:
+        wc = torch._cslt_compress(w)
+        alg = 0
+        plan = "_cslt_sparse_mm default plan"
+        try:
+            r = torch._cslt_sparse_mm_search(wc, x.t())
+            alg = r[0] if isinstance(r, (tuple, list)) else int(r)
+            plan = "_cslt_sparse_mm search alg_id=%d" % alg
+        except Exception:
+            pass
+        fn = lambda: torch._cslt_sparse_mm(wc, x.t(), alg_id=alg, transpose_result=True)  # noqa: E731
+        y = fn()
+        err = ((y.float() - ref).abs().max() / ref.abs().max()).item()
+        found.append((median_us(fn, warmup, reps), plan, err))
+    except Exception as exc:
+        print("  cuSPARSELt (_cslt) unavailable: %s" % str(exc).splitlines()[0])
+    if not found:
+        return None, None, None
+    return min(found)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--artifacts", default=str(HERE.parent / "artifacts"))
+    ap.add_argument("--out", required=True, help="JSON file for the records")
+    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--reps", type=int, default=50)
+    ap.add_argument("--commit", default=os.environ.get("SPARSEOPT_COMMIT", "unknown"))
+    ap.add_argument("--command", default=" ".join(sys.argv))
+    args = ap.parse_args()
+
+    rt, fmt = Runtime(0), Formats()
+    gpu = torch.cuda.get_device_name(0)
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    stream = torch.cuda.current_stream().cuda_stream
+    records, failures = [], 0
+    for dtype, kind, m, n, k in cases.cases():
+        tdt = TORCH_DTYPE[dtype]
+        prog = rt.load(pathlib.Path(args.artifacts) / cases.name(dtype, m, n, k))
+        w = pruned_weight(n, k, tdt, gen)
+        x = torch.randn(m, k, generator=gen, device="cuda").to(tdt)
+        values, meta = fmt.compress(w.cpu().view(torch.int16).numpy().view(np.uint16), n, k)
+        v = torch.from_numpy(values.view(np.int16)).cuda()
+        e = torch.from_numpy(meta.view(np.int32)).cuda()
+        y = torch.empty(m, n, dtype=tdt, device="cuda")
+        assert prog.input_bytes == [x.numel() * 2, v.numel() * 2, e.numel() * 4], prog.input_bytes
+        assert prog.output_bytes == [y.numel() * 2]
+        ours = lambda: prog.run([x.data_ptr(), v.data_ptr(), e.data_ptr()], [y.data_ptr()], stream)  # noqa: E731
+        ours()
+        torch.cuda.synchronize()
+        ref = x.float() @ w.float().t()
+        err = ((y.float() - ref).abs().max() / ref.abs().max()).item()
+        ok = err <= TOLERANCE[dtype]
+        failures += not ok
+        rec = {
+            "bench": "spmm", "variant": "2:4", "dtype": dtype, "kind": kind,
+            "shape": {"M": m, "N": n, "K": k},
+            "max_rel_err": err, "tolerance": TOLERANCE[dtype], "correct": ok,
+            "gpu": gpu, "date": datetime.date.today().isoformat(), "commit": args.commit,
+            "command": args.command, "kernel": "mma.sp m16n8k32, 64x64 block tile (first kernel)",
+        }
+        if kind == "timing":
+            rec["ours_us"] = median_us(ours, args.warmup, args.reps)
+            dense = median_us(lambda: F.linear(x, w), args.warmup, args.reps)
+            cslt_us, plan, cslt_err = cusparselt_baselines(x, w, args.warmup, args.reps)
+            rec["baselines"] = {"cublas": dense, "cusparselt": cslt_us}
+            rec["cusparselt_plan"], rec["cusparselt_max_rel_err"] = plan, cslt_err
+            best = min(t for t in rec["baselines"].values() if t is not None)
+            rec["speedup"] = best / rec["ours_us"]
+            rec["speedup_vs_cublas"] = dense / rec["ours_us"]
+        records.append(rec)
+        print("%-5s %-11s M=%-6d N=%-6d K=%-6d err=%.2e %s%s" % (
+            dtype, kind, m, n, k, err, "ok" if ok else "FAIL",
+            "" if kind != "timing" else "  ours %.1f us  cublas %.1f us  cusparselt %s us  speedup vs best %.2fx" % (
+                rec["ours_us"], rec["baselines"]["cublas"],
+                "%.1f" % rec["baselines"]["cusparselt"] if rec["baselines"]["cusparselt"] else "n/a",
+                rec["speedup"])))
+        prog.close()
+    pathlib.Path(args.out).write_text(json.dumps(records, indent=1) + "\n")
+    print("%d cases, %d outside tolerance; wrote %s" % (len(records), failures, args.out))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
