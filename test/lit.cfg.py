@@ -29,6 +29,8 @@ config.substitutions.append(
     ("%mlir_c_runner_utils", os.path.join(config.mlir_lib_dir, "libmlir_c_runner_utils.so")))
 llvm_config.add_tool_substitutions(
     ["sparse-opt", "sparse-opt-run"], [tools_dir])
+# Debian's interpreter: the one with numpy (and torch/onnx later).
+config.substitutions.append(("%python", "/usr/bin/python3"))
 llvm_config.add_tool_substitutions(
     ["mlir-runner", "FileCheck", "not", "count"], [config.llvm_tools_dir])
 
