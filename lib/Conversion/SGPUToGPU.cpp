@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "sparse-opt/Conversion/Passes.h"
+#include "sparse-opt/Dialect/SGPU/ConstantWeights.h"
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
 #include "sparse-opt/Conversion/TargetInfo.h"
 
@@ -291,6 +292,10 @@ struct ConvertSGPUToGPUPass
       return signalPassFailure();
     }
 
+    // Weights that are constants are compressed now, at compile time.
+    if (failed(foldConstantCompresses(getOperation())))
+      return signalPassFailure();
+
     // Every sgpu op must be lowerable here; report the rest at their ops.
     bool failedAny = false;
     SmallVector<SpmmOp> spmms;
@@ -311,9 +316,9 @@ struct ConvertSGPUToGPUPass
           failedAny = true;
         } else if (!spmm.getWeight().getDefiningOp<AssembleOp>()) {
           spmm.emitError() << "the compressed weight must be known at "
-                              "compile time (sgpu.assemble); compressing "
-                              "weights on the GPU at run time is not "
-                              "generated yet";
+                              "compile time (a constant, or sgpu.assemble); "
+                              "compressing weights on the GPU at run time is "
+                              "not generated yet";
           failedAny = true;
         } else {
           spmms.push_back(spmm);

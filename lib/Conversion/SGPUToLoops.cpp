@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "sparse-opt/Conversion/Passes.h"
+#include "sparse-opt/Dialect/SGPU/ConstantWeights.h"
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -152,6 +153,10 @@ static void lowerSpmm(SpmmOp op, AssembleOp assemble) {
 struct ConvertSGPUToLoopsPass
     : public sgpu::impl::ConvertSGPUToLoopsBase<ConvertSGPUToLoopsPass> {
   void runOnOperation() override {
+    // Weights that are constants are compressed now, at compile time.
+    if (failed(foldConstantCompresses(getOperation())))
+      return signalPassFailure();
+
     bool failedAny = false;
     SmallVector<Operation *> ops;
     getOperation().walk([&](Operation *op) {
@@ -159,8 +164,8 @@ struct ConvertSGPUToLoopsPass
         return;
       if (auto spmm = dyn_cast<SpmmOp>(op)) {
         if (!spmm.getWeight().getDefiningOp<AssembleOp>()) {
-          spmm.emitError() << "the compressed weight must come from "
-                              "sgpu.assemble (a compile-time constant); "
+          spmm.emitError() << "the compressed weight must be known at "
+                              "compile time (a constant, or sgpu.assemble); "
                               "run-time compression has no reference "
                               "lowering yet";
           failedAny = true;

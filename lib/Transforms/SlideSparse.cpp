@@ -7,14 +7,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
-#include "sparse-opt/Formats/Sparse24.h"
+#include "sparse-opt/Dialect/SGPU/ConstantWeights.h"
 #include "sparse-opt/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 
 namespace mlir {
@@ -61,32 +59,6 @@ static bool isZeroFill(Value v) {
   Value scalar = fill.getInputs()[0];
   return matchPattern(scalar, m_AnyZeroFloat()) ||
          matchPattern(scalar, m_Zero());
-}
-
-/// Raw bytes of a constant weight, or failure when `v` is not a constant.
-static FailureOr<SmallVector<uint16_t>> getConstantBits(Value v) {
-  auto cst = v.getDefiningOp<arith::ConstantOp>();
-  if (!cst)
-    return failure();
-  auto type = cast<RankedTensorType>(v.getType());
-  int64_t count = type.getNumElements();
-  SmallVector<uint16_t> bits(count);
-  if (auto dense = dyn_cast<DenseElementsAttr>(cst.getValue())) {
-    int64_t i = 0;
-    for (APFloat f : dense.getValues<APFloat>())
-      bits[i++] = static_cast<uint16_t>(f.bitcastToAPInt().getZExtValue());
-    return bits;
-  }
-  if (auto res = dyn_cast<DenseResourceElementsAttr>(cst.getValue())) {
-    AsmResourceBlob *blob = res.getRawHandle().getBlob();
-    if (!blob || blob->getData().size() !=
-                     static_cast<size_t>(count) * sizeof(uint16_t))
-      return failure();
-    std::memcpy(bits.data(), blob->getData().data(),
-                count * sizeof(uint16_t));
-    return bits;
-  }
-  return failure();
 }
 
 struct SlideSparsePass
@@ -209,43 +181,13 @@ struct SlideSparsePass
     auto w = cast<RankedTensorType>(m.weight.getType());
     auto ctype = CompressedType::get(op.getContext(), w.getShape(),
                                      w.getElementType(), m.pattern);
-    Value compressed;
-    FailureOr<SmallVector<uint16_t>> bits = getConstantBits(m.weight);
-    if (succeeded(bits)) {
-      int64_t rows = w.getDimSize(0), cols = w.getDimSize(1);
-      sparseopt::Sparse24Shape shape = sparseopt::getSparse24Shape(rows, cols);
-      SmallVector<uint16_t> values(shape.numValues());
-      SmallVector<uint32_t> meta(shape.numMetaWords());
-      if (auto bad = sparseopt::compressSparse24(bits->data(), rows, cols,
-                                                 values.data(), meta.data())) {
-        InFlightDiagnostic d = m.weight.getDefiningOp()->emitError()
-                               << "weight is not 2:4 sparse: row "
-                               << bad->row << ", group " << bad->group
-                               << " (columns " << 4 * bad->group << ".."
-                               << 4 * bad->group + 3 << ") has "
-                               << bad->nonzeros << " nonzeros";
-        d.attachNote(loc) << "weight of this matmul";
-        return failure();
-      }
-      auto vtype = ctype.getValuesType();
-      auto mtype = ctype.getMetadataType();
-      auto vattr = DenseElementsAttr::getFromRawBuffer(
-          vtype, ArrayRef<char>(reinterpret_cast<const char *>(values.data()),
-                                values.size() * sizeof(uint16_t)));
-      auto mattr = DenseElementsAttr::getFromRawBuffer(
-          mtype, ArrayRef<char>(reinterpret_cast<const char *>(meta.data()),
-                                meta.size() * sizeof(uint32_t)));
-      Value vc = arith::ConstantOp::create(b, loc, vtype, vattr);
-      Value mc = arith::ConstantOp::create(b, loc, mtype, mattr);
-      compressed = AssembleOp::create(b, loc, ctype, vc, mc);
-    } else {
-      compressed = CompressOp::create(b, loc, ctype, m.weight);
-    }
+    auto compress = CompressOp::create(b, loc, ctype, m.weight);
     Value y = SpmmOp::create(b, loc, op.getResultTypes()[0], m.input,
-                             compressed, ActivationAttr());
+                             compress.getResult(), ActivationAttr());
     op.getResult(0).replaceAllUsesWith(y);
     op.erase();
-    return success();
+    // Constant weights are compressed here, at compile time.
+    return foldConstantCompress(compress);
   }
 
   static void cleanupDeadOps(ModuleOp module) {

@@ -2,7 +2,7 @@
 
 func.func @runtime_compress(%x: tensor<8x32xf16>, %w: tensor<16x32xf16>) -> tensor<8x16xf16> {
   %c = sgpu.compress %w : tensor<16x32xf16> -> !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>
-  // expected-error @+1 {{the compressed weight must be known at compile time (sgpu.assemble); compressing weights on the GPU at run time is not generated yet}}
+  // expected-error @+1 {{the compressed weight must be known at compile time (a constant, or sgpu.assemble); compressing weights on the GPU at run time is not generated yet}}
   %y = sgpu.spmm %x, %c : tensor<8x32xf16>, !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>> -> tensor<8x16xf16>
   return %y : tensor<8x16xf16>
 }
@@ -21,4 +21,15 @@ func.func @all_reduce(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
   // expected-error @+1 {{'sgpu.all_reduce' has no GPU lowering yet}}
   %y = sgpu.all_reduce %x : tensor<8x64xf32>
   return %y : tensor<8x64xf32>
+}
+
+// -----
+
+func.func @constant_not_24(%x: tensor<8x32xf16>) -> tensor<8x16xf16> {
+  // expected-error @+1 {{weight is not 2:4 sparse: row 0, group 0 (columns 0..3) has 4 nonzeros}}
+  %w = arith.constant dense<1.0> : tensor<16x32xf16>
+  // expected-note @+1 {{compressed for this use}}
+  %c = sgpu.compress %w : tensor<16x32xf16> -> !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>
+  %y = sgpu.spmm %x, %c : tensor<8x32xf16>, !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>> -> tensor<8x16xf16>
+  return %y : tensor<8x16xf16>
 }

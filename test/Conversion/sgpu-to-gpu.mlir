@@ -74,3 +74,19 @@ func.func @other_chip(%x: tensor<8x32xf16>, %v: tensor<16x16xf16>, %m: tensor<16
   %y = sgpu.spmm %x, %w : tensor<8x32xf16>, !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>> -> tensor<8x16xf16>
   return %y : tensor<8x16xf16>
 }
+
+// -----
+
+// sgpu.compress of a constant is compressed at compile time: the kernel reads
+// two constants (a zero weight: values 0, metadata words 0x44444444).
+// CHECK-LABEL: module attributes {gpu.container_module}
+// CHECK-DAG: arith.constant dense<0.000000e+00> : tensor<16x16xf16>
+// CHECK-DAG: arith.constant dense<1145324612> : tensor<16xi32>
+// CHECK-NOT: sgpu.compress
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0
+func.func @constant_weight(%x: tensor<8x32xf16>) -> tensor<8x16xf16> {
+  %w = arith.constant dense<0.0> : tensor<16x32xf16>
+  %c = sgpu.compress %w : tensor<16x32xf16> -> !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>
+  %y = sgpu.spmm %x, %c : tensor<8x32xf16>, !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>> -> tensor<8x16xf16>
+  return %y : tensor<8x16xf16>
+}

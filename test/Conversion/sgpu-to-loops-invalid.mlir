@@ -3,7 +3,7 @@
 func.func @runtime_compress(%x: tensor<8x32xf16>, %w: tensor<16x32xf16>) -> tensor<8x16xf16> {
   // expected-error @+1 {{'sgpu.compress' has no reference lowering yet}}
   %c = sgpu.compress %w : tensor<16x32xf16> -> !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>
-  // expected-error @+1 {{the compressed weight must come from sgpu.assemble (a compile-time constant); run-time compression has no reference lowering yet}}
+  // expected-error @+1 {{the compressed weight must be known at compile time (a constant, or sgpu.assemble); run-time compression has no reference lowering yet}}
   %y = sgpu.spmm %x, %c : tensor<8x32xf16>, !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>> -> tensor<8x16xf16>
   return %y : tensor<8x16xf16>
 }

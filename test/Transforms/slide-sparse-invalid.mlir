@@ -7,7 +7,7 @@ func.func @violation(%x: tensor<8x32xf16>) -> tensor<8x16xf16> {
   %z = arith.constant 0.0 : f16
   %e = tensor.empty() : tensor<8x16xf16>
   %acc = linalg.fill ins(%z : f16) outs(%e : tensor<8x16xf16>) -> tensor<8x16xf16>
-  // expected-note @+1 {{weight of this matmul}}
+  // expected-note @+1 {{compressed for this use}}
   %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%x, %w : tensor<8x32xf16>, tensor<16x32xf16, #sgpu.nm<2:4>>) outs(%acc : tensor<8x16xf16>) -> tensor<8x16xf16>
   return %y : tensor<8x16xf16>

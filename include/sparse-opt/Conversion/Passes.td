@@ -15,8 +15,9 @@ def ConvertSGPUToLoops : Pass<"convert-sgpu-to-loops", "::mlir::ModuleOp"> {
     LLVM lowering (pipeline `sgpu-reference`), so every rewrite can be
     checked numerically without a GPU.
 
-    Lowered: `sgpu.spmm` (with its epilogue), `sgpu.compress`,
-    `sgpu.assemble`, and the collectives for a single-rank group (identity).
+    Lowered: `sgpu.spmm` (with its epilogue) on a weight from `sgpu.assemble`
+    or from `sgpu.compress` of a constant (compressed here, at compile time),
+    and the collectives for a single-rank group (identity).
     Ops without a reference lowering yet (`sgpu.nm_decompose`, `sgpu.lift`,
     `sgpu.twell_pack`, `sgpu.twell_ffn`) are reported as errors.
   }];
@@ -40,8 +41,10 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
     `chip` selects the target; sparse MMA needs sm_80 or newer and the
     ordered-metadata form needs PTX ISA 8.5 (`features`). An op the chosen
     chip/feature pair cannot express is an error at the op, never a backend
-    crash. Compressed weights must come from `sgpu.assemble` (compile-time
-    compression); run-time compression on the GPU is not generated yet.
+    crash. Compressed weights must be known at compile time: `sgpu.compress`
+    of a constant is compressed here (a weight that breaks 2:4 is an error
+    naming the row and group), `sgpu.assemble` parts are used as they are;
+    compressing weights on the GPU at run time is not generated yet.
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",

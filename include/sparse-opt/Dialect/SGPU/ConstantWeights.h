@@ -1,0 +1,30 @@
+//===- ConstantWeights.h - compile-time weight compression ------*- C++ -*-===//
+//
+// Weights that are constants are compressed when the program is compiled:
+// sgpu.compress of a constant becomes sgpu.assemble of two constants (values
+// and metadata) computed by the 2:4 format utility.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPARSEOPT_DIALECT_SGPU_CONSTANTWEIGHTS_H
+#define SPARSEOPT_DIALECT_SGPU_CONSTANTWEIGHTS_H
+
+#include "sparse-opt/Dialect/SGPU/SGPU.h"
+
+namespace mlir {
+namespace sgpu {
+
+/// If the weight of `op` is a constant (`dense` or `dense_resource`),
+/// replaces `op` by sgpu.assemble of its compressed values and metadata and
+/// sets `*folded`. Fails, with an error at the constant naming the first row
+/// and group that break 2:4 (and a note at `op`), when the data is not 2:4.
+/// A weight that is not a constant is left alone (success, not folded).
+LogicalResult foldConstantCompress(CompressOp op, bool *folded = nullptr);
+
+/// foldConstantCompress on every sgpu.compress nested in `root`.
+LogicalResult foldConstantCompresses(Operation *root);
+
+} // namespace sgpu
+} // namespace mlir
+
+#endif // SPARSEOPT_DIALECT_SGPU_CONSTANTWEIGHTS_H

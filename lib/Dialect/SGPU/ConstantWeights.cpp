@@ -1,0 +1,92 @@
+//===- ConstantWeights.cpp - compile-time weight compression --------------===//
+
+#include "sparse-opt/Dialect/SGPU/ConstantWeights.h"
+#include "sparse-opt/Formats/Sparse24.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::sgpu;
+
+/// The 16-bit element bits of a constant weight, or failure when `v` is not
+/// a constant with readable data.
+static FailureOr<SmallVector<uint16_t>> getConstantBits(Value v) {
+  auto cst = v.getDefiningOp<arith::ConstantOp>();
+  if (!cst)
+    return failure();
+  int64_t count = cast<RankedTensorType>(v.getType()).getNumElements();
+  SmallVector<uint16_t> bits(count);
+  if (auto dense = dyn_cast<DenseElementsAttr>(cst.getValue())) {
+    int64_t i = 0;
+    for (APFloat f : dense.getValues<APFloat>())
+      bits[i++] = static_cast<uint16_t>(f.bitcastToAPInt().getZExtValue());
+    return bits;
+  }
+  if (auto res = dyn_cast<DenseResourceElementsAttr>(cst.getValue())) {
+    AsmResourceBlob *blob = res.getRawHandle().getBlob();
+    if (!blob ||
+        blob->getData().size() != static_cast<size_t>(count) * sizeof(uint16_t))
+      return failure();
+    std::memcpy(bits.data(), blob->getData().data(), count * sizeof(uint16_t));
+    return bits;
+  }
+  return failure();
+}
+
+template <typename T>
+static DenseElementsAttr rawAttr(RankedTensorType type, ArrayRef<T> data) {
+  return DenseElementsAttr::getFromRawBuffer(
+      type, ArrayRef<char>(reinterpret_cast<const char *>(data.data()),
+                           data.size() * sizeof(T)));
+}
+
+LogicalResult mlir::sgpu::foldConstantCompress(CompressOp op, bool *folded) {
+  if (folded)
+    *folded = false;
+  Value weight = op.getWeight();
+  FailureOr<SmallVector<uint16_t>> bits = getConstantBits(weight);
+  if (failed(bits))
+    return success();
+  CompressedType ctype = op.getResult().getType();
+  int64_t rows = ctype.getRows(), cols = ctype.getCols();
+  sparseopt::Sparse24Shape shape = sparseopt::getSparse24Shape(rows, cols);
+  SmallVector<uint16_t> values(shape.numValues());
+  SmallVector<uint32_t> meta(shape.numMetaWords());
+  if (auto bad = sparseopt::compressSparse24(bits->data(), rows, cols,
+                                             values.data(), meta.data())) {
+    InFlightDiagnostic d = weight.getDefiningOp()->emitError()
+                           << "weight is not 2:4 sparse: row " << bad->row
+                           << ", group " << bad->group << " (columns "
+                           << 4 * bad->group << ".." << 4 * bad->group + 3
+                           << ") has " << bad->nonzeros << " nonzeros";
+    d.attachNote(op.getLoc()) << "compressed for this use";
+    return failure();
+  }
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  Value v = arith::ConstantOp::create(
+      b, loc, rawAttr<uint16_t>(ctype.getValuesType(), values));
+  Value m = arith::ConstantOp::create(
+      b, loc, rawAttr<uint32_t>(ctype.getMetadataType(), meta));
+  Value assembled = AssembleOp::create(b, loc, ctype, v, m);
+  op.getResult().replaceAllUsesWith(assembled);
+  op.erase();
+  if (weight.use_empty())
+    weight.getDefiningOp()->erase();
+  if (folded)
+    *folded = true;
+  return success();
+}
+
+LogicalResult mlir::sgpu::foldConstantCompresses(Operation *root) {
+  SmallVector<CompressOp> ops;
+  root->walk([&](CompressOp op) { ops.push_back(op); });
+  bool ok = true;
+  for (CompressOp op : ops)
+    ok &= succeeded(foldConstantCompress(op));
+  return success(ok);
+}
