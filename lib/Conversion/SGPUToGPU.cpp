@@ -15,6 +15,7 @@
 #include "sparse-opt/Dialect/SGPU/ConstantWeights.h"
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
 #include "sparse-opt/Conversion/TargetInfo.h"
+#include "IndexMath.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -45,32 +46,6 @@ constexpr int64_t kRowsPerWarp = 16;
 constexpr int64_t kTokensPerBlock = 64;
 constexpr int64_t kNTiles = kTokensPerBlock / 8;
 constexpr int64_t kKStep = 32;
-
-/// Small helper for index arithmetic inside the kernel.
-struct IndexMath {
-  OpBuilder &b;
-  Location loc;
-  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value add(Value x, int64_t y) { return y ? add(x, c(y)) : x; }
-  Value mul(Value x, int64_t y) { return arith::MulIOp::create(b, loc, x, c(y)); }
-  Value div(Value x, int64_t y) { return arith::DivUIOp::create(b, loc, x, c(y)); }
-  Value rem(Value x, int64_t y) { return arith::RemUIOp::create(b, loc, x, c(y)); }
-  Value lt(Value x, int64_t y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, c(y));
-  }
-  Value andi(Value x, Value y) {
-    if (!x) return y;
-    if (!y) return x;
-    return arith::AndIOp::create(b, loc, x, y);
-  }
-  /// `x` when `inBounds`, else 0: keeps a masked load's address valid.
-  Value clamp(Value x, Value inBounds) {
-    return inBounds ? arith::SelectOp::create(b, loc, inBounds, x, c(0))
-                          .getResult()
-                    : x;
-  }
-};
 
 /// Everything the kernel generator needs to know about one spmm.
 struct SpmmShape {

@@ -10,6 +10,7 @@
 #include "sparse-opt/Conversion/Passes.h"
 #include "sparse-opt/Dialect/SGPU/ConstantWeights.h"
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
+#include "IndexMath.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -29,24 +30,6 @@ using namespace mlir::sgpu;
 
 namespace {
 
-struct LoopBuilder {
-  OpBuilder &b;
-  Location loc;
-  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
-  Value mul(Value x, int64_t y) { return arith::MulIOp::create(b, loc, x, c(y)); }
-  Value div(Value x, int64_t y) { return arith::DivUIOp::create(b, loc, x, c(y)); }
-  Value rem(Value x, int64_t y) { return arith::RemUIOp::create(b, loc, x, c(y)); }
-  Value i32(int64_t v) {
-    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
-  }
-  Value toF32(Value v) {
-    return v.getType().isF32() ? v
-                               : arith::ExtFOp::create(b, loc, b.getF32Type(), v)
-                                     .getResult();
-  }
-};
-
 /// Y[m, n] = act(sum_k X[m, k] * W[n, k]) with W decoded from values and
 /// metadata: chunk c of row n holds its kept values at columns 2c, 2c+1 and
 /// their positions in nibble bits [1:0], [3:2] of the metadata word
@@ -54,7 +37,7 @@ struct LoopBuilder {
 static void lowerSpmm(SpmmOp op, AssembleOp assemble) {
   OpBuilder b(op);
   Location loc = op.getLoc();
-  LoopBuilder lb{b, loc};
+  IndexMath lb{b, loc};
   auto xt = cast<RankedTensorType>(op.getInput().getType());
   auto yt = cast<RankedTensorType>(op.getResult().getType());
   CompressedType wt = op.getWeight().getType();
@@ -117,10 +100,8 @@ static void lowerSpmm(SpmmOp op, AssembleOp assemble) {
                           lb.mul(ci, 4),
                           arith::IndexCastOp::create(b, loc,
                                                      b.getIndexType(), pos));
-                      Value inK = arith::CmpIOp::create(
-                          b, loc, arith::CmpIPredicate::ult, kk, kIdx);
-                      Value kc = arith::SelectOp::create(b, loc, inK, kk,
-                                                         lb.c(0));
+                      Value inK = lb.lt(kk, kIdx);
+                      Value kc = lb.clamp(kk, inK);
                       Value xv = memref::LoadOp::create(b, loc, x,
                                                         ValueRange{mi, kc});
                       xv = arith::SelectOp::create(b, loc, inK, xv, zeroX);

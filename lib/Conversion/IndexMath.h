@@ -1,0 +1,68 @@
+//===- IndexMath.h - index arithmetic for generated loops -------*- C++ -*-===//
+//
+// Shorthand for the index computations the lowerings emit (tile offsets,
+// metadata word indices, bounds checks), so the generated code reads like the
+// formulas in the comments beside it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPARSEOPT_LIB_CONVERSION_INDEXMATH_H
+#define SPARSEOPT_LIB_CONVERSION_INDEXMATH_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir {
+namespace sgpu {
+
+struct IndexMath {
+  OpBuilder &b;
+  Location loc;
+
+  Value c(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value i32(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value add(Value x, int64_t y) { return y ? add(x, c(y)) : x; }
+  Value mul(Value x, int64_t y) {
+    return arith::MulIOp::create(b, loc, x, c(y));
+  }
+  Value div(Value x, int64_t y) {
+    return arith::DivUIOp::create(b, loc, x, c(y));
+  }
+  Value rem(Value x, int64_t y) {
+    return arith::RemUIOp::create(b, loc, x, c(y));
+  }
+  /// x < y (unsigned).
+  Value lt(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, x, y);
+  }
+  Value lt(Value x, int64_t y) { return lt(x, c(y)); }
+  /// Conjunction that treats a null condition as "true".
+  Value andi(Value x, Value y) {
+    if (!x)
+      return y;
+    if (!y)
+      return x;
+    return arith::AndIOp::create(b, loc, x, y);
+  }
+  /// `x` when `inBounds` (null: always), else 0: keeps a masked load's
+  /// address valid.
+  Value clamp(Value x, Value inBounds) {
+    return inBounds
+               ? arith::SelectOp::create(b, loc, inBounds, x, c(0)).getResult()
+               : x;
+  }
+  /// Extends a 16-bit float to f32 (f32 passes through).
+  Value toF32(Value v) {
+    return v.getType().isF32()
+               ? v
+               : arith::ExtFOp::create(b, loc, b.getF32Type(), v).getResult();
+  }
+};
+
+} // namespace sgpu
+} // namespace mlir
+
+#endif // SPARSEOPT_LIB_CONVERSION_INDEXMATH_H
