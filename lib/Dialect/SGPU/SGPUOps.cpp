@@ -202,6 +202,113 @@ LogicalResult TwellFFNOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// Normalizations and attention
+//===----------------------------------------------------------------------===//
+
+/// Checks that a per-feature parameter is a 1-D tensor of the input's last
+/// dimension and element type.
+static LogicalResult verifyFeatureParam(Operation *op, StringRef what,
+                                        RankedTensorType input, Type type) {
+  auto t = cast<RankedTensorType>(type);
+  int64_t last = input.getRank() ? input.getShape().back() : 0;
+  if (t.getRank() != 1 || t.getDimSize(0) != last)
+    return op->emitOpError() << "expects " << what << " of shape [" << last
+                             << "] (the input's last dimension), got " << type;
+  if (t.getElementType() != input.getElementType())
+    return op->emitOpError() << "expects " << what << " element type "
+                             << input.getElementType() << ", got "
+                             << t.getElementType();
+  return success();
+}
+
+static LogicalResult verifyNorm(Operation *op, Type inType, Type outType,
+                                float epsilon) {
+  auto in = cast<RankedTensorType>(inType);
+  if (in.getRank() < 1 || !in.hasStaticShape())
+    return op->emitOpError() << "expects a statically shaped input of rank "
+                                ">= 1, got " << inType;
+  if (inType != outType)
+    return op->emitOpError() << "result type " << outType
+                             << " must equal the input type " << inType;
+  if (!(epsilon >= 0.0f))
+    return op->emitOpError() << "expects a non-negative epsilon, got "
+                             << epsilon;
+  return success();
+}
+
+LogicalResult RMSNormOp::verify() {
+  if (failed(verifyNorm(*this, getInput().getType(), getResult().getType(),
+                        getEpsilon().convertToFloat())))
+    return failure();
+  return verifyFeatureParam(*this, "weight", getInput().getType(),
+                            getWeight().getType());
+}
+
+LogicalResult LayerNormOp::verify() {
+  if (failed(verifyNorm(*this, getInput().getType(), getResult().getType(),
+                        getEpsilon().convertToFloat())) ||
+      failed(verifyFeatureParam(*this, "weight", getInput().getType(),
+                                getWeight().getType())))
+    return failure();
+  return verifyFeatureParam(*this, "bias", getInput().getType(),
+                            getBias().getType());
+}
+
+LogicalResult AttentionOp::verify() {
+  auto q = getQuery().getType(), k = getKey().getType(),
+       v = getValue().getType(), r = getResult().getType();
+  for (auto [name, t] : {std::pair<StringRef, RankedTensorType>{"query", q},
+                         {"key", k}, {"value", v}, {"result", r}})
+    if (t.getRank() != 4 || !t.hasStaticShape())
+      return emitOpError() << "expects " << name
+                           << " to be a static B x H x S x D tensor, got " << t;
+  int64_t b = q.getDimSize(0), h = q.getDimSize(1), sq = q.getDimSize(2),
+          d = q.getDimSize(3);
+  int64_t hkv = k.getDimSize(1), sk = k.getDimSize(2), dv = v.getDimSize(3);
+  if (k.getDimSize(0) != b || v.getDimSize(0) != b)
+    return emitOpError() << "query, key and value must share the batch size";
+  if (v.getDimSize(1) != hkv || v.getDimSize(2) != sk)
+    return emitOpError() << "key and value must share heads and length, got "
+                         << k << " and " << v;
+  if (hkv == 0 || h % hkv != 0)
+    return emitOpError() << "query heads (" << h
+                         << ") must be a multiple of key/value heads (" << hkv
+                         << ")";
+  if (k.getDimSize(3) != d)
+    return emitOpError() << "query and key head sizes differ: " << d << " vs "
+                         << k.getDimSize(3);
+  if (r.getDimSize(0) != b || r.getDimSize(1) != h || r.getDimSize(2) != sq ||
+      r.getDimSize(3) != dv)
+    return emitOpError() << "result must be " << b << "x" << h << "x" << sq
+                         << "x" << dv << ", got " << r;
+  if (q.getElementType() != k.getElementType() ||
+      q.getElementType() != v.getElementType() ||
+      q.getElementType() != r.getElementType())
+    return emitOpError() << "query, key, value and result must share one "
+                            "element type";
+  if (Value mask = getMask()) {
+    auto m = cast<RankedTensorType>(mask.getType());
+    SmallVector<int64_t> full = {b, h, sq, sk};
+    if (m.getRank() > 4 || !m.hasStaticShape())
+      return emitOpError() << "mask must be static and of rank <= 4, got "
+                           << m;
+    for (int64_t i = 0; i < m.getRank(); ++i) {
+      int64_t dim = m.getDimSize(m.getRank() - 1 - i);
+      int64_t want = full[3 - i];
+      if (dim != 1 && dim != want)
+        return emitOpError() << "mask " << m << " does not broadcast to "
+                             << b << "x" << h << "x" << sq << "x" << sk;
+    }
+    if (!m.getElementType().isInteger(1) &&
+        m.getElementType() != q.getElementType() &&
+        !m.getElementType().isF32())
+      return emitOpError() << "a float mask must have the query's element "
+                              "type or f32";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Collectives
 //===----------------------------------------------------------------------===//
 

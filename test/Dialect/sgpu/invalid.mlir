@@ -362,3 +362,131 @@ func.func @wait_type(%x: tensor<8x64xf32>) {
   %y = sgpu.all_reduce_wait %t : tensor<8x64xbf16>
   return
 }
+
+// -----
+
+func.func @rms_weight(%x: tensor<2x64xf16>, %w: tensor<32xf16>) {
+  // expected-error @+1 {{'sgpu.rms_norm' op expects weight of shape [64] (the input's last dimension), got 'tensor<32xf16>'}}
+  %y = sgpu.rms_norm %x, %w {epsilon = 1.0e-06 : f32} : tensor<2x64xf16>, tensor<32xf16> -> tensor<2x64xf16>
+  return
+}
+
+// -----
+
+func.func @rms_weight_type(%x: tensor<2x64xf16>, %w: tensor<64xf32>) {
+  // expected-error @+1 {{'sgpu.rms_norm' op expects weight element type 'f16', got 'f32'}}
+  %y = sgpu.rms_norm %x, %w {epsilon = 1.0e-06 : f32} : tensor<2x64xf16>, tensor<64xf32> -> tensor<2x64xf16>
+  return
+}
+
+// -----
+
+func.func @rms_result(%x: tensor<2x64xf16>, %w: tensor<64xf16>) {
+  // expected-error @+1 {{'sgpu.rms_norm' op result type 'tensor<2x64xf32>' must equal the input type 'tensor<2x64xf16>'}}
+  %y = sgpu.rms_norm %x, %w {epsilon = 1.0e-06 : f32} : tensor<2x64xf16>, tensor<64xf16> -> tensor<2x64xf32>
+  return
+}
+
+// -----
+
+func.func @rms_dynamic(%x: tensor<?x64xf16>, %w: tensor<64xf16>) {
+  // expected-error @+1 {{'sgpu.rms_norm' op expects a statically shaped input of rank >= 1}}
+  %y = sgpu.rms_norm %x, %w {epsilon = 1.0e-06 : f32} : tensor<?x64xf16>, tensor<64xf16> -> tensor<?x64xf16>
+  return
+}
+
+// -----
+
+func.func @rms_epsilon(%x: tensor<2x64xf16>, %w: tensor<64xf16>) {
+  // expected-error @+1 {{'sgpu.rms_norm' op expects a non-negative epsilon, got -1}}
+  %y = sgpu.rms_norm %x, %w {epsilon = -1.0 : f32} : tensor<2x64xf16>, tensor<64xf16> -> tensor<2x64xf16>
+  return
+}
+
+// -----
+
+func.func @ln_bias(%x: tensor<2x64xf32>, %w: tensor<64xf32>, %b: tensor<2x64xf32>) {
+  // expected-error @+1 {{'sgpu.layer_norm' op expects bias of shape [64] (the input's last dimension), got 'tensor<2x64xf32>'}}
+  %y = sgpu.layer_norm %x, %w, %b {epsilon = 1.0e-05 : f32} : tensor<2x64xf32>, tensor<64xf32>, tensor<2x64xf32> -> tensor<2x64xf32>
+  return
+}
+
+// -----
+
+func.func @attn_rank(%q: tensor<8x16x64xf16>, %k: tensor<1x8x16x64xf16>, %v: tensor<1x8x16x64xf16>) {
+  // expected-error @+1 {{'sgpu.attention' op expects query to be a static B x H x S x D tensor, got 'tensor<8x16x64xf16>'}}
+  %o = sgpu.attention %q, %k, %v {scale = 0.125 : f32} : tensor<8x16x64xf16>, tensor<1x8x16x64xf16>, tensor<1x8x16x64xf16> -> tensor<1x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @attn_batch(%q: tensor<2x8x16x64xf16>, %k: tensor<1x8x16x64xf16>, %v: tensor<1x8x16x64xf16>) {
+  // expected-error @+1 {{'sgpu.attention' op query, key and value must share the batch size}}
+  %o = sgpu.attention %q, %k, %v {scale = 0.125 : f32} : tensor<2x8x16x64xf16>, tensor<1x8x16x64xf16>, tensor<1x8x16x64xf16> -> tensor<2x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @attn_kv(%q: tensor<1x8x16x64xf16>, %k: tensor<1x8x16x64xf16>, %v: tensor<1x8x12x64xf16>) {
+  // expected-error @+1 {{'sgpu.attention' op key and value must share heads and length}}
+  %o = sgpu.attention %q, %k, %v {scale = 0.125 : f32} : tensor<1x8x16x64xf16>, tensor<1x8x16x64xf16>, tensor<1x8x12x64xf16> -> tensor<1x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @attn_heads(%q: tensor<1x8x16x64xf16>, %k: tensor<1x3x16x64xf16>, %v: tensor<1x3x16x64xf16>) {
+  // expected-error @+1 {{'sgpu.attention' op query heads (8) must be a multiple of key/value heads (3)}}
+  %o = sgpu.attention %q, %k, %v {scale = 0.125 : f32} : tensor<1x8x16x64xf16>, tensor<1x3x16x64xf16>, tensor<1x3x16x64xf16> -> tensor<1x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @attn_head_size(%q: tensor<1x8x16x64xf16>, %k: tensor<1x8x16x32xf16>, %v: tensor<1x8x16x64xf16>) {
+  // expected-error @+1 {{'sgpu.attention' op query and key head sizes differ: 64 vs 32}}
+  %o = sgpu.attention %q, %k, %v {scale = 0.125 : f32} : tensor<1x8x16x64xf16>, tensor<1x8x16x32xf16>, tensor<1x8x16x64xf16> -> tensor<1x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @attn_result(%q: tensor<1x8x16x64xf16>, %k: tensor<1x8x16x64xf16>, %v: tensor<1x8x16x32xf16>) {
+  // expected-error @+1 {{'sgpu.attention' op result must be 1x8x16x32, got 'tensor<1x8x16x64xf16>'}}
+  %o = sgpu.attention %q, %k, %v {scale = 0.125 : f32} : tensor<1x8x16x64xf16>, tensor<1x8x16x64xf16>, tensor<1x8x16x32xf16> -> tensor<1x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @attn_types(%q: tensor<1x8x16x64xf16>, %k: tensor<1x8x16x64xbf16>, %v: tensor<1x8x16x64xf16>) {
+  // expected-error @+1 {{'sgpu.attention' op query, key, value and result must share one element type}}
+  %o = sgpu.attention %q, %k, %v {scale = 0.125 : f32} : tensor<1x8x16x64xf16>, tensor<1x8x16x64xbf16>, tensor<1x8x16x64xf16> -> tensor<1x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @attn_mask_shape(%q: tensor<1x8x16x64xf16>, %m: tensor<1x1x16x8xi1>) {
+  // expected-error @+1 {{'sgpu.attention' op mask 'tensor<1x1x16x8xi1>' does not broadcast to 1x8x16x16}}
+  %o = sgpu.attention %q, %q, %q mask(%m : tensor<1x1x16x8xi1>) {scale = 0.125 : f32} : tensor<1x8x16x64xf16>, tensor<1x8x16x64xf16>, tensor<1x8x16x64xf16> -> tensor<1x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @attn_mask_type(%q: tensor<1x8x16x64xf16>, %m: tensor<16x16xbf16>) {
+  // expected-error @+1 {{'sgpu.attention' op a float mask must have the query's element type or f32}}
+  %o = sgpu.attention %q, %q, %q mask(%m : tensor<16x16xbf16>) {scale = 0.125 : f32} : tensor<1x8x16x64xf16>, tensor<1x8x16x64xf16>, tensor<1x8x16x64xf16> -> tensor<1x8x16x64xf16>
+  return
+}
+
+// -----
+
+func.func @attn_mask_dynamic(%q: tensor<1x8x16x64xf16>, %m: tensor<?x16xi1>) {
+  // expected-error @+1 {{'sgpu.attention' op mask must be static and of rank <= 4}}
+  %o = sgpu.attention %q, %q, %q mask(%m : tensor<?x16xi1>) {scale = 0.125 : f32} : tensor<1x8x16x64xf16>, tensor<1x8x16x64xf16>, tensor<1x8x16x64xf16> -> tensor<1x8x16x64xf16>
+  return
+}

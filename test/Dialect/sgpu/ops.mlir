@@ -86,3 +86,19 @@ func.func @synonym(%w: tensor<16x32xf16, #NV24>) -> !sgpu.compressed<16x32xf16, 
   %c = sgpu.compress %w : tensor<16x32xf16, #NV24> -> !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>
   return %c : !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>
 }
+
+// -----
+
+// CHECK-LABEL: func @blocks
+// CHECK: sgpu.rms_norm %{{.*}}, %{{.*}} {epsilon = 9.99999997E-7 : f32} : tensor<2x8x64xf16>, tensor<64xf16> -> tensor<2x8x64xf16>
+// CHECK: sgpu.layer_norm %{{.*}}, %{{.*}}, %{{.*}} {epsilon = 9.99999974E-6 : f32} : tensor<2x8x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<2x8x64xf32>
+// CHECK: sgpu.attention %{{.*}}, %{{.*}}, %{{.*}} {causal, scale = 1.250000e-01 : f32} : tensor<1x8x16x64xf16>, tensor<1x2x16x64xf16>, tensor<1x2x16x32xf16> -> tensor<1x8x16x32xf16>
+// CHECK: sgpu.attention %{{.*}}, %{{.*}}, %{{.*}} mask(%{{.*}} : tensor<1x1x16x16xi1>) {scale = 1.250000e-01 : f32}
+func.func @blocks(%x: tensor<2x8x64xf16>, %w: tensor<64xf16>, %xf: tensor<2x8x64xf32>, %wf: tensor<64xf32>, %bf: tensor<64xf32>,
+                  %q: tensor<1x8x16x64xf16>, %k: tensor<1x2x16x64xf16>, %v: tensor<1x2x16x32xf16>, %m: tensor<1x1x16x16xi1>) {
+  %a = sgpu.rms_norm %x, %w {epsilon = 1.0e-06 : f32} : tensor<2x8x64xf16>, tensor<64xf16> -> tensor<2x8x64xf16>
+  %b = sgpu.layer_norm %xf, %wf, %bf {epsilon = 1.0e-05 : f32} : tensor<2x8x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<2x8x64xf32>
+  %c = sgpu.attention %q, %k, %v {causal, scale = 0.125 : f32} : tensor<1x8x16x64xf16>, tensor<1x2x16x64xf16>, tensor<1x2x16x32xf16> -> tensor<1x8x16x32xf16>
+  %d = sgpu.attention %q, %k, %v mask(%m : tensor<1x1x16x16xi1>) {scale = 0.125 : f32} : tensor<1x8x16x64xf16>, tensor<1x2x16x64xf16>, tensor<1x2x16x32xf16> -> tensor<1x8x16x32xf16>
+  return
+}

@@ -186,6 +186,88 @@ def SGPU_TwellFFNOp : SGPU_Op<"twell_ffn", [Pure, AttrSizedOperandSegments]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Transformer blocks the importers recognize (library or generated kernels)
+//===----------------------------------------------------------------------===//
+
+def SGPU_Float : AnyTypeOf<[F16, BF16, F32]>;
+def SGPU_FloatTensor : RankedTensorOf<[F16, BF16, F32]>;
+
+def SGPU_RMSNormOp : SGPU_Op<"rms_norm", [Pure]> {
+  let summary = "RMS normalization over the last dimension";
+  let description = [{
+    `y = x * rsqrt(mean(x^2, -1) + epsilon) * weight`, computed in f32 and
+    rounded to the input type. `weight` has the size of the last dimension.
+    The importers produce this op from `RMSNorm` modules and from the
+    decomposed form (`pow 2`, `mean(-1, keepdim)`, `+ eps`, `rsqrt`, `*`,
+    `* weight`), so every RMSNorm reaches the compiler in one shape.
+
+    ```mlir
+    %y = sgpu.rms_norm %x, %w {epsilon = 1.0e-05 : f32} : tensor<2x8x64xf16>, tensor<64xf16> -> tensor<2x8x64xf16>
+    ```
+  }];
+  let arguments = (ins SGPU_FloatTensor:$input, SGPU_FloatTensor:$weight, F32Attr:$epsilon);
+  let results = (outs SGPU_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight attr-dict `:` type($input) `,` type($weight) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def SGPU_LayerNormOp : SGPU_Op<"layer_norm", [Pure]> {
+  let summary = "layer normalization over the last dimension";
+  let description = [{
+    `y = (x - mean(x, -1)) * rsqrt(var(x, -1) + epsilon) * weight + bias`
+    (biased variance), computed in f32 and rounded to the input type.
+    `weight` and `bias` have the size of the last dimension (the importers
+    pass ones and zeros for a LayerNorm without affine parameters).
+
+    ```mlir
+    %y = sgpu.layer_norm %x, %w, %b {epsilon = 1.0e-05 : f32} : tensor<2x8x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<2x8x64xf32>
+    ```
+  }];
+  let arguments = (ins SGPU_FloatTensor:$input, SGPU_FloatTensor:$weight,
+                       SGPU_FloatTensor:$bias, F32Attr:$epsilon);
+  let results = (outs SGPU_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight `,` $bias attr-dict `:` type($input) `,` type($weight) `,` type($bias) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def SGPU_AttentionOp : SGPU_Op<"attention", [Pure]> {
+  let summary = "scaled dot-product attention";
+  let description = [{
+    `softmax(q . k^T * scale + mask) . v` per batch and head, with
+    `q : B x H x Sq x D`, `k : B x Hkv x Sk x D`, `v : B x Hkv x Sk x Dv`
+    (H a multiple of Hkv: grouped-query attention shares each k/v head among
+    H/Hkv query heads) and a result `B x H x Sq x Dv`. `causal` masks key
+    positions after the query position (aligned to the end when Sq < Sk, as
+    in decoding with a KV cache). The optional `mask` broadcasts to
+    `B x H x Sq x Sk`: an `i1` mask keeps positions where it is true, a
+    float mask is added to the scores. Softmax runs in f32.
+
+    The importers produce this op from `F.scaled_dot_product_attention` and
+    from the decomposed `matmul -> scale -> (+mask / masked_fill) -> softmax
+    -> matmul` form.
+
+    ```mlir
+    %o = sgpu.attention %q, %k, %v {causal, scale = 0.125 : f32}
+           : tensor<1x8x16x64xf16>, tensor<1x8x16x64xf16>, tensor<1x8x16x64xf16> -> tensor<1x8x16x64xf16>
+    ```
+  }];
+  let arguments = (ins SGPU_FloatTensor:$query, SGPU_FloatTensor:$key,
+                       SGPU_FloatTensor:$value,
+                       Optional<RankedTensorOf<[I1, F16, BF16, F32]>>:$mask,
+                       UnitAttr:$causal, F32Attr:$scale);
+  let results = (outs SGPU_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` `(` $mask^ `:` type($mask) `)`)? attr-dict
+    `:` type($query) `,` type($key) `,` type($value) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Tensor-parallel collectives
 //===----------------------------------------------------------------------===//
 
