@@ -1,0 +1,132 @@
+"""An artifact directory as sgpu-compile writes it.
+
+    kernels.ptx      the generated kernels
+    program.txt      the runtime program (buffers and launches)
+    signature.json   the host function's inputs and outputs (shape, dtype)
+    summary.txt      each kernel and its count of sparse MMA instructions
+    const<N>.bin     constant buffers
+
+Used by the compiler (what Module.compile returns) and by the runtime (what
+``sparse_opt.runtime.load`` reads); needs neither library.
+"""
+import json
+import pathlib
+import re
+from collections import namedtuple
+
+__all__ = ["Artifact", "ArtifactError", "Kernel", "Signature", "TensorSpec",
+           "element_bytes"]
+
+
+class ArtifactError(ValueError):
+    """An artifact file is missing or malformed."""
+
+
+def element_bytes(dtype):
+    """Bytes per element of an MLIR element type name ("f16" -> 2,
+    "i1" -> 1, "index" -> 8), as the compiler sizes buffers."""
+    if dtype == "index":
+        return 8
+    m = re.match(r"^(?:[su]?i|bf|tf|f)(\d+)", dtype)
+    if not m:
+        raise ArtifactError("unsupported element type %r" % dtype)
+    return (int(m.group(1)) + 7) // 8
+
+
+class TensorSpec(namedtuple("TensorSpec", "shape dtype")):
+    """One input or output: its static shape (a tuple) and MLIR element type."""
+    __slots__ = ()
+
+    @property
+    def numel(self):
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def nbytes(self):
+        return self.numel * element_bytes(self.dtype)
+
+    def __str__(self):
+        return "%s[%s]" % (self.dtype, ", ".join(str(d) for d in self.shape))
+
+
+class Signature(namedtuple("Signature", "function inputs outputs")):
+    """The host function: its name and tuples of TensorSpec."""
+    __slots__ = ()
+
+    @classmethod
+    def from_json(cls, obj):
+        def specs(key):
+            return tuple(TensorSpec(tuple(int(d) for d in t["shape"]), str(t["dtype"]))
+                         for t in obj[key])
+        try:
+            return cls(str(obj["function"]), specs("inputs"), specs("outputs"))
+        except (KeyError, TypeError, ValueError) as e:
+            raise ArtifactError("malformed signature: %r" % (e,)) from e
+
+    def __str__(self):
+        return "%s(%s) -> (%s)" % (self.function, ", ".join(map(str, self.inputs)),
+                                   ", ".join(map(str, self.outputs)))
+
+
+Kernel = namedtuple("Kernel", "name sparse_mma")
+Kernel.__doc__ = "A generated kernel and its number of sparse MMA instructions."
+
+_SUMMARY = re.compile(r"^kernel (\S+): (\d+) sparse MMA instructions$")
+
+
+class Artifact:
+    """A compiled artifact directory."""
+
+    def __init__(self, directory):
+        self.directory = pathlib.Path(directory)
+        if not self.directory.is_dir():
+            raise ArtifactError("%s is not an artifact directory" % self.directory)
+        self._signature = None
+
+    def path(self, name):
+        return self.directory / name
+
+    def _read(self, name):
+        try:
+            return self.path(name).read_text()
+        except OSError as e:
+            raise ArtifactError("cannot read %s: %s" % (self.path(name), e.strerror)) from e
+
+    @property
+    def signature(self):
+        """The Signature from signature.json (read once)."""
+        if self._signature is None:
+            try:
+                obj = json.loads(self._read("signature.json"))
+            except ValueError as e:
+                raise ArtifactError("%s: %s" % (self.path("signature.json"), e)) from e
+            self._signature = Signature.from_json(obj)
+        return self._signature
+
+    @property
+    def kernels(self):
+        """The kernels listed in summary.txt, in order, as Kernel tuples."""
+        out = []
+        for line in self._read("summary.txt").splitlines():
+            m = _SUMMARY.match(line.strip())
+            if m:
+                out.append(Kernel(m.group(1), int(m.group(2))))
+        return out
+
+    def sparse_mma_counts(self):
+        """{kernel name: number of sparse MMA instructions}."""
+        return {k.name: k.sparse_mma for k in self.kernels}
+
+    @property
+    def ptx(self):
+        return self._read("kernels.ptx")
+
+    @property
+    def program(self):
+        return self._read("program.txt")
+
+    def __repr__(self):
+        return "Artifact(%r)" % str(self.directory)

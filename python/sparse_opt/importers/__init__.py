@@ -1,0 +1,2 @@
+"""Graph importers: torch.fx and ONNX models to SparseOpt's input IR."""
+from .emitter import AnnotationError, Emitter, ImportError_, TensorType, Value  # noqa: F401
