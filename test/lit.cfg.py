@@ -31,6 +31,11 @@ llvm_config.add_tool_substitutions(
     ["sparse-opt", "sparse-opt-run"], [tools_dir])
 # Debian's interpreter: the one with numpy (and torch/onnx later).
 config.substitutions.append(("%python", "/usr/bin/python3"))
+# The sparse_opt package and the shared test models import from the tree.
+config.environment["PYTHONPATH"] = os.pathsep.join(
+    [os.path.join(config.sparseopt_src_root, "python"),
+     os.path.join(config.sparseopt_src_root, "test", "python")])
+config.environment["SPARSEOPT_BUILD_DIR"] = config.sparseopt_obj_root
 llvm_config.add_tool_substitutions(
     ["mlir-runner", "FileCheck", "not", "count"], [config.llvm_tools_dir])
 

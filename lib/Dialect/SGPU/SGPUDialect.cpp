@@ -4,6 +4,7 @@
 
 #include "mlir/Dialect/SparseTensor/IR/SparseTensor.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -32,6 +33,34 @@ void SGPUDialect::initialize() {
 #define GET_OP_LIST
 #include "sparse-opt/Dialect/SGPU/SGPUOps.cpp.inc"
       >();
+}
+
+/// Discardable sgpu.* attributes: model-level options on the module.
+LogicalResult SGPUDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name == kLadderLayersAttr || name == kTwellAttr) {
+    if (!isa<ModuleOp>(op))
+      return op->emitError() << "'" << name
+                             << "' is a module attribute (model option)";
+    if (name == kLadderLayersAttr) {
+      auto layers = dyn_cast<IntegerAttr>(attr.getValue());
+      if (!layers || layers.getValue().getSExtValue() <= 0)
+        return op->emitError() << "'" << name
+                               << "' must be a positive integer (the number "
+                                  "of ladder-trained layers), got "
+                               << attr.getValue();
+    } else if (!isa<TwellLayoutAttr>(attr.getValue())) {
+      return op->emitError() << "'" << name
+                             << "' must be a #sgpu.twell<tile = T, "
+                                "compression = C> attribute, got "
+                             << attr.getValue();
+    }
+    return success();
+  }
+  return op->emitError() << "unknown sgpu attribute '" << name
+                         << "' (known: " << kLadderLayersAttr << ", "
+                         << kTwellAttr << ")";
 }
 
 //===----------------------------------------------------------------------===//

@@ -37,6 +37,14 @@ def SGPU_Dialect : Dialect {
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Module attribute: the model is ladder-trained; the last K layers may
+    /// be rewritten by sgpu-ladder-residual.
+    static constexpr ::llvm::StringLiteral kLadderLayersAttr = "sgpu.ladder_layers";
+    /// Module attribute: TwELL packing options (#sgpu.twell<...>).
+    static constexpr ::llvm::StringLiteral kTwellAttr = "sgpu.twell";
+  }];
 }
 
 #endif // SPARSEOPT_DIALECT_SGPU_SGPUDIALECT_TD
