@@ -54,6 +54,7 @@ struct SpmmShape {
   Type elementType;         // f16 or bf16
   Type resultType;          // f16, bf16 or f32
   Activation activation;
+  bool hasBias;             // a bias vector argument follows the metadata
 };
 
 class SpmmKernelBuilder {
@@ -61,12 +62,14 @@ public:
   SpmmKernelBuilder(OpBuilder &b, Location loc, const SpmmShape &s)
       : b(b), loc(loc), s(s), im{b, loc} {}
 
-  /// Builds the body of `func` (arguments: x, values, metadata, y).
+  /// Builds the body of `func` (arguments: x, values, metadata, [bias], y).
   void build(gpu::GPUFuncOp func) {
     Block &entry = func.getBody().front();
     b.setInsertionPointToStart(&entry);
     Value x = entry.getArgument(0), vals = entry.getArgument(1),
-          meta = entry.getArgument(2), y = entry.getArgument(3);
+          meta = entry.getArgument(2);
+    bias = s.hasBias ? entry.getArgument(3) : Value();
+    Value y = entry.getArguments().back();
 
     Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
     Value bx = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
@@ -224,10 +227,20 @@ private:
     bool fullN = s.n % kRowsPerWarp == 0;
     Value zero = arith::ConstantOp::create(b, loc, b.getF32Type(),
                                            b.getF32FloatAttr(0.0f));
+    // The two feature rows this lane holds, and their bias (in f32).
+    Value biasOf[2];
+    for (int64_t h = 0; h < 2 && bias; ++h) {
+      Value feat = im.add(im.add(f0, g), 8 * h);
+      Value inN = fullN ? Value() : im.lt(feat, s.n);
+      biasOf[h] = im.toF32(
+          memref::LoadOp::create(b, loc, bias, im.clamp(feat, inN)));
+    }
     for (int64_t j = 0; j < kNTiles; ++j) {
       for (int64_t i = 0; i < 4; ++i) {
         Value v = vector::ExtractOp::create(b, loc, acc[j],
                                             ArrayRef<int64_t>{i});
+        if (bias)
+          v = arith::AddFOp::create(b, loc, v, biasOf[i / 2]);
         if (s.activation == Activation::relu)
           v = arith::MaximumFOp::create(b, loc, v, zero);
         if (s.resultType != b.getF32Type())
@@ -252,6 +265,7 @@ private:
   Location loc;
   const SpmmShape &s;
   IndexMath im;
+  Value bias; // the bias argument, when the spmm has one
 };
 
 struct ConvertSGPUToGPUPass
@@ -349,7 +363,8 @@ struct ConvertSGPUToGPUPass
     SpmmShape shape{xType.getDimSize(0),  wType.getRows(),
                     xType.getDimSize(1),  wType.getPaddedRows(),
                     wType.getPaddedCols(), xType.getElementType(),
-                    yType.getElementType(), spmm.getActivationOrNone()};
+                    yType.getElementType(), spmm.getActivationOrNone(),
+                    static_cast<bool>(spmm.getBias())};
 
     auto memrefOf = [](RankedTensorType t) {
       return MemRefType::get(t.getShape(), t.getElementType());
@@ -360,7 +375,11 @@ struct ConvertSGPUToGPUPass
     // The kernel.
     OpBuilder b(gpuModule.getBodyRegion());
     b.setInsertionPointToEnd(gpuModule.getBody());
-    auto fnType = b.getFunctionType({xm, vm, mm, ym}, {});
+    SmallVector<Type> argTypes = {xm, vm, mm};
+    if (spmm.getBias())
+      argTypes.push_back(memrefOf(cast<RankedTensorType>(spmm.getBias().getType())));
+    argTypes.push_back(ym);
+    auto fnType = b.getFunctionType(argTypes, {});
     auto func = gpu::GPUFuncOp::create(
         b, loc, ("sgpu_spmm_" + std::to_string(idx)), fnType);
     func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
@@ -378,7 +397,11 @@ struct ConvertSGPUToGPUPass
     Value xBuf = toBuffer(spmm.getInput(), xm);
     Value vBuf = toBuffer(assemble.getValues(), vm);
     Value mBuf = toBuffer(assemble.getMetadata(), mm);
+    SmallVector<Value> args = {xBuf, vBuf, mBuf};
+    if (Value bias = spmm.getBias())
+      args.push_back(toBuffer(bias, cast<MemRefType>(argTypes[3])));
     Value yBuf = memref::AllocOp::create(b, loc, ym);
+    args.push_back(yBuf);
     auto c = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
@@ -389,7 +412,7 @@ struct ConvertSGPUToGPUPass
                               gpu::KernelDim3{c(gridX), c(gridY), c(1)},
                               gpu::KernelDim3{c(32 * kWarps), c(1), c(1)},
                               /*dynamicSharedMemorySize=*/Value(),
-                              ValueRange{xBuf, vBuf, mBuf, yBuf});
+                              args);
     Value result = bufferization::ToTensorOp::create(
         b, loc, yType, yBuf, /*restrict=*/b.getUnitAttr(),
         /*writable=*/b.getUnitAttr());

@@ -30,7 +30,7 @@ using namespace mlir::sgpu;
 
 namespace {
 
-/// Y[m, n] = act(sum_k X[m, k] * W[n, k]) with W decoded from values and
+/// Y[m, n] = act(sum_k X[m, k] * W[n, k] + b[n]) with W decoded from values and
 /// metadata: chunk c of row n holds its kept values at columns 2c, 2c+1 and
 /// their positions in nibble bits [1:0], [3:2] of the metadata word
 /// ((n/16 * KS + c/8) * 8 + n%8) * 2 + (c/4)%2, half n%16 / 8, slot c%4.
@@ -54,6 +54,11 @@ static void lowerSpmm(SpmmOp op, AssembleOp assemble) {
   Value meta = bufferization::ToBufferOp::create(
       b, loc, memrefOf(wt.getMetadataType()), assemble.getMetadata(),
       b.getUnitAttr());
+  Value bias;
+  if (Value bv = op.getBias())
+    bias = bufferization::ToBufferOp::create(
+        b, loc, memrefOf(cast<RankedTensorType>(bv.getType())), bv,
+        b.getUnitAttr());
   Value y = memref::AllocOp::create(b, loc, memrefOf(yt));
   Type f32 = b.getF32Type();
   Value zeroF = arith::ConstantOp::create(b, loc, f32, b.getF32FloatAttr(0));
@@ -115,6 +120,10 @@ static void lowerSpmm(SpmmOp op, AssembleOp assemble) {
                     scf::YieldOp::create(b, loc, sum);
                   });
               Value r = chunks.getResult(0);
+              if (bias)
+                r = arith::AddFOp::create(
+                    b, loc, r,
+                    lb.toF32(memref::LoadOp::create(b, loc, bias, ni)));
               if (op.getActivationOrNone() == Activation::relu)
                 r = arith::MaximumFOp::create(b, loc, r, zeroF);
               if (!yt.getElementType().isF32())

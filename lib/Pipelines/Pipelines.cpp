@@ -31,7 +31,7 @@ struct ReferenceOptions : public PassPipelineOptions<ReferenceOptions> {};
 
 /// Front half shared by both pipelines: recognize and rewrite.
 std::string rewritePasses() {
-  return "sgpu-slide-sparse,sgpu-fuse-activation,canonicalize";
+  return "sgpu-slide-sparse,sgpu-fuse-epilogue,canonicalize";
 }
 
 // convert-sgpu-to-gpu validates the chip/feature pair before anything is

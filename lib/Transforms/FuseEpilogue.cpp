@@ -1,4 +1,4 @@
-//===- FuseActivation.cpp - ReLU into the sgpu.spmm epilogue --------------===//
+//===- FuseEpilogue.cpp - bias and ReLU into the sgpu.spmm epilogue -------===//
 
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
 #include "sparse-opt/Transforms/Passes.h"
@@ -10,7 +10,7 @@
 
 namespace mlir {
 namespace sgpu {
-#define GEN_PASS_DEF_SGPUFUSEACTIVATION
+#define GEN_PASS_DEF_SGPUFUSEEPILOGUE
 #include "sparse-opt/Transforms/Passes.h.inc"
 } // namespace sgpu
 } // namespace mlir
@@ -23,77 +23,137 @@ namespace {
 /// Whether `v` is the float constant zero (+0 or -0).
 static bool isZero(Value v) { return matchPattern(v, m_AnyZeroFloat()); }
 
-/// Whether the body of a one-input element-wise generic computes
-/// max(in, 0): arith.maximumf / arith.maxnumf against zero, or
-/// select(cmpf ogt/oge/ugt/uge(in, 0), in, 0).
-static bool isReluBody(linalg::GenericOp op) {
-  Block &body = op.getRegion().front();
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  if (yield.getNumOperands() != 1)
+/// An all-parallel linalg.generic with tensor semantics, one init that the
+/// body does not read, and `numInputs` inputs.
+static bool isElementwiseShape(linalg::GenericOp op, unsigned numInputs) {
+  return op.getNumDpsInputs() == numInputs && op.getNumDpsInits() == 1 &&
+         op.hasPureTensorSemantics() &&
+         !op.payloadUsesValueFromOperand(op.getDpsInitOperand(0)) &&
+         llvm::all_of(op.getIteratorTypesArray(), [](utils::IteratorType t) {
+           return t == utils::IteratorType::parallel;
+         });
+}
+
+/// The value yielded by the single-result body of `op`.
+static Value yielded(linalg::GenericOp op) {
+  auto yield = cast<linalg::YieldOp>(op.getRegion().front().getTerminator());
+  return yield.getNumOperands() == 1 ? yield.getOperand(0) : Value();
+}
+
+/// Whether `op` is max(in, 0) on its single input: arith.maximumf /
+/// arith.maxnumf against zero, or select(cmpf ogt/oge/ugt/uge(in, 0), in, 0).
+static bool isRelu(linalg::GenericOp op) {
+  if (!isElementwiseShape(op, 1) ||
+      !llvm::all_of(op.getIndexingMapsArray(),
+                    [](AffineMap m) { return m.isIdentity(); }))
     return false;
-  Value in = body.getArgument(0);
-  Operation *def = yield.getOperand(0).getDefiningOp();
+  Value in = op.getRegion().front().getArgument(0);
+  Value out = yielded(op);
+  Operation *def = out ? out.getDefiningOp() : nullptr;
   if (!def)
     return false;
-  auto isInAndZero = [&](Value l, Value r) {
+  if (isa<arith::MaximumFOp, arith::MaxNumFOp>(def)) {
+    Value l = def->getOperand(0), r = def->getOperand(1);
     return (l == in && isZero(r)) || (r == in && isZero(l));
-  };
-  if (isa<arith::MaximumFOp, arith::MaxNumFOp>(def))
-    return isInAndZero(def->getOperand(0), def->getOperand(1));
+  }
   if (auto sel = dyn_cast<arith::SelectOp>(def)) {
     auto cmp = sel.getCondition().getDefiningOp<arith::CmpFOp>();
     if (!cmp || sel.getTrueValue() != in || !isZero(sel.getFalseValue()))
       return false;
     using P = arith::CmpFPredicate;
     P p = cmp.getPredicate();
-    bool gt = p == P::OGT || p == P::OGE || p == P::UGT || p == P::UGE;
-    return gt && cmp.getLhs() == in && isZero(cmp.getRhs());
+    return (p == P::OGT || p == P::OGE || p == P::UGT || p == P::UGE) &&
+           cmp.getLhs() == in && isZero(cmp.getRhs());
   }
   return false;
 }
 
-/// Whether `op` is an element-wise ReLU of its single input.
-static bool isElementwiseRelu(linalg::GenericOp op) {
-  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
-      !op.hasPureTensorSemantics())
-    return false;
-  if (!llvm::all_of(op.getIndexingMapsArray(),
-                    [](AffineMap m) { return m.isIdentity(); }))
-    return false;
-  if (!llvm::all_of(op.getIteratorTypesArray(), [](utils::IteratorType t) { return t == utils::IteratorType::parallel; }))
-    return false;
-  // The init value must not be read.
-  if (op.payloadUsesValueFromOperand(op.getDpsInitOperand(0)))
-    return false;
-  return isReluBody(op);
+/// If `op` adds a row-broadcast 1-D vector to `y` (maps (d0,d1)->(d0,d1) for
+/// y and (d0,d1)->(d1) for the vector, body addf), returns the vector.
+static Value matchBiasAdd(linalg::GenericOp op, Value y) {
+  if (!isElementwiseShape(op, 2))
+    return {};
+  auto maps = op.getIndexingMapsArray();
+  MLIRContext *ctx = op.getContext();
+  AffineMap row = AffineMap::get(2, 0, {getAffineDimExpr(1, ctx)}, ctx);
+  int yIdx = op.getDpsInputOperand(0)->get() == y   ? 0
+             : op.getDpsInputOperand(1)->get() == y ? 1
+                                                    : -1;
+  if (yIdx < 0 || !maps[yIdx].isIdentity() || maps[1 - yIdx] != row ||
+      !maps[2].isIdentity())
+    return {};
+  Block &body = op.getRegion().front();
+  auto add = dyn_cast_or_null<arith::AddFOp>(
+      yielded(op) ? yielded(op).getDefiningOp() : nullptr);
+  if (!add)
+    return {};
+  Value a = body.getArgument(0), b = body.getArgument(1);
+  bool ok = (add.getLhs() == a && add.getRhs() == b) ||
+            (add.getLhs() == b && add.getRhs() == a);
+  return ok ? op.getDpsInputOperand(1 - yIdx)->get() : Value();
 }
 
-struct FuseActivationPass
-    : public sgpu::impl::SGPUFuseActivationBase<FuseActivationPass> {
+/// Erases `op` and the tensor.empty feeding its init if nothing else uses it.
+static void eraseWithInit(linalg::GenericOp op) {
+  Value init = op.getDpsInitOperand(0)->get();
+  op.erase();
+  if (Operation *def = init.getDefiningOp())
+    if (def->use_empty() && isa<tensor::EmptyOp>(def))
+      def->erase();
+}
+
+struct FuseEpiloguePass
+    : public sgpu::impl::SGPUFuseEpilogueBase<FuseEpiloguePass> {
   void runOnOperation() override {
-    SmallVector<std::pair<SpmmOp, linalg::GenericOp>> fusions;
-    getOperation().walk([&](SpmmOp spmm) {
-      if (spmm.getActivationOrNone() != Activation::none ||
-          !spmm.getResult().hasOneUse())
-        return;
-      auto generic =
-          dyn_cast<linalg::GenericOp>(*spmm.getResult().getUsers().begin());
-      if (!generic || !isElementwiseRelu(generic) ||
-          generic.getDpsInputOperand(0)->get() != spmm.getResult() ||
-          generic.getResult(0).getType() != spmm.getResult().getType())
-        return;
-      fusions.emplace_back(spmm, generic);
-    });
-    for (auto [spmm, generic] : fusions) {
-      spmm.setActivationAttr(
-          ActivationAttr::get(spmm.getContext(), Activation::relu));
-      generic.getResult(0).replaceAllUsesWith(spmm.getResult());
-      Value init = generic.getDpsInitOperand(0)->get();
-      generic.erase();
-      if (Operation *def = init.getDefiningOp())
-        if (def->use_empty() && isa<tensor::EmptyOp>(def))
-          def->erase();
+    SmallVector<SpmmOp> spmms;
+    getOperation().walk([&](SpmmOp op) { spmms.push_back(op); });
+    for (SpmmOp op : spmms) {
+      fuseBias(op);
+      fuseRelu(op);
     }
+  }
+
+  void fuseBias(SpmmOp op) {
+    Value y = op.getResult();
+    if (op.getBias() || op.getActivationOrNone() != Activation::none ||
+        !y.hasOneUse())
+      return;
+    auto add = dyn_cast<linalg::GenericOp>(*y.getUsers().begin());
+    if (!add || add.getResult(0).getType() != y.getType())
+      return;
+    Value bias = matchBiasAdd(add, y);
+    if (!bias)
+      return;
+    // The bias must be available where the spmm is.
+    if (Operation *def = bias.getDefiningOp())
+      if (def->getBlock() == op->getBlock() && op->isBeforeInBlock(def))
+        def->moveBefore(op);
+    op.getBiasMutable().assign(bias);
+    add.getResult(0).replaceAllUsesWith(y);
+    eraseWithInit(add);
+  }
+
+  void fuseRelu(SpmmOp op) {
+    Value y = op.getResult();
+    if (op.getActivationOrNone() != Activation::none || !y.hasOneUse())
+      return;
+    Operation *user = *y.getUsers().begin();
+    // Look through one reshape: relu(reshape(y)) == reshape(relu(y)).
+    Value seen = y;
+    if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(user)) {
+      seen = user->getResult(0);
+      if (!seen.hasOneUse())
+        return;
+      user = *seen.getUsers().begin();
+    }
+    auto relu = dyn_cast<linalg::GenericOp>(user);
+    if (!relu || !isRelu(relu) ||
+        relu.getDpsInputOperand(0)->get() != seen ||
+        relu.getResult(0).getType() != seen.getType())
+      return;
+    op.setActivationAttr(ActivationAttr::get(op.getContext(), Activation::relu));
+    relu.getResult(0).replaceAllUsesWith(seen);
+    eraseWithInit(relu);
   }
 };
 

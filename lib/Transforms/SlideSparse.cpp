@@ -183,7 +183,8 @@ struct SlideSparsePass
                                      w.getElementType(), m.pattern);
     auto compress = CompressOp::create(b, loc, ctype, m.weight);
     Value y = SpmmOp::create(b, loc, op.getResultTypes()[0], m.input,
-                             compress.getResult(), ActivationAttr());
+                             compress.getResult(), /*bias=*/Value(),
+                             ActivationAttr());
     op.getResult(0).replaceAllUsesWith(y);
     op.erase();
     // Constant weights are compressed here, at compile time.

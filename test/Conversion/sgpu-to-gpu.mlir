@@ -79,7 +79,7 @@ func.func @other_chip(%x: tensor<8x32xf16>, %v: tensor<16x16xf16>, %m: tensor<16
 
 // sgpu.compress of a constant is compressed at compile time: the kernel reads
 // two constants (a zero weight: values 0, metadata words 0x44444444).
-// CHECK-LABEL: module attributes {gpu.container_module}
+// CHECK-LABEL: func.func @constant_weight
 // CHECK-DAG: arith.constant dense<0.000000e+00> : tensor<16x16xf16>
 // CHECK-DAG: arith.constant dense<1145324612> : tensor<16xi32>
 // CHECK-NOT: sgpu.compress
@@ -89,4 +89,20 @@ func.func @constant_weight(%x: tensor<8x32xf16>) -> tensor<8x16xf16> {
   %c = sgpu.compress %w : tensor<16x32xf16> -> !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>
   %y = sgpu.spmm %x, %c : tensor<8x32xf16>, !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>> -> tensor<8x16xf16>
   return %y : tensor<8x16xf16>
+}
+
+// -----
+
+// A bias is a fifth kernel argument, added in f32 before the activation.
+// CHECK-LABEL: func.func @bias
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 {{.*}} args(%{{.*}} : memref<64x32xf16>, %{{.*}} : memref<16x16xf16>, %{{.*}} : memref<16xi32>, %{{.*}} : memref<16xbf16>, %{{.*}} : memref<64x16xf16>)
+// CHECK: gpu.func @sgpu_spmm_0(%{{.*}}: memref<64x32xf16>, %{{.*}}: memref<16x16xf16>, %{{.*}}: memref<16xi32>, %[[B:.*]]: memref<16xbf16>, %{{.*}}: memref<64x16xf16>)
+// CHECK: %[[BV:.*]] = memref.load %[[B]]
+// CHECK: arith.extf %[[BV]] : bf16 to f32
+// CHECK: arith.addf
+// CHECK: arith.maximumf
+func.func @bias(%x: tensor<64x32xf16>, %v: tensor<16x16xf16>, %m: tensor<16xi32>, %b: tensor<16xbf16>) -> tensor<64x16xf16> {
+  %w = sgpu.assemble %v, %m : tensor<16x16xf16>, tensor<16xi32> -> !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>
+  %y = sgpu.spmm %x, %w bias(%b : tensor<16xbf16>) {activation = #sgpu.activation<relu>} : tensor<64x32xf16>, !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>> -> tensor<64x16xf16>
+  return %y : tensor<64x16xf16>
 }

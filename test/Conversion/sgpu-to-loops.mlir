@@ -38,3 +38,18 @@ func.func @collectives(%x: tensor<8x64xf32>) -> (tensor<8x64xf32>, tensor<8x64xf
   %b = sgpu.all_reduce_wait %t : tensor<8x64xf32>
   return %a, %b : tensor<8x64xf32>, tensor<8x64xf32>
 }
+
+// -----
+
+// The bias joins the f32 sum before the activation.
+// CHECK-LABEL: func @bias
+// CHECK: %[[BB:.*]] = bufferization.to_buffer %arg3 read_only : tensor<16xf32> to memref<16xf32>
+// CHECK: scf.for
+// CHECK: %[[ACC:.*]] = scf.for
+// CHECK: %[[B:.*]] = memref.load %[[BB]]
+// CHECK: arith.addf %[[ACC]], %[[B]] : f32
+func.func @bias(%x: tensor<4x32xf16>, %v: tensor<16x16xf16>, %m: tensor<16xi32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
+  %w = sgpu.assemble %v, %m : tensor<16x16xf16>, tensor<16xi32> -> !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>
+  %y = sgpu.spmm %x, %w bias(%b : tensor<16xf32>) : tensor<4x32xf16>, !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>> -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}

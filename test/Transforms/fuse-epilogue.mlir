@@ -1,4 +1,4 @@
-// RUN: sparse-opt %s -split-input-file -sgpu-fuse-activation | FileCheck %s
+// RUN: sparse-opt %s -split-input-file -sgpu-fuse-epilogue | FileCheck %s
 
 #id = affine_map<(i, j) -> (i, j)>
 // CHECK-LABEL: func @maximumf
@@ -96,4 +96,76 @@ func.func @reads_init(%x: tensor<4x32xf16>, %w: !sgpu.compressed<16x32xf16, #sgp
     linalg.yield %m : f16
   } -> tensor<4x16xf16>
   return %r : tensor<4x16xf16>
+}
+
+// -----
+
+// Bias then ReLU, as an imported Linear + ReLU produces them.
+#id = affine_map<(i, j) -> (i, j)>
+#row = affine_map<(i, j) -> (j)>
+// CHECK-LABEL: func @bias_relu
+// CHECK: %[[Y:.*]] = sgpu.spmm %arg0, %arg1 bias(%arg2 : tensor<16xf16>) {activation = #sgpu.activation<relu>}
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[Y]]
+func.func @bias_relu(%x: tensor<4x32xf16>, %w: !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>, %b: tensor<16xf16>) -> tensor<4x16xf16> {
+  %y = sgpu.spmm %x, %w : tensor<4x32xf16>, !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>> -> tensor<4x16xf16>
+  %e = tensor.empty() : tensor<4x16xf16>
+  %a = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%y, %b : tensor<4x16xf16>, tensor<16xf16>) outs(%e : tensor<4x16xf16>) {
+  ^bb0(%p: f16, %q: f16, %o: f16):
+    %s = arith.addf %p, %q : f16
+    linalg.yield %s : f16
+  } -> tensor<4x16xf16>
+  %e2 = tensor.empty() : tensor<4x16xf16>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<4x16xf16>) outs(%e2 : tensor<4x16xf16>) {
+  ^bb0(%p: f16, %o: f16):
+    %c0 = arith.constant 0.0 : f16
+    %m = arith.maximumf %p, %c0 : f16
+    linalg.yield %m : f16
+  } -> tensor<4x16xf16>
+  return %r : tensor<4x16xf16>
+}
+
+// -----
+
+// A column-broadcast add (one value per token) is not a bias: left alone.
+#id = affine_map<(i, j) -> (i, j)>
+#col = affine_map<(i, j) -> (i)>
+// CHECK-LABEL: func @not_a_bias
+// CHECK: sgpu.spmm %arg0, %arg1 :
+// CHECK: linalg.generic
+func.func @not_a_bias(%x: tensor<4x32xf16>, %w: !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>, %b: tensor<4xf16>) -> tensor<4x16xf16> {
+  %y = sgpu.spmm %x, %w : tensor<4x32xf16>, !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>> -> tensor<4x16xf16>
+  %e = tensor.empty() : tensor<4x16xf16>
+  %a = linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%y, %b : tensor<4x16xf16>, tensor<4xf16>) outs(%e : tensor<4x16xf16>) {
+  ^bb0(%p: f16, %q: f16, %o: f16):
+    %s = arith.addf %p, %q : f16
+    linalg.yield %s : f16
+  } -> tensor<4x16xf16>
+  return %a : tensor<4x16xf16>
+}
+
+// -----
+
+// A ReLU on the re-expanded [B, S, N] result of a linear on a 3-D input.
+#id3 = affine_map<(i, j, k) -> (i, j, k)>
+// CHECK-LABEL: func @relu_through_expand
+// CHECK: %[[Y:.*]] = sgpu.spmm %{{.*}} {activation = #sgpu.activation<relu>}
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[Y]]
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[E]]
+func.func @relu_through_expand(%x: tensor<8x32xf16>, %w: !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>) -> tensor<2x4x16xf16> {
+  %y = sgpu.spmm %x, %w : tensor<8x32xf16>, !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>> -> tensor<8x16xf16>
+  %y3 = tensor.expand_shape %y [[0, 1], [2]] output_shape [2, 4, 16] : tensor<8x16xf16> into tensor<2x4x16xf16>
+  %e = tensor.empty() : tensor<2x4x16xf16>
+  %r = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%y3 : tensor<2x4x16xf16>) outs(%e : tensor<2x4x16xf16>) {
+  ^bb0(%p: f16, %o: f16):
+    %c0 = arith.constant 0.0 : f16
+    %m = arith.maximumf %p, %c0 : f16
+    linalg.yield %m : f16
+  } -> tensor<2x4x16xf16>
+  return %r : tensor<2x4x16xf16>
 }

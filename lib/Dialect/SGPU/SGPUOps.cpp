@@ -137,6 +137,13 @@ LogicalResult SpmmOp::verify() {
     return emitOpError() << "result element type must be the input's ("
                          << x.getElementType() << ") or f32, got "
                          << y.getElementType();
+  if (Value bias = getBias()) {
+    auto b = cast<RankedTensorType>(bias.getType());
+    if (b.getRank() != 1 || b.getDimSize(0) != w.getRows())
+      return emitOpError() << "bias must be a " << w.getRows()
+                           << "-element vector (one per output feature), got "
+                           << b;
+  }
   return success();
 }
 

@@ -490,3 +490,11 @@ func.func @attn_mask_dynamic(%q: tensor<1x8x16x64xf16>, %m: tensor<?x16xi1>) {
   %o = sgpu.attention %q, %q, %q mask(%m : tensor<?x16xi1>) {scale = 0.125 : f32} : tensor<1x8x16x64xf16>, tensor<1x8x16x64xf16>, tensor<1x8x16x64xf16> -> tensor<1x8x16x64xf16>
   return
 }
+
+// -----
+
+func.func @spmm_bias(%x: tensor<4x32xf16>, %c: !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>, %b: tensor<8xf16>) {
+  // expected-error @+1 {{'sgpu.spmm' op bias must be a 16-element vector (one per output feature), got 'tensor<8xf16>'}}
+  %y = sgpu.spmm %x, %c bias(%b : tensor<8xf16>) : tensor<4x32xf16>, !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>> -> tensor<4x16xf16>
+  return
+}

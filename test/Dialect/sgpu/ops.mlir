@@ -18,10 +18,12 @@ func.func @encodings(%a: tensor<64x128xf16, #sgpu.nm<2:4>>,
 // CHECK: %[[C:.*]] = sgpu.compress %{{.*}} : tensor<20x40xf16, #sgpu.nm<2:4>> -> !sgpu.compressed<20x40xf16, #sgpu.nm<2:4>>
 // CHECK: %[[Y:.*]] = sgpu.spmm %{{.*}}, %[[C]] : tensor<7x40xf16>, !sgpu.compressed<20x40xf16, #sgpu.nm<2:4>> -> tensor<7x20xf16>
 // CHECK: sgpu.spmm %{{.*}}, %[[C]] {activation = #sgpu.activation<relu>} : tensor<7x40xf16>, !sgpu.compressed<20x40xf16, #sgpu.nm<2:4>> -> tensor<7x20xf32>
-func.func @compress_spmm(%x: tensor<7x40xf16>, %w: tensor<20x40xf16, #sgpu.nm<2:4>>) -> (tensor<7x20xf16>, tensor<7x20xf32>) {
+// CHECK: sgpu.spmm %{{.*}}, %[[C]] bias(%{{.*}} : tensor<20xf32>) {activation = #sgpu.activation<relu>} : tensor<7x40xf16>, !sgpu.compressed<20x40xf16, #sgpu.nm<2:4>> -> tensor<7x20xf16>
+func.func @compress_spmm(%x: tensor<7x40xf16>, %w: tensor<20x40xf16, #sgpu.nm<2:4>>, %b: tensor<20xf32>) -> (tensor<7x20xf16>, tensor<7x20xf32>) {
   %c = sgpu.compress %w : tensor<20x40xf16, #sgpu.nm<2:4>> -> !sgpu.compressed<20x40xf16, #sgpu.nm<2:4>>
   %y = sgpu.spmm %x, %c : tensor<7x40xf16>, !sgpu.compressed<20x40xf16, #sgpu.nm<2:4>> -> tensor<7x20xf16>
   %z = sgpu.spmm %x, %c {activation = #sgpu.activation<relu>} : tensor<7x40xf16>, !sgpu.compressed<20x40xf16, #sgpu.nm<2:4>> -> tensor<7x20xf32>
+  %zb = sgpu.spmm %x, %c bias(%b : tensor<20xf32>) {activation = #sgpu.activation<relu>} : tensor<7x40xf16>, !sgpu.compressed<20x40xf16, #sgpu.nm<2:4>> -> tensor<7x20xf16>
   return %y, %z : tensor<7x20xf16>, tensor<7x20xf32>
 }
 

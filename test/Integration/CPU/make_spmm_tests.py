@@ -9,6 +9,10 @@ absolute difference and a checksum; the checksum expected here is computed
 in Python with exact arithmetic. Values are small multiples of 1/8 and 1/4,
 so every sum is exact in f32 and representable in the result type.
 
+With a bias, the sparse path adds it as an imported Linear does (a
+broadcast linalg.generic after the matmul) and sgpu-fuse-epilogue folds it
+into the spmm.
+
 Run from this directory: ./make_spmm_tests.py
 """
 from fractions import Fraction
@@ -50,12 +54,16 @@ def literal(mat):
         "[" + ", ".join(str(float(v)) for v in row) + "]" for row in mat) + "]"
 
 
-def expected(x, w, relu):
+def bias_values(n):
+    return [Fraction((j * 7) % 11 - 5, 8) for j in range(n)]
+
+
+def expected(x, w, relu, bias=None):
     out = []
     for xr in x:
         row = []
-        for wr in w:
-            s = sum(a * b for a, b in zip(xr, wr))
+        for j, wr in enumerate(w):
+            s = sum(a * b for a, b in zip(xr, wr)) + (bias[j] if bias else 0)
             row.append(max(s, Fraction(0)) if relu else s)
         out.append(row)
     return out
@@ -78,22 +86,24 @@ func.func @main() {{
   // The sparse path: imported form, rewritten by sgpu-slide-sparse.
   %e = tensor.empty() : tensor<{M}x{N}x{R}>
   %acc = linalg.fill ins(%z : {R}) outs(%e : tensor<{M}x{N}x{R}>) -> tensor<{M}x{N}x{R}>
-  %mm = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+  %{mm} = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
                                        affine_map<(m, n, k) -> (n, k)>,
                                        affine_map<(m, n, k) -> (m, n)>]
       ins(%x, %w : tensor<{M}x{K}x{T}>, tensor<{N}x{K}x{T}, #sgpu.nm<2:4>>)
       outs(%acc : tensor<{M}x{N}x{R}>) -> tensor<{M}x{N}x{R}>
-{act}
-  // The dense reference in f32, with the same weight values.
+{bias}{act}
+  // The dense reference in f32, with the same weight (and bias) values.
+  %rbias = arith.constant dense<{bf}> : tensor<{N}xf32>
   %ef = tensor.empty() : tensor<{M}x{N}xf32>
   %accf = linalg.fill ins(%zf : f32) outs(%ef : tensor<{M}x{N}xf32>) -> tensor<{M}x{N}xf32>
   %wt_e = tensor.empty() : tensor<{K}x{N}x{T}>
   %wt = linalg.transpose ins(%w_dense : tensor<{N}x{K}x{T}>) outs(%wt_e : tensor<{K}x{N}x{T}>) permutation = [1, 0]
   %ref0 = linalg.matmul ins(%x, %wt : tensor<{M}x{K}x{T}>, tensor<{K}x{N}x{T}>)
       outs(%accf : tensor<{M}x{N}xf32>) -> tensor<{M}x{N}xf32>
-  %ref = linalg.generic {{indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}}
-      ins(%ref0 : tensor<{M}x{N}xf32>) outs(%ef : tensor<{M}x{N}xf32>) {{
-  ^bb0(%a: f32, %o: f32):
+  %ref = linalg.generic {{indexing_maps = [#id, affine_map<(i, j) -> (j)>, #id], iterator_types = ["parallel", "parallel"]}}
+      ins(%ref0, %rbias : tensor<{M}x{N}xf32>, tensor<{N}xf32>) outs(%ef : tensor<{M}x{N}xf32>) {{
+  ^bb0(%a0: f32, %rb: f32, %o: f32):
+    %a = arith.addf %a0, %rb : f32
     %r = {ref_act}
     linalg.yield %r : f32
   }} -> tensor<{M}x{N}xf32>
@@ -134,6 +144,16 @@ func.func @main() {{
 }}
 """
 
+BIAS = """  %bias = arith.constant dense<{b}> : tensor<{N}x{R}>
+  %eb = tensor.empty() : tensor<{M}x{N}x{R}>
+  %mm = linalg.generic {{indexing_maps = [#id, affine_map<(i, j) -> (j)>, #id], iterator_types = ["parallel", "parallel"]}}
+      ins(%mm0, %bias : tensor<{M}x{N}x{R}>, tensor<{N}x{R}>) outs(%eb : tensor<{M}x{N}x{R}>) {{
+  ^bb0(%a: {R}, %bb: {R}, %o: {R}):
+    %s = arith.addf %a, %bb : {R}
+    linalg.yield %s : {R}
+  }} -> tensor<{M}x{N}x{R}>
+"""
+
 RELU = """  %ey = tensor.empty() : tensor<{M}x{N}x{R}>
   %y = linalg.generic {{indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}}
       ins(%mm : tensor<{M}x{N}x{R}>) outs(%ey : tensor<{M}x{N}x{R}>) {{
@@ -150,18 +170,24 @@ def fmt(v):
     return '{:g}'.format(f)
 
 
-def write(name, title, M, N, K, T, R, relu):
+def write(name, title, M, N, K, T, R, relu, with_bias=False):
     x, w = activations(M, K), weight(N, K)
-    ref = expected(x, w, relu)
+    bias = bias_values(N) if with_bias else None
+    ref = expected(x, w, relu, bias)
     checksum = sum(sum(r) for r in ref)
-    act = RELU.format(M=M, N=N, R=R) if relu else "  %y = arith.addf %mm, %mm_zero : tensor<0xf32>\n"
-    if not relu:
-        act = "  %y = tensor.cast %mm : tensor<{M}x{N}x{R}> to tensor<{M}x{N}x{R}>\n".format(M=M, N=N, R=R)
+    fmt_args = dict(M=M, N=N, R=R)
+    if relu:
+        act = RELU.format(**fmt_args)
+    else:
+        act = "  %y = tensor.cast %mm : tensor<{M}x{N}x{R}> to tensor<{M}x{N}x{R}>\n".format(**fmt_args)
+    bias_text = BIAS.format(b=literal([bias])[1:-1], **fmt_args) if with_bias else ""
+    bf = literal([bias])[1:-1] if with_bias else "0.0"
     ref_act = "arith.maximumf %a, %zf : f32" if relu else "arith.addf %a, %zf : f32"
     ext = "arith.extf %a : {R} to f32".format(R=R) if R != "f32" else "arith.addf %a, %zf : f32"
     text = TEMPLATE.format(title=title, x=literal(x), w=literal(w), M=M, N=N,
                            K=K, T=T, R=R, act=act, ref_act=ref_act, ext=ext,
-                           checksum=fmt(checksum))
+                           checksum=fmt(checksum), mm="mm0" if with_bias else "mm",
+                           bias=bias_text, bf=bf)
     with open(name, "w") as f:
         f.write(text)
 
@@ -173,3 +199,5 @@ if __name__ == "__main__":
           3, 16, 64, "bf16", "bf16", False)
     write("spmm-f16-f32-out.mlir", "f16 in, f32 out, odd K",
           4, 9, 37, "f16", "f32", False)
+    write("spmm-f16-bias-relu.mlir", "f16, bias + ReLU epilogue (an imported Linear + ReLU)",
+          6, 24, 48, "f16", "f16", True, with_bias=True)

@@ -21,16 +21,18 @@ func.func @main() {
       outs(%acc : tensor<3x16xbf16>) -> tensor<3x16xbf16>
   %y = tensor.cast %mm : tensor<3x16xbf16> to tensor<3x16xbf16>
 
-  // The dense reference in f32, with the same weight values.
+  // The dense reference in f32, with the same weight (and bias) values.
+  %rbias = arith.constant dense<0.0> : tensor<16xf32>
   %ef = tensor.empty() : tensor<3x16xf32>
   %accf = linalg.fill ins(%zf : f32) outs(%ef : tensor<3x16xf32>) -> tensor<3x16xf32>
   %wt_e = tensor.empty() : tensor<64x16xbf16>
   %wt = linalg.transpose ins(%w_dense : tensor<16x64xbf16>) outs(%wt_e : tensor<64x16xbf16>) permutation = [1, 0]
   %ref0 = linalg.matmul ins(%x, %wt : tensor<3x64xbf16>, tensor<64x16xbf16>)
       outs(%accf : tensor<3x16xf32>) -> tensor<3x16xf32>
-  %ref = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
-      ins(%ref0 : tensor<3x16xf32>) outs(%ef : tensor<3x16xf32>) {
-  ^bb0(%a: f32, %o: f32):
+  %ref = linalg.generic {indexing_maps = [#id, affine_map<(i, j) -> (j)>, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%ref0, %rbias : tensor<3x16xf32>, tensor<16xf32>) outs(%ef : tensor<3x16xf32>) {
+  ^bb0(%a0: f32, %rb: f32, %o: f32):
+    %a = arith.addf %a0, %rb : f32
     %r = arith.addf %a, %zf : f32
     linalg.yield %r : f32
   } -> tensor<3x16xf32>

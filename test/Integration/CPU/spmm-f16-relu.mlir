@@ -27,16 +27,18 @@ func.func @main() {
     linalg.yield %r : f16
   } -> tensor<5x20xf16>
 
-  // The dense reference in f32, with the same weight values.
+  // The dense reference in f32, with the same weight (and bias) values.
+  %rbias = arith.constant dense<0.0> : tensor<20xf32>
   %ef = tensor.empty() : tensor<5x20xf32>
   %accf = linalg.fill ins(%zf : f32) outs(%ef : tensor<5x20xf32>) -> tensor<5x20xf32>
   %wt_e = tensor.empty() : tensor<40x20xf16>
   %wt = linalg.transpose ins(%w_dense : tensor<20x40xf16>) outs(%wt_e : tensor<40x20xf16>) permutation = [1, 0]
   %ref0 = linalg.matmul ins(%x, %wt : tensor<5x40xf16>, tensor<40x20xf16>)
       outs(%accf : tensor<5x20xf32>) -> tensor<5x20xf32>
-  %ref = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
-      ins(%ref0 : tensor<5x20xf32>) outs(%ef : tensor<5x20xf32>) {
-  ^bb0(%a: f32, %o: f32):
+  %ref = linalg.generic {indexing_maps = [#id, affine_map<(i, j) -> (j)>, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%ref0, %rbias : tensor<5x20xf32>, tensor<20xf32>) outs(%ef : tensor<5x20xf32>) {
+  ^bb0(%a0: f32, %rb: f32, %o: f32):
+    %a = arith.addf %a0, %rb : f32
     %r = arith.maximumf %a, %zf : f32
     linalg.yield %r : f32
   } -> tensor<5x20xf32>

@@ -105,23 +105,25 @@ def SGPU_LiftOp : SGPU_Op<"lift", [Pure]> {
 def SGPU_SpmmOp : SGPU_Op<"spmm", [Pure]> {
   let summary = "2:4 sparse matrix multiply on sparse tensor cores";
   let description = [{
-    `Y = act(X . W^T)` for activations `X : M x K` and a 2:4-compressed
-    weight `W : N x K`, accumulating in f32; `Y : M x N` has the element
-    type of X (or f32). The optional `activation` is applied to the f32
-    accumulator before the result is rounded (the GEMM epilogue).
+    `Y = act(X . W^T + b)` for activations `X : M x K`, a 2:4-compressed
+    weight `W : N x K` and an optional bias `b : N`, accumulating in f32;
+    `Y : M x N` has the element type of X (or f32). The bias (converted to
+    f32) and the optional `activation` are applied to the f32 accumulator
+    before the result is rounded once (the GEMM epilogue).
 
     ```mlir
-    %y = sgpu.spmm %x, %w {activation = #sgpu.activation<relu>}
+    %y = sgpu.spmm %x, %w bias(%b : tensor<64xf16>) {activation = #sgpu.activation<relu>}
            : tensor<32x128xf16>, !sgpu.compressed<64x128xf16, #sgpu.nm<2:4>>
            -> tensor<32x64xf16>
     ```
   }];
   let arguments = (ins SGPU_Matrix16:$input, SGPU_CompressedType:$weight,
+                       Optional<RankedTensorOf<[F16, BF16, F32]>>:$bias,
                        OptionalAttr<SGPU_ActivationAttr>:$activation);
   let results = (outs SGPU_Matrix16OrF32:$result);
   let assemblyFormat = [{
-    $input `,` $weight attr-dict `:` type($input) `,` qualified(type($weight))
-    `->` type($result)
+    $input `,` $weight (`bias` `(` $bias^ `:` type($bias) `)`)? attr-dict
+    `:` type($input) `,` qualified(type($weight)) `->` type($result)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
