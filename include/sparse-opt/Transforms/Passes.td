@@ -33,14 +33,23 @@ def SGPUSlideSparse : Pass<"sgpu-slide-sparse", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
-def SGPUFuseActivation : Pass<"sgpu-fuse-activation", "::mlir::ModuleOp"> {
-  let summary = "Fuse element-wise ReLU consumers into the epilogue of sgpu.spmm";
+def SGPUFuseEpilogue : Pass<"sgpu-fuse-epilogue", "::mlir::ModuleOp"> {
+  let summary = "Fuse a bias add and a ReLU that follow sgpu.spmm into its epilogue";
   let description = [{
-    A `linalg.generic` (or named `linalg.max` against zero) that applies
-    `max(x, 0)` element-wise to the only use of an `sgpu.spmm` result is
-    folded into the spmm's `activation = #sgpu.activation<relu>` epilogue.
-    The ReLU is recognized as `arith.maximumf`/`arith.maxnumf` with a zero
-    constant, or `arith.cmpf` + `arith.select` against zero.
+    Folds the element-wise work that follows an `sgpu.spmm` into the GEMM's
+    epilogue, where it costs no extra pass over memory:
+
+    * a bias add: a `linalg.generic` adding a 1-D `N` vector broadcast along
+      the rows (`(d0, d1) -> (d1)`) to the spmm result becomes the spmm's
+      `bias` operand;
+    * a ReLU: an element-wise `linalg.generic` computing `max(x, 0)`
+      (`arith.maximumf`/`arith.maxnumf` against zero, or `arith.cmpf` +
+      `arith.select`) becomes `activation = #sgpu.activation<relu>`, also
+      when a `tensor.expand_shape` / `tensor.collapse_shape` sits between
+      them (the reshape then carries the fused result).
+
+    Only sole uses are fused (fusing a value with other users would change
+    what they read), in the order of the math: bias, then activation.
   }];
   let dependentDialects = ["::mlir::sgpu::SGPUDialect"];
 }
@@ -56,7 +65,13 @@ def SGPUEmitArtifacts : Pass<"sgpu-emit-artifacts", "::mlir::ModuleOp"> {
     * `kernels.ptx`: the PTX of every generated kernel;
     * `const<N>.bin`: the raw bytes of each constant buffer;
     * `program.txt`: the program the runtime executes (`sparseopt-program 1`:
-      buffers and launches, documented in docs/runtime.md).
+      buffers and launches, documented in docs/runtime.md);
+    * `signature.json`: the host function's interface,
+      `{"function": "<name>", "inputs": [{"shape": [128, 256], "dtype": "f16"}, ...], "outputs": [...]}`,
+      one entry per memref argument and result with the element type as MLIR
+      prints it (`f16`, `bf16`, `f32`, `i32`, `i8`, ...);
+    * `summary.txt`: each kernel of the PTX with its count of sparse MMA
+      instructions.
 
     Any other host operation is an error at its location: it would not run.
   }];
