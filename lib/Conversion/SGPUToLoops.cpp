@@ -10,10 +10,12 @@
 #include "sparse-opt/Conversion/Passes.h"
 #include "sparse-opt/Dialect/SGPU/ConstantWeights.h"
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
+#include "BlocksToLoops.h"
 #include "IndexMath.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -164,7 +166,8 @@ struct ConvertSGPUToLoopsPass
         ops.push_back(op);
         return;
       }
-      if (isa<AssembleOp, AllReduceOp, AllReduceStartOp, AllReduceWaitOp>(op)) {
+      if (isa<AssembleOp, AllReduceOp, AllReduceStartOp, AllReduceWaitOp,
+              RMSNormOp, LayerNormOp, AttentionOp>(op)) {
         ops.push_back(op);
         return;
       }
@@ -178,6 +181,12 @@ struct ConvertSGPUToLoopsPass
     for (Operation *op : ops) {
       if (auto spmm = dyn_cast<SpmmOp>(op)) {
         lowerSpmm(spmm, spmm.getWeight().getDefiningOp<AssembleOp>());
+      } else if (auto norm = dyn_cast<RMSNormOp>(op)) {
+        lowerRMSNormToLoops(norm);
+      } else if (auto norm = dyn_cast<LayerNormOp>(op)) {
+        lowerLayerNormToLoops(norm);
+      } else if (auto attn = dyn_cast<AttentionOp>(op)) {
+        lowerAttentionToLoops(attn);
       } else if (auto ar = dyn_cast<AllReduceOp>(op)) {
         // A single-rank group: every reduction kind is the identity.
         ar.replaceAllUsesWith(ar.getInput());

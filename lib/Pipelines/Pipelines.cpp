@@ -57,7 +57,7 @@ LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
 
 LogicalResult buildReference(OpPassManager &pm) {
   std::string p = rewritePasses() +
-                  ",convert-sgpu-to-loops,"
+                  ",sgpu-decompose-aggregates,convert-sgpu-to-loops,"
                   "one-shot-bufferize{bufferize-function-boundaries=true "
                   "function-boundary-type-conversion=identity-layout-map},"
                   "convert-linalg-to-loops,lower-affine,convert-scf-to-cf,"

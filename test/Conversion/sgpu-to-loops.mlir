@@ -53,3 +53,31 @@ func.func @bias(%x: tensor<4x32xf16>, %v: tensor<16x16xf16>, %m: tensor<16xi32>,
   %y = sgpu.spmm %x, %w bias(%b : tensor<16xf32>) : tensor<4x32xf16>, !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>> -> tensor<4x16xf32>
   return %y : tensor<4x16xf32>
 }
+
+// -----
+
+// Normalizations view the input as [rows, features] and loop in f32.
+// CHECK-LABEL: func @rms_norm
+// CHECK: memref.collapse_shape %{{.*}} {{\[\[}}0, 1], [2]] : memref<2x3x8xf16> into memref<6x8xf16>
+// CHECK: scf.for
+// CHECK: math.rsqrt
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK-NOT: sgpu.
+func.func @rms_norm(%x: tensor<2x3x8xf16>, %w: tensor<8xf16>) -> tensor<2x3x8xf16> {
+  %y = sgpu.rms_norm %x, %w {epsilon = 1.0e-06 : f32} : tensor<2x3x8xf16>, tensor<8xf16> -> tensor<2x3x8xf16>
+  return %y : tensor<2x3x8xf16>
+}
+
+// -----
+
+// Attention: scores in an f32 scratch row, causal limit j <= i + (Sk - Sq).
+// CHECK-LABEL: func @attention
+// CHECK: %[[S:.*]] = memref.alloc() : memref<6xf32>
+// CHECK: arith.cmpi sle
+// CHECK: math.exp
+// CHECK: memref.dealloc %[[S]]
+// CHECK-NOT: sgpu.
+func.func @attention(%q: tensor<1x4x2x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>) -> tensor<1x4x2x8xf32> {
+  %o = sgpu.attention %q, %k, %v {causal, scale = 0.35 : f32} : tensor<1x4x2x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32> -> tensor<1x4x2x8xf32>
+  return %o : tensor<1x4x2x8xf32>
+}

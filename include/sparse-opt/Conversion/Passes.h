@@ -11,6 +11,7 @@ namespace bufferization { class BufferizationDialect; }
 namespace gpu { class GPUDialect; }
 namespace LLVM { class LLVMDialect; }
 namespace NVVM { class NVVMDialect; }
+namespace math { class MathDialect; }
 namespace memref { class MemRefDialect; }
 namespace scf { class SCFDialect; }
 namespace vector { class VectorDialect; }

@@ -17,12 +17,14 @@ def ConvertSGPUToLoops : Pass<"convert-sgpu-to-loops", "::mlir::ModuleOp"> {
 
     Lowered: `sgpu.spmm` (with its epilogue) on a weight from `sgpu.assemble`
     or from `sgpu.compress` of a constant (compressed here, at compile time),
-    and the collectives for a single-rank group (identity).
+    `sgpu.rms_norm`, `sgpu.layer_norm` and `sgpu.attention` (in f32), and the
+    collectives for a single-rank group (identity).
     Ops without a reference lowering yet (`sgpu.nm_decompose`, `sgpu.lift`,
     `sgpu.twell_pack`, `sgpu.twell_ffn`) are reported as errors.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
+                           "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect"];
 }

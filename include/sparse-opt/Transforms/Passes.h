@@ -8,6 +8,8 @@
 namespace mlir {
 namespace arith { class ArithDialect; }
 namespace tensor { class TensorDialect; }
+namespace linalg { class LinalgDialect; }
+namespace math { class MathDialect; }
 namespace sgpu {
 class SGPUDialect;
 

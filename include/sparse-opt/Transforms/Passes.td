@@ -54,6 +54,20 @@ def SGPUFuseEpilogue : Pass<"sgpu-fuse-epilogue", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::sgpu::SGPUDialect"];
 }
 
+def SGPUDecomposeAggregates : Pass<"sgpu-decompose-aggregates", "::mlir::ModuleOp"> {
+  let summary = "Decompose aggregate linalg ops (linalg.softmax) into elementary linalg ops";
+  let description = [{
+    Ops such as `linalg.softmax` (the canonical softmax of imported models)
+    have no loop lowering of their own; this pass rewrites every op
+    implementing `AggregatedOpInterface` into the linalg ops it stands for
+    (max-reduce, subtract, exp, sum-reduce, divide), so the CPU reference
+    pipeline can lower them to loops.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
 def SGPUEmitArtifacts : Pass<"sgpu-emit-artifacts", "::mlir::ModuleOp"> {
   let summary = "Write the PTX, constants and the runtime program of a compiled module";
   let description = [{

@@ -1,0 +1,245 @@
+//===- BlocksToLoops.cpp - reference loops for the model-block ops --------===//
+//
+// Straightforward loops, in f32, over buffers obtained with
+// bufferization.to_buffer; the results go back to tensors with
+// bufferization.to_tensor. Normalizations view their input as
+// [rows, features] (a collapse of the leading dimensions).
+//
+//===----------------------------------------------------------------------===//
+
+#include "BlocksToLoops.h"
+#include "IndexMath.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::sgpu;
+
+namespace {
+
+/// Builder state shared by the lowerings.
+struct Loops {
+  OpBuilder &b;
+  Location loc;
+  IndexMath im;
+
+  Loops(OpBuilder &b, Location loc) : b(b), loc(loc), im{b, loc} {}
+
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32Type(),
+                                     b.getF32FloatAttr(v));
+  }
+  Value buffer(Value tensor) {
+    auto t = cast<RankedTensorType>(tensor.getType());
+    return bufferization::ToBufferOp::create(
+        b, loc, MemRefType::get(t.getShape(), t.getElementType()), tensor,
+        b.getUnitAttr());
+  }
+  /// A buffer viewed as [rows, last dim].
+  Value rows(Value buf) {
+    auto t = cast<MemRefType>(buf.getType());
+    if (t.getRank() == 2)
+      return buf;
+    ReassociationIndices lead;
+    for (int64_t i = 0; i + 1 < t.getRank(); ++i)
+      lead.push_back(i);
+    SmallVector<ReassociationIndices> groups;
+    if (!lead.empty())
+      groups.push_back(lead);
+    groups.push_back({t.getRank() - 1});
+    if (t.getRank() == 1)
+      return memref::ExpandShapeOp::create(
+          b, loc, MemRefType::get({1, t.getDimSize(0)}, t.getElementType()),
+          buf, ArrayRef<ReassociationIndices>{{0, 1}});
+    return memref::CollapseShapeOp::create(b, loc, buf, groups);
+  }
+  Value load(Value mem, ValueRange idx) {
+    return im.toF32(memref::LoadOp::create(b, loc, mem, idx));
+  }
+  void store(Value v, Value mem, ValueRange idx) {
+    Type et = cast<MemRefType>(mem.getType()).getElementType();
+    if (et != v.getType())
+      v = arith::TruncFOp::create(b, loc, et, v);
+    memref::StoreOp::create(b, loc, v, mem, idx);
+  }
+  /// for i in [0, n): body(i)
+  void loop(int64_t n, function_ref<void(Value)> body) {
+    scf::ForOp::create(b, loc, im.c(0), im.c(n), im.c(1), ValueRange{},
+                       [&](OpBuilder &, Location, Value i, ValueRange) {
+                         body(i);
+                         scf::YieldOp::create(b, loc);
+                       });
+  }
+  /// acc = init; for i in [0, n): acc = body(i, acc); returns acc.
+  Value reduce(int64_t n, Value init, function_ref<Value(Value, Value)> body) {
+    auto f = scf::ForOp::create(
+        b, loc, im.c(0), im.c(n), im.c(1), ValueRange{init},
+        [&](OpBuilder &, Location, Value i, ValueRange acc) {
+          scf::YieldOp::create(b, loc, body(i, acc[0]));
+        });
+    return f.getResult(0);
+  }
+  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
+};
+
+/// Replaces `op`'s single result by the tensor of `buf`.
+void finish(Operation *op, Value buf, Loops &l) {
+  Value t = bufferization::ToTensorOp::create(
+      l.b, l.loc, op->getResult(0).getType(), buf, l.b.getUnitAttr(),
+      l.b.getUnitAttr());
+  op->getResult(0).replaceAllUsesWith(t);
+  op->erase();
+}
+
+/// Shared shell of the two normalizations: y[r, :] = (x[r, :] - mu) * inv *
+/// w + beta, where `stats` computes (mu, inv) of row r.
+template <typename OpT>
+void lowerNorm(OpT op, Value bias,
+               function_ref<std::pair<Value, Value>(Loops &, Value, Value,
+                                                    int64_t)>
+                   stats) {
+  OpBuilder b(op);
+  Loops l(b, op.getLoc());
+  auto t = cast<RankedTensorType>(op.getInput().getType());
+  Value out = memref::AllocOp::create(
+      b, l.loc, MemRefType::get(t.getShape(), t.getElementType()));
+  Value x = l.rows(l.buffer(op.getInput())), y = l.rows(out);
+  Value w = l.buffer(op.getWeight());
+  Value beta = bias ? l.buffer(bias) : Value();
+  int64_t d = t.getShape().back();
+  int64_t n = t.getNumElements() / d;
+  l.loop(n, [&](Value r) {
+    auto [mu, inv] = stats(l, x, r, d);
+    l.loop(d, [&](Value j) {
+      Value v = l.mul(l.mul(l.sub(l.load(x, {r, j}), mu), inv), l.load(w, {j}));
+      if (beta)
+        v = l.add(v, l.load(beta, {j}));
+      l.store(v, y, {r, j});
+    });
+  });
+  finish(op, out, l);
+}
+
+} // namespace
+
+void mlir::sgpu::lowerRMSNormToLoops(RMSNormOp op) {
+  float eps = op.getEpsilon().convertToFloat();
+  lowerNorm(op, Value(), [eps](Loops &l, Value x, Value r, int64_t d) {
+    Value ss = l.reduce(d, l.f32(0), [&](Value j, Value acc) {
+      Value v = l.load(x, {r, j});
+      return l.add(acc, l.mul(v, v));
+    });
+    Value ms = l.div(ss, l.f32(double(d)));
+    Value inv = math::RsqrtOp::create(l.b, l.loc, l.add(ms, l.f32(eps)));
+    return std::make_pair(l.f32(0), inv);
+  });
+}
+
+void mlir::sgpu::lowerLayerNormToLoops(LayerNormOp op) {
+  float eps = op.getEpsilon().convertToFloat();
+  lowerNorm(op, op.getBias(), [eps](Loops &l, Value x, Value r, int64_t d) {
+    Value n = l.f32(double(d));
+    Value mu = l.div(l.reduce(d, l.f32(0),
+                              [&](Value j, Value acc) {
+                                return l.add(acc, l.load(x, {r, j}));
+                              }),
+                     n);
+    Value var = l.div(l.reduce(d, l.f32(0),
+                               [&](Value j, Value acc) {
+                                 Value c = l.sub(l.load(x, {r, j}), mu);
+                                 return l.add(acc, l.mul(c, c));
+                               }),
+                      n);
+    Value inv = math::RsqrtOp::create(l.b, l.loc, l.add(var, l.f32(eps)));
+    return std::make_pair(mu, inv);
+  });
+}
+
+/// o[b, h, i, :] = sum_j softmax_j(s_ij) v[b, h / G, j, :] with
+/// s_ij = scale * q[b, h, i] . k[b, h / G, j] (+ float mask), positions j
+/// removed by a false i1 mask or, when causal, j > i + (Sk - Sq).
+void mlir::sgpu::lowerAttentionToLoops(AttentionOp op) {
+  OpBuilder b(op);
+  Loops l(b, op.getLoc());
+  IndexMath &im = l.im;
+  auto qt = op.getQuery().getType(), kt = op.getKey().getType(),
+       vt = op.getValue().getType(), rt = op.getResult().getType();
+  int64_t batch = qt.getDimSize(0), heads = qt.getDimSize(1),
+          sq = qt.getDimSize(2), d = qt.getDimSize(3);
+  int64_t group = heads / kt.getDimSize(1), sk = kt.getDimSize(2),
+          dv = vt.getDimSize(3);
+  float scale = op.getScale().convertToFloat();
+  Value q = l.buffer(op.getQuery()), k = l.buffer(op.getKey()),
+        v = l.buffer(op.getValue());
+  Value mask = op.getMask() ? l.buffer(op.getMask()) : Value();
+  Value out = memref::AllocOp::create(
+      b, l.loc, MemRefType::get(rt.getShape(), rt.getElementType()));
+  Value scores = memref::AllocOp::create(
+      b, l.loc, MemRefType::get({sk}, b.getF32Type()));
+  Value negInf = l.f32(-std::numeric_limits<double>::infinity());
+
+  l.loop(batch, [&](Value bi) {
+    l.loop(heads, [&](Value h) {
+      Value hk = im.div(h, group);
+      l.loop(sq, [&](Value i) {
+        // Scores and their maximum.
+        Value mx = l.reduce(sk, negInf, [&](Value j, Value acc) {
+          Value dot = l.reduce(d, l.f32(0), [&](Value c, Value s) {
+            return l.add(s, l.mul(l.load(q, {bi, h, i, c}),
+                                  l.load(k, {bi, hk, j, c})));
+          });
+          Value s = l.mul(dot, l.f32(scale));
+          Value keep;
+          if (mask) {
+            auto mt = cast<MemRefType>(mask.getType());
+            Value full[4] = {bi, h, i, j};
+            SmallVector<Value> idx;
+            for (int64_t a = 0; a < mt.getRank(); ++a) {
+              int64_t dim = 4 - mt.getRank() + a;
+              idx.push_back(mt.getDimSize(a) == 1 ? im.c(0) : full[dim]);
+            }
+            Value m = memref::LoadOp::create(b, l.loc, mask, idx);
+            if (mt.getElementType().isInteger(1))
+              keep = m;
+            else
+              s = l.add(s, im.toF32(m));
+          }
+          if (op.getCausal()) {
+            // Key j is visible to query i when j <= i + (Sk - Sq).
+            Value limit = im.add(i, sk - sq);
+            Value visible = arith::CmpIOp::create(
+                b, l.loc, arith::CmpIPredicate::sle, j, limit);
+            keep = im.andi(keep, visible);
+          }
+          if (keep)
+            s = arith::SelectOp::create(b, l.loc, keep, s, negInf);
+          memref::StoreOp::create(b, l.loc, s, scores, j);
+          return arith::MaximumFOp::create(b, l.loc, acc, s).getResult();
+        });
+        // Exponentials (in place) and their sum.
+        Value sum = l.reduce(sk, l.f32(0), [&](Value j, Value acc) {
+          Value e = math::ExpOp::create(
+              b, l.loc,
+              l.sub(memref::LoadOp::create(b, l.loc, scores, j), mx));
+          memref::StoreOp::create(b, l.loc, e, scores, j);
+          return l.add(acc, e);
+        });
+        l.loop(dv, [&](Value c) {
+          Value acc = l.reduce(sk, l.f32(0), [&](Value j, Value a) {
+            Value p = memref::LoadOp::create(b, l.loc, scores, j);
+            return l.add(a, l.mul(p, l.load(v, {bi, hk, j, c})));
+          });
+          l.store(l.div(acc, sum), out, {bi, h, i, c});
+        });
+      });
+    });
+  });
+  memref::DeallocOp::create(b, l.loc, scores);
+  finish(op, out, l);
+}

@@ -1,0 +1,24 @@
+//===- BlocksToLoops.h - reference loops for the model-block ops -*- C++ -*-===//
+//
+// Reference (CPU) semantics of sgpu.rms_norm, sgpu.layer_norm and
+// sgpu.attention, used by convert-sgpu-to-loops. Each function replaces the
+// op by scf loops over buffers computing in f32.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPARSEOPT_LIB_CONVERSION_BLOCKSTOLOOPS_H
+#define SPARSEOPT_LIB_CONVERSION_BLOCKSTOLOOPS_H
+
+#include "sparse-opt/Dialect/SGPU/SGPU.h"
+
+namespace mlir {
+namespace sgpu {
+
+void lowerRMSNormToLoops(RMSNormOp op);
+void lowerLayerNormToLoops(LayerNormOp op);
+void lowerAttentionToLoops(AttentionOp op);
+
+} // namespace sgpu
+} // namespace mlir
+
+#endif // SPARSEOPT_LIB_CONVERSION_BLOCKSTOLOOPS_H
