@@ -2,7 +2,8 @@
 //
 // The last step of sgpu-compile: turns the host function (buffers and kernel
 // launches) into the line-based program the runtime executes, next to the
-// PTX of the generated kernels and the raw bytes of every constant buffer.
+// PTX of the generated kernels, the raw bytes of every constant buffer and
+// the function's signature (shapes and element types, for callers).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,7 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -56,6 +58,35 @@ static SmallVector<std::pair<std::string, int>> countSparseMMA(StringRef ptx) {
       ++counts.back().second;
   }
   return counts;
+}
+
+/// The host function's interface as JSON: its name and, for every memref
+/// argument ("inputs") and result ("outputs"), the shape and the element
+/// type as MLIR prints it ("f16", "bf16", "f32", "i32", ...). Callers such as
+/// the Python runtime check and allocate tensors with it. Every type is a
+/// statically shaped memref (exportHost checked that).
+static std::string signatureJson(func::FuncOp host) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  auto tensors = [&](TypeRange types) {
+    os << "[";
+    llvm::interleaveComma(types, os, [&](Type type) {
+      auto memref = cast<MemRefType>(type);
+      std::string dtype;
+      llvm::raw_string_ostream(dtype) << memref.getElementType();
+      os << "{\"shape\": [";
+      llvm::interleaveComma(memref.getShape(), os);
+      os << "], \"dtype\": " << llvm::json::Value(dtype) << "}";
+    });
+    os << "]";
+  };
+  os << "{\"function\": " << llvm::json::Value(host.getName().str())
+     << ", \"inputs\": ";
+  tensors(host.getArgumentTypes());
+  os << ", \"outputs\": ";
+  tensors(host.getResultTypes());
+  os << "}\n";
+  return text;
 }
 
 struct EmitArtifactsPass
@@ -109,7 +140,8 @@ struct EmitArtifactsPass
       return signalPassFailure();
 
     if (failed(writeFile("kernels.ptx", ptx)) ||
-        failed(writeFile("program.txt", program)))
+        failed(writeFile("program.txt", program)) ||
+        failed(writeFile("signature.json", signatureJson(host))))
       return signalPassFailure();
 
     std::string summary;

@@ -2,6 +2,7 @@
 // RUN: FileCheck %s < %t/program.txt
 // RUN: od -An -tx1 %t/const0.bin | FileCheck %s --check-prefix=BYTES
 // RUN: FileCheck %s --check-prefix=SUMMARY --allow-empty < %t/summary.txt
+// RUN: FileCheck %s --check-prefix=SIG < %t/signature.json
 
 // A host function of buffers and launches becomes the runtime program; the
 // splat constant is written out element by element.
@@ -16,6 +17,8 @@
 // CHECK-NEXT: launch k2 grid 1 2 3 block 64 1 1 smem 1024 args b2 b3
 // BYTES: 01 00 00 00 01 00 00 00
 // SUMMARY-NOT: kernel
+// The signature lists the host function's memref arguments and results.
+// SIG: {"function": "forward", "inputs": [{"shape": [4, 8], "dtype": "f16"}], "outputs": [{"shape": [8], "dtype": "f32"}]}
 module attributes {gpu.container_module} {
   memref.global "private" constant @c : memref<2xi32> = dense<1>
   func.func @forward(%x: memref<4x8xf16>) -> memref<8xf32> {

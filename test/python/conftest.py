@@ -2,11 +2,27 @@
 import ctypes
 import os
 import pathlib
+import subprocess
+import sys
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = pathlib.Path(os.environ.get("SPARSEOPT_BUILD_DIR", ROOT / "build"))
+EXAMPLE = ROOT / "examples" / "linear_relu_24.mlir"
+
+# The sparse_opt package from this checkout, on the libraries of the build
+# under test.
+sys.path.insert(0, str(ROOT / "python"))
+os.environ["SPARSEOPT_LIB_DIR"] = str(BUILD / "lib")
+
+
+def run_python(code, **env):
+    """Runs `code` in a fresh Debian python3 with this checkout's package on
+    the path and `env` added to the environment; returns the CompletedProcess."""
+    full = dict(os.environ, PYTHONPATH=str(ROOT / "python"), **env)
+    return subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True, text=True,
+                          env=full, timeout=120)
 
 
 @pytest.fixture(scope="session")
@@ -43,3 +59,18 @@ def runtime_lib(build_dir):
     lib.sparseopt_program_launch_kernel.restype = ctypes.c_char_p
     lib.sparseopt_program_destroy.argtypes = [ctypes.c_void_p]
     return lib
+
+
+@pytest.fixture
+def compiler(build_dir):
+    """A sparse_opt.compiler.Compiler, closed after the test."""
+    from sparse_opt.compiler import Compiler
+    with Compiler() as c:
+        yield c
+
+
+@pytest.fixture(scope="session")
+def example_artifact(build_dir, tmp_path_factory):
+    """examples/linear_relu_24.mlir compiled (sm_90a) through the C API."""
+    from sparse_opt.compiler import compile_mlir
+    return compile_mlir(EXAMPLE, tmp_path_factory.mktemp("linear_relu_24"))

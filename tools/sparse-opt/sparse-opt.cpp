@@ -5,29 +5,17 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "sparse-opt/Conversion/Passes.h"
-#include "sparse-opt/Dialect/SGPU/SGPU.h"
-#include "sparse-opt/Pipelines/Pipelines.h"
-#include "sparse-opt/Transforms/Passes.h"
+#include "sparse-opt/InitSparseOpt.h"
 
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
-#include "mlir/InitAllPasses.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
+  // The same registration as the C API (lib/CAPI), so both accept the same
+  // IR and pipelines.
   mlir::DialectRegistry registry;
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
-  mlir::registerAllToLLVMIRTranslations(registry);
-  registry.insert<mlir::sgpu::SGPUDialect>();
-
-  mlir::registerAllPasses();
-  mlir::sgpu::registerSparseOptTransformsPasses();
-  mlir::sgpu::registerSparseOptConversionPasses();
-  mlir::sgpu::registerSparseOptPipelines();
+  mlir::sgpu::registerSparseOptDialectsAndExtensions(registry);
+  mlir::sgpu::registerSparseOptPassesAndPipelines();
 
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv,
@@ -36,8 +24,8 @@ int main(int argc, char **argv) {
       "SparseOpt passes:\n"
       "  --sgpu-slide-sparse        N:M-sparse linalg.matmul -> sgpu.spmm "
       "(constant weights compressed at compile time)\n"
-      "  --sgpu-fuse-activation     fuse a ReLU consumer into the sgpu.spmm "
-      "epilogue\n"
+      "  --sgpu-fuse-epilogue       fuse a bias add and a ReLU into the "
+      "sgpu.spmm epilogue\n"
       "  --convert-sgpu-to-loops    sgpu ops -> reference scf loops (CPU "
       "semantics)\n"
       "  --convert-sgpu-to-gpu      sgpu ops -> generated sparse tensor-core "

@@ -1,0 +1,216 @@
+"""python -m sparse_opt {import, compile, run}: the command-line front end.
+
+  import   a torch model (file.py:factory) or an ONNX file -> input IR (.mlir)
+  compile  .mlir / .onnx / file.py:factory -> artifact directory (PTX, program)
+  run      an artifact directory on the GPU, with .npy inputs or random ones
+
+Compiling needs the compiler library (libsparseopt_compiler.so, i.e. a
+machine with libMLIR); importing needs torch or onnx; running needs only the
+runtime library, a GPU and torch.
+"""
+import argparse
+import importlib.util
+import pathlib
+import sys
+import time
+
+from .annotations import Annotations, add_module_attributes, parse_sparsity_args
+from .importers.emitter import ImportError_
+
+
+def _shape(text):
+    name, sep, dims = text.partition("=")
+    if not sep:
+        raise argparse.ArgumentTypeError("expected NAME=DIMxDIM..., got %r" % text)
+    try:
+        return name, tuple(int(d) for d in dims.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError("bad dimensions in %r" % text)
+
+
+def _load_factory(spec):
+    """'path/model.py:make' -> the result of make(): (module, example_inputs)."""
+    path, sep, name = spec.rpartition(":")
+    if not sep or not path.endswith(".py"):
+        raise ImportError_("a torch model is given as <file.py>:<factory>, got %r" % spec)
+    mod_spec = importlib.util.spec_from_file_location("sparse_opt_user_model", path)
+    if mod_spec is None:
+        raise ImportError_("cannot load %s" % path)
+    module = importlib.util.module_from_spec(mod_spec)
+    sys.path.insert(0, str(pathlib.Path(path).resolve().parent))
+    mod_spec.loader.exec_module(module)
+    factory = getattr(module, name, None)
+    if factory is None:
+        raise ImportError_("%s has no %r" % (path, name))
+    made = factory()
+    if not (isinstance(made, tuple) and len(made) == 2):
+        raise ImportError_("%s:%s must return (module, example_inputs)" % (path, name))
+    model, example = made
+    return model, example if isinstance(example, tuple) else (example,)
+
+
+def _annotations(args):
+    return Annotations(sparsity=parse_sparsity_args(args.sparsity), ladder_layers=args.ladder_layers,
+                       twell_tile=args.twell_tile, twell_compression=args.twell_compression).validate()
+
+
+def import_source(source, args):
+    """Imports `source` (.mlir is read as is) and applies the annotations."""
+    ann = _annotations(args)
+    src = str(source)
+    if src.endswith(".mlir"):
+        if ann.sparsity:
+            raise ImportError_("--sparsity applies to imported models; annotate .mlir weights with #sgpu.nm directly")
+        text = pathlib.Path(src).read_text()
+    elif src.endswith(".onnx"):
+        from .importers.onnx_importer import import_onnx
+        text = import_onnx(src, name=args.name, sparsity=ann.sparsity or None,
+                           input_shapes=dict(args.input_shape or []) or None, dtype=args.dtype)
+    else:
+        from .importers.fx import import_fx
+        model, example = _load_factory(src)
+        text = import_fx(model, example, name=args.name, sparsity=ann.sparsity or None, dtype=args.dtype)
+    return add_module_attributes(text, ann.module_attributes())
+
+
+def cmd_import(args):
+    text = import_source(args.source, args)
+    if args.output == "-":
+        sys.stdout.write(text)
+    else:
+        pathlib.Path(args.output).write_text(text)
+        print("wrote %s" % args.output)
+    return 0
+
+
+def cmd_compile(args):
+    from .compiler import Compiler
+    text = import_source(args.source, args)
+    out = pathlib.Path(args.output)
+    with Compiler() as c:
+        module = c.parse(text, filename=str(args.source))
+        artifact = module.compile(out, chip=args.chip, features=args.features)
+    print("compiled %s for %s into %s" % (args.source, args.chip, out))
+    for kernel, count in artifact.sparse_mma_counts().items():
+        print("  kernel %s: %d sparse MMA instructions" % (kernel, count))
+    return 0
+
+
+def cmd_run(args):
+    import numpy as np
+    from . import runtime
+    try:
+        import torch
+    except ImportError:
+        print("sparse_opt run: error: running needs torch (for device tensors)", file=sys.stderr)
+        return 1
+    prog = runtime.load(args.artifacts, device=args.device)
+    specs = prog.signature.inputs
+    if args.input and len(args.input) != len(specs):
+        print("sparse_opt run: error: the program takes %d inputs, %d given" % (len(specs), len(args.input)),
+              file=sys.stderr)
+        return 1
+    gen = torch.Generator().manual_seed(args.seed)
+    tensors = []
+    for i, s in enumerate(specs):
+        tdt = getattr(torch, runtime._TO_TORCH[s.dtype])
+        if args.input:
+            t = torch.from_numpy(np.load(args.input[i]))
+            if tuple(t.shape) != tuple(s.shape):
+                print("sparse_opt run: error: input %d has shape %s, the program takes %s"
+                      % (i, list(t.shape), list(s.shape)), file=sys.stderr)
+                return 1
+            t = t.to(tdt)
+        elif tdt.is_floating_point:
+            t = torch.randn(*s.shape, generator=gen).to(tdt)
+        else:
+            t = torch.randint(0, 2, tuple(s.shape), generator=gen).to(tdt)
+        tensors.append(t.cuda(args.device))
+    outs = prog(*tensors)
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    torch.cuda.synchronize()
+    for i, o in enumerate(outs):
+        f = o.float()
+        print("output %d: %s %s, mean %.6g, max|x| %.6g" % (i, list(o.shape), prog.signature.outputs[i].dtype,
+                                                        f.mean().item(), f.abs().max().item()))
+        if args.save_output:
+            np.save("%s%d.npy" % (args.save_output, i), f.cpu().numpy())
+    if args.iters:
+        for _ in range(args.warmup):
+            prog(*tensors, outputs=list(outs))
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(args.iters):
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            prog(*tensors, outputs=list(outs))
+            e.record()
+            e.synchronize()
+            times.append(s.elapsed_time(e) * 1000)
+        times.sort()
+        print("median %.1f us per run (%d runs after %d warm-up)" % (times[len(times) // 2], args.iters, args.warmup))
+    return 0
+
+
+def _import_options(p):
+    g = p.add_argument_group("import options (torch and ONNX sources)")
+    g.add_argument("--sparsity", action="append", metavar="WEIGHT=N:M",
+                   help="mark a weight (qualified parameter or initializer name) as N:M sparse, e.g. "
+                        "fc1.weight=2:4; checked, the first violating row and group is reported (repeatable)")
+    g.add_argument("--ladder-layers", type=int, metavar="K",
+                   help="the model is ladder-trained: its last K layers may be rewritten (changes semantics)")
+    g.add_argument("--twell-tile", type=int, metavar="T", help="TwELL tile width (power of two)")
+    g.add_argument("--twell-compression", type=int, metavar="C", help="TwELL compression factor (2, 4 or 8)")
+    g.add_argument("--input-shape", action="append", type=_shape, metavar="NAME=DxD",
+                   help="static shape of an ONNX graph input with symbolic dimensions (repeatable)")
+    g.add_argument("--dtype", choices=["f16", "bf16", "f32"], help="cast float weights and inputs")
+    g.add_argument("--name", default="forward", help="name of the generated function (default: forward)")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m sparse_opt", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("import", help="torch model or ONNX file -> input IR (.mlir)",
+                       description="Import a model into SparseOpt's input IR. SOURCE is an .onnx file or "
+                                   "<file.py>:<factory> where factory() returns (nn.Module, example_inputs).")
+    p.add_argument("source")
+    p.add_argument("-o", "--output", default="-", help="output .mlir (default: stdout)")
+    _import_options(p)
+    p.set_defaults(func=cmd_import)
+    p = sub.add_parser("compile", help=".mlir / .onnx / torch model -> artifacts (PTX + runtime program)",
+                       description="Compile to an artifact directory: kernels.ptx, program.txt, constants, "
+                                   "signature.json, summary.txt.")
+    p.add_argument("source")
+    p.add_argument("-o", "--output", required=True, help="artifact directory")
+    p.add_argument("--chip", default="sm_90a", help="target GPU (default sm_90a)")
+    p.add_argument("--features", default="+ptx85", help="PTX ISA features (default +ptx85)")
+    _import_options(p)
+    p.set_defaults(func=cmd_compile)
+    p = sub.add_parser("run", help="run an artifact directory on the GPU",
+                       description="Run a compiled program on the GPU through the runtime and print each "
+                                   "output's shape and statistics (and timings with --iters).")
+    p.add_argument("artifacts")
+    p.add_argument("--input", action="append", metavar="FILE.npy", help="input arrays in order (default: random)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--iters", type=int, default=0, help="timed runs (median reported)")
+    p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--device", type=int, default=0)
+    p.add_argument("--save-output", metavar="PREFIX", help="save outputs as PREFIX<i>.npy")
+    p.set_defaults(func=cmd_run)
+    args = ap.parse_args(argv)
+    try:
+        return args.func(args)
+    except ImportError_ as e:
+        print("sparse_opt %s: error: %s" % (args.command, e), file=sys.stderr)
+        return 1
+    except Exception as e:  # compiler / runtime errors carry their diagnostics
+        name = type(e).__name__
+        if name in ("CompileError", "SparseOptRuntimeError") or isinstance(e, (OSError, RuntimeError, ValueError)):
+            print("sparse_opt %s: error: %s" % (args.command, e), file=sys.stderr)
+            return 1
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,294 @@
+"""The SparseOpt compiler from Python, over its C API (libsparseopt_compiler.so,
+include/sparse-opt-c/Compiler.h).
+
+    from sparse_opt.compiler import Compiler
+    with Compiler() as c:
+        m = c.parse_file("examples/linear_relu_24.mlir")
+        m.run("sgpu-slide-sparse,canonicalize")
+        print(m)
+        artifact = m.compile("out")          # kernels.ptx, program.txt, ...
+
+Failures raise CompileError, which carries the compiler's diagnostics.
+"""
+import ctypes
+import os
+import re
+import weakref
+from collections import namedtuple
+
+from . import _libs
+from .artifact import Artifact
+
+__all__ = ["Compiler", "Module", "CompileError", "Diagnostic", "compile_mlir",
+           "parse_diagnostics", "version"]
+
+_p = ctypes.c_void_p
+
+
+def _configure(lib):
+    lib.sparseopt_compiler_create.argtypes = [ctypes.POINTER(_p)]
+    lib.sparseopt_compiler_destroy.argtypes = [_p]
+    lib.sparseopt_compiler_destroy.restype = None
+    lib.sparseopt_compiler_take_diagnostics.argtypes = [_p]
+    lib.sparseopt_compiler_take_diagnostics.restype = _p
+    lib.sparseopt_ir_parse.argtypes = [_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
+                                       ctypes.POINTER(_p)]
+    lib.sparseopt_ir_parse_file.argtypes = [_p, ctypes.c_char_p, ctypes.POINTER(_p)]
+    lib.sparseopt_ir_destroy.argtypes = [_p]
+    lib.sparseopt_ir_destroy.restype = None
+    lib.sparseopt_ir_verify.argtypes = [_p]
+    lib.sparseopt_ir_run_pipeline.argtypes = [_p, ctypes.c_char_p]
+    lib.sparseopt_ir_print.argtypes = [_p, ctypes.c_int]
+    lib.sparseopt_ir_print.restype = _p
+    lib.sparseopt_ir_compile.argtypes = [_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p]
+    lib.sparseopt_string_free.argtypes = [_p]
+    lib.sparseopt_string_free.restype = None
+    lib.sparseopt_compiler_version.restype = ctypes.c_char_p
+
+
+def _lib():
+    return _libs.load(_libs.COMPILER, _configure)
+
+
+def version():
+    """The compiler library's version, e.g. "sparse-opt 0.1 (MLIR 22)"."""
+    return _lib().sparseopt_compiler_version().decode()
+
+
+def _take_string(lib, ptr):
+    """Copies and frees a string the C API returned."""
+    if not ptr:
+        return None
+    try:
+        return ctypes.string_at(ptr).decode("utf-8", "replace")
+    finally:
+        lib.sparseopt_string_free(ptr)
+
+
+# ---------------------------------------------------------------------------
+# Diagnostics
+# ---------------------------------------------------------------------------
+
+class Diagnostic(namedtuple("Diagnostic", "file line col severity message notes")):
+    """One compiler diagnostic; `notes` is a list of Diagnostic (severity
+    "note"). Printed like a compiler prints it."""
+    __slots__ = ()
+
+    def __str__(self):
+        lines = ["%s:%d:%d: %s: %s" % (self.file, self.line, self.col, self.severity,
+                                       self.message.replace("\n", "\n    "))]
+        lines += ["  " + str(n) for n in self.notes]
+        return "\n".join(lines)
+
+
+_LINE = re.compile(r"^(?P<file>.*?):(?P<line>\d+):(?P<col>\d+): "
+                   r"(?P<severity>error|warning|remark|note): (?P<message>.*)$")
+
+
+def _fields(line, severity):
+    """The fields of one diagnostic line (a line that does not parse is kept
+    whole as the message)."""
+    m = _LINE.match(line)
+    if not m:
+        return dict(file="<unknown>", line=0, col=0, severity=severity, message=line)
+    return dict(file=m.group("file"), line=int(m.group("line")), col=int(m.group("col")),
+                severity=m.group("severity"), message=m.group("message"))
+
+
+def parse_diagnostics(text):
+    """Parses the C API's diagnostic text (one diagnostic a line, notes
+    indented by two spaces, message continuations by four) into Diagnostics."""
+    entries = []    # (fields, [note fields]) per diagnostic
+    current = None  # the fields a continuation line extends
+    for raw in (text or "").splitlines():
+        if not raw.strip():
+            continue
+        if raw.startswith("    ") and current is not None:
+            current["message"] += "\n" + raw[4:]
+            continue
+        if raw.startswith("  ") and entries:
+            current = _fields(raw.strip(), "note")
+            entries[-1][1].append(current)
+        else:
+            current = _fields(raw.strip(), "error")
+            entries.append((current, []))
+    return [Diagnostic(notes=[Diagnostic(notes=[], **n) for n in notes], **f)
+            for f, notes in entries]
+
+
+class CompileError(Exception):
+    """A compiler call failed. `diagnostics` holds what the compiler said
+    (errors with their locations and notes, plus warnings and remarks)."""
+
+    def __init__(self, message, diagnostics=()):
+        super().__init__(message)
+        self.message = message
+        self.diagnostics = list(diagnostics)
+
+    @property
+    def errors(self):
+        return [d for d in self.diagnostics if d.severity == "error"]
+
+    def __str__(self):
+        return "\n".join([self.message] + [str(d) for d in self.diagnostics])
+
+
+# ---------------------------------------------------------------------------
+# Compiler and modules
+# ---------------------------------------------------------------------------
+
+class Compiler:
+    """An MLIR context with everything sparse-opt registers. Use it as a
+    context manager or call close(); closing frees its modules too.
+
+    `last_diagnostics` holds the diagnostics of the last call (warnings and
+    remarks of calls that succeeded included)."""
+
+    def __init__(self):
+        self._lib = _lib()
+        handle = _p()
+        if self._lib.sparseopt_compiler_create(ctypes.byref(handle)) != 0:
+            raise CompileError("cannot create a SparseOpt compiler")
+        self._handle = handle
+        self._modules = weakref.WeakSet()  # live modules, freed with the compiler
+        self.last_diagnostics = []
+
+    # -- lifetime --
+    def close(self):
+        if self._handle:
+            for m in list(self._modules):
+                m._handle = None  # freed with the compiler
+            self._modules.clear()
+            self._lib.sparseopt_compiler_destroy(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def _h(self):
+        if not self._handle:
+            raise ValueError("the compiler is closed")
+        return self._handle
+
+    # -- diagnostics --
+    def take_diagnostics(self):
+        """Diagnostics reported since the previous call, as Diagnostics."""
+        text = _take_string(self._lib, self._lib.sparseopt_compiler_take_diagnostics(self._h()))
+        return parse_diagnostics(text)
+
+    def _check(self, status, what):
+        self.last_diagnostics = self.take_diagnostics()
+        if status != 0:
+            raise CompileError(what, self.last_diagnostics)
+
+    # -- parsing --
+    def parse(self, text, filename="<string>"):
+        """Parses and verifies MLIR text into a Module; `filename` names it
+        in diagnostics and locations."""
+        data = text.encode() if isinstance(text, str) else bytes(text)
+        handle = _p()
+        status = self._lib.sparseopt_ir_parse(self._h(), data, len(data), str(filename).encode(),
+                                              ctypes.byref(handle))
+        self._check(status, "cannot parse %s" % filename)
+        return self._adopt(handle)
+
+    def parse_file(self, path):
+        """Reads, parses and verifies an .mlir file into a Module."""
+        handle = _p()
+        status = self._lib.sparseopt_ir_parse_file(self._h(), os.fspath(path).encode(),
+                                                   ctypes.byref(handle))
+        self._check(status, "cannot parse %s" % os.fspath(path))
+        return self._adopt(handle)
+
+    def _adopt(self, handle):
+        m = Module(self, handle)
+        self._modules.add(m)
+        return m
+
+
+class Module:
+    """A parsed MLIR module, owned by its Compiler. Passes change it in place."""
+
+    def __init__(self, compiler, handle):
+        self.compiler = compiler
+        self._handle = handle
+
+    def _h(self):
+        if not self._handle:
+            raise ValueError("the module is closed (or its compiler is)")
+        return self._handle
+
+    def close(self):
+        """Frees the module now (otherwise when it is garbage or its
+        compiler closes)."""
+        if self._handle:
+            self.compiler._modules.discard(self)
+            self.compiler._lib.sparseopt_ir_destroy(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def run(self, pipeline):
+        """Runs a textual pass pipeline ("sgpu-slide-sparse,canonicalize",
+        "func.func(cse)", "builtin.module(...)"); returns self. On failure
+        (CompileError) the module may be partially transformed."""
+        status = self.compiler._lib.sparseopt_ir_run_pipeline(self._h(), pipeline.encode())
+        self.compiler._check(status, "pass pipeline '%s' failed" % pipeline)
+        return self
+
+    def verify(self):
+        """Runs the verifier; raises CompileError when the IR is invalid."""
+        status = self.compiler._lib.sparseopt_ir_verify(self._h())
+        self.compiler._check(status, "the module does not verify")
+        return self
+
+    def print(self, generic=False):
+        """The module as MLIR text (generic operation form if `generic`)."""
+        lib = self.compiler._lib
+        text = _take_string(lib, lib.sparseopt_ir_print(self._h(), 1 if generic else 0))
+        if text is None:
+            raise CompileError("cannot print the module")
+        return text
+
+    def __str__(self):
+        return self.print()
+
+    def compile(self, output_dir, chip="sm_90a", features="+ptx85"):
+        """Runs sgpu-compile on this module (which becomes the compiled IR),
+        writes the artifacts and compiled.mlir to output_dir and returns the
+        Artifact."""
+        output_dir = os.path.abspath(os.fspath(output_dir))
+        status = self.compiler._lib.sparseopt_ir_compile(
+            self._h(), chip.encode() if chip else None,
+            features.encode() if features else None, output_dir.encode())
+        self.compiler._check(status, "compilation for %s (%s) failed" % (chip, features))
+        with open(os.path.join(output_dir, "compiled.mlir"), "w") as f:
+            f.write(self.print() + "\n")
+        return Artifact(output_dir)
+
+
+def _is_path(source):
+    if isinstance(source, os.PathLike):
+        return True
+    return isinstance(source, str) and "\n" not in source and os.path.isfile(source)
+
+
+def compile_mlir(source, output_dir, chip="sm_90a", features="+ptx85"):
+    """Compiles MLIR text or an .mlir file to an artifact directory with
+    sgpu-compile; returns the Artifact. Raises CompileError."""
+    with Compiler() as c:
+        m = c.parse_file(source) if _is_path(source) else c.parse(source)
+        return m.compile(output_dir, chip=chip, features=features)

@@ -1,0 +1,341 @@
+"""Runs compiled artifacts on the GPU through the runtime's C API
+(libsparseopt_runtime.so, runtime/include/sparseopt/runtime.h).
+
+    import torch, sparse_opt.runtime as rt
+    prog = rt.load("build/examples/linear_relu_24")      # reads signature.json
+    y = prog(torch.randn(128, 256, dtype=torch.float16, device="cuda"))
+
+Needs neither MLIR nor the compiler library, and imports torch only when it
+is handed torch tensors or has to allocate outputs. Arguments are checked
+against the artifact's signature (device, dtype, shape) before anything
+runs; the program runs asynchronously on the given stream (default: torch's
+current stream when torch is used, else the legacy default stream).
+"""
+import ctypes
+import os
+import sys
+from collections import namedtuple
+
+from . import _libs
+from .artifact import Artifact, ArtifactError
+
+__all__ = ["load", "parse", "init", "Program", "SignatureError", "SparseOptRuntimeError",
+           "check_arguments", "describe"]
+
+_p, _u64 = ctypes.c_void_p, ctypes.c_uint64
+
+
+# ---------------------------------------------------------------------------
+# Errors
+# ---------------------------------------------------------------------------
+
+class SparseOptRuntimeError(RuntimeError):
+    """A runtime call failed: `status` (int), `status_name`
+    ("SPARSEOPT_ERROR_NO_DRIVER", ...) and the runtime's `message`."""
+
+    def __init__(self, status, status_name, message):
+        super().__init__("%s: %s" % (status_name, message))
+        self.status, self.status_name, self.message = status, status_name, message
+
+
+class InvalidArgumentError(SparseOptRuntimeError):
+    pass
+
+
+class NoDriverError(SparseOptRuntimeError):
+    """The CUDA driver library is missing (no GPU machine)."""
+
+
+class NoDeviceError(SparseOptRuntimeError):
+    pass
+
+
+class CudaError(SparseOptRuntimeError):
+    pass
+
+
+class OutOfMemoryError(SparseOptRuntimeError):
+    pass
+
+
+class ProgramFileError(SparseOptRuntimeError):
+    """An artifact file is missing, unreadable (IO) or malformed (PARSE)."""
+
+
+_ERRORS = {
+    "SPARSEOPT_ERROR_INVALID_ARGUMENT": InvalidArgumentError,
+    "SPARSEOPT_ERROR_NO_DRIVER": NoDriverError,
+    "SPARSEOPT_ERROR_NO_DEVICE": NoDeviceError,
+    "SPARSEOPT_ERROR_CUDA": CudaError,
+    "SPARSEOPT_ERROR_OUT_OF_MEMORY": OutOfMemoryError,
+    "SPARSEOPT_ERROR_IO": ProgramFileError,
+    "SPARSEOPT_ERROR_PARSE": ProgramFileError,
+}
+
+
+class SignatureError(ValueError):
+    """Arguments that do not match the program's signature."""
+
+
+# ---------------------------------------------------------------------------
+# The library
+# ---------------------------------------------------------------------------
+
+def _configure(lib):
+    lib.sparseopt_status_string.argtypes = [ctypes.c_int]
+    lib.sparseopt_status_string.restype = ctypes.c_char_p
+    lib.sparseopt_last_error.restype = ctypes.c_char_p
+    lib.sparseopt_init.argtypes = [ctypes.c_int]
+    lib.sparseopt_device_name.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+    lib.sparseopt_program_parse.argtypes = [ctypes.c_char_p, ctypes.POINTER(_p)]
+    lib.sparseopt_program_load.argtypes = [ctypes.c_char_p, ctypes.POINTER(_p)]
+    lib.sparseopt_program_run.argtypes = [_p, ctypes.POINTER(_u64), ctypes.POINTER(_u64), _p]
+    lib.sparseopt_program_destroy.argtypes = [_p]
+    lib.sparseopt_program_num_inputs.argtypes = [_p]
+    lib.sparseopt_program_num_outputs.argtypes = [_p]
+    lib.sparseopt_program_input_bytes.argtypes = [_p, ctypes.c_int]
+    lib.sparseopt_program_input_bytes.restype = ctypes.c_size_t
+    lib.sparseopt_program_output_bytes.argtypes = [_p, ctypes.c_int]
+    lib.sparseopt_program_output_bytes.restype = ctypes.c_size_t
+    lib.sparseopt_program_num_launches.argtypes = [_p]
+    lib.sparseopt_program_launch_kernel.argtypes = [_p, ctypes.c_int]
+    lib.sparseopt_program_launch_kernel.restype = ctypes.c_char_p
+
+
+def _lib():
+    return _libs.load(_libs.RUNTIME, _configure)
+
+
+def _check(status):
+    if status != 0:
+        lib = _lib()
+        name = lib.sparseopt_status_string(status).decode()
+        message = lib.sparseopt_last_error().decode("utf-8", "replace")
+        raise _ERRORS.get(name, SparseOptRuntimeError)(status, name, message)
+
+
+def init(device=0):
+    """Loads the CUDA driver and selects `device` (one device per process)."""
+    _check(_lib().sparseopt_init(device))
+
+
+def device_name():
+    buf = ctypes.create_string_buffer(256)
+    _check(_lib().sparseopt_device_name(buf, len(buf)))
+    return buf.value.decode()
+
+
+# ---------------------------------------------------------------------------
+# Arguments: description and checks (pure Python, testable without a GPU)
+# ---------------------------------------------------------------------------
+
+# Element types by torch dtype name and by __cuda_array_interface__ typestr.
+_FROM_TORCH = {"torch.float16": "f16", "torch.bfloat16": "bf16", "torch.float32": "f32",
+               "torch.float64": "f64", "torch.int8": "i8", "torch.int16": "i16",
+               "torch.int32": "i32", "torch.int64": "i64", "torch.uint8": "ui8",
+               "torch.bool": "i1"}
+_TO_TORCH = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64",
+             "i8": "int8", "si8": "int8", "i16": "int16", "si16": "int16", "i32": "int32",
+             "si32": "int32", "i64": "int64", "si64": "int64", "ui8": "uint8", "i1": "bool"}
+_FROM_TYPESTR = {"<f2": "f16", "<f4": "f32", "<f8": "f64", "|i1": "i8", "<i2": "i16",
+                 "<i4": "i32", "<i8": "i64", "|u1": "ui8", "|b1": "i1"}
+
+Arg = namedtuple("Arg", "obj ptr shape dtype device contiguous is_torch")
+Arg.__doc__ = """One tensor argument: its device pointer, shape, MLIR element
+type name, device ("cuda:0", "cpu"; None when unknown), whether it is
+C-contiguous, and whether it is a torch tensor (then it can be copied)."""
+
+
+def _c_strides(shape, itemsize):
+    strides, step = [], itemsize
+    for d in reversed(shape):
+        strides.append(step)
+        step *= d
+    return tuple(reversed(strides))
+
+
+def describe(x):
+    """An Arg for a torch tensor, an object with __cuda_array_interface__, or
+    (through torch.from_dlpack) one with __dlpack__."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(x, torch.Tensor):
+        return Arg(x, x.data_ptr(), tuple(x.shape), _FROM_TORCH.get(str(x.dtype), str(x.dtype)),
+                   str(x.device), x.is_contiguous(), True)
+    cai = getattr(x, "__cuda_array_interface__", None)
+    if cai is not None:
+        shape = tuple(cai["shape"])
+        typestr = cai["typestr"]
+        strides = cai.get("strides")
+        itemsize = int(typestr[2:]) if typestr[2:].isdigit() else 0
+        contiguous = strides is None or tuple(strides) == _c_strides(shape, itemsize)
+        return Arg(x, int(cai["data"][0]), shape, _FROM_TYPESTR.get(typestr, typestr), None,
+                   contiguous, False)
+    if hasattr(x, "__dlpack__"):
+        return describe(_import_torch("DLPack arguments").from_dlpack(x))
+    raise SignatureError("expected a CUDA tensor (torch, __cuda_array_interface__ or "
+                         "__dlpack__), got %s" % type(x).__name__)
+
+
+def _compatible(expected, actual):
+    """A signless MLIR integer (i8) accepts signed and unsigned data."""
+    if expected == actual:
+        return True
+    return expected.startswith("i") and actual in ("s" + expected, "u" + expected)
+
+
+def check_arguments(specs, args, role, device):
+    """Raises SignatureError unless `args` (Args) match `specs` (TensorSpecs)
+    in number, device ("cuda:<device>"), element type and shape. Inputs may be
+    non-contiguous torch tensors (they are copied); everything else must be
+    C-contiguous."""
+    if len(args) != len(specs):
+        raise SignatureError("the program takes %d %s%s, got %d"
+                             % (len(specs), role, "" if len(specs) == 1 else "s", len(args)))
+    for i, (spec, a) in enumerate(zip(specs, args)):
+        where = "%s %d" % (role, i)
+        if a.device is not None and a.device != "cuda:%d" % device:
+            raise SignatureError("%s is on %s; the program runs on cuda:%d" % (where, a.device, device))
+        if not _compatible(spec.dtype, a.dtype):
+            raise SignatureError("%s has element type %s, expected %s" % (where, a.dtype, spec.dtype))
+        if tuple(a.shape) != tuple(spec.shape):
+            raise SignatureError("%s has shape %s, expected %s"
+                                 % (where, list(a.shape), list(spec.shape)))
+        if not a.contiguous and not (role == "input" and a.is_torch):
+            raise SignatureError("%s is not contiguous" % where)
+
+
+def _import_torch(why):
+    try:
+        import torch
+    except ImportError as e:
+        raise ImportError("%s need torch, which is not installed" % why) from e
+    return torch
+
+
+def _raw_stream(stream):
+    """A CUstream handle (int or None) from None, an int or a stream object
+    (torch .cuda_stream, cupy .ptr)."""
+    if stream is None or isinstance(stream, int):
+        return stream
+    for attr in ("cuda_stream", "ptr"):
+        handle = getattr(stream, attr, None)
+        if isinstance(handle, int):
+            return handle
+    raise TypeError("cannot get a CUDA stream handle from %s" % type(stream).__name__)
+
+
+def _torch_stream(torch, stream, device):
+    """The torch stream the call runs on (copies and outputs are made on it)."""
+    if stream is None:
+        return torch.cuda.current_stream(device)
+    if isinstance(stream, torch.cuda.Stream):
+        return stream
+    return torch.cuda.ExternalStream(_raw_stream(stream), device=device)
+
+
+# ---------------------------------------------------------------------------
+# Programs
+# ---------------------------------------------------------------------------
+
+class Program:
+    """A program from an artifact directory: `signature`, `artifact`, byte
+    sizes and kernels. Call it on tensors (loaded programs only)."""
+
+    def __init__(self, handle, artifact, device, loaded):
+        self._lib, self._handle = _lib(), handle
+        self.artifact, self.device, self.loaded = artifact, device, loaded
+        lib = self._lib
+        self.input_bytes = [lib.sparseopt_program_input_bytes(handle, i)
+                            for i in range(lib.sparseopt_program_num_inputs(handle))]
+        self.output_bytes = [lib.sparseopt_program_output_bytes(handle, i)
+                             for i in range(lib.sparseopt_program_num_outputs(handle))]
+        self.kernels = [lib.sparseopt_program_launch_kernel(handle, i).decode()
+                        for i in range(lib.sparseopt_program_num_launches(handle))]
+        self.signature = artifact.signature
+        sig_in = [s.nbytes for s in self.signature.inputs]
+        sig_out = [s.nbytes for s in self.signature.outputs]
+        if sig_in != self.input_bytes or sig_out != self.output_bytes:
+            self.close()
+            raise ArtifactError("signature.json (%s) does not match program.txt (inputs %s, "
+                                "outputs %s bytes)" % (artifact.signature, self.input_bytes,
+                                                       self.output_bytes))
+
+    def close(self):
+        if self._handle:
+            self._lib.sparseopt_program_destroy(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def run(self, inputs, outputs, stream=None):
+        """Enqueues the program on raw device pointers (ints) and a raw
+        stream handle (None: the legacy default stream). No checks beyond
+        the runtime's."""
+        if not self._handle:
+            raise ValueError("the program is closed")
+        ins = (_u64 * len(inputs))(*inputs)
+        outs = (_u64 * len(outputs))(*outputs)
+        _check(self._lib.sparseopt_program_run(self._handle, ins, outs, _raw_stream(stream)))
+
+    def __call__(self, *inputs, outputs=None, stream=None):
+        """Runs on CUDA tensors; returns the output tensor (a tuple when
+        there are several). With outputs=None they are allocated with torch;
+        otherwise they are written and returned."""
+        ins = [describe(x) for x in inputs]
+        check_arguments(self.signature.inputs, ins, "input", self.device)
+        outs = None
+        if outputs is not None:
+            outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+            outs = [describe(o) for o in outputs]
+            check_arguments(self.signature.outputs, outs, "output", self.device)
+        if outs is not None and not any(a.is_torch for a in ins + outs):
+            # No torch involved: run on the caller's pointers as they are.
+            self.run([a.ptr for a in ins], [a.ptr for a in outs], stream)
+            return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+        torch = _import_torch("allocating outputs (or pass outputs=...) and torch tensors")
+        ts = _torch_stream(torch, stream, self.device)
+        with torch.cuda.device(self.device), torch.cuda.stream(ts):
+            # Copies and outputs are made on the stream the program runs on.
+            ins = [a if a.contiguous else describe(a.obj.contiguous()) for a in ins]
+            if outs is None:
+                outputs = [torch.empty(s.shape, dtype=getattr(torch, _TO_TORCH[s.dtype]),
+                                       device="cuda:%d" % self.device)
+                           for s in self.signature.outputs]
+                outs = [describe(o) for o in outputs]
+            self.run([a.ptr for a in ins], [a.ptr for a in outs], ts.cuda_stream)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def __repr__(self):
+        return "Program(%r, %s)" % (str(self.artifact.directory), self.signature)
+
+
+def load(artifact_dir, device=0):
+    """Initializes the runtime on `device` and loads the artifact directory:
+    uploads constants and loads the kernels. Returns a callable Program."""
+    artifact = Artifact(artifact_dir)
+    artifact.signature  # a missing or malformed signature fails before the GPU
+    init(device)
+    handle = _p()
+    _check(_lib().sparseopt_program_load(os.fspath(artifact_dir).encode(), ctypes.byref(handle)))
+    return Program(handle, artifact, device, loaded=True)
+
+
+def parse(artifact_dir):
+    """Reads and checks the artifact without a GPU; the Program answers
+    queries and checks arguments but cannot run."""
+    artifact = Artifact(artifact_dir)
+    artifact.signature
+    handle = _p()
+    _check(_lib().sparseopt_program_parse(os.fspath(artifact_dir).encode(), ctypes.byref(handle)))
+    return Program(handle, artifact, 0, loaded=False)

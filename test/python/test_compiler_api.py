@@ -1,0 +1,189 @@
+"""The compiler's C API through sparse_opt.compiler (no GPU needed)."""
+import json
+
+import pytest
+
+from conftest import EXAMPLE, run_python
+from sparse_opt.compiler import CompileError, Diagnostic, compile_mlir, parse_diagnostics, version
+
+ADD = """func.func @f(%a: i32) -> i32 {
+  %b = arith.addi %a, %a : i32
+  return %b : i32
+}
+"""
+
+# A 16 x 32 weight with two nonzeros in every group of four (2:4).
+_ROW = "[" + ", ".join(["1.0, 0.0, -2.0, 0.0"] * 8) + "]"
+LINEAR = """func.func @forward(%x: tensor<8x32xf16>) -> tensor<8x16xf16> {
+  %w = arith.constant dense<[""" + ", ".join([_ROW] * 16) + """]> : tensor<16x32xf16, #sgpu.nm<2:4>>
+  %zero = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<8x16xf16>
+  %acc = linalg.fill ins(%zero : f16) outs(%e : tensor<8x16xf16>) -> tensor<8x16xf16>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : tensor<8x32xf16>, tensor<16x32xf16, #sgpu.nm<2:4>>) outs(%acc : tensor<8x16xf16>) -> tensor<8x16xf16>
+  %r = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]}
+      ins(%y : tensor<8x16xf16>) outs(%e : tensor<8x16xf16>) {
+  ^bb0(%a: f16, %o: f16):
+    %m = arith.maximumf %a, %zero : f16
+    linalg.yield %m : f16
+  } -> tensor<8x16xf16>
+  return %r : tensor<8x16xf16>
+}
+"""
+
+
+def test_version(build_dir):
+    assert version().startswith("sparse-opt 0.1 (MLIR ")
+
+
+def test_parse_print_round_trip(compiler):
+    m = compiler.parse(ADD)
+    text = str(m)
+    assert "arith.addi %arg0, %arg0 : i32" in text
+    assert str(compiler.parse(text)) == text
+    generic = m.print(generic=True)
+    assert '"func.func"' in generic and '"arith.addi"' in generic
+    assert str(compiler.parse(generic)) == text
+    m.verify()
+
+
+def test_pipeline_changes_the_ir(compiler):
+    m = compiler.parse(LINEAR, "linear.mlir")
+    assert "linalg.matmul" in str(m)
+    m.run("sgpu-slide-sparse,canonicalize")
+    text = str(m)
+    assert "sgpu.spmm" in text and "linalg.matmul" not in text
+    # Anchored and nested pipelines are accepted too.
+    m.run("builtin.module(canonicalize)").run("func.func(cse)")
+
+
+def test_bad_pipelines_are_diagnostics(compiler, capfd):
+    m = compiler.parse(ADD)
+    with pytest.raises(CompileError) as e:
+        m.run("canonicalize,no-such-pass")
+    d = e.value.errors[0]
+    assert d.file == "<pipeline>"
+    assert "'no-such-pass' does not refer to a registered pass" in d.message
+    with pytest.raises(CompileError) as e:
+        m.run("builtin.module(canonicalize")
+    assert (e.value.errors[0].line, e.value.errors[0].col) == (1, 16)
+    with pytest.raises(CompileError) as e:
+        m.run("canonicalize{max-iterations=abc}")
+    assert "'abc' value invalid" in e.value.errors[0].message
+    assert str(m) == str(compiler.parse(ADD))  # untouched
+    # Nothing reached the process's stdout or stderr.
+    assert capfd.readouterr() == ("", "")
+
+
+def test_syntax_error_has_its_location(compiler):
+    bad = "func.func @f() {\n  %x = arith.constant 1 : i32\n  %y = arith.addi %x, %z : i32\n  return\n}\n"
+    with pytest.raises(CompileError) as e:
+        compiler.parse(bad, "bad.mlir")
+    d = e.value.errors[0]
+    assert (d.file, d.line, d.col, d.severity) == ("bad.mlir", 3, 23, "error")
+    assert "undeclared SSA value name" in d.message
+    assert "bad.mlir:3:23: error: " in str(e.value)
+
+
+def test_verifier_error_has_its_location(compiler):
+    bad = """func.func @spmm_k(%x: tensor<4x48xf16>, %c: !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>) {
+  %y = sgpu.spmm %x, %c : tensor<4x48xf16>, !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>> -> tensor<4x16xf16>
+  return
+}
+"""
+    with pytest.raises(CompileError) as e:
+        compiler.parse(bad, "k.mlir")
+    d = e.value.errors[0]
+    assert (d.file, d.line, d.col) == ("k.mlir", 2, 8)
+    assert "reduction sizes differ: input has K = 48, weight has K = 32" in d.message
+
+
+@pytest.mark.parametrize("chip,features,message", [
+    ("sm_75", "+ptx85", "needs sparse tensor cores"),
+    ("sm_90a", "+ptx80", "needs PTX ISA 8.5"),
+])
+def test_unusable_target_is_a_pass_error(compiler, tmp_path, chip, features, message):
+    m = compiler.parse_file(EXAMPLE)
+    with pytest.raises(CompileError) as e:
+        m.compile(tmp_path / "art", chip=chip, features=features)
+    d = e.value.errors[0]
+    assert d.file == str(EXAMPLE) and d.line == 14 and d.col > 0
+    assert message in d.message
+    # The compiler is still usable afterwards.
+    assert "func.func @f" in str(compiler.parse(ADD))
+
+
+def test_compile_the_example(example_artifact):
+    out = example_artifact.directory
+    ptx = (out / "kernels.ptx").read_text()
+    assert ".target sm_90a" in ptx and "mma.sp::ordered_metadata" in ptx
+    program = (out / "program.txt").read_text().splitlines()
+    assert program[0] == "sparseopt-program 1"
+    assert "buffer 0 input 0 65536" in program
+    assert any(line.startswith("launch sgpu_spmm_0 grid") for line in program)
+    assert json.loads((out / "signature.json").read_text()) == {
+        "function": "forward",
+        "inputs": [{"shape": [128, 256], "dtype": "f16"}],
+        "outputs": [{"shape": [128, 512], "dtype": "f16"}],
+    }
+    assert example_artifact.sparse_mma_counts() == {"sgpu_spmm_0": 8}
+    assert str(example_artifact.signature) == "forward(f16[128, 256]) -> (f16[128, 512])"
+    assert "gpu.binary @sgpu_kernels" in (out / "compiled.mlir").read_text()
+
+
+def test_compile_mlir_from_text(build_dir, tmp_path):
+    art = compile_mlir(LINEAR, tmp_path / "art", chip="sm_80", features="+ptx85")
+    assert ".target sm_80" in art.ptx
+    assert art.signature.inputs[0].shape == (8, 32)
+    assert art.signature.outputs[0].nbytes == 8 * 16 * 2
+
+
+def test_option_values_are_checked(compiler, tmp_path):
+    m = compiler.parse(LINEAR)
+    with pytest.raises(CompileError) as e:
+        m.compile(tmp_path / "a b")
+    assert "without spaces" in e.value.errors[0].message
+
+
+def test_missing_file_is_a_diagnostic(compiler, tmp_path):
+    missing = tmp_path / "none.mlir"
+    with pytest.raises(CompileError) as e:
+        compiler.parse_file(missing)
+    assert e.value.errors[0].file == str(missing)
+    assert "cannot read" in e.value.errors[0].message
+
+
+def test_closing_the_compiler_frees_its_modules(build_dir):
+    from sparse_opt.compiler import Compiler
+    c = Compiler()
+    m = c.parse(ADD)
+    c.close()
+    with pytest.raises(ValueError):
+        str(m)
+    with pytest.raises(ValueError):
+        c.parse(ADD)
+
+
+def test_diagnostic_text_parsing():
+    text = ("a.mlir:3:5: error: first line\n"
+            "    second line\n"
+            "  a.mlir:1:1: note: see here\n"
+            "<unknown>:0:0: warning: no location\n")
+    d = parse_diagnostics(text)
+    assert d == [Diagnostic("a.mlir", 3, 5, "error", "first line\nsecond line",
+                            [Diagnostic("a.mlir", 1, 1, "note", "see here", [])]),
+                 Diagnostic("<unknown>", 0, 0, "warning", "no location", [])]
+    assert "\n".join(map(str, d)) + "\n" == text
+
+
+def test_missing_compiler_library_is_a_clear_error(build_dir, tmp_path):
+    r = run_python(
+        "import sparse_opt\n"
+        "from sparse_opt.compiler import Compiler\n"
+        "try:\n"
+        "    Compiler()\n"
+        "except sparse_opt.LibraryNotFoundError as e:\n"
+        "    print(e)\n",
+        SPARSEOPT_LIB_DIR=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "libsparseopt_compiler.so not found in %s" % tmp_path in r.stdout
