@@ -74,7 +74,7 @@ def add_module_attributes(mlir: str, attrs: Dict[str, str]) -> str:
         return mlir
     m = _MODULE_RE.search(mlir)
     if not m:
-        raise AnnotationError("the imported IR has no top-level module to annotate")
+        return _wrap_implicit_module(mlir, attrs)
     existing = {}
     if m.group(1):
         for part in re.split(r",\s*(?=[\w.]+\s*=)", m.group(1)):
@@ -83,3 +83,17 @@ def add_module_attributes(mlir: str, attrs: Dict[str, str]) -> str:
     existing.update(attrs)
     text = "module attributes {%s} {" % ", ".join("%s = %s" % kv for kv in sorted(existing.items()))
     return mlir[:m.start()] + text + mlir[m.end():]
+
+
+def _wrap_implicit_module(mlir: str, attrs: Dict[str, str]) -> str:
+    """IR without an explicit `module`: wraps its operations (not the alias
+    definitions in front, nor a trailing resource block) in an annotated one."""
+    body, sep, resources = mlir.partition("\n{-#")
+    lines = body.split("\n")
+    first = next((i for i, l in enumerate(lines)
+                  if l.strip() and not l.lstrip().startswith(("#", "!", "//"))), None)
+    if first is None:
+        raise AnnotationError("the IR has no operations to annotate")
+    head = "module attributes {%s} {" % ", ".join("%s = %s" % kv for kv in sorted(attrs.items()))
+    out = lines[:first] + [head] + lines[first:] + ["}"]
+    return "\n".join(out) + (sep + resources if sep else "\n")
