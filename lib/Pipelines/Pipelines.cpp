@@ -61,7 +61,9 @@ LogicalResult buildReference(OpPassManager &pm) {
                   "one-shot-bufferize{bufferize-function-boundaries=true "
                   "function-boundary-type-conversion=identity-layout-map},"
                   "convert-linalg-to-loops,lower-affine,convert-scf-to-cf,"
-                  "arith-expand{include-bf16=true},expand-strided-metadata,"
+                  "arith-expand{include-bf16=true},convert-math-to-llvm,"
+                  "convert-math-to-libm,"
+                  "expand-strided-metadata,"
                   "finalize-memref-to-llvm,convert-vector-to-llvm,"
                   "convert-to-llvm,reconcile-unrealized-casts";
   return parsePassPipeline(p, pm, llvm::errs());

@@ -161,11 +161,13 @@ class Emitter:
         return 'loc("%s")' % name
 
     def _fresh(self, hint: str = "v") -> str:
+        # `<hint>.<n>`: the '.' keeps generated names apart from arguments,
+        # whose names are sanitized to letters, digits and '_'.
         self._count += 1
         hint = re.sub(r"[^A-Za-z0-9_]", "_", hint) or "v"
         if hint[0].isdigit():
             hint = "v" + hint
-        return "%%%s_%d" % (hint, self._count)
+        return "%%%s.%d" % (hint, self._count)
 
     def _op(self, text: str, loc: Optional[str]):
         self.body.append("  " + text + ((" " + loc) if loc else ""))
@@ -192,7 +194,16 @@ class Emitter:
             check_nm(data, shape, dtype, encoding, "weight '%s'" % name)
             n, m = parse_pattern(encoding)
             type_text = type_text[:-1] + ", #sgpu.nm<%d:%d>>" % (n, m)
+        if dtype == "i1":
+            # Boolean tensors (masks) are small and have no portable blob
+            # layout: inline them as a dense literal.
+            v = Value(self._fresh(re.sub(r"[^A-Za-z0-9_]", "_", name) or "mask"), t)
+            flat = ["true" if b else "false" for b in data]
+            self._op("%s = arith.constant dense<%s> : %s" % (v.name, self._nested(flat, shape), type_text), loc)
+            return v
         key = re.sub(r"[^A-Za-z0-9_]", "_", name) or "weight"
+        if not (key[0].isalpha() or key[0] == "_"):
+            key = "w_" + key
         base, i = key, 1
         while key in self.resources:
             i += 1
@@ -201,6 +212,15 @@ class Emitter:
         v = Value(self._fresh(key), t)
         self._op("%s = arith.constant dense_resource<%s> : %s" % (v.name, key, type_text), loc)
         return v
+
+    @staticmethod
+    def _nested(flat, shape):
+        """Row-major items as a nested MLIR literal of `shape`."""
+        if not shape:
+            return flat[0]
+        step = len(flat) // shape[0] if shape[0] else 0
+        return "[" + ", ".join(Emitter._nested(flat[i * step:(i + 1) * step], shape[1:])
+                               for i in range(shape[0])) + "]"
 
     def splat(self, value: Scalar, shape, dtype: str, loc: Optional[str] = None) -> Value:
         t = TensorType(tuple(shape), dtype)
@@ -215,9 +235,15 @@ class Emitter:
             return "true" if value else "false"
         return str(int(value))
 
+    def _scalar_text(self, value: Scalar, dtype: str) -> str:
+        # i1 constants print as `true`/`false` and take no type suffix.
+        if dtype == "i1":
+            return "arith.constant %s" % self._literal(value, dtype)
+        return "arith.constant %s : %s" % (self._literal(value, dtype), dtype)
+
     def _scalar(self, lines: list, value: Scalar, dtype: str) -> str:
         name = self._fresh("c")
-        lines.append("%s = arith.constant %s : %s" % (name, self._literal(value, dtype), dtype))
+        lines.append("%s = %s" % (name, self._scalar_text(value, dtype)))
         return name
 
     def empty(self, shape, dtype: str, loc=None) -> Value:
@@ -228,7 +254,7 @@ class Emitter:
     def fill(self, value: Scalar, shape, dtype: str, loc=None) -> Value:
         e = self.empty(shape, dtype, loc)
         c = self._fresh("c")
-        self._op("%s = arith.constant %s : %s" % (c, self._literal(value, dtype), dtype), loc)
+        self._op("%s = %s" % (c, self._scalar_text(value, dtype)), loc)
         v = Value(self._fresh("fill"), e.type)
         self._op("%s = linalg.fill ins(%s : %s) outs(%s : %s) -> %s" % (v.name, c, dtype, e.name, e.type, v.type), loc)
         return v

@@ -1,0 +1,913 @@
+"""Per-op handlers of the torch.fx importer.
+
+`classify(node, gm)` names what an FX node computes, whatever form torch
+traced it in (call_function `torch.add` / `operator.add`, call_method `add`,
+call_module `nn.ReLU`, ...), as a `Call`: a kind ("add", "softmax", ...) and
+its arguments bound to the parameter names of one signature per kind. The
+pattern matchers (fx_patterns.py) read these; `HANDLERS[kind](ctx, call)`
+emits the op through the importer context (`ctx`, an `FxImporter`).
+"""
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+from dataclasses import dataclass, field
+from typing import Optional
+
+import torch
+import torch.fx
+import torch.nn as nn
+import torch.nn.functional as F
+
+from .. import markers
+from .emitter import FLOAT_TYPES, ImportError_, Value, promote
+
+REQUIRED = object()
+
+TORCH_TO_MLIR = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16", torch.float64: "f64",
+                 torch.bool: "i1", torch.int8: "i8", torch.int16: "i16", torch.int32: "i32", torch.int64: "i64"}
+MLIR_TO_TORCH = {v: k for k, v in TORCH_TO_MLIR.items()}
+
+
+def mlir_dtype(dt: torch.dtype) -> str:
+    if dt not in TORCH_TO_MLIR:
+        raise ImportError_("unsupported element type %s" % dt)
+    return TORCH_TO_MLIR[dt]
+
+
+@dataclass(frozen=True)
+class ParamRef:
+    """A parameter or buffer of the model by qualified name (a module's weight)."""
+    name: str
+
+
+@dataclass
+class Call:
+    kind: str
+    args: dict
+    module: Optional[nn.Module] = None
+    extra: dict = field(default_factory=dict)
+
+
+class FoldedTranspose:
+    """A transpose of the last two dims that its only user, a matmul, absorbs."""
+
+    def __init__(self, base):
+        self.base = base
+
+
+# ------------------------------------------------------------ signatures
+def S(*required, **optional):
+    return tuple((r, REQUIRED) for r in required) + tuple(optional.items())
+
+
+_FN: dict = {}      # callable -> (kind, signature)
+_METHOD: dict = {}  # method name -> (kind, signature)
+
+
+def _reg(kind, sig, fns=(), methods=(), method_sig=None):
+    for f in fns:
+        if f is not None:
+            _FN[f] = (kind, sig)
+    for m in methods:
+        _METHOD[m] = (kind, method_sig or sig)
+
+
+def _t(name):
+    """torch.<name>, F.<name> or torch.Tensor.<name> when this torch has it."""
+    mod, _, attr = name.rpartition(".")
+    root = {"torch": torch, "F": F, "Tensor": torch.Tensor, "torch.special": getattr(torch, "special", None)}[mod]
+    return getattr(root, attr, None) if root is not None else None
+
+
+BINARY = ("add", "sub", "mul", "div")
+_reg("add", S("input", "other", alpha=1), [operator.add, operator.iadd, _t("torch.add"), _t("Tensor.add")], ["add"])
+_reg("sub", S("input", "other", alpha=1), [operator.sub, operator.isub, _t("torch.sub"), _t("torch.subtract"),
+                                            _t("Tensor.sub")], ["sub", "subtract"])
+_reg("mul", S("input", "other"), [operator.mul, operator.imul, _t("torch.mul"), _t("torch.multiply"), _t("Tensor.mul")],
+     ["mul", "multiply"])
+_reg("div", S("input", "other", rounding_mode=None),
+     [operator.truediv, operator.itruediv, _t("torch.div"), _t("torch.divide"), _t("torch.true_divide"),
+      _t("Tensor.div")], ["div", "divide", "true_divide"])
+_reg("pow", S("input", "exponent"), [operator.pow, _t("torch.pow"), _t("Tensor.pow")], ["pow"])
+_reg("square", S("input"), [_t("torch.square")], ["square"])
+_reg("maximum", S("input", "other"), [_t("torch.maximum"), _t("torch.fmax")], ["maximum"])
+_reg("minimum", S("input", "other"), [_t("torch.minimum"), _t("torch.fmin")], ["minimum"])
+_reg("max", S("input", other=None), [_t("torch.max")], ["max"])
+_reg("min", S("input", other=None), [_t("torch.min")], ["min"])
+_reg("clamp", S("input", min=None, max=None), [_t("torch.clamp"), _t("torch.clip")], ["clamp", "clip"])
+for _k in ("rsqrt", "sqrt", "exp", "tanh", "sigmoid", "abs", "neg"):
+    _reg(_k, S("input"), [_t("torch." + _k), _t("Tensor." + _k)], [_k])
+_reg("neg", S("input"), [operator.neg, _t("torch.negative")], ["negative"])
+_reg("sigmoid", S("input"), [_t("F.sigmoid"), _t("torch.special.expit")])
+_reg("tanh", S("input"), [_t("F.tanh")])
+_reg("relu", S("input", inplace=False), [_t("F.relu")])
+_reg("relu", S("input"), [_t("torch.relu"), _t("Tensor.relu")], ["relu"])
+_reg("silu", S("input", inplace=False), [_t("F.silu")])
+_reg("gelu", S("input", approximate="none"), [_t("F.gelu")])
+_reg("softmax", S("input", dim=None, _stacklevel=3, dtype=None), [_t("F.softmax")])
+_reg("softmax", S("input", "dim", dtype=None), [_t("torch.softmax"), _t("Tensor.softmax"),
+                                                 _t("torch.special.softmax")], ["softmax"])
+_reg("masked_fill", S("input", "mask", "value"), [_t("torch.masked_fill"), _t("Tensor.masked_fill")], ["masked_fill"])
+_reg("where", S("condition", "input", "other"), [_t("torch.where")], ["where"],
+     method_sig=S("input", "condition", "other"))
+for _k, _ops in {"lt": (operator.lt, "less"), "le": (operator.le, "less_equal"), "gt": (operator.gt, "greater"),
+                 "ge": (operator.ge, "greater_equal"), "eq": (operator.eq, None), "ne": (operator.ne, "not_equal")}.items():
+    _reg(_k, S("input", "other"), [_ops[0], _t("torch." + _k), _t("Tensor." + _k)] +
+         ([_t("torch." + _ops[1])] if _ops[1] else []), [_k] + ([_ops[1]] if _ops[1] else []))
+_reg("logical_not", S("input"), [operator.invert, _t("torch.logical_not"), _t("torch.bitwise_not")],
+     ["logical_not", "bitwise_not"])
+_reg("logical_and", S("input", "other"), [operator.and_, _t("torch.logical_and"), _t("torch.bitwise_and")],
+     ["logical_and", "bitwise_and", "__and__"])
+_reg("logical_or", S("input", "other"), [operator.or_, _t("torch.logical_or"), _t("torch.bitwise_or")],
+     ["logical_or", "bitwise_or", "__or__"])
+_reg("sum", S("input", dim=None, keepdim=False, dtype=None), [_t("torch.sum")], ["sum"])
+_reg("mean", S("input", dim=None, keepdim=False, dtype=None), [_t("torch.mean")], ["mean"])
+_reg("amax", S("input", dim=(), keepdim=False), [_t("torch.amax")], ["amax"])
+_reg("matmul", S("input", "other"), [operator.matmul, _t("torch.matmul"), _t("torch.bmm"), _t("torch.mm"),
+                                     _t("Tensor.matmul")], ["matmul", "bmm", "mm", "__matmul__"])
+_reg("linear", S("input", "weight", bias=None), [_t("F.linear")])
+_reg("transpose", S("input", "dim0", "dim1"), [_t("torch.transpose"), _t("torch.swapaxes"), _t("torch.swapdims"),
+                                               _t("Tensor.transpose")], ["transpose", "swapaxes", "swapdims"])
+_reg("permute", S("input", "dims"), [_t("torch.permute")])
+_reg("permute", S("input", "*dims"), [_t("Tensor.permute")], ["permute"])
+_reg("t", S("input"), [_t("torch.t"), _t("Tensor.t")], ["t"])
+_reg("reshape", S("input", "*shape"), [_t("torch.reshape"), _t("Tensor.view"), _t("Tensor.reshape")],
+     ["view", "reshape"])
+_reg("reshape", S("input", start_dim=0, end_dim=-1), [_t("torch.flatten")], ["flatten"])
+_reg("reshape", S("input", "dim", "sizes"), [_t("torch.unflatten")], ["unflatten"])
+_reg("reshape", S("input", "dim"), [_t("torch.unsqueeze")], ["unsqueeze"])
+_reg("reshape", S("input", dim=None), [_t("torch.squeeze")], ["squeeze"])
+_reg("reshape", S("input", "other"), [], ["view_as", "reshape_as"])
+_reg("expand", S("input", "*size"), [_t("torch.broadcast_to")], ["expand", "broadcast_to"])
+_reg("expand", S("input", "other"), [], ["expand_as"])
+_reg("identity", S("input", memory_format=None), [_t("torch.clone")], ["contiguous", "clone"])
+_reg("identity", S("input"), [_t("torch.detach")], ["detach"])
+_reg("dropout", S("input", p=0.5, training=True, inplace=False), [_t("F.dropout")])
+_reg("dropout", S("input", "p", "train"), [_t("torch.dropout")])
+_reg("cast", S("input", "*targets", non_blocking=False, copy=False, memory_format=None, dtype=None, device=None),
+     [], ["to"])
+for _k, _dt in {"float": torch.float32, "half": torch.float16, "bfloat16": torch.bfloat16, "double": torch.float64,
+                "int": torch.int32, "long": torch.int64, "bool": torch.bool}.items():
+    _reg("cast_" + _k, S("input", memory_format=None), [], [_k])
+_reg("cast", S("input", "*targets"), [], ["type_as", "type"])
+_reg("cat", S("tensors", dim=0), [_t("torch.cat"), _t("torch.concat"), _t("torch.concatenate")])
+_reg("stack", S("tensors", dim=0), [_t("torch.stack")])
+_reg("split", S("input", "split_size_or_sections", dim=0), [_t("torch.split"), _t("Tensor.split")], ["split"],
+     method_sig=S("input", "split_size", dim=0))
+_reg("chunk", S("input", "chunks", dim=0), [_t("torch.chunk"), _t("Tensor.chunk")], ["chunk"])
+_reg("unbind", S("input", dim=0), [_t("torch.unbind"), _t("Tensor.unbind")], ["unbind"])
+_reg("getitem", S("input", "index"), [operator.getitem], ["__getitem__"])
+_reg("getattr", S("input", "name"), [builtins.getattr])
+_reg("embedding", S("input", "weight", padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                    sparse=False), [_t("F.embedding")])
+_reg("layer_norm", S("input", "normalized_shape", weight=None, bias=None, eps=1e-5), [_t("F.layer_norm")])
+_reg("rms_norm", S("input", "normalized_shape", weight=None, eps=None), [_t("F.rms_norm"), _t("torch.rms_norm")])
+_reg("sdpa", S("query", "key", "value", attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False),
+     [_t("F.scaled_dot_product_attention")])
+_reg("all_reduce", S("input"), [markers.all_reduce])
+_reg("zeros_like", S("input", dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False,
+                     memory_format=None), [_t("torch.zeros_like")])
+_reg("ones_like", S("input", dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False,
+                    memory_format=None), [_t("torch.ones_like")])
+_reg("full_like", S("input", "fill_value", dtype=None, layout=None, device=None, pin_memory=None,
+                    requires_grad=False, memory_format=None), [_t("torch.full_like")])
+
+
+def _bind(sig, args, kwargs, what):
+    out = {}
+    args = list(args)
+    kwargs = dict(kwargs)
+    for i, (name, default) in enumerate(sig):
+        if name.startswith("*"):
+            rest = args[i:]
+            args = args[:i]
+            if len(rest) == 1 and isinstance(rest[0], (list, tuple, torch.Size)):
+                rest = list(rest[0])
+            out[name[1:]] = tuple(rest) + ((kwargs.pop(name[1:]),) if name[1:] in kwargs else ())
+            continue
+        if i < len(args):
+            out[name] = args[i]
+        elif name in kwargs:
+            out[name] = kwargs.pop(name)
+        elif default is REQUIRED:
+            raise ImportError_("%s: missing argument '%s'" % (what, name))
+        else:
+            out[name] = default
+    if len(args) > len([s for s in sig if not s[0].startswith("*")]) and not any(s[0].startswith("*") for s in sig):
+        raise ImportError_("%s: %d positional arguments, expected at most %d" % (what, len(args), len(sig)))
+    if kwargs:
+        raise ImportError_("%s: unsupported keyword arguments %s" % (what, ", ".join(sorted(kwargs))))
+    return out
+
+
+def _is_all_reduce(f):
+    return f is markers.all_reduce or (getattr(f, "__name__", None) == "all_reduce" and
+                                       getattr(f, "__module__", "") == markers.__name__)
+
+
+# --------------------------------------------------------- classification
+def module_type_name(m) -> str:
+    cls = type(m)
+    if cls.__module__.startswith("torch.nn"):
+        return "nn." + cls.__name__
+    return "%s.%s" % (cls.__module__, cls.__qualname__)
+
+
+def describe_target(node, gm) -> str:
+    """`call_function torch.nn.functional.unfold`, `call_module layers.0.conv (nn.Conv1d)`."""
+    if node.op == "call_function":
+        f = node.target
+        try:
+            from torch.fx.node import _get_qualified_name
+            name = _get_qualified_name(f)
+        except Exception:
+            owner = getattr(f, "__objclass__", None)
+            name = ("%s.%s.%s" % (owner.__module__, owner.__name__, f.__name__) if owner is not None
+                    else getattr(f, "__qualname__", None) or repr(f))
+        if name.startswith("_operator."):
+            name = "operator." + name[len("_operator."):]
+        return "call_function %s" % name
+    if node.op == "call_method":
+        return "call_method %s" % node.target
+    if node.op == "call_module":
+        try:
+            return "call_module %s (%s)" % (node.target, module_type_name(gm.get_submodule(node.target)))
+        except AttributeError:
+            return "call_module %s" % node.target
+    return "%s %s" % (node.op, node.target)
+
+
+def _param(gm, path, name):
+    """The ParamRef of `path.name` when that submodule attribute is a tensor, else None."""
+    sub = gm.get_submodule(path)
+    return ParamRef("%s.%s" % (path, name) if path else name) if getattr(sub, name, None) is not None else None
+
+
+_DROPOUTS = tuple(getattr(nn, n) for n in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout")
+                  if hasattr(nn, n))
+
+
+def _classify_module(node, gm):
+    m = gm.get_submodule(node.target)
+    known = (nn.Linear, nn.Embedding, nn.LayerNorm, nn.ReLU, nn.SiLU, nn.Sigmoid, nn.Tanh, nn.Identity, nn.GELU,
+             nn.Softmax, nn.Flatten, nn.Unflatten) + _DROPOUTS + ((nn.RMSNorm,) if hasattr(nn, "RMSNorm") else ())
+    if not isinstance(m, known):
+        return None
+    a = _bind(S("input"), node.args, node.kwargs, describe_target(node, gm))
+    t = node.target
+    if isinstance(m, nn.Linear):
+        return Call("linear", {"input": a["input"], "weight": _param(gm, t, "weight"),
+                               "bias": _param(gm, t, "bias")}, m)
+    if isinstance(m, nn.Embedding):
+        if m.max_norm is not None:
+            return None
+        return Call("embedding", {"input": a["input"], "weight": _param(gm, t, "weight"), "max_norm": None}, m)
+    if isinstance(m, nn.LayerNorm):
+        return Call("layer_norm", {"input": a["input"], "normalized_shape": tuple(m.normalized_shape),
+                                   "weight": _param(gm, t, "weight"), "bias": _param(gm, t, "bias"),
+                                   "eps": m.eps}, m)
+    if hasattr(nn, "RMSNorm") and isinstance(m, nn.RMSNorm):
+        return Call("rms_norm", {"input": a["input"], "normalized_shape": tuple(m.normalized_shape),
+                                 "weight": _param(gm, t, "weight"), "eps": m.eps}, m)
+    simple = {nn.ReLU: "relu", nn.SiLU: "silu", nn.Sigmoid: "sigmoid", nn.Tanh: "tanh", nn.Identity: "identity"}
+    for cls, kind in simple.items():
+        if type(m) is cls:
+            return Call(kind, {"input": a["input"], "inplace": getattr(m, "inplace", False)}, m)
+    if isinstance(m, nn.GELU):
+        return Call("gelu", {"input": a["input"], "approximate": getattr(m, "approximate", "none")}, m)
+    if isinstance(m, nn.Softmax):
+        return Call("softmax", {"input": a["input"], "dim": m.dim, "dtype": None}, m)
+    if isinstance(m, _DROPOUTS):
+        return Call("dropout", {"input": a["input"], "p": m.p, "training": m.training, "inplace": False}, m)
+    if isinstance(m, (nn.Flatten, nn.Unflatten)):
+        return Call("reshape", {"input": a["input"]}, m)
+    return None
+
+
+def classify(node, gm) -> Optional[Call]:
+    """The normalized call of an FX node, or None when the importer has no handler."""
+    if node.op == "call_module":
+        return _classify_module(node, gm)
+    what = describe_target(node, gm)
+    if node.op == "call_function":
+        f = node.target
+        entry = _FN.get(f) if _hashable(f) else None
+        if entry is None and _is_all_reduce(f):
+            entry = _FN[markers.all_reduce]
+        if entry is None:
+            return None
+        kind, sig = entry
+    elif node.op == "call_method":
+        entry = _METHOD.get(node.target)
+        if entry is None:
+            return None
+        kind, sig = entry
+    else:
+        return None
+    args = _bind(sig, node.args, node.kwargs, what)
+    if kind == "getattr":
+        attr = args["name"]
+        if attr == "mT":
+            return Call("transpose", {"input": args["input"], "dim0": -2, "dim1": -1})
+        if attr == "T":
+            return Call("reverse", {"input": args["input"]})
+        if attr in ("dtype", "device", "shape", "ndim", "is_cuda"):
+            return Call("getattr", args)
+        return None
+    if kind.startswith("cast_"):
+        return Call("cast", {"input": args["input"], "targets": (_CAST_DT[kind],), "dtype": None})
+    if kind == "max" or kind == "min":
+        if args["other"] is None:
+            return Call("amax" if kind == "max" else "amin_all", {"input": args["input"], "dim": None, "keepdim": False})
+        if isinstance(args["other"], torch.fx.Node):
+            return Call("maximum" if kind == "max" else "minimum", args)
+        return None  # torch.max(x, dim) returns (values, indices)
+    return Call(kind, args)
+
+
+_CAST_DT = {"cast_float": torch.float32, "cast_half": torch.float16, "cast_bfloat16": torch.bfloat16,
+            "cast_double": torch.float64, "cast_int": torch.int32, "cast_long": torch.int64, "cast_bool": torch.bool}
+
+
+def _hashable(f):
+    try:
+        hash(f)
+        return True
+    except TypeError:
+        return False
+
+
+# ----------------------------------------------------------------- helpers
+def _norm_dim(d, rank):
+    d = int(d)
+    if not -max(rank, 1) <= d < max(rank, 1):
+        raise ImportError_("dimension %d out of range for rank %d" % (d, rank))
+    return d % rank if rank else 0
+
+
+def _dims(dim, rank):
+    if dim is None or (isinstance(dim, (list, tuple)) and len(dim) == 0):
+        return list(range(rank))
+    if isinstance(dim, (list, tuple)):
+        return sorted({_norm_dim(d, rank) for d in dim})
+    return [_norm_dim(dim, rank)]
+
+
+def _cast(ctx, x: Value, dt: str) -> Value:
+    return x if x.dtype == dt else ctx.e.unary("cast", x, ctx.loc, out_dtype=dt)
+
+
+def _is_scalar(x):
+    return isinstance(x, (int, float, bool)) and not isinstance(x, Value)
+
+
+def _i1(ctx, b) -> Value:
+    """A boolean scalar as a rank-0 splat: the emitter renders an i1 scalar in a
+    body as `arith.constant false : i1`, which MLIR does not parse."""
+    return ctx.e.splat(bool(b), (), "i1", ctx.loc)
+
+
+def _scalar_operands(ctx, x, y):
+    """torch's promotion of an integer tensor with a float scalar (-> f32) and a
+    bool tensor with an int scalar (-> i64); the emitter promotes tensors only."""
+    def fix(t, s):
+        if isinstance(t, Value) and _is_scalar(s):
+            if isinstance(s, float) and t.dtype not in FLOAT_TYPES:
+                return _cast(ctx, t, "f32")
+            if isinstance(s, int) and not isinstance(s, bool) and t.dtype == "i1":
+                return _cast(ctx, t, "i64")
+        return t
+    x, y = fix(x, y), fix(y, x)
+    if isinstance(x, Value) and x.dtype == "i1" and isinstance(y, bool):
+        y = _i1(ctx, y)
+    if isinstance(y, Value) and y.dtype == "i1" and isinstance(x, bool):
+        x = _i1(ctx, x)
+    return x, y
+
+
+def _binary(kind):
+    def h(ctx, c):
+        x, y = ctx.operand(c.args["input"]), ctx.operand(c.args["other"])
+        if kind in ("add", "sub") and c.args.get("alpha", 1) != 1:
+            y = ctx.e.binary("mul", y, c.args["alpha"], ctx.loc) if isinstance(y, Value) else y * c.args["alpha"]
+        if kind == "div" and c.args.get("rounding_mode") is not None:
+            raise ImportError_("div with rounding_mode=%r is not supported" % c.args["rounding_mode"])
+        x, y = _scalar_operands(ctx, x, y)
+        return ctx.e.binary(kind, x, y, ctx.loc)
+    return h
+
+
+def _float_unary(kind):
+    def h(ctx, c):
+        _check_inplace(ctx, c)
+        x = ctx.value(c.args["input"])
+        if x.dtype not in FLOAT_TYPES and kind not in ("relu", "abs"):
+            x = _cast(ctx, x, "f32")
+        if kind == "gelu":
+            approx = c.args.get("approximate", "none")
+            if approx not in ("none", "tanh"):
+                raise ImportError_("gelu approximate=%r is not supported" % approx)
+            return ctx.e.unary("gelu" if approx == "none" else "gelu_tanh", x, ctx.loc)
+        return ctx.e.unary(kind, x, ctx.loc)
+    return h
+
+
+def _check_inplace(ctx, c):
+    if c.args.get("inplace"):
+        src = c.args["input"]
+        if isinstance(src, torch.fx.Node) and len(src.users) > 1:
+            raise ImportError_("in-place op whose input is used again: the importer keeps values immutable")
+
+
+def _neg(ctx, c):
+    x = ctx.value(c.args["input"])
+    return ctx.e.unary("neg", x, ctx.loc) if x.dtype in FLOAT_TYPES else ctx.e.binary("mul", x, -1, ctx.loc)
+
+
+def _pow(ctx, c):
+    x, y = ctx.operand(c.args["input"]), ctx.operand(c.args["exponent"])
+    if isinstance(x, Value) and _is_scalar(y) and float(y) == 2.0:
+        return ctx.e.binary("mul", x, x, ctx.loc)
+    if isinstance(x, Value) and x.dtype not in FLOAT_TYPES:
+        x = _cast(ctx, x, "f32")
+    return ctx.e.binary("pow", x, y, ctx.loc)
+
+
+def _square(ctx, c):
+    x = ctx.value(c.args["input"])
+    return ctx.e.binary("mul", x, x, ctx.loc)
+
+
+def _maxmin(kind):
+    def h(ctx, c):
+        x, y = _scalar_operands(ctx, ctx.operand(c.args["input"]), ctx.operand(c.args["other"]))
+        return ctx.e.binary(kind, x, y, ctx.loc)
+    return h
+
+
+def _clamp(ctx, c):
+    x = ctx.value(c.args["input"])
+    lo, hi = ctx.operand(c.args["min"]), ctx.operand(c.args["max"])
+    if lo is not None:
+        x = ctx.e.binary("max", *_scalar_operands(ctx, x, lo), ctx.loc)
+    if hi is not None:
+        x = ctx.e.binary("min", *_scalar_operands(ctx, x, hi), ctx.loc)
+    return x
+
+
+def _softmax(ctx, c):
+    x = ctx.value(c.args["input"])
+    if c.args["dim"] is None:
+        raise ImportError_("softmax without dim (implicit dim) is not supported")
+    if c.args.get("dtype") is not None:
+        x = _cast(ctx, x, mlir_dtype(ctx.operand(c.args["dtype"])))
+    return ctx.e.softmax(x, _norm_dim(c.args["dim"], x.rank), ctx.loc)
+
+
+def _masked_fill(ctx, c):
+    x, mask, v = ctx.value(c.args["input"]), ctx.value(c.args["mask"]), ctx.operand(c.args["value"])
+    if mask.dtype != "i1":
+        raise ImportError_("masked_fill needs a boolean mask, got %s" % mask.dtype)
+    if isinstance(v, Value) and v.dtype != x.dtype:
+        v = _cast(ctx, v, x.dtype)
+    return ctx.e.masked_fill(x, mask, v, ctx.loc)
+
+
+def _bool(ctx, x):
+    x = ctx.operand(x)
+    if isinstance(x, Value) and x.dtype != "i1":
+        return ctx.e.compare("ne", x, 0, ctx.loc)
+    return x
+
+
+def _where(ctx, c):
+    cond = _bool(ctx, c.args["condition"])
+    a, b = ctx.operand(c.args["input"]), ctx.operand(c.args["other"])
+    vals = [v for v in (a, b) if isinstance(v, Value)]
+    if all(v.dtype == "i1" for v in vals) and any(isinstance(v, bool) for v in (a, b)):
+        a, b = (_i1(ctx, v) if isinstance(v, bool) else v for v in (a, b))
+        vals = [a, b]
+    if len(vals) == 2 and a.dtype != b.dtype:
+        dt = promote(a.dtype, b.dtype)
+        a, b = _cast(ctx, a, dt), _cast(ctx, b, dt)
+    return ctx.e.where(cond, a, b, ctx.loc)
+
+
+def _compare(kind):
+    def h(ctx, c):
+        x, y = _scalar_operands(ctx, ctx.operand(c.args["input"]), ctx.operand(c.args["other"]))
+        return ctx.e.compare(kind, x, y, ctx.loc)
+    return h
+
+
+def _logical_not(ctx, c):
+    x = ctx.value(c.args["input"])
+    if x.dtype != "i1" and (ctx.node.target in ("bitwise_not", operator.invert) or
+                            ctx.node.target is getattr(torch, "bitwise_not", None)):
+        raise ImportError_("bitwise not of a %s tensor is not supported" % x.dtype)
+    return ctx.e.compare("eq", x, _i1(ctx, False) if x.dtype == "i1" else 0, ctx.loc)
+
+
+def _logical(kind):
+    def h(ctx, c):
+        a, b = _bool(ctx, c.args["input"]), _bool(ctx, c.args["other"])
+        if not isinstance(a, Value):
+            a, b = b, a
+        if not isinstance(b, Value):
+            b = _i1(ctx, b)
+        if kind == "and":
+            return ctx.e.where(a, b, _i1(ctx, False), ctx.loc)
+        return ctx.e.where(a, _i1(ctx, True), b, ctx.loc)
+    return h
+
+
+def _reduce(kind):
+    def h(ctx, c):
+        x = ctx.value(c.args["input"])
+        if c.args.get("dtype") is not None:
+            x = _cast(ctx, x, mlir_dtype(ctx.operand(c.args["dtype"])))
+        if kind == "mean" and x.dtype not in FLOAT_TYPES:
+            raise ImportError_("mean of an integer tensor (%s)" % x.dtype)
+        dims = _dims(ctx.operand(c.args["dim"]), x.rank)
+        return ctx.e.reduce(kind, x, dims, bool(c.args["keepdim"]), ctx.loc)
+    return h
+
+
+def _amin_all(ctx, c):
+    x = ctx.value(c.args["input"])
+    neg = ctx.e.unary("neg", x, ctx.loc)
+    return ctx.e.unary("neg", ctx.e.reduce("max", neg, list(range(x.rank)), False, ctx.loc), ctx.loc)
+
+
+def _matmul(ctx, c):
+    a = ctx.value(c.args["input"])
+    b = ctx.operand(c.args["other"], allow_folded=True)
+    if isinstance(b, FoldedTranspose):
+        # x @ w.t() with a 2-D w is a linear layer: w may carry an N:M encoding.
+        w = ctx.value(b.base, sparse_ok=True)
+        if ctx.is_sparse(w) and w.rank != 2:
+            ctx.value(b.base)  # raises the annotation error
+        return ctx.e.matmul(a, w, transpose_b=True, loc=ctx.loc)
+    return ctx.e.matmul(a, ctx.value(b), loc=ctx.loc)
+
+
+def _linear(ctx, c):
+    x = ctx.value(c.args["input"])
+    w = ctx.value(c.args["weight"], sparse_ok=True)
+    b = ctx.operand(c.args["bias"])
+    if isinstance(b, Value) and b.dtype != x.dtype:
+        b = _cast(ctx, b, x.dtype)
+    if w.dtype != x.dtype and not ctx.is_sparse(w):
+        w = _cast(ctx, w, x.dtype)
+    return ctx.e.linear(x, w, b, ctx.loc)
+
+
+def _transpose(ctx, c):
+    x = ctx.value(c.args["input"])
+    perm = list(range(x.rank))
+    if x.rank == 0:
+        return x
+    d0, d1 = _norm_dim(c.args["dim0"], x.rank), _norm_dim(c.args["dim1"], x.rank)
+    perm[d0], perm[d1] = perm[d1], perm[d0]
+    return ctx.e.transpose(x, perm, ctx.loc)
+
+
+def _permute(ctx, c):
+    x = ctx.value(c.args["input"])
+    return ctx.e.transpose(x, [_norm_dim(d, x.rank) for d in ctx.operand(c.args["dims"])], ctx.loc)
+
+
+def _t_op(ctx, c):
+    x = ctx.value(c.args["input"])
+    return x if x.rank < 2 else ctx.e.transpose(x, [1, 0], ctx.loc)
+
+
+def _reverse(ctx, c):
+    x = ctx.value(c.args["input"])
+    return ctx.e.transpose(x, list(reversed(range(x.rank))), ctx.loc)
+
+
+def _reshape(ctx, c):
+    x = ctx.value(c.args["input"])
+    for v in c.args.get("shape", ()) or ():
+        if isinstance(v, torch.dtype) or isinstance(ctx.operand(v), torch.dtype):
+            raise ImportError_("view(dtype) (a bitcast) is not supported")
+    return ctx.e.reshape(x, ctx.out_shape(), ctx.loc)
+
+
+def _expand(ctx, c):
+    x = ctx.value(c.args["input"])
+    shape = tuple(ctx.out_shape())
+    if shape == x.shape:
+        return x
+    zero = ctx.e.splat(0, shape, x.dtype, ctx.loc)
+    return ctx.e.generic([x, zero], x.dtype, lambda args, lines: args[0], "expand", ctx.loc)
+
+
+def _identity(ctx, c):
+    return ctx.value(c.args["input"])
+
+
+def _dropout(ctx, c):
+    p = ctx.operand(c.args["p"])
+    training = ctx.operand(c.args.get("training", c.args.get("train")))
+    if training and p:
+        raise ImportError_("dropout in training mode (p=%s): call model.eval() before importing" % p)
+    return ctx.value(c.args["input"])
+
+
+def _cast_op(ctx, c):
+    x = ctx.value(c.args["input"])
+    dt = None
+    for t in tuple(c.args.get("targets", ())) + (c.args.get("dtype"),):
+        t = ctx.operand(t)
+        if isinstance(t, torch.dtype):
+            dt = t
+        elif isinstance(t, Value):
+            dt = MLIR_TO_TORCH[t.dtype]
+        elif isinstance(t, str) and t.startswith("torch.") and "Tensor" in t:
+            raise ImportError_("type(%r) is not supported; use .to(dtype)" % t)
+    if dt is None:
+        return x
+    return _cast(ctx, x, mlir_dtype(dt))
+
+
+def _promote_all(ctx, xs):
+    dt = promote(*[x.dtype for x in xs])
+    return [_cast(ctx, x, dt) for x in xs]
+
+
+def _cat(ctx, c):
+    xs = [ctx.value(t) for t in ctx.operand(c.args["tensors"])]
+    xs = [x for x in xs if not (x.rank == 1 and x.shape[0] == 0)]  # torch skips empty 1-D tensors
+    xs = _promote_all(ctx, xs)
+    if len(xs) == 1:
+        return xs[0]
+    return ctx.e.concat(xs, _norm_dim(c.args["dim"], xs[0].rank), ctx.loc)
+
+
+def _stack(ctx, c):
+    xs = _promote_all(ctx, [ctx.value(t) for t in ctx.operand(c.args["tensors"])])
+    dim = _norm_dim(ctx.operand(c.args["dim"]), xs[0].rank + 1)
+    xs = [ctx.e.reshape(x, x.shape[:dim] + (1,) + x.shape[dim:], ctx.loc) for x in xs]
+    return xs[0] if len(xs) == 1 else ctx.e.concat(xs, dim, ctx.loc)
+
+
+def _split(ctx, c):
+    x = ctx.value(c.args["input"])
+    dim = _norm_dim(ctx.operand(c.args["dim"]), x.rank)
+    size = x.shape[dim]
+    spec = ctx.operand(c.args.get("split_size_or_sections", c.args.get("split_size")))
+    if isinstance(spec, int):
+        sizes = [min(spec, size - s) for s in range(0, size, spec)] if spec > 0 else [size]
+    else:
+        sizes = [int(s) for s in spec]
+        if sum(sizes) != size:
+            raise ImportError_("split sizes %s do not sum to %d" % (sizes, size))
+    return ctx.e.split(x, sizes, dim, ctx.loc)
+
+
+def _chunk(ctx, c):
+    x = ctx.value(c.args["input"])
+    dim = _norm_dim(ctx.operand(c.args["dim"]), x.rank)
+    size = x.shape[dim]
+    step = -(-size // int(ctx.operand(c.args["chunks"])))
+    sizes = [min(step, size - s) for s in range(0, size, step)] if size else [0]
+    return ctx.e.split(x, sizes, dim, ctx.loc)
+
+
+def _unbind(ctx, c):
+    x = ctx.value(c.args["input"])
+    dim = _norm_dim(ctx.operand(c.args["dim"]), x.rank)
+    parts = ctx.e.split(x, [1] * x.shape[dim], dim, ctx.loc)
+    return tuple(ctx.e.reshape(p, x.shape[:dim] + x.shape[dim + 1:], ctx.loc) for p in parts)
+
+
+def _getitem(ctx, c):
+    base = ctx.operand(c.args["input"])
+    index = ctx.operand(c.args["index"])
+    if isinstance(base, (list, tuple)):
+        return base[index]
+    if not isinstance(base, Value):
+        raise ImportError_("indexing a %s" % type(base).__name__)
+    return _index_tensor(ctx, base, index)
+
+
+def _index_tensor(ctx, x: Value, index):
+    items = list(index) if isinstance(index, tuple) else [index]
+    for it in items:
+        if isinstance(it, (Value, list, torch.Tensor)) or (isinstance(it, bool)):
+            raise ImportError_("advanced (tensor or list) indexing is not supported")
+    consumed = sum(1 for it in items if it is not None and it is not Ellipsis)
+    if consumed > x.rank:
+        raise ImportError_("too many indices (%d) for a rank-%d tensor" % (consumed, x.rank))
+    if any(it is Ellipsis for it in items):
+        i = next(j for j, it in enumerate(items) if it is Ellipsis)
+        items[i:i + 1] = [slice(None)] * (x.rank - consumed)
+    while sum(1 for it in items if it is not None) < x.rank:
+        items.append(slice(None))
+    out_shape, d = [], 0
+    for it in items:
+        if it is None:
+            out_shape.append(1)
+            continue
+        size = x.shape[d]
+        if isinstance(it, int):
+            i = it + size if it < 0 else it
+            if not 0 <= i < size:
+                raise ImportError_("index %d out of range for dimension %d of size %d" % (it, d, size))
+            x = ctx.e.slice(x, d, i, i + 1, 1, ctx.loc)
+        elif isinstance(it, slice):
+            step = 1 if it.step is None else int(it.step)
+            if step <= 0:
+                raise ImportError_("slice step %d is not supported" % step)
+            start = 0 if it.start is None else int(it.start)
+            stop = size if it.stop is None else int(it.stop)
+            x = ctx.e.slice(x, d, start, min(stop, size) if stop >= 0 else stop, step, ctx.loc)
+            out_shape.append(x.shape[d])
+        else:
+            raise ImportError_("index %r is not supported" % (it,))
+        d += 1
+    return ctx.e.reshape(x, tuple(out_shape), ctx.loc)
+
+
+def _getattr(ctx, c):
+    x = ctx.value(c.args["input"])
+    name = c.args["name"]
+    if name == "dtype":
+        return MLIR_TO_TORCH[x.dtype]
+    if name == "device":
+        return torch.device("cpu")
+    if name == "shape":
+        return torch.Size(x.shape)
+    if name == "ndim":
+        return x.rank
+    if name == "is_cuda":
+        return False
+    raise ImportError_("attribute %s of a tensor" % name)
+
+
+def _embedding(ctx, c):
+    if c.args.get("max_norm") is not None:
+        raise ImportError_("embedding with max_norm (renormalizing the table) is not supported")
+    ids, table = ctx.value(c.args["input"]), ctx.value(c.args["weight"])
+    if ids.dtype in FLOAT_TYPES or ids.dtype == "i1":
+        raise ImportError_("embedding ids must be integers, got %s" % ids.dtype)
+    return ctx.e.embedding(table, ids, ctx.loc)
+
+
+def _feature_param(ctx, ref, x, fill):
+    d = x.shape[-1]
+    if ref is None:
+        return ctx.e.splat(fill, (d,), x.dtype, ctx.loc)
+    w = ctx.value(ref)
+    return _cast(ctx, w, x.dtype)
+
+
+def _check_last_dim(x, shape, what):
+    shape = tuple(shape) if isinstance(shape, (list, tuple, torch.Size)) else (shape,)
+    if len(shape) != 1 or x.rank < 1 or shape[0] != x.shape[-1]:
+        raise ImportError_("%s over normalized_shape %s of an input %s: only the last dimension is supported"
+                           % (what, list(shape), list(x.shape)))
+
+
+def _layer_norm(ctx, c):
+    x = ctx.value(c.args["input"])
+    _check_last_dim(x, ctx.operand(c.args["normalized_shape"]), "layer_norm")
+    w = _feature_param(ctx, c.args["weight"], x, 1.0)
+    b = _feature_param(ctx, c.args["bias"], x, 0.0)
+    return ctx.e.layer_norm(x, w, b, float(ctx.operand(c.args["eps"])), ctx.loc)
+
+
+def _rms_norm(ctx, c):
+    x = ctx.value(c.args["input"])
+    _check_last_dim(x, ctx.operand(c.args["normalized_shape"]), "rms_norm")
+    eps = ctx.operand(c.args["eps"])
+    if eps is None:
+        eps = torch.finfo(MLIR_TO_TORCH[x.dtype]).eps
+    w = _feature_param(ctx, c.args["weight"], x, 1.0)
+    return ctx.e.rms_norm(x, w, float(eps), ctx.loc)
+
+
+def causal_mask(sq, sk) -> torch.Tensor:
+    """torch's is_causal (top-left aligned) as a keep-mask: tril(ones(sq, sk))."""
+    return torch.ones(sq, sk, dtype=torch.bool).tril()
+
+
+def attention(ctx, q: Value, k: Value, v: Value, mask=None, causal=False, scale=None, top_left=False):
+    """sgpu.attention on 4-D q/k/v (3-D ones get a head dim of 1). `top_left`:
+    `causal` is torch's is_causal, aligned to the top-left corner."""
+    dts = {q.dtype, k.dtype, v.dtype}
+    if len(dts) > 1:
+        q, k, v = _promote_all(ctx, [q, k, v])
+    squeeze = False
+    if q.rank == 3 and k.rank == 3 and v.rank == 3:
+        q, k, v = (ctx.e.reshape(t, (t.shape[0], 1) + t.shape[1:], ctx.loc) for t in (q, k, v))
+        if isinstance(mask, Value) and mask.rank == 3:
+            mask = ctx.e.reshape(mask, (mask.shape[0], 1) + mask.shape[1:], ctx.loc)
+        squeeze = True
+    if q.rank != 4 or k.rank != 4 or v.rank != 4:
+        raise ImportError_("attention needs B x H x S x D query/key/value, got %s, %s, %s"
+                           % (list(q.shape), list(k.shape), list(v.shape)))
+    if causal and top_left and q.shape[2] != k.shape[2]:
+        # torch aligns is_causal to the top-left; sgpu's causal to the end.
+        keep = causal_mask(q.shape[2], k.shape[2])
+        mask = ctx.constant_tensor(keep, "causal_mask")
+        causal = False
+    if isinstance(mask, Value) and mask.dtype != "i1" and mask.dtype not in (q.dtype, "f32"):
+        mask = _cast(ctx, mask, q.dtype)
+    out = ctx.e.attention(q, k, v, mask, causal, scale, ctx.loc)
+    return ctx.e.reshape(out, (out.shape[0],) + out.shape[2:], ctx.loc) if squeeze else out
+
+
+def _sdpa(ctx, c):
+    a = {k: ctx.operand(v) for k, v in c.args.items()}
+    if a["dropout_p"]:
+        raise ImportError_("scaled_dot_product_attention with dropout_p=%s" % a["dropout_p"])
+    q, k, v = ctx.value(c.args["query"]), ctx.value(c.args["key"]), ctx.value(c.args["value"])
+    mask = a["attn_mask"]
+    if mask is not None and not isinstance(mask, Value):
+        raise ImportError_("attn_mask must be a tensor")
+    if a["is_causal"] and mask is not None:
+        raise ImportError_("scaled_dot_product_attention with both attn_mask and is_causal")
+    if a["enable_gqa"] is False and q.rank == 4 and k.rank == 4 and q.shape[1] != k.shape[1]:
+        raise ImportError_("query heads %d != key heads %d without enable_gqa" % (q.shape[1], k.shape[1]))
+    causal = bool(a["is_causal"])
+    if isinstance(mask, Value) and q.rank == 4 and k.rank == 4:
+        from .fx_patterns import is_causal_mask
+        known = ctx.known(c.args["attn_mask"])
+        if is_causal_mask(known, q.shape[2], k.shape[2], "keep" if mask.dtype == "i1" else "add"):
+            # A mask that is the causal one, aligned to the end as sgpu's causal is.
+            return attention(ctx, q, k, v, None, True, None if a["scale"] is None else float(a["scale"]))
+    return attention(ctx, q, k, v, mask, causal, None if a["scale"] is None else float(a["scale"]), top_left=True)
+
+
+def _all_reduce(ctx, c):
+    return ctx.e.all_reduce(ctx.value(c.args["input"]), ctx.loc)
+
+
+def _like(fill):
+    def h(ctx, c):
+        x = ctx.value(c.args["input"])
+        dt = ctx.operand(c.args.get("dtype"))
+        dt = mlir_dtype(dt) if dt is not None else x.dtype
+        value = ctx.operand(c.args["fill_value"]) if fill is None else fill
+        return ctx.e.splat(value, x.shape, dt, ctx.loc)
+    return h
+
+
+HANDLERS = {
+    "add": _binary("add"), "sub": _binary("sub"), "mul": _binary("mul"), "div": _binary("div"),
+    "pow": _pow, "square": _square, "maximum": _maxmin("max"), "minimum": _maxmin("min"), "clamp": _clamp,
+    "neg": _neg, "rsqrt": _float_unary("rsqrt"), "sqrt": _float_unary("sqrt"), "exp": _float_unary("exp"),
+    "tanh": _float_unary("tanh"), "sigmoid": _float_unary("sigmoid"), "abs": _float_unary("abs"),
+    "relu": _float_unary("relu"), "silu": _float_unary("silu"), "gelu": _float_unary("gelu"),
+    "softmax": _softmax, "masked_fill": _masked_fill, "where": _where,
+    "lt": _compare("lt"), "le": _compare("le"), "gt": _compare("gt"), "ge": _compare("ge"),
+    "eq": _compare("eq"), "ne": _compare("ne"),
+    "logical_not": _logical_not, "logical_and": _logical("and"), "logical_or": _logical("or"),
+    "sum": _reduce("sum"), "mean": _reduce("mean"), "amax": _reduce("max"), "amin_all": _amin_all,
+    "matmul": _matmul, "linear": _linear,
+    "transpose": _transpose, "permute": _permute, "t": _t_op, "reverse": _reverse,
+    "reshape": _reshape, "expand": _expand, "identity": _identity, "dropout": _dropout, "cast": _cast_op,
+    "cat": _cat, "stack": _stack, "split": _split, "chunk": _chunk, "unbind": _unbind,
+    "getitem": _getitem, "getattr": _getattr, "embedding": _embedding,
+    "layer_norm": _layer_norm, "rms_norm": _rms_norm, "sdpa": _sdpa, "all_reduce": _all_reduce,
+    "zeros_like": _like(0), "ones_like": _like(1), "full_like": _like(None),
+}
+
+# Kinds whose operands may include an N:M-annotated weight (as the linear's weight).
+SPARSE_WEIGHT_KINDS = ("linear", "matmul")
+
+
+def transposes_last_two(call: Call, rank: int) -> bool:
+    """Whether `call` (transpose / permute / t / mT) only swaps the last two dims."""
+    if rank < 2:
+        return False
+    if call.kind == "t":
+        return rank == 2
+    if call.kind == "transpose":
+        try:
+            d = {_norm_dim(call.args["dim0"], rank), _norm_dim(call.args["dim1"], rank)}
+        except (ImportError_, TypeError, ValueError):
+            return False
+        return d == {rank - 2, rank - 1}
+    if call.kind == "permute":
+        dims = call.args["dims"]
+        if any(not isinstance(d, int) for d in dims) or len(dims) != rank:
+            return False
+        return [d % rank for d in dims] == list(range(rank - 2)) + [rank - 1, rank - 2]
+    if call.kind == "reverse":
+        return rank == 2
+    return False
+
+
+def is_number(x):
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def neg_inf_like(x) -> bool:
+    """A fill value that masks a score: -inf or at most f16's lowest."""
+    return is_number(x) and (x == -math.inf or x <= -65504.0)

@@ -1,0 +1,378 @@
+"""Recognition of SparseOpt's block ops in a torch.fx graph, before emission.
+
+- RMSNorm written out: `x * rsqrt(mean(x.pow(2) | x*x, -1, keepdim=True) + eps)`
+  (either operand order, or `x / sqrt(...)`), optionally cast in and out
+  (`x.float()` ... `.to(dtype)`, as Hugging Face writes it) and optionally
+  times a 1-D weight (either order) -> `sgpu.rms_norm`.
+- Attention written out: `matmul(q, k^T)`, scalar `*`/`/` scale(s),
+  `+ float mask` or `masked_fill(bool mask, -inf)`, `softmax(-1)`,
+  `matmul(., v)` on 4-D q/k/v -> `sgpu.attention`. A mask whose value is
+  known at import time and equals the causal mask becomes `{causal}`; other
+  boolean masks (True = masked, masked_fill's sense) are negated into the
+  keep-mask `sgpu.attention` takes.
+- A transpose of the last two dims whose only user is a matmul (as its right
+  operand) folds into that matmul (`transpose_b`).
+
+Only values used solely inside a pattern are absorbed into it: a value the
+rest of the graph also reads stops the match, and the graph is emitted op by
+op instead.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import torch
+from torch.fx import Node
+
+from . import fx_ops
+from .emitter import ImportError_, Value, promote
+
+
+@dataclass
+class RMSNormMatch:
+    x: Node
+    eps: float
+    weight: Optional[Node]
+    pre_cast: Optional[Node]
+    post_cast: Optional[Node]
+    nodes: list = field(default_factory=list)
+
+
+@dataclass
+class AttentionMatch:
+    q: Node
+    k: Node
+    k_transposed: bool       # k is given as k^T (B x H x D x S): transpose it back
+    v: Node
+    scale: float
+    mask: Optional[Node]
+    mask_kind: Optional[str]  # "fill" (True = masked) or "add" (float, added)
+    causal: bool
+    nodes: list = field(default_factory=list)
+    dropped: list = field(default_factory=list)  # inputs not read (a mask found causal)
+
+
+def _single(n, user) -> bool:
+    return isinstance(n, Node) and len(n.users) == 1 and user in n.users
+
+
+def _kind(imp, n) -> Optional[str]:
+    c = imp.call(n) if isinstance(n, Node) else None
+    return c.kind if c is not None else None
+
+
+# ------------------------------------------------------------------ RMSNorm
+def _last_dim(imp, dim, rank) -> bool:
+    dim = imp.const(dim)
+    if isinstance(dim, (list, tuple)):
+        if len(dim) != 1:
+            return False
+        dim = dim[0]
+    return isinstance(dim, int) and rank > 0 and dim % rank == rank - 1
+
+
+def match_rms_norm(imp, n: Node) -> Optional[tuple]:
+    """(root, RMSNormMatch) when `n` is the `x * rsqrt(...)` / `x / sqrt(...)` of an RMSNorm."""
+    c = imp.call(n)
+    if c is None or c.kind not in ("mul", "div"):
+        return None
+    a, b = c.args["input"], c.args["other"]
+    for xp, r in ([(a, b), (b, a)] if c.kind == "mul" else [(a, b)]):
+        if not isinstance(xp, Node) or not isinstance(r, Node) or xp is r:
+            continue
+        shape = imp.shape(xp)
+        if shape is None or len(shape) < 1:
+            continue
+        rc = imp.call(r)
+        if rc is None or rc.kind != ("rsqrt" if c.kind == "mul" else "sqrt") or not _single(r, n):
+            continue
+        inner = rc.args["input"]
+        ic = imp.call(inner) if isinstance(inner, Node) else None
+        if ic is None or ic.kind != "add" or not _single(inner, r) or imp.const(ic.args["alpha"]) != 1:
+            continue
+        eps = mean = None
+        for u, e in ((ic.args["input"], ic.args["other"]), (ic.args["other"], ic.args["input"])):
+            if isinstance(u, Node) and imp.number(e) is not None:
+                mean, eps = u, float(imp.number(e))
+                break
+        mc = imp.call(mean) if mean is not None else None
+        if mc is None or mc.kind != "mean" or not _single(mean, inner) or imp.const(mc.args["keepdim"]) is not True \
+                or mc.args["dtype"] is not None or not _last_dim(imp, mc.args["dim"], len(shape)):
+            continue
+        sq = mc.args["input"]
+        sc = imp.call(sq) if isinstance(sq, Node) else None
+        if sc is None or not _single(sq, mean):
+            continue
+        if not ((sc.kind == "pow" and sc.args["input"] is xp and imp.number(sc.args["exponent"]) == 2) or
+                (sc.kind == "mul" and sc.args["input"] is xp and sc.args["other"] is xp) or
+                (sc.kind == "square" and sc.args["input"] is xp)):
+            continue
+        m = RMSNormMatch(x=xp, eps=eps, weight=None, pre_cast=None, post_cast=None, nodes=[sq, mean, inner, r, n])
+        if _kind(imp, xp) == "cast" and set(xp.users) == {sq, n}:
+            m.pre_cast, m.x = xp, imp.call(xp).args["input"]
+            m.nodes.insert(0, xp)
+            if not isinstance(m.x, Node):
+                continue
+        root = n
+        if len(root.users) == 1 and _kind(imp, next(iter(root.users))) == "cast":
+            root = next(iter(root.users))
+            m.post_cast = root
+            m.nodes.append(root)
+        if len(root.users) == 1:
+            u = next(iter(root.users))
+            uc = imp.call(u)
+            if uc is not None and uc.kind == "mul" and (uc.args["input"] is root) != (uc.args["other"] is root):
+                w = uc.args["other"] if uc.args["input"] is root else uc.args["input"]
+                if isinstance(w, Node) and imp.shape(w) == (shape[-1],):
+                    m.weight, root = w, u
+                    m.nodes.append(u)
+        return root, m
+    return None
+
+
+def _cast_dtype(imp, cast_node) -> str:
+    c = imp.call(cast_node)
+    dt = None
+    for t in tuple(c.args.get("targets", ())) + (c.args.get("dtype"),):
+        t = imp.operand(t)
+        if isinstance(t, torch.dtype):
+            dt = fx_ops.mlir_dtype(t)
+        elif isinstance(t, Value):
+            dt = t.dtype
+    if dt is None:
+        dt = imp.value(c.args["input"]).dtype
+    if dt not in ("f16", "bf16", "f32", "f64"):
+        raise ImportError_("RMSNorm pattern: cast to %s" % dt)
+    return dt
+
+
+def emit_rms_norm(imp, m: RMSNormMatch) -> Value:
+    x = imp.value(m.x)
+    inner = x.dtype
+    if m.pre_cast is not None:
+        inner = _cast_dtype(imp, m.pre_cast)
+    if m.post_cast is not None:
+        inner = _cast_dtype(imp, m.post_cast)
+    w = imp.value(m.weight) if m.weight is not None else None
+    dt = promote(inner, w.dtype) if w is not None else inner
+    if dt not in ("f16", "bf16", "f32"):
+        dt = "f32"
+    x = fx_ops._cast(imp, x, dt)
+    w = fx_ops._cast(imp, w, dt) if w is not None else imp.e.splat(1.0, (x.shape[-1],), dt, imp.loc)
+    return imp.e.rms_norm(x, w, m.eps, imp.loc)
+
+
+# ---------------------------------------------------------------- attention
+def _tensor_and_number(imp, c):
+    """(tensor operand, factor) of a scalar mul/div, else (None, None)."""
+    a, b = c.args["input"], c.args["other"]
+    if c.kind == "div":
+        k = imp.number(b)
+        return (a, 1.0 / k) if isinstance(a, Node) and k else (None, None)
+    for t, s in ((a, b), (b, a)):
+        k = imp.number(s)
+        if isinstance(t, Node) and k is not None:
+            return t, float(k)
+    return None, None
+
+
+def _scores(imp, cur, prev, allow_fill):
+    """Walks `(scale)* [masked_fill (scale)*]` back from `cur` (used by
+    `prev`) to the q.k^T matmul: (matmul node, scale, fill mask, nodes)."""
+    nodes, scale, fill = [], 1.0, None
+    while True:
+        if not _single(cur, prev):
+            return None
+        c = imp.call(cur)
+        if c is None:
+            return None
+        if c.kind == "matmul":
+            return cur, scale, fill, nodes
+        if c.kind in ("mul", "div"):
+            t, k = _tensor_and_number(imp, c)
+            if t is None:
+                return None
+            scale *= k
+        elif c.kind == "masked_fill" and allow_fill and fill is None and isinstance(c.args["mask"], Node):
+            v = imp.number(c.args["value"])
+            # A fill seen after (in program order, before) a scale survives it
+            # only when the scale keeps it hugely negative.
+            if not (fx_ops.neg_inf_like(v) and scale > 0 and (v == float("-inf") or v * scale <= -1e4)):
+                return None
+            fill, t = c.args["mask"], c.args["input"]
+        else:
+            return None
+        nodes.append(cur)
+        prev, cur = cur, t
+
+
+def _broadcasts(shape, full) -> bool:
+    return shape is not None and len(shape) <= len(full) and all(
+        d in (1, f) for d, f in zip(reversed(shape), reversed(full)))
+
+
+def is_causal_mask(t, sq, sk, kind) -> bool:
+    """Whether a mask known at import time is exactly the causal mask (key j
+    hidden from query i when j > i + sk - sq): `kind` "fill" (True = masked),
+    "keep" (True = kept) or "add" (0 kept, <= -1e4 or -inf masked)."""
+    if not isinstance(t, torch.Tensor) or t.dim() < 2 or t.dim() > 4 or tuple(t.shape[-2:]) != (sq, sk):
+        return False
+    masked = torch.ones(sq, sk, dtype=torch.bool).triu(sk - sq + 1)
+    for m in t.detach().reshape(-1, sq, sk):
+        if kind in ("fill", "keep"):
+            if m.dtype != torch.bool or not torch.equal(m if kind == "fill" else ~m, masked):
+                return False
+        else:
+            if not m.is_floating_point():
+                return False
+            m = m.float()
+            if not bool(((m <= -1e4) == masked).all()) or not bool((m[~masked] == 0).all()):
+                return False
+    return True
+
+
+def match_attention(imp, p: Node) -> Optional[tuple]:
+    """(root, AttentionMatch) when softmax node `p` sits between two matmuls of 4-D q/k/v."""
+    pc = imp.call(p)
+    if pc is None or pc.kind != "softmax" or pc.args["dtype"] is not None or len(p.users) != 1:
+        return None
+    shape = imp.shape(p)
+    if shape is None or len(shape) != 4 or not _last_dim(imp, pc.args["dim"], 4):
+        return None
+    m2 = next(iter(p.users))
+    m2c = imp.call(m2)
+    if m2c is None or m2c.kind != "matmul" or m2c.args["input"] is not p or m2c.args["other"] is p:
+        return None
+    cur = pc.args["input"]
+    res, mask, mask_kind, extra = None, None, None, []
+    cc = imp.call(cur) if isinstance(cur, Node) else None
+    if cc is not None and cc.kind == "add" and _single(cur, p) and imp.const(cc.args["alpha"]) == 1:
+        for s, mk in ((cc.args["input"], cc.args["other"]), (cc.args["other"], cc.args["input"])):
+            if isinstance(s, Node) and isinstance(mk, Node) and _broadcasts(imp.shape(mk), shape):
+                res = _scores(imp, s, cur, allow_fill=False)
+                if res is not None:
+                    mask, mask_kind, extra = mk, "add", [cur]
+                    break
+    if res is None:
+        res = _scores(imp, cur, p, allow_fill=True)
+        if res is None:
+            return None
+        if res[2] is not None:
+            mask, mask_kind = res[2], "fill"
+    m1, scale, _, nodes = res
+    m1c = imp.call(m1)
+    q, kt = m1c.args["input"], m1c.args["other"]
+    if not isinstance(q, Node) or not isinstance(kt, Node) or q is kt:
+        return None
+    v = m2c.args["other"]
+    ktc = imp.call(kt)
+    kts = imp.shape(kt)
+    if kts is None or len(kts) != 4:
+        return None
+    m = AttentionMatch(q=q, k=kt, k_transposed=True, v=v, scale=scale, mask=mask, mask_kind=mask_kind,
+                       causal=False)
+    if ktc is not None and fx_ops.transposes_last_two(ktc, 4) and _single(kt, m1) \
+            and isinstance(ktc.args["input"], Node):
+        m.k, m.k_transposed = ktc.args["input"], False
+        nodes = nodes + [kt]
+    qs, vs = imp.shape(q), imp.shape(v)
+    ks = kts[:2] + (kts[3], kts[2])
+    if qs is None or vs is None or len(qs) != 4 or len(vs) != 4:
+        return None
+    b, h, sq, d = qs
+    if ks[0] != b or vs[0] != b or ks[1] != vs[1] or ks[1] == 0 or h % ks[1] or ks[2] != vs[2] or ks[3] != d:
+        return None
+    if mask is not None and not _broadcasts(imp.shape(mask), (b, h, sq, ks[2])):
+        return None
+    if mask is not None and is_causal_mask(imp.known(mask), sq, ks[2], mask_kind):
+        m.dropped, m.mask, m.mask_kind, m.causal = [mask], None, None, True
+    m.nodes = [m1] + nodes + extra + [p, m2]
+    return m2, m
+
+
+def emit_attention(imp, m: AttentionMatch) -> Value:
+    q, v = imp.value(m.q), imp.value(m.v)
+    k = imp.value(m.k)
+    if m.k_transposed:
+        k = imp.e.transpose(k, [0, 1, 3, 2], imp.loc)
+    mask = None
+    if m.mask is not None:
+        mask = imp.value(m.mask)
+        if m.mask_kind == "fill":
+            if mask.dtype != "i1":
+                raise ImportError_("masked_fill needs a boolean mask, got %s" % mask.dtype)
+            # sgpu.attention keeps where true: not(mask), with a splat operand
+            # (the emitter's i1 scalar literal does not parse).
+            mask = imp.e.compare("eq", mask, fx_ops._i1(imp, False), imp.loc)
+    return fx_ops.attention(imp, q, k, v, mask, m.causal, m.scale)
+
+
+# -------------------------------------------------------------------- driver
+def find(imp):
+    """Matches over the whole graph: ({root: match}, absorbed nodes, folded transposes)."""
+    matches, absorbed = {}, set()
+    nodes = list(imp.gm.graph.nodes)
+    for finder in (match_attention, match_rms_norm):
+        for n in nodes:
+            if n in absorbed or n in matches:
+                continue
+            found = finder(imp, n)
+            if found is None:
+                continue
+            root, m = found
+            if any(x in absorbed or x in matches for x in m.nodes):
+                continue
+            matches[root] = m
+            absorbed.update(x for x in m.nodes if x is not root)
+    folds = set()
+    for n in nodes:
+        if n in absorbed or n in matches or len(n.users) != 1:
+            continue
+        c = imp.call(n)
+        if c is None or c.kind not in ("transpose", "permute", "t", "reverse"):
+            continue
+        shape = imp.shape(n)
+        u = next(iter(n.users))
+        if shape is None or not fx_ops.transposes_last_two(c, len(shape)) or u in absorbed or u in matches:
+            continue
+        uc = imp.call(u)
+        if uc is not None and uc.kind == "matmul" and uc.args["other"] is n and uc.args["input"] is not n \
+                and isinstance(c.args["input"], Node):
+            folds.add(n)
+    return matches, absorbed, folds
+
+
+def live_nodes(imp, matches, absorbed):
+    """The nodes whose values the emission reads: backwards from the output,
+    the all_reduce markers (collectives are never dropped) and every node the
+    importer cannot classify or that mutates in place (so it still raises);
+    a match reads its external inputs except the ones it dropped."""
+    live, work = set(), []
+    for n in imp.gm.graph.nodes:
+        if n in absorbed:
+            continue
+        c = imp.call(n) if n.op in ("call_function", "call_method", "call_module") else None
+        if n.op == "output" or (c is not None and c.kind == "all_reduce") or (
+                n.op in ("call_function", "call_method", "call_module") and c is None) or (
+                n.op == "call_method" and str(n.target).endswith("_") and not str(n.target).startswith("__")):
+            work.append(n)
+    while work:
+        n = work.pop()
+        if n in live:
+            continue
+        live.add(n)
+        m = matches.get(n)
+        if m is None:
+            work.extend(n.all_input_nodes)
+            continue
+        inside = set(m.nodes)
+        for x in m.nodes:
+            work.extend(i for i in x.all_input_nodes if i not in inside and i not in getattr(m, "dropped", ()))
+    return live
+
+
+def emit(imp, m) -> Value:
+    if isinstance(m, RMSNormMatch):
+        return emit_rms_norm(imp, m)
+    return emit_attention(imp, m)

@@ -1,0 +1,84 @@
+"""Prints the torch.fx import of a test model, for the lit tests of test/Import.
+
+    fx_models.py MODEL [--sparsity NAME=PATTERN]... [--dtype f16|bf16]
+
+MODEL is one of the shared test models (test/python/models.py: mlp,
+gated-ffn, llama, sparse-linear-relu) or an error case (unfold, conv1d,
+dropout-train). An import error prints `error: <kind>: <message>` on stderr
+and exits 1.
+"""
+import argparse
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import models
+from sparse_opt.importers.emitter import ImportError_
+from sparse_opt.importers.fx import import_fx
+
+
+class Unfold(nn.Module):
+    def forward(self, x):
+        return F.unfold(x, 2)
+
+
+class Conv(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(8, 8)
+        self.conv = nn.Conv1d(4, 4, 3)
+
+    def forward(self, x):
+        return self.conv(self.proj(x))
+
+
+class DropoutTrain(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.drop = nn.Dropout(0.1)
+
+    def forward(self, x):
+        return self.drop(x)
+
+
+def build(name):
+    """(model, example inputs) by name, deterministic."""
+    torch.manual_seed(0)
+    if name == "mlp":
+        return models.MLP().eval(), (torch.randn(4, 64),)
+    if name == "gated-ffn":
+        return models.GatedFFN().eval(), (torch.randn(2, 8, 64),)
+    if name == "llama":
+        return models.LlamaDecoder().eval(), (torch.randint(0, 128, (1, 16)),)
+    if name == "sparse-linear-relu":
+        return models.SparseLinearReLU().eval(), (torch.randn(128, 256),)
+    if name == "unfold":
+        return Unfold(), (torch.randn(1, 2, 4, 4),)
+    if name == "conv1d":
+        return Conv(), (torch.randn(2, 4, 8),)
+    if name == "dropout-train":
+        return DropoutTrain().train(), (torch.randn(2, 8),)
+    raise SystemExit("unknown model %r" % name)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model")
+    ap.add_argument("--sparsity", action="append", default=[], metavar="NAME=PATTERN")
+    ap.add_argument("--dtype")
+    args = ap.parse_args()
+    sparsity = dict(s.split("=", 1) for s in args.sparsity)
+    model, inputs = build(args.model)
+    try:
+        text = import_fx(model, inputs, sparsity=sparsity or None, dtype=args.dtype)
+    except ImportError_ as err:
+        print("error: %s: %s" % (type(err).__name__, err), file=sys.stderr)
+        return 1
+    sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
