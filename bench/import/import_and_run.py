@@ -47,14 +47,14 @@ def cmd_import(args):
     (out / "model.mlir").write_text(text)
     with torch.no_grad():
         ref32 = torch.relu(x.float() @ m.fc.weight.float().t())
-    torch.save({"x": x, "ref32": ref32, "torch": torch.__version__}, out / "io.pt")
+    torch.save({"x": x, "ref32": ref32, "torch": str(torch.__version__)}, out / "io.pt")
     print("imported with torch %s: %s (%d bytes)" % (torch.__version__, out / "model.mlir", len(text)))
 
 
 def cmd_run(args):
     from sparse_opt import runtime
     d = pathlib.Path(args.dir)
-    io = torch.load(d / "io.pt")
+    io = torch.load(d / "io.pt", weights_only=False)  # our own file
     x = io["x"].cuda()
     ref32 = io["ref32"].cuda()
     prog = runtime.load(d / "artifacts")
