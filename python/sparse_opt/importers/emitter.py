@@ -149,6 +149,7 @@ class Emitter:
         self.resources: dict = {}
         self.results: Optional[list] = None
         self.module_attrs: dict = {}
+        self._declared: dict = {}  # value name -> declared type text (with encoding)
         self._count = 0
 
     # ----------------------------------------------------------------- basics
@@ -211,6 +212,7 @@ class Emitter:
         self.resources[key] = (max(ELEMENT_BYTES[dtype], 1), data)
         v = Value(self._fresh(key), t)
         self._op("%s = arith.constant dense_resource<%s> : %s" % (v.name, key, type_text), loc)
+        self._declared[v.name] = type_text
         return v
 
     @staticmethod
@@ -638,10 +640,7 @@ class Emitter:
 
     def _type_text(self, v: Value) -> str:
         """A value's type as declared (keeps a weight's #sgpu.nm encoding)."""
-        for line in self.body:
-            if line.lstrip().startswith(v.name + " = arith.constant dense_resource"):
-                return line.split(" : ", 1)[1].rsplit(" loc(", 1)[0].strip()
-        return str(v.type)
+        return self._declared.get(v.name, str(v.type))
 
     def matmul(self, a: Value, b: Value, transpose_b: bool = False, loc=None) -> Value:
         """a[..., M, K] . b[..., K, N] (b given as [..., N, K] when transpose_b),
