@@ -18,7 +18,6 @@ import datetime
 import json
 import os
 import pathlib
-import statistics
 import sys
 
 import torch
@@ -26,6 +25,7 @@ import torch
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "test" / "python"))
+sys.path.insert(0, str(ROOT / "bench"))
 
 TOLERANCE = 2e-3
 TOKENS, K, N = 128, 256, 512
@@ -66,22 +66,10 @@ def cmd_run(args):
         y_torch = m(x)
         err_torch = ((y_torch.float() - ref32).abs().max() / ref32.abs().max()).item()
 
-    def median_us(fn, reps=50):
-        for _ in range(10):
-            fn()
-        torch.cuda.synchronize()
-        ts = []
-        for _ in range(reps):
-            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            s.record()
-            fn()
-            e.record()
-            e.synchronize()
-            ts.append(s.elapsed_time(e) * 1000)
-        return statistics.median(ts)
-    ours = median_us(lambda: prog(x))
+    from timing import median_events_us
+    ours = median_events_us(lambda: prog(x))
     with torch.no_grad():
-        dense = median_us(lambda: m(x))
+        dense = median_events_us(lambda: m(x))
     ok = err <= TOLERANCE
     rec = [{
         "bench": "import", "variant": "2:4 linear+relu (torch.fx import)", "dtype": "f16",

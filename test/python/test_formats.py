@@ -2,6 +2,7 @@
 import ctypes
 
 import numpy as np
+import pytest
 
 
 def sizes(lib, rows, cols):
@@ -83,3 +84,21 @@ def test_compressed_values_reproduce_the_dense_product(formats_lib):
             for i, pos in enumerate((nib & 3, nib >> 2)):
                 y[:, n] += x[:, 4 * c + pos].astype(np.float32) * np.float32(vals[n, 2 * c + i])
     np.testing.assert_array_equal(y, x.astype(np.float32) @ w.astype(np.float32).T)
+
+
+def test_package_formats_module(build_dir):
+    """sparse_opt.formats: the same library through the package."""
+    from sparse_opt import formats
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((20, 40)).astype(np.float16)
+    w.reshape(20, 10, 4)[:, :, 1::2] = 0  # keep positions 0 and 2 of every chunk
+    values, meta = formats.compress(w)
+    assert (values.size, meta.size) == formats.sizes(20, 40) == (1024, 64)
+    np.testing.assert_array_equal(formats.decompress(values, meta, 20, 40), w.view(np.uint16))
+    bad = w.copy()
+    bad[7, 9] = 1.0  # a third nonzero in row 7, group 2
+    with pytest.raises(formats.PatternError) as e:
+        formats.compress(bad)
+    assert (e.value.row, e.value.group) == (7, 2)
+    with pytest.raises(ValueError):
+        formats.compress(np.zeros((4, 4), dtype=np.float32))
