@@ -243,3 +243,32 @@ void mlir::sgpu::lowerAttentionToLoops(AttentionOp op) {
   memref::DeallocOp::create(b, l.loc, scores);
   finish(op, out, l);
 }
+
+/// out[m, c'] = x[m, g*2N + 2j + l] for c' = g*4(N-1) + 4j + l, zero past K.
+void mlir::sgpu::lowerLiftToLoops(LiftOp op) {
+  OpBuilder b(op);
+  Loops l(b, op.getLoc());
+  IndexMath &im = l.im;
+  auto xt = cast<RankedTensorType>(op.getInput().getType());
+  auto yt = cast<RankedTensorType>(op.getResult().getType());
+  int64_t k = xt.getDimSize(1), fam = op.getPattern().getFamilyN();
+  int64_t perGroup = 4 * (fam - 1);
+  Value x = l.buffer(op.getInput());
+  Value out = memref::AllocOp::create(
+      b, l.loc, MemRefType::get(yt.getShape(), yt.getElementType()));
+  Value zero = arith::ConstantOp::create(b, l.loc, xt.getElementType(),
+                                         b.getZeroAttr(xt.getElementType()));
+  l.loop(yt.getDimSize(0), [&](Value m) {
+    l.loop(yt.getDimSize(1), [&](Value c) {
+      Value g = im.div(c, perGroup), r = im.rem(c, perGroup);
+      Value src = im.add(im.add(im.mul(g, 2 * fam), im.mul(im.div(r, 4), 2)),
+                         im.rem(r, 4));
+      Value inK = im.lt(src, k);
+      Value v = memref::LoadOp::create(b, l.loc, x,
+                                       ValueRange{m, im.clamp(src, inK)});
+      v = arith::SelectOp::create(b, l.loc, inK, v, zero);
+      memref::StoreOp::create(b, l.loc, v, out, ValueRange{m, c});
+    });
+  });
+  finish(op, out, l);
+}

@@ -1,8 +1,8 @@
 //===- BlocksToLoops.h - reference loops for the model-block ops -*- C++ -*-===//
 //
-// Reference (CPU) semantics of sgpu.rms_norm, sgpu.layer_norm and
-// sgpu.attention, used by convert-sgpu-to-loops. Each function replaces the
-// op by scf loops over buffers computing in f32.
+// Reference (CPU) semantics of sgpu.rms_norm, sgpu.layer_norm,
+// sgpu.attention and sgpu.lift, used by convert-sgpu-to-loops. Each function
+// replaces the op by scf loops over buffers (arithmetic in f32).
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +17,7 @@ namespace sgpu {
 void lowerRMSNormToLoops(RMSNormOp op);
 void lowerLayerNormToLoops(LayerNormOp op);
 void lowerAttentionToLoops(AttentionOp op);
+void lowerLiftToLoops(LiftOp op);
 
 } // namespace sgpu
 } // namespace mlir

@@ -16,6 +16,7 @@
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
 #include "sparse-opt/Conversion/TargetInfo.h"
 #include "IndexMath.h"
+#include "LiftToGPU.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -288,6 +289,7 @@ struct ConvertSGPUToGPUPass
     // Every sgpu op must be lowerable here; report the rest at their ops.
     bool failedAny = false;
     SmallVector<SpmmOp> spmms;
+    SmallVector<LiftOp> lifts;
     module.walk([&](Operation *op) {
       if (auto spmm = dyn_cast<SpmmOp>(op)) {
         if (!target->hasSparseMMA()) {
@@ -314,9 +316,13 @@ struct ConvertSGPUToGPUPass
         }
         return;
       }
+      if (auto lift = dyn_cast<LiftOp>(op)) {
+        lifts.push_back(lift);
+        return;
+      }
       // Compressed-weight producers are reported through their spmm users.
       if (isa<AssembleOp>(op) ||
-          (isa<CompressOp>(op) && !op->use_empty() &&
+          (isa<CompressOp, NMDecomposeOp>(op) && !op->use_empty() &&
            llvm::all_of(op->getUsers(),
                         [](Operation *u) { return isa<SpmmOp>(u); })))
         return;
@@ -328,7 +334,7 @@ struct ConvertSGPUToGPUPass
     });
     if (failedAny)
       return signalPassFailure();
-    if (spmms.empty())
+    if (spmms.empty() && lifts.empty())
       return;
 
     OpBuilder b(module.getContext());
@@ -343,6 +349,8 @@ struct ConvertSGPUToGPUPass
                                               b.getArrayAttr({targetAttr}));
     SymbolTable symbols(gpuModule);
 
+    for (auto [idx, lift] : llvm::enumerate(lifts))
+      lowerLiftToGPU(lift, gpuModule, symbols, idx);
     for (auto [idx, spmm] : llvm::enumerate(spmms))
       lowerSpmm(spmm, gpuModule, symbols, idx);
 

@@ -167,7 +167,7 @@ struct ConvertSGPUToLoopsPass
         return;
       }
       if (isa<AssembleOp, AllReduceOp, AllReduceStartOp, AllReduceWaitOp,
-              RMSNormOp, LayerNormOp, AttentionOp>(op)) {
+              RMSNormOp, LayerNormOp, AttentionOp, LiftOp>(op)) {
         ops.push_back(op);
         return;
       }
@@ -187,6 +187,8 @@ struct ConvertSGPUToLoopsPass
         lowerLayerNormToLoops(norm);
       } else if (auto attn = dyn_cast<AttentionOp>(op)) {
         lowerAttentionToLoops(attn);
+      } else if (auto lift = dyn_cast<LiftOp>(op)) {
+        lowerLiftToLoops(lift);
       } else if (auto ar = dyn_cast<AllReduceOp>(op)) {
         // A single-rank group: every reduction kind is the identity.
         ar.replaceAllUsesWith(ar.getInput());

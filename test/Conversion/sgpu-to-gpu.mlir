@@ -106,3 +106,22 @@ func.func @bias(%x: tensor<64x32xf16>, %v: tensor<16x16xf16>, %m: tensor<16xi32>
   %y = sgpu.spmm %x, %w bias(%b : tensor<16xbf16>) {activation = #sgpu.activation<relu>} : tensor<64x32xf16>, !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>> -> tensor<64x16xf16>
   return %y : tensor<64x16xf16>
 }
+
+// -----
+
+// A lift becomes a gather kernel (one thread per lifted element) launched
+// before the sparse matmul that reads it: 70 x 144 elements -> 40 blocks.
+// CHECK-LABEL: func.func @lifted
+// CHECK: %[[XB:.*]] = bufferization.to_buffer %arg0 read_only : tensor<70x96xf16> to memref<70x96xf16>
+// CHECK: %[[L:.*]] = memref.alloc() : memref<70x144xf16>
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_lift_0 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) args(%[[XB]] : memref<70x96xf16>, %[[L]] : memref<70x144xf16>)
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0
+// CHECK: gpu.func @sgpu_lift_0(%{{.*}}: memref<70x96xf16>, %{{.*}}: memref<70x144xf16>) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// CHECK: arith.cmpi ult, %{{.*}}, %c10080
+// CHECK: gpu.func @sgpu_spmm_0
+func.func @lifted(%x: tensor<70x96xf16>, %v: tensor<16x80xf16>, %m: tensor<80xi32>) -> tensor<70x16xf16> {
+  %xl = sgpu.lift %x {pattern = #sgpu.nm<6:8>} : tensor<70x96xf16> -> tensor<70x144xf16>
+  %w = sgpu.assemble %v, %m : tensor<16x80xf16>, tensor<80xi32> -> !sgpu.compressed<16x144xf16, #sgpu.nm<2:4>>
+  %y = sgpu.spmm %xl, %w : tensor<70x144xf16>, !sgpu.compressed<16x144xf16, #sgpu.nm<2:4>> -> tensor<70x16xf16>
+  return %y : tensor<70x16xf16>
+}

@@ -10,10 +10,10 @@ func.func @runtime_compress(%x: tensor<8x32xf16>, %w: tensor<16x32xf16>) -> tens
 
 // -----
 
-func.func @lift(%x: tensor<4x64xf16>) -> tensor<4x96xf16> {
-  // expected-error @+1 {{'sgpu.lift' has no reference lowering yet}}
-  %y = sgpu.lift %x {pattern = #sgpu.nm<6:8>} : tensor<4x64xf16> -> tensor<4x96xf16>
-  return %y : tensor<4x96xf16>
+func.func @runtime_decompose(%w: tensor<16x64xf16, #sgpu.nm<6:8>>) -> !sgpu.compressed<16x96xf16, #sgpu.nm<2:4>> {
+  // expected-error @+1 {{'sgpu.nm_decompose' has no reference lowering yet}}
+  %c = sgpu.nm_decompose %w : tensor<16x64xf16, #sgpu.nm<6:8>> -> !sgpu.compressed<16x96xf16, #sgpu.nm<2:4>>
+  return %c : !sgpu.compressed<16x96xf16, #sgpu.nm<2:4>>
 }
 
 // -----

@@ -81,3 +81,19 @@ func.func @attention(%q: tensor<1x4x2x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tenso
   %o = sgpu.attention %q, %k, %v {causal, scale = 0.35 : f32} : tensor<1x4x2x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32> -> tensor<1x4x2x8xf32>
   return %o : tensor<1x4x2x8xf32>
 }
+
+// -----
+
+// The lift gathers x[m, g*2N + 2j + l] into column g*4(N-1) + 4j + l (6:8:
+// N = 4, 12 lifted columns per group of 8), zero past K.
+// CHECK-LABEL: func @lift
+// CHECK: %[[OUT:.*]] = memref.alloc() : memref<3x36xf16>
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: arith.divui %{{.*}}, %c12
+// CHECK: arith.cmpi ult, %{{.*}}, %c20
+// CHECK: memref.store %{{.*}}, %[[OUT]]
+func.func @lift(%x: tensor<3x20xf16>) -> tensor<3x36xf16> {
+  %y = sgpu.lift %x {pattern = #sgpu.nm<6:8>} : tensor<3x20xf16> -> tensor<3x36xf16>
+  return %y : tensor<3x36xf16>
+}

@@ -17,10 +17,13 @@ def ConvertSGPUToLoops : Pass<"convert-sgpu-to-loops", "::mlir::ModuleOp"> {
 
     Lowered: `sgpu.spmm` (with its epilogue) on a weight from `sgpu.assemble`
     or from `sgpu.compress` of a constant (compressed here, at compile time),
-    `sgpu.rms_norm`, `sgpu.layer_norm` and `sgpu.attention` (in f32), and the
-    collectives for a single-rank group (identity).
-    Ops without a reference lowering yet (`sgpu.nm_decompose`, `sgpu.lift`,
-    `sgpu.twell_pack`, `sgpu.twell_ffn`) are reported as errors.
+    `sgpu.rms_norm`, `sgpu.layer_norm` and `sgpu.attention` (in f32),
+    `sgpu.lift` (the sliding-window gather; `sgpu.nm_decompose` of a constant
+    is decomposed at compile time), and the collectives for a single-rank
+    group (identity).
+    Ops without a reference lowering yet (`sgpu.nm_decompose` of a weight
+    known only at run time, `sgpu.twell_pack`, `sgpu.twell_ffn`) are reported
+    as errors.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
@@ -33,7 +36,10 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Generate GPU kernels (sparse tensor cores) and their host launches for sgpu ops";
   let description = [{
     Replaces each `sgpu.spmm` by a generated `gpu.func` in a `gpu.module`
-    and a `gpu.launch_func` on the host. The kernel runs on sparse tensor
+    and a `gpu.launch_func` on the host; each `sgpu.lift` (the activation
+    gather of a sliding-window matmul) by a generated gather kernel, one
+    thread per lifted element (the lift fused into the GEMM's operand loads
+    is not generated yet). The kernel runs on sparse tensor
     cores with `mma.sp::ordered_metadata.sync.aligned.m16n8k32` (f16/bf16 in,
     f32 accumulate): a thread block of 4 warps computes a 64 (features) x 64
     (tokens) tile, each warp 16 features x 64 tokens as 8 MMAs per 32-wide

@@ -1,0 +1,81 @@
+//===- LiftToGPU.cpp - sgpu.lift as a generated gather kernel -------------===//
+//
+// The activation lift of the sliding-window decomposition as its own kernel:
+// out[m, c'] = x[m, src(c')] with src(g*4(N-1) + 4j + l) = g*2N + 2j + l, and
+// zero where src >= K. This is the separate pass over the activations that
+// the fused lift (inside the GEMM's operand loads) is meant to replace; it is
+// the correct, simple path every chip can run.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LiftToGPU.h"
+#include "IndexMath.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::sgpu;
+
+static constexpr int64_t kThreads = 256;
+
+void mlir::sgpu::lowerLiftToGPU(LiftOp op, gpu::GPUModuleOp gpuModule,
+                                SymbolTable &symbols, size_t index) {
+  Location loc = op.getLoc();
+  auto xt = cast<RankedTensorType>(op.getInput().getType());
+  auto yt = cast<RankedTensorType>(op.getResult().getType());
+  int64_t m = xt.getDimSize(0), k = xt.getDimSize(1), kl = yt.getDimSize(1);
+  int64_t fam = op.getPattern().getFamilyN();
+  int64_t total = m * kl;
+  auto xm = MemRefType::get(xt.getShape(), xt.getElementType());
+  auto ym = MemRefType::get(yt.getShape(), yt.getElementType());
+
+  // The kernel.
+  OpBuilder b(gpuModule.getBodyRegion());
+  b.setInsertionPointToEnd(gpuModule.getBody());
+  auto func = gpu::GPUFuncOp::create(b, loc,
+                                     "sgpu_lift_" + std::to_string(index),
+                                     b.getFunctionType({xm, ym}, {}));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({kThreads, 1, 1}));
+  symbols.insert(func);
+  Block &entry = func.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  IndexMath im{b, loc};
+  Value x = entry.getArgument(0), y = entry.getArgument(1);
+  Value tid = im.add(im.mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
+                            kThreads),
+                     gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+  auto guard = scf::IfOp::create(b, loc, im.lt(tid, total), false);
+  b.setInsertionPointToStart(&guard.getThenRegion().front());
+  Value row = im.div(tid, kl), col = im.rem(tid, kl);
+  int64_t perGroup = 4 * (fam - 1);
+  Value g = im.div(col, perGroup), r = im.rem(col, perGroup);
+  Value src = im.add(im.add(im.mul(g, 2 * fam), im.mul(im.div(r, 4), 2)),
+                     im.rem(r, 4));
+  Value inK = im.lt(src, k);
+  Value v = memref::LoadOp::create(b, loc, x, ValueRange{row, im.clamp(src, inK)});
+  Value zero = arith::ConstantOp::create(b, loc, xt.getElementType(),
+                                         b.getZeroAttr(xt.getElementType()));
+  v = arith::SelectOp::create(b, loc, inK, v, zero);
+  memref::StoreOp::create(b, loc, v, y, ValueRange{row, col});
+  b.setInsertionPointToEnd(&entry);
+  gpu::ReturnOp::create(b, loc);
+
+  // The host launch.
+  b.setInsertionPoint(op);
+  Value xb = bufferization::ToBufferOp::create(b, loc, xm, op.getInput(),
+                                               b.getUnitAttr());
+  Value yb = memref::AllocOp::create(b, loc, ym);
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  gpu::LaunchFuncOp::create(
+      b, loc, func, gpu::KernelDim3{c((total + kThreads - 1) / kThreads), c(1), c(1)},
+      gpu::KernelDim3{c(kThreads), c(1), c(1)}, Value(), ValueRange{xb, yb});
+  Value t = bufferization::ToTensorOp::create(b, loc, yt, yb, b.getUnitAttr(),
+                                              b.getUnitAttr());
+  op.getResult().replaceAllUsesWith(t);
+  op.erase();
+}

@@ -1,0 +1,22 @@
+//===- LiftToGPU.h - sgpu.lift as a generated gather kernel -----*- C++ -*-===//
+
+#ifndef SPARSEOPT_LIB_CONVERSION_LIFTTOGPU_H
+#define SPARSEOPT_LIB_CONVERSION_LIFTTOGPU_H
+
+#include "sparse-opt/Dialect/SGPU/SGPU.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir {
+namespace sgpu {
+
+/// Replaces `op` by a launch of a generated gather kernel (one thread per
+/// lifted element) added to `gpuModule` as `sgpu_lift_<index>`.
+void lowerLiftToGPU(LiftOp op, gpu::GPUModuleOp gpuModule,
+                    SymbolTable &symbols, size_t index);
+
+} // namespace sgpu
+} // namespace mlir
+
+#endif // SPARSEOPT_LIB_CONVERSION_LIFTTOGPU_H
