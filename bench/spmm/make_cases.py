@@ -2,9 +2,10 @@
 """Compiles every benchmark case with sparse-opt into bench/artifacts/<case>/.
 
 Each case is a function taking the activations and the already-compressed
-weight (values + metadata, as sgpu.assemble documents), so one artifact serves
-any weight of that shape: the benchmark compresses torch's pruned weight with
-the same C utility the compiler uses for constants.
+weight (values + metadata, as sgpu.assemble documents; for 6:8 the weight
+decomposed over the lifted K'), so one artifact serves any weight of that
+shape: the benchmark decomposes and compresses torch's pruned weight with the
+same C utility the compiler uses for constants.
 Run here (the compiler needs libMLIR): python3 bench/spmm/make_cases.py
 """
 import pathlib
@@ -24,12 +25,21 @@ def padded(n, k):
     return pn, pk
 
 
-def source(dtype, m, n, k):
-    pn, pk = padded(n, k)
-    w = "!sgpu.compressed<%dx%dx%s, #sgpu.nm<2:4>>" % (n, k, dtype)
+def source(variant, dtype, m, n, k):
+    """X [M, K] in; for 6:8 the program lifts it to K' itself (a gather
+    kernel) and the weight parts describe the decomposed N x K' weight."""
+    kl = cases.lifted_k(k, variant)
+    pn, pk = padded(n, kl)
+    w = "!sgpu.compressed<%dx%dx%s, #sgpu.nm<2:4>>" % (n, kl, dtype)
+    lift = ""
+    xin = "%x"
+    if variant != "2:4":
+        lift = "  %%xl = sgpu.lift %%x {pattern = #sgpu.nm<%s>} : tensor<%dx%dx%s> -> tensor<%dx%dx%s>\n" % (
+            variant, m, k, dtype, m, kl, dtype)
+        xin = "%xl"
     return f"""func.func @spmm(%x: tensor<{m}x{k}x{dtype}>, %v: tensor<{pn}x{pk // 2}x{dtype}>, %e: tensor<{pn * pk // 32}xi32>) -> tensor<{m}x{n}x{dtype}> {{
-  %w = sgpu.assemble %v, %e : tensor<{pn}x{pk // 2}x{dtype}>, tensor<{pn * pk // 32}xi32> -> {w}
-  %y = sgpu.spmm %x, %w : tensor<{m}x{k}x{dtype}>, {w} -> tensor<{m}x{n}x{dtype}>
+{lift}  %w = sgpu.assemble %v, %e : tensor<{pn}x{pk // 2}x{dtype}>, tensor<{pn * pk // 32}xi32> -> {w}
+  %y = sgpu.spmm {xin}, %w : tensor<{m}x{kl}x{dtype}>, {w} -> tensor<{m}x{n}x{dtype}>
   return %y : tensor<{m}x{n}x{dtype}>
 }}
 """
@@ -37,10 +47,10 @@ def source(dtype, m, n, k):
 
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
-    for dtype, _, m, n, k in cases.cases():
-        d = OUT / cases.name(dtype, m, n, k)
+    for variant, dtype, _, m, n, k in cases.cases():
+        d = OUT / cases.name(variant, dtype, m, n, k)
         d.mkdir(exist_ok=True)
-        (d / "model.mlir").write_text(source(dtype, m, n, k))
+        (d / "model.mlir").write_text(source(variant, dtype, m, n, k))
         subprocess.run([str(SPARSE_OPT), str(d / "model.mlir"),
                         "--sgpu-compile=chip=sm_90a output-dir=%s" % d, "-o", str(d / "compiled.mlir")],
                        check=True)

@@ -15,22 +15,22 @@ BEGIN, END = "<!-- spmm-2to4:begin -->", "<!-- spmm-2to4:end -->"
 
 
 def table(records):
-    lines = ["| dtype | M | N | K | ours (µs) | cuBLAS (µs) | cuSPARSELt (µs) | ours / cuBLAS | ours / best | max rel err |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| variant | dtype | M | N | K | ours (µs) | cuBLAS (µs) | cuSPARSELt (µs) | ours / cuBLAS | ours / best | max rel err |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in records:
         if r["kind"] != "timing":
             continue
         s, b = r["shape"], r["baselines"]
         cslt = "%.1f" % b["cusparselt"] if b["cusparselt"] else "n/a"
-        lines.append("| %s | %d | %d | %d | %.1f | %.1f | %s | %.2f× | %.2f× | %.1e |" % (
-            r["dtype"], s["M"], s["N"], s["K"], r["ours_us"], b["cublas"], cslt,
+        lines.append("| %s | %s | %d | %d | %d | %.1f | %.1f | %s | %.2f× | %.2f× | %.1e |" % (
+            r["variant"], r["dtype"], s["M"], s["N"], s["K"], r["ours_us"], b["cublas"], cslt,
             r["speedup_vs_cublas"], r["speedup"], r["max_rel_err"]))
     lines += ["", "Correctness on shapes off every tile (tolerance: f16 2e-3, bf16 1.6e-2 of max|ref|):", "",
-              "| dtype | M | N | K | max rel err | within tolerance |", "|---|---:|---:|---:|---:|---|"]
+              "| variant | dtype | M | N | K | max rel err | within tolerance |", "|---|---|---:|---:|---:|---:|---|"]
     for r in records:
         if r["kind"] == "correctness":
             s = r["shape"]
-            lines.append("| %s | %d | %d | %d | %.1e | %s |" % (r["dtype"], s["M"], s["N"], s["K"],
+            lines.append("| %s | %s | %d | %d | %d | %.1e | %s |" % (r["variant"], r["dtype"], s["M"], s["N"], s["K"],
                                                              r["max_rel_err"], "yes" if r["correct"] else "NO"))
     return "\n".join(lines)
 
@@ -39,7 +39,7 @@ def plot(records):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    timing = [r for r in records if r["kind"] == "timing"]
+    timing = [r for r in records if r["kind"] == "timing" and r["variant"] == "2:4"]
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
     for ax, dtype in zip(axes, ("f16", "bf16")):
         rs = [r for r in timing if r["dtype"] == dtype]

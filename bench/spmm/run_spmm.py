@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Runs the compiled 2:4 sparse matmul kernels on a GPU through the SparseOpt
+"""Runs the compiled sparse matmul kernels (2:4, and 6:8 through sliding
+windows) on a GPU through the SparseOpt
 runtime, checks them against torch, and times them against torch dense
 (cuBLAS) and torch's 2:4 path (cuSPARSELt), all in this one process.
 
@@ -35,16 +36,27 @@ TORCH_DTYPE = {"f16": torch.float16, "bf16": torch.bfloat16}
 TOLERANCE = {"f16": 2e-3, "bf16": 1.6e-2}
 
 
-def pruned_weight(n, k, dtype, gen):
-    """Random weight, magnitude-pruned to 2:4 along K (2 largest |w| per 4)."""
-    kp = (k + 3) // 4 * 4
+def pruned_weight(n, k, dtype, gen, fam=2):
+    """Random weight, magnitude-pruned to (2N-2):2N along K (the 2N-2
+    largest |w| of every group of 2N; 2:4 for N = 2)."""
+    size = 2 * fam
+    kp = (k + size - 1) // size * size
     w = torch.randn(n, kp, generator=gen, device="cuda") / kp ** 0.5
     if kp != k:
         w[:, k:] = 0
-    g = w.view(n, kp // 4, 4)
-    idx = g.abs().topk(2, dim=2).indices
+    g = w.view(n, kp // size, size)
+    idx = g.abs().topk(size - 2, dim=2).indices
     mask = torch.zeros_like(g, dtype=torch.bool).scatter_(2, idx, True)
     return (g * mask).view(n, kp)[:, :k].to(dtype).contiguous()
+
+
+def lift_index(k, fam, device):
+    """Source column of every lifted column (k where it reads zero)."""
+    kl = cases.lifted_k(k, "%d:%d" % (2 * fam - 2, 2 * fam))
+    c = torch.arange(kl, device=device)
+    per = 4 * (fam - 1)
+    src = (c // per) * 2 * fam + (c % per) // 4 * 2 + c % 4
+    return torch.where(src < k, src, torch.full_like(src, k))
 
 
 def cusparselt_baselines(x, w, warmup, reps):
@@ -97,12 +109,17 @@ def main():
     gpu = torch.cuda.get_device_name(0)
     gen = torch.Generator(device="cuda").manual_seed(0)
     records, failures = [], 0
-    for dtype, kind, m, n, k in cases.cases():
+    for variant, dtype, kind, m, n, k in cases.cases():
+        fam = cases.family(variant)
         tdt = TORCH_DTYPE[dtype]
-        prog = runtime.load(pathlib.Path(args.artifacts) / cases.name(dtype, m, n, k))
-        w = pruned_weight(n, k, tdt, gen)
+        prog = runtime.load(pathlib.Path(args.artifacts) / cases.name(variant, dtype, m, n, k))
+        w = pruned_weight(n, k, tdt, gen, fam)
         x = torch.randn(m, k, generator=gen, device="cuda").to(tdt)
-        values, meta = formats.compress(w.cpu().view(torch.int16).numpy().view(np.uint16))
+        bits = w.cpu().view(torch.int16).numpy().view(np.uint16)
+        if fam == 2:
+            values, meta = formats.compress(bits)
+        else:
+            values, meta = formats.compress(formats.decompose_sliding(bits, fam))
         v = torch.from_numpy(values.view(np.int16)).cuda()
         e = torch.from_numpy(meta.view(np.int32)).cuda()
         y = torch.empty(m, n, dtype=tdt, device="cuda")
@@ -119,24 +136,34 @@ def main():
         ok = err <= TOLERANCE[dtype]
         failures += not ok
         rec = {
-            "bench": "spmm", "variant": "2:4", "dtype": dtype, "kind": kind,
+            "bench": "spmm", "variant": variant, "dtype": dtype, "kind": kind,
             "shape": {"M": m, "N": n, "K": k},
             "max_rel_err": err, "tolerance": TOLERANCE[dtype], "correct": ok,
             "gpu": gpu, "date": datetime.date.today().isoformat(), "commit": args.commit,
-            "command": args.command, "kernel": "mma.sp m16n8k32, 64x64 block tile (first kernel)",
+            "command": args.command,
+            "kernel": "mma.sp m16n8k32, 64x64 block tile (first kernel)" + ("" if fam == 2 else " after a lift gather kernel"),
         }
         if kind == "timing":
             rec["ours_us"], rec["ours_timing"] = median_us(ours, args.warmup, args.reps)
             dense, rec["cublas_timing"] = median_us(lambda: F.linear(x, w), args.warmup, args.reps)
-            cslt_us, plan, cslt_err = cusparselt_baselines(x, w, args.warmup, args.reps)
+            if fam == 2:
+                cslt_us, plan, cslt_err = cusparselt_baselines(x, w, args.warmup, args.reps)
+            else:
+                # torch's 2:4 path on the lifted problem (W' 2:4 over K'),
+                # the lift of X not counted for it.
+                idx = lift_index(k, fam, x.device)
+                xl = torch.cat([x, torch.zeros(m, 1, dtype=tdt, device=x.device)], 1)[:, idx].contiguous()
+                wl = torch.from_numpy(formats.decompose_sliding(bits, fam).view(np.int16)).cuda().view(tdt)
+                cslt_us, plan, cslt_err = cusparselt_baselines(xl, wl, args.warmup, args.reps)
+                plan = plan and plan + ", lifted K' without the lift"
             rec["baselines"] = {"cublas": dense, "cusparselt": cslt_us}
             rec["cusparselt_plan"], rec["cusparselt_max_rel_err"] = plan, cslt_err
             best = min(t for t in rec["baselines"].values() if t is not None)
             rec["speedup"] = best / rec["ours_us"]
             rec["speedup_vs_cublas"] = dense / rec["ours_us"]
         records.append(rec)
-        print("%-5s %-11s M=%-6d N=%-6d K=%-6d err=%.2e %s%s" % (
-            dtype, kind, m, n, k, err, "ok" if ok else "FAIL",
+        print("%-4s %-5s %-11s M=%-6d N=%-6d K=%-6d err=%.2e %s%s" % (
+            variant, dtype, kind, m, n, k, err, "ok" if ok else "FAIL",
             "" if kind != "timing" else "  ours %.1f us  cublas %.1f us  cusparselt %s us  speedup vs best %.2fx" % (
                 rec["ours_us"], rec["baselines"]["cublas"],
                 "%.1f" % rec["baselines"]["cusparselt"] if rec["baselines"]["cusparselt"] else "n/a",

@@ -6,17 +6,21 @@
 |*                                                                            *|
 |* Plain C interface (usable from C and from Python ctypes) to the 2:4        *|
 |* structured-sparse compression in sparse-opt/Formats/Sparse24.h; see that   *|
-|* header for a full description of the values / metadata layout.            *|
+|* header for a full description of the values / metadata layout. The         *|
+|* sparseopt_sliding_* functions expose the (2N-2):2N -> 2:4 sliding-window   *|
+|* decomposition of sparse-opt/Formats/SlidingWindow.h.                       *|
 |*                                                                            *|
 |* All matrices are row-major arrays of 16-bit floats (fp16 or bf16) passed   *|
 |* as raw uint16_t bits. Output buffers are allocated by the caller with the  *|
-|* sizes returned by sparseopt_sparse24_sizes().                              *|
+|* sizes returned by sparseopt_sparse24_sizes() (sparseopt_sliding_shape()    *|
+|* for the sliding-window functions).                                         *|
 |*                                                                            *|
 |* Every function returns an int status:                                      *|
 |*   0  success                                                               *|
-|*   1  the 2:4 pattern is broken (sparseopt_sparse24_compress only)          *|
+|*   1  the pattern is broken (sparseopt_sparse24_compress and                *|
+|*      sparseopt_sliding_decompose only)                                     *|
 |*   2  bad arguments (NULL pointer, rows <= 0 or cols <= 0, sizes that       *|
-|*      overflow int64_t)                                                     *|
+|*      overflow int64_t, a sliding family outside 2..8)                      *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -78,6 +82,48 @@ SPARSEOPT_FORMATS_EXPORT int sparseopt_sparse24_prune(uint16_t *dense,
                                                       int64_t rows,
                                                       int64_t cols,
                                                       int is_bf16);
+
+/* --- (2N-2):2N sparsity as overlapping 2:4 windows (SlidingWindow.h) -----
+ * family_n = N in 2..8 selects the pattern (2N-2):2N (2:4, 4:6, 6:8, ...).
+ * A rows x cols weight W becomes the 2:4 weight W' of rows x lifted_cols,
+ * lifted_cols = ceil(cols / 2N) * 4(N-1); activations x (m x cols) become
+ * x' (m x lifted_cols), and x' . W'^T has exactly the terms of x . W^T
+ * (plus products with +0). */
+
+/* *lifted_cols = K' for a rows x cols weight of family family_n.
+ * Returns 0, or 2 on bad arguments (including rows * K' overflowing). */
+SPARSEOPT_FORMATS_EXPORT int sparseopt_sliding_shape(int64_t rows,
+                                                     int64_t cols,
+                                                     int family_n,
+                                                     int64_t *lifted_cols);
+
+/* Decomposes dense (rows x cols) into expanded (rows x lifted_cols, every
+ * element written). Returns 0 on success (then *bad_row and *bad_group are
+ * set to -1), 1 if some group of 2N columns has more than 2N-2 nonzeros (then
+ * *bad_row and *bad_group identify the first such group in row-major order,
+ * covering columns 2N*bad_group .. 2N*bad_group+2N-1, and expanded is not
+ * written), 2 on bad arguments. bad_row and bad_group may each be NULL. */
+SPARSEOPT_FORMATS_EXPORT int
+sparseopt_sliding_decompose(const uint16_t *dense, int64_t rows, int64_t cols,
+                            int family_n, uint16_t *expanded, int64_t *bad_row,
+                            int64_t *bad_group);
+
+/* Lifts activations x (m x k) into lifted (m x lifted_cols; columns whose
+ * source is >= k become +0). Returns 0, or 2 on bad arguments. */
+SPARSEOPT_FORMATS_EXPORT int sparseopt_sliding_lift(const uint16_t *x,
+                                                    int64_t m, int64_t k,
+                                                    int family_n,
+                                                    uint16_t *lifted);
+
+/* In-place magnitude pruning to (2N-2):2N: in every group of 2N columns keeps
+ * the 2N-2 largest-magnitude elements (ties -> lower column), zeroes the
+ * others. is_bf16 != 0 selects bf16 decoding, otherwise fp16.
+ * Returns 0, or 2 on bad arguments. */
+SPARSEOPT_FORMATS_EXPORT int sparseopt_sliding_prune(uint16_t *dense,
+                                                     int64_t rows,
+                                                     int64_t cols,
+                                                     int family_n,
+                                                     int is_bf16);
 
 #ifdef __cplusplus
 } /* extern "C" */

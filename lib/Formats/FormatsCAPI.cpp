@@ -5,13 +5,15 @@
 //===----------------------------------------------------------------------===//
 //
 // Thin extern "C" wrappers (see include/sparse-opt-c/Formats.h) around the
-// C++ implementation in Sparse24.cpp. They validate arguments and translate
-// results into integer status codes; nothing here throws.
+// C++ implementation in Sparse24.cpp and SlidingWindow.cpp. They validate
+// arguments and translate results into integer status codes; nothing here
+// throws.
 //
 //===----------------------------------------------------------------------===//
 
 #include "sparse-opt-c/Formats.h"
 
+#include "sparse-opt/Formats/SlidingWindow.h"
 #include "sparse-opt/Formats/Sparse24.h"
 
 #include <limits>
@@ -31,6 +33,18 @@ bool validSize(int64_t rows, int64_t cols) {
     return false;
   Sparse24Shape shape = getSparse24Shape(rows, cols);
   return shape.paddedRows <= maxValue / shape.paddedCols;
+}
+
+/// True when the family is supported, rows/cols are positive and the lifted
+/// element count rows * K' fits in int64_t (K' >= cols, so rows * cols fits
+/// too).
+bool validSlideSize(int64_t rows, int64_t cols, int familyN) {
+  if (rows <= 0 || cols <= 0 || !isSupportedFamily(familyN))
+    return false;
+  SlideShape shape = getSlideShape(rows, cols, familyN);
+  if (shape.liftedCols <= 0) // K' overflowed.
+    return false;
+  return rows <= std::numeric_limits<int64_t>::max() / shape.liftedCols;
 }
 
 } // namespace
@@ -74,6 +88,44 @@ int sparseopt_sparse24_prune(uint16_t *dense, int64_t rows, int64_t cols,
   if (!dense || !validSize(rows, cols))
     return SPARSEOPT_BAD_ARGUMENT;
   pruneTo24(dense, rows, cols, is_bf16 != 0);
+  return SPARSEOPT_OK;
+}
+
+int sparseopt_sliding_shape(int64_t rows, int64_t cols, int family_n,
+                            int64_t *lifted_cols) {
+  if (!lifted_cols || !validSlideSize(rows, cols, family_n))
+    return SPARSEOPT_BAD_ARGUMENT;
+  *lifted_cols = getSlideShape(rows, cols, family_n).liftedCols;
+  return SPARSEOPT_OK;
+}
+
+int sparseopt_sliding_decompose(const uint16_t *dense, int64_t rows,
+                                int64_t cols, int family_n, uint16_t *expanded,
+                                int64_t *bad_row, int64_t *bad_group) {
+  if (!dense || !expanded || !validSlideSize(rows, cols, family_n))
+    return SPARSEOPT_BAD_ARGUMENT;
+  std::optional<PatternViolation> violation =
+      decomposeSliding(dense, rows, cols, family_n, expanded);
+  if (bad_row)
+    *bad_row = violation ? violation->row : -1;
+  if (bad_group)
+    *bad_group = violation ? violation->group : -1;
+  return violation ? SPARSEOPT_PATTERN_VIOLATION : SPARSEOPT_OK;
+}
+
+int sparseopt_sliding_lift(const uint16_t *x, int64_t m, int64_t k,
+                           int family_n, uint16_t *lifted) {
+  if (!x || !lifted || !validSlideSize(m, k, family_n))
+    return SPARSEOPT_BAD_ARGUMENT;
+  liftActivations(x, m, k, family_n, lifted);
+  return SPARSEOPT_OK;
+}
+
+int sparseopt_sliding_prune(uint16_t *dense, int64_t rows, int64_t cols,
+                            int family_n, int is_bf16) {
+  if (!dense || !validSlideSize(rows, cols, family_n))
+    return SPARSEOPT_BAD_ARGUMENT;
+  pruneToSliding(dense, rows, cols, family_n, is_bf16 != 0);
   return SPARSEOPT_OK;
 }
 

@@ -102,13 +102,6 @@ struct SlideSparsePass
       }
       if (!m.pattern)
         return;
-      if (!m.pattern.is24()) {
-        op.emitError() << "weight sparsity " << m.pattern
-                       << " needs the sliding-window decomposition, which "
-                          "is not lowered yet; only 2:4 weights are";
-        failed = true;
-        return;
-      }
       if (!isZeroFill(op.getOutputs()[0])) {
         op.emitRemark() << "not rewritten: the matmul accumulates into a "
                            "value that is not a zero fill";
@@ -179,16 +172,37 @@ struct SlideSparsePass
     OpBuilder b(op);
     Location loc = op.getLoc();
     auto w = cast<RankedTensorType>(m.weight.getType());
-    auto ctype = CompressedType::get(op.getContext(), w.getShape(),
-                                     w.getElementType(), m.pattern);
-    auto compress = CompressOp::create(b, loc, ctype, m.weight);
-    Value y = SpmmOp::create(b, loc, op.getResultTypes()[0], m.input,
-                             compress.getResult(), /*bias=*/Value(),
+    MLIRContext *ctx = op.getContext();
+    auto pattern24 = NMSparsityAttr::get(ctx, 2, 4);
+    if (m.pattern.is24()) {
+      auto ctype = CompressedType::get(ctx, w.getShape(), w.getElementType(),
+                                       pattern24);
+      auto compress = CompressOp::create(b, loc, ctype, m.weight);
+      Value y = SpmmOp::create(b, loc, op.getResultTypes()[0], m.input,
+                               compress.getResult(), /*bias=*/Value(),
+                               ActivationAttr());
+      op.getResult(0).replaceAllUsesWith(y);
+      op.erase();
+      // Constant weights are compressed here, at compile time.
+      return foldConstantCompress(compress);
+    }
+    // (2N-2):2N: overlapping 2:4 windows over the lifted reduction axis K'.
+    auto x = cast<RankedTensorType>(m.input.getType());
+    int64_t lifted = getLiftedK(w.getDimSize(1), m.pattern);
+    auto ctype = CompressedType::get(ctx, {w.getDimSize(0), lifted},
+                                     w.getElementType(), pattern24);
+    auto decompose = NMDecomposeOp::create(b, loc, ctype, m.weight);
+    Value xl = LiftOp::create(
+        b, loc, RankedTensorType::get({x.getDimSize(0), lifted},
+                                      x.getElementType()),
+        m.input, m.pattern);
+    Value y = SpmmOp::create(b, loc, op.getResultTypes()[0], xl,
+                             decompose.getResult(), /*bias=*/Value(),
                              ActivationAttr());
     op.getResult(0).replaceAllUsesWith(y);
     op.erase();
-    // Constant weights are compressed here, at compile time.
-    return foldConstantCompress(compress);
+    // Constant weights are decomposed and compressed here, at compile time.
+    return foldConstantDecompose(decompose);
   }
 
   static void cleanupDeadOps(ModuleOp module) {

@@ -2,7 +2,13 @@
 libsparseopt_formats.so: the same code the compiler uses for constant
 weights, for callers that compress weights themselves (benchmarks, weights
 passed as arguments). Arrays are numpy; 16-bit floats are handled as their
-raw uint16 bits (fp16 or bf16)."""
+raw uint16 bits (fp16 or bf16).
+
+Also the sliding-window decomposition of (2N-2):2N weights (4:6, 6:8, ...)
+into a 2:4 weight over a lifted reduction axis K' (sliding_shape,
+decompose_sliding, lift; see include/sparse-opt/Formats/SlidingWindow.h):
+lift(x, n) @ decompose_sliding(w, n).T has exactly the terms of x @ w.T, plus
+products with zero."""
 import ctypes
 
 from . import _libs
@@ -11,12 +17,14 @@ _i64, _p = ctypes.c_int64, ctypes.c_void_p
 
 
 class PatternError(ValueError):
-    """The weight breaks 2:4; `row` and `group` name the first bad chunk."""
+    """The weight breaks 2:4 (or, with n > 2, (2n-2):2n); `row` and `group`
+    name the first bad group of 2n columns (a chunk of 4 for 2:4)."""
 
-    def __init__(self, row, group):
-        super().__init__("weight is not 2:4 sparse: row %d, group %d (columns %d..%d)"
-                         % (row, group, 4 * group, 4 * group + 3))
-        self.row, self.group = row, group
+    def __init__(self, row, group, n=2):
+        width = 2 * n
+        super().__init__("weight is not %d:%d sparse: row %d, group %d (columns %d..%d)"
+                         % (width - 2, width, row, group, width * group, width * group + width - 1))
+        self.row, self.group, self.n = row, group, n
 
 
 def _configure(lib):
@@ -25,6 +33,12 @@ def _configure(lib):
                                                 ctypes.POINTER(_i64)]
     lib.sparseopt_sparse24_decompress.argtypes = [_p, _p, _i64, _i64, _p]
     lib.sparseopt_sparse24_prune.argtypes = [_p, _i64, _i64, ctypes.c_int]
+    _int = ctypes.c_int
+    lib.sparseopt_sliding_shape.argtypes = [_i64, _i64, _int, ctypes.POINTER(_i64)]
+    lib.sparseopt_sliding_decompose.argtypes = [_p, _i64, _i64, _int, _p, ctypes.POINTER(_i64),
+                                                ctypes.POINTER(_i64)]
+    lib.sparseopt_sliding_lift.argtypes = [_p, _i64, _i64, _int, _p]
+    lib.sparseopt_sliding_prune.argtypes = [_p, _i64, _i64, _int, _int]
 
 
 def _lib():
@@ -78,4 +92,46 @@ def decompress(values, meta, rows, cols):
     out = np.zeros((rows, cols), dtype=np.uint16)
     if _lib().sparseopt_sparse24_decompress(values.ctypes.data, meta.ctypes.data, rows, cols, out.ctypes.data):
         raise ValueError("2:4 decompression failed")
+    return out
+
+
+def sliding_shape(rows, cols, n):
+    """(rows, K'): the shape of the 2:4 weight that a rows x cols weight of
+    family n ((2n-2):2n, 2 <= n <= 8) decomposes into;
+    K' = ceil(cols / 2n) * 4(n-1)."""
+    lifted = _i64()
+    if _lib().sparseopt_sliding_shape(rows, cols, n, ctypes.byref(lifted)):
+        raise ValueError("bad sliding weight shape %dx%d or family n=%r" % (rows, cols, n))
+    return rows, lifted.value
+
+
+def decompose_sliding(dense, n):
+    """The 2:4 uint16 weight W' (rows x K') of a 2-D (2n-2):2n fp16 array
+    (or uint16 bits of fp16/bf16): every group of 2n columns spread over n-1
+    overlapping windows of 4. Raises PatternError on a group with more than
+    2n-2 nonzeros."""
+    import numpy as np
+    bits = _bits(dense)
+    rows, cols = bits.shape
+    out = np.zeros(sliding_shape(rows, cols, n), dtype=np.uint16)
+    row, group = _i64(), _i64()
+    rc = _lib().sparseopt_sliding_decompose(bits.ctypes.data, rows, cols, n, out.ctypes.data,
+                                           ctypes.byref(row), ctypes.byref(group))
+    if rc == 1:
+        raise PatternError(row.value, group.value, n)
+    if rc:
+        raise ValueError("sliding decomposition failed (status %d)" % rc)
+    return out
+
+
+def lift(x, n):
+    """The lifted activations x' (M x K', uint16 bits) of a 2-D M x K array
+    of 16-bit floats, matching decompose_sliding(w, n) for a weight with K
+    columns: x'[:, c'] copies x[:, source(c')], zero past K."""
+    import numpy as np
+    bits = _bits(x)
+    m, k = bits.shape
+    out = np.zeros(sliding_shape(m, k, n), dtype=np.uint16)
+    if _lib().sparseopt_sliding_lift(bits.ctypes.data, m, k, n, out.ctypes.data):
+        raise ValueError("activation lifting failed")
     return out

@@ -83,3 +83,39 @@ func.func @dense_untouched(%x: tensor<4x32xf16>, %w: tensor<32x16xf16>) -> tenso
   %y = linalg.matmul ins(%x, %w : tensor<4x32xf16>, tensor<32x16xf16>) outs(%acc : tensor<4x16xf16>) -> tensor<4x16xf16>
   return %y : tensor<4x16xf16>
 }
+
+// -----
+
+// 6:8 (N = 4): K = 16 is two groups of 8, each cut into 3 windows of 4 at
+// stride 2: K' = 24. The activation is lifted, the weight decomposed and
+// compressed at compile time (values 16 x 16 over K' padded to 32).
+// CHECK-LABEL: func @six_eight
+// CHECK-DAG: %[[XL:.*]] = sgpu.lift %arg0 {pattern = #sgpu.nm<6:8>} : tensor<8x16xf16> -> tensor<8x24xf16>
+// CHECK-DAG: %[[C:.*]] = sgpu.assemble %{{.*}}, %{{.*}} : tensor<16x16xf16>, tensor<16xi32> -> !sgpu.compressed<16x24xf16, #sgpu.nm<2:4>>
+// CHECK: sgpu.spmm %[[XL]], %[[C]] : tensor<8x24xf16>, !sgpu.compressed<16x24xf16, #sgpu.nm<2:4>> -> tensor<8x16xf16>
+func.func @six_eight(%x: tensor<8x16xf16>) -> tensor<8x16xf16> {
+  %w = arith.constant dense<[[1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0]]> : tensor<16x16xf16, #sgpu.nm<6:8>>
+  %z = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<8x16xf16>
+  %acc = linalg.fill ins(%z : f16) outs(%e : tensor<8x16xf16>) -> tensor<8x16xf16>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : tensor<8x16xf16>, tensor<16x16xf16, #sgpu.nm<6:8>>) outs(%acc : tensor<8x16xf16>) -> tensor<8x16xf16>
+  return %y : tensor<8x16xf16>
+}
+
+// -----
+
+// A (2N-2):2N weight passed as an argument: decomposed by sgpu.nm_decompose
+// (4:6, N = 3: K = 30 -> 5 groups of 6 -> K' = 40).
+// CHECK-LABEL: func @argument_four_six
+// CHECK-DAG: %[[D:.*]] = sgpu.nm_decompose %arg1 : tensor<20x30xbf16, #sgpu.nm<4:6>> -> !sgpu.compressed<20x40xbf16, #sgpu.nm<2:4>>
+// CHECK-DAG: %[[XL:.*]] = sgpu.lift %arg0 {pattern = #sgpu.nm<4:6>} : tensor<3x30xbf16> -> tensor<3x40xbf16>
+// CHECK: sgpu.spmm %[[XL]], %[[D]]
+func.func @argument_four_six(%x: tensor<3x30xbf16>, %w: tensor<20x30xbf16, #sgpu.nm<4:6>>) -> tensor<3x20xbf16> {
+  %z = arith.constant 0.0 : bf16
+  %e = tensor.empty() : tensor<3x20xbf16>
+  %acc = linalg.fill ins(%z : bf16) outs(%e : tensor<3x20xbf16>) -> tensor<3x20xbf16>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : tensor<3x30xbf16>, tensor<20x30xbf16, #sgpu.nm<4:6>>) outs(%acc : tensor<3x20xbf16>) -> tensor<3x20xbf16>
+  return %y : tensor<3x20xbf16>
+}

@@ -9,20 +9,24 @@ def SGPUSlideSparse : Pass<"sgpu-slide-sparse", "::mlir::ModuleOp"> {
   let summary = "Rewrite matmuls with N:M-sparse weights into sgpu sparse matmuls";
   let description = [{
     Finds `linalg.matmul` ops computing `Y = X . W^T` whose weight operand's
-    type carries a structured-sparsity encoding (`#sgpu.nm<2:4>` or the
+    type carries a structured-sparsity encoding (`#sgpu.nm<n:m>`, or the
     `sparse_tensor` 2:4 synonym) and rewrites them into `sgpu.spmm` on a
     compressed weight. Both import forms are recognized: the weight as an
     `N x K` operand with transposing `indexing_maps`, and a `K x N` operand
     produced by `linalg.transpose` of the `N x K` weight.
 
-    A weight that is a constant is checked and compressed at compile time
-    (`sgpu.assemble` of two constants); a pattern violation is an error
-    naming the first row and group that break it. Other weights are
-    compressed by `sgpu.compress`.
+    A 2:4 weight becomes `sgpu.compress` feeding `sgpu.spmm`. A
+    (2N-2):2N weight (4:6, 6:8, 8:10, ...) is cut into N-1 overlapping 2:4
+    windows per group of 2N over a lifted reduction axis
+    `K' = roundUp(K, 2N) / 2N * 4(N-1)`: `sgpu.nm_decompose` of the weight
+    and `sgpu.lift` of the activation feed a 2:4 `sgpu.spmm` that computes
+    exactly the same product. A weight that is a constant is checked,
+    decomposed and compressed at compile time (`sgpu.assemble` of two
+    constants); a pattern violation is an error naming the first row and
+    group that break it.
 
     The accumulator of the matmul must be a zero fill (a matmul that adds to
-    an existing value is left alone, with a remark). Weights declaring a
-    (2N-2):2N pattern other than 2:4 are reported as not yet lowered.
+    an existing value is left alone, with a remark).
 
     Bufferization drops tensor encodings, so every structured-sparsity
     encoding must be consumed here: one left on a value that is not a

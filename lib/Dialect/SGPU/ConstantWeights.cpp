@@ -1,6 +1,7 @@
 //===- ConstantWeights.cpp - compile-time weight compression --------------===//
 
 #include "sparse-opt/Dialect/SGPU/ConstantWeights.h"
+#include "sparse-opt/Formats/SlidingWindow.h"
 #include "sparse-opt/Formats/Sparse24.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -44,37 +45,34 @@ static DenseElementsAttr rawAttr(RankedTensorType type, ArrayRef<T> data) {
                            data.size() * sizeof(T)));
 }
 
-LogicalResult mlir::sgpu::foldConstantCompress(CompressOp op, bool *folded) {
-  if (folded)
-    *folded = false;
-  Value weight = op.getWeight();
-  FailureOr<SmallVector<uint16_t>> bits = getConstantBits(weight);
-  if (failed(bits))
-    return success();
-  CompressedType ctype = op.getResult().getType();
+/// Replaces `op` (a compress or decompose with one use-able result) by
+/// sgpu.assemble of the compressed `expanded` weight (rows x cols bits).
+static LogicalResult assembleCompressed(Operation *op, CompressedType ctype,
+                                        ArrayRef<uint16_t> expanded,
+                                        Value weight, bool *folded) {
   int64_t rows = ctype.getRows(), cols = ctype.getCols();
   sparseopt::Sparse24Shape shape = sparseopt::getSparse24Shape(rows, cols);
   SmallVector<uint16_t> values(shape.numValues());
   SmallVector<uint32_t> meta(shape.numMetaWords());
-  if (auto bad = sparseopt::compressSparse24(bits->data(), rows, cols,
+  if (auto bad = sparseopt::compressSparse24(expanded.data(), rows, cols,
                                              values.data(), meta.data())) {
     InFlightDiagnostic d = weight.getDefiningOp()->emitError()
                            << "weight is not 2:4 sparse: row " << bad->row
                            << ", group " << bad->group << " (columns "
                            << 4 * bad->group << ".." << 4 * bad->group + 3
                            << ") has " << bad->nonzeros << " nonzeros";
-    d.attachNote(op.getLoc()) << "compressed for this use";
+    d.attachNote(op->getLoc()) << "compressed for this use";
     return failure();
   }
   OpBuilder b(op);
-  Location loc = op.getLoc();
+  Location loc = op->getLoc();
   Value v = arith::ConstantOp::create(
       b, loc, rawAttr<uint16_t>(ctype.getValuesType(), values));
   Value m = arith::ConstantOp::create(
       b, loc, rawAttr<uint32_t>(ctype.getMetadataType(), meta));
   Value assembled = AssembleOp::create(b, loc, ctype, v, m);
-  op.getResult().replaceAllUsesWith(assembled);
-  op.erase();
+  op->getResult(0).replaceAllUsesWith(assembled);
+  op->erase();
   if (weight.use_empty())
     weight.getDefiningOp()->erase();
   if (folded)
@@ -82,11 +80,59 @@ LogicalResult mlir::sgpu::foldConstantCompress(CompressOp op, bool *folded) {
   return success();
 }
 
+LogicalResult mlir::sgpu::foldConstantCompress(CompressOp op, bool *folded) {
+  if (folded)
+    *folded = false;
+  Value weight = op.getWeight();
+  FailureOr<SmallVector<uint16_t>> bits = getConstantBits(weight);
+  if (failed(bits))
+    return success();
+  return assembleCompressed(op, op.getResult().getType(), *bits, weight,
+                            folded);
+}
+
+LogicalResult mlir::sgpu::foldConstantDecompose(NMDecomposeOp op,
+                                                bool *folded) {
+  if (folded)
+    *folded = false;
+  Value weight = op.getWeight();
+  FailureOr<SmallVector<uint16_t>> bits = getConstantBits(weight);
+  if (failed(bits))
+    return success();
+  auto wt = cast<RankedTensorType>(weight.getType());
+  NMSparsityAttr pattern = getNMPattern(wt);
+  int fam = static_cast<int>(pattern.getFamilyN());
+  int64_t rows = wt.getDimSize(0), cols = wt.getDimSize(1);
+  sparseopt::SlideShape shape = sparseopt::getSlideShape(rows, cols, fam);
+  SmallVector<uint16_t> expanded(rows * shape.liftedCols);
+  if (auto bad = sparseopt::decomposeSliding(bits->data(), rows, cols, fam,
+                                             expanded.data())) {
+    InFlightDiagnostic d =
+        weight.getDefiningOp()->emitError()
+        << "weight is not " << pattern.getN() << ":" << pattern.getM()
+        << " sparse: row " << bad->row << ", group " << bad->group
+        << " (columns " << pattern.getM() * bad->group << ".."
+        << std::min<int64_t>(pattern.getM() * (bad->group + 1), cols) - 1
+        << ") has " << bad->nonzeros << " nonzeros";
+    d.attachNote(op.getLoc()) << "decomposed for this use";
+    return failure();
+  }
+  return assembleCompressed(op, op.getResult().getType(), expanded, weight,
+                            folded);
+}
+
 LogicalResult mlir::sgpu::foldConstantCompresses(Operation *root) {
-  SmallVector<CompressOp> ops;
-  root->walk([&](CompressOp op) { ops.push_back(op); });
+  SmallVector<Operation *> ops;
+  root->walk([&](Operation *op) {
+    if (isa<CompressOp, NMDecomposeOp>(op))
+      ops.push_back(op);
+  });
   bool ok = true;
-  for (CompressOp op : ops)
-    ok &= succeeded(foldConstantCompress(op));
+  for (Operation *op : ops) {
+    if (auto c = dyn_cast<CompressOp>(op))
+      ok &= succeeded(foldConstantCompress(c));
+    else
+      ok &= succeeded(foldConstantDecompose(cast<NMDecomposeOp>(op)));
+  }
   return success(ok);
 }

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Writes the CPU numerics tests for the 2:4 sparse matmul (spmm-*.mlir).
+"""Writes the CPU numerics tests for the sparse matmul (spmm-*.mlir).
 
-Each test holds a 2:4-sparse weight twice: once with the #sgpu.nm<2:4>
-encoding (so sgpu-slide-sparse compresses it and the reference loops decode
-values + metadata), once without (a dense linalg.matmul in f32 computes the
+Each test holds a structured-sparse weight twice: once with its #sgpu.nm
+encoding (2:4, or (2N-2):2N which sgpu-slide-sparse decomposes into
+overlapping 2:4 windows with the matching activation lift; the reference
+loops then decode values + metadata), once without (a dense linalg.matmul in f32 computes the
 expected result in the same program). The program prints the largest
 absolute difference and a checksum; the checksum expected here is computed
 in Python with exact arithmetic. Values are small multiples of 1/8 and 1/4,
@@ -44,6 +45,30 @@ def weight(n_rows, k):
     return w
 
 
+def weight_nm(n_rows, k, fam):
+    """A (2N-2):2N matrix: each group of 2N keeps up to 2N-2 nonzeros, the
+    dropped positions and the counts varying with the row and group (full
+    groups, sparser ones, empty ones)."""
+    w = []
+    size = 2 * fam
+    for n in range(n_rows):
+        row = []
+        for g in range((k + size - 1) // size):
+            kind = (n * 5 + g * 3) % 7
+            drop = {(n + g) % size, (n * 3 + g + 1) % size}
+            if kind == 5:
+                drop |= {(n + 2 * g + 3) % size, (g + 5) % size}
+            group = []
+            for p in range(size):
+                v = Fraction(0)
+                if kind != 6 and p not in drop:
+                    v = Fraction((n * 7 + g * 11 + p * 3) % 13 - 6, 8) or Fraction(1, 8)
+                group.append(v)
+            row += group
+        w.append(row[:k])
+    return w
+
+
 def activations(m, k):
     return [[Fraction((i * 3 + j * 5) % 9 - 4, 4) for j in range(k)]
             for i in range(m)]
@@ -78,7 +103,7 @@ TEMPLATE = """\
 #id = affine_map<(i, j) -> (i, j)>
 func.func @main() {{
   %x = arith.constant dense<{x}> : tensor<{M}x{K}x{T}>
-  %w = arith.constant dense<{w}> : tensor<{N}x{K}x{T}, #sgpu.nm<2:4>>
+  %w = arith.constant dense<{w}> : tensor<{N}x{K}x{T}, #sgpu.nm<{pn}:{pm}>>
   %w_dense = arith.constant dense<{w}> : tensor<{N}x{K}x{T}>
   %z = arith.constant 0.0 : {R}
   %zf = arith.constant 0.0 : f32
@@ -89,7 +114,7 @@ func.func @main() {{
   %{mm} = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
                                        affine_map<(m, n, k) -> (n, k)>,
                                        affine_map<(m, n, k) -> (m, n)>]
-      ins(%x, %w : tensor<{M}x{K}x{T}>, tensor<{N}x{K}x{T}, #sgpu.nm<2:4>>)
+      ins(%x, %w : tensor<{M}x{K}x{T}>, tensor<{N}x{K}x{T}, #sgpu.nm<{pn}:{pm}>>)
       outs(%acc : tensor<{M}x{N}x{R}>) -> tensor<{M}x{N}x{R}>
 {bias}{act}
   // The dense reference in f32, with the same weight (and bias) values.
@@ -170,8 +195,9 @@ def fmt(v):
     return '{:g}'.format(f)
 
 
-def write(name, title, M, N, K, T, R, relu, with_bias=False):
-    x, w = activations(M, K), weight(N, K)
+def write(name, title, M, N, K, T, R, relu, with_bias=False, pattern=(2, 4)):
+    x = activations(M, K)
+    w = weight(N, K) if pattern == (2, 4) else weight_nm(N, K, pattern[1] // 2)
     bias = bias_values(N) if with_bias else None
     ref = expected(x, w, relu, bias)
     checksum = sum(sum(r) for r in ref)
@@ -187,7 +213,7 @@ def write(name, title, M, N, K, T, R, relu, with_bias=False):
     text = TEMPLATE.format(title=title, x=literal(x), w=literal(w), M=M, N=N,
                            K=K, T=T, R=R, act=act, ref_act=ref_act, ext=ext,
                            checksum=fmt(checksum), mm="mm0" if with_bias else "mm",
-                           bias=bias_text, bf=bf)
+                           bias=bias_text, bf=bf, pn=pattern[0], pm=pattern[1])
     with open(name, "w") as f:
         f.write(text)
 
@@ -201,3 +227,7 @@ if __name__ == "__main__":
           4, 9, 37, "f16", "f32", False)
     write("spmm-f16-bias-relu.mlir", "f16, bias + ReLU epilogue (an imported Linear + ReLU)",
           6, 24, 48, "f16", "f16", True, with_bias=True)
+    write("spmm-6to8-f16.mlir", "6:8 weight (sliding windows: lift + 2:4 spmm), K off the group",
+          5, 20, 52, "f16", "f16", True, pattern=(6, 8))
+    write("spmm-4to6-bf16.mlir", "4:6 weight, bf16, f32 out", 3, 17, 30, "bf16", "f32", False, pattern=(4, 6))
+    write("spmm-8to10-f16.mlir", "8:10 weight", 4, 16, 64, "f16", "f16", False, pattern=(8, 10))

@@ -21,7 +21,14 @@ namespace sgpu {
 /// A weight that is not a constant is left alone (success, not folded).
 LogicalResult foldConstantCompress(CompressOp op, bool *folded = nullptr);
 
-/// foldConstantCompress on every sgpu.compress nested in `root`.
+/// The same for sgpu.nm_decompose: a constant (2N-2):2N weight is cut into
+/// overlapping 2:4 windows over the lifted K (the greedy assignment of
+/// lib/Formats/SlidingWindow.cpp) and compressed; the error names the first
+/// row and group with more than 2N-2 nonzeros.
+LogicalResult foldConstantDecompose(NMDecomposeOp op, bool *folded = nullptr);
+
+/// foldConstantCompress / foldConstantDecompose on every sgpu.compress and
+/// sgpu.nm_decompose nested in `root`.
 LogicalResult foldConstantCompresses(Operation *root);
 
 } // namespace sgpu
