@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Turns bench/results/spmm_2to4_h200.json into the table and plot of
+"""Turns bench/results/spmm_h200.json into the table and plot of
 docs/performance.md (between the spmm markers) and docs/img/spmm_2to4_h200.png.
 
   /usr/bin/python3 bench/spmm/report_spmm.py
@@ -8,7 +8,7 @@ import json
 import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-RESULTS = ROOT / "bench" / "results" / "spmm_2to4_h200.json"
+RESULTS = ROOT / "bench" / "results" / "spmm_h200.json"
 DOC = ROOT / "docs" / "performance.md"
 PLOT = ROOT / "docs" / "img" / "spmm_2to4_h200.png"
 BEGIN, END = "<!-- spmm-2to4:begin -->", "<!-- spmm-2to4:end -->"
