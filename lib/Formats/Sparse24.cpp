@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "sparse-opt/Formats/Sparse24.h"
+#include "sparse-opt/Formats/SlidingWindow.h"
 
 #include "sparse-opt/Formats/Float16.h"
 
@@ -104,15 +105,6 @@ EncodedChunk encodeChunk(const uint16_t w[4]) {
   return result;
 }
 
-/// Orders magnitudes for pruning: NaN is larger than everything else.
-bool largerMagnitude(float a, float b) {
-  if (std::isnan(a))
-    return !std::isnan(b);
-  if (std::isnan(b))
-    return false;
-  return std::fabs(a) > std::fabs(b);
-}
-
 } // namespace
 
 Sparse24Shape getSparse24Shape(int64_t rows, int64_t cols) {
@@ -206,32 +198,8 @@ int64_t sparse24LogicalColumn(const uint32_t *meta, const Sparse24Shape &shape,
 }
 
 void pruneTo24(uint16_t *dense, int64_t rows, int64_t cols, bool isBF16) {
-  for (int64_t r = 0; r < rows; ++r) {
-    uint16_t *row = dense + r * cols;
-    for (int64_t start = 0; start < cols; start += kChunk) {
-      int width =
-          static_cast<int>(cols - start < kChunk ? cols - start : kChunk);
-      if (width <= 2)
-        continue; // Nothing to prune.
-      float mag[4];
-      for (int i = 0; i < width; ++i)
-        mag[i] =
-            isBF16 ? bf16ToFloat(row[start + i]) : halfToFloat(row[start + i]);
-      // Pick the best, then the best of the rest. Strict comparison keeps
-      // the lower index on ties.
-      int first = 0;
-      for (int i = 1; i < width; ++i)
-        if (largerMagnitude(mag[i], mag[first]))
-          first = i;
-      int second = first == 0 ? 1 : 0;
-      for (int i = 0; i < width; ++i)
-        if (i != first && largerMagnitude(mag[i], mag[second]))
-          second = i;
-      for (int i = 0; i < width; ++i)
-        if (i != first && i != second)
-          row[start + i] = 0;
-    }
-  }
+  // 2:4 is the N = 2 member of the (2N-2):2N family: keep 2 of every 4.
+  pruneToSliding(dense, rows, cols, /*familyN=*/2, isBF16);
 }
 
 } // namespace sparseopt
