@@ -1,8 +1,14 @@
-"""torch.fx importer: an `nn.Module` or `torch.fx.GraphModule` to SparseOpt's
-input IR (docs/input-ir.md), built through `Emitter`.
+"""torch.fx importer: an `nn.Module`, a `torch.fx.GraphModule` or a
+`torch.export.ExportedProgram` to SparseOpt's input IR (docs/input-ir.md),
+built through `Emitter`.
 
     from sparse_opt.importers.fx import import_fx
     mlir = import_fx(model, (x,), sparsity={"fc.weight": "2:4"}, dtype="f16")
+    mlir = import_fx(torch.export.export(model, (x,)))   # torch 2.x
+
+An ExportedProgram's ATen graph is first unlifted (fx_export.py: parameters
+and buffers become attributes of their qualified names) and its ATen ops map
+onto the same calls (fx_aten.py), so both reach the same canonical IR.
 
 Steps: trace (a module; the `sparse_opt.markers.all_reduce` marker stays a
 call), run the graph once on the example inputs to learn every value's static
@@ -28,7 +34,7 @@ import torch.fx
 from torch.fx import GraphModule, Node
 
 from .. import markers
-from . import fx_ops, fx_patterns
+from . import fx_aten, fx_export, fx_ops, fx_patterns
 from .emitter import AnnotationError, Emitter, ImportError_, Value, check_nm, parse_pattern
 from .fx_ops import FoldedTranspose, ParamRef, mlir_dtype, MLIR_TO_TORCH
 
@@ -45,6 +51,13 @@ _DTYPE_OPTION = {"f16": "f16", "float16": "f16", "half": "f16", torch.float16: "
 # Queries whose (Python) results depend on shapes only, folded at import time.
 _SHAPE_METHODS = {"size", "dim", "ndimension", "numel", "nelement", "is_floating_point"}
 _SHAPE_ATTRS = {"shape", "ndim", "device", "is_cuda"}
+
+
+def _in_torch(path: str) -> bool:
+    """A frame of torch itself: this torch's, or any installed torch's (a
+    program exported on another machine)."""
+    return os.path.abspath(path).startswith(_TORCH_DIR) or \
+        re.search(r"[/\\](site|dist)-packages[/\\]torch[/\\]", path) is not None
 
 
 def _user_source():
@@ -116,6 +129,20 @@ def trace(module: torch.nn.Module) -> GraphModule:
     return GraphModule(tracer.root, graph, type(module).__name__)
 
 
+def _module_path(path: str) -> str:
+    """A module path as torch.export's nn_module_stack may spell it
+    (`L['self'].layers[0].attn`, `L['self']._modules['mlp']`) -> `layers.0.attn`, `mlp`."""
+    path = str(path)
+    for prefix in ("L['self'].", "L['self']", "L__self___", "L__self__"):
+        if path.startswith(prefix):
+            path = path[len(prefix):]
+            break
+    path = re.sub(r"\._modules\['([^']*)'\]", r".\1", path)
+    path = re.sub(r"\[(\d+)\]", r".\1", path)
+    path = re.sub(r"\['([^']*)'\]", r".\1", path)
+    return path.strip(".")
+
+
 def _has_tensor(x) -> bool:
     if isinstance(x, torch.Tensor):
         return True
@@ -157,6 +184,8 @@ class _Recorder(torch.fx.Interpreter):
         self.imp = imp
 
     def run_node(self, n):
+        if n.op == "call_function" and fx_aten.is_noop(n.target):
+            return None  # a runtime check of torch.export: it holds for the program as exported
         try:
             result = super().run_node(n)
         except Exception as err:
@@ -174,16 +203,26 @@ class FxImporter:
     `shape()`, `out_shape()`, `const()`, `number()`, `known()`,
     `constant_tensor()`, `is_sparse()`."""
 
-    def __init__(self, module, example_inputs, *, name: str = "forward", sparsity: Optional[dict] = None,
+    def __init__(self, module, example_inputs=None, *, name: str = "forward", sparsity: Optional[dict] = None,
                  dtype=None):
-        if isinstance(example_inputs, torch.Tensor):
-            example_inputs = (example_inputs,)
-        self.inputs = tuple(example_inputs)
         if dtype is not None and dtype not in _DTYPE_OPTION:
             raise ImportError_("dtype=%r: expected 'f16', 'bf16' or 'f32'" % (dtype,))
         self.dtype = _DTYPE_OPTION.get(dtype) if dtype is not None else None
-        self.root = module
-        self.gm = module if isinstance(module, GraphModule) else trace(module)
+        self.exported = fx_export.is_exported_program(module)
+        if self.exported:
+            # torch.export: the unlifted graph holds the parameters by their
+            # qualified names; the example inputs default to the program's.
+            self.gm, self.inputs = fx_export.prepare(module, example_inputs)
+            self.root = self.gm
+        else:
+            if example_inputs is None:
+                raise ImportError_("example_inputs are needed to import a %s (they fix the static shapes)"
+                                   % type(module).__name__)
+            if isinstance(example_inputs, torch.Tensor):
+                example_inputs = (example_inputs,)
+            self.inputs = tuple(example_inputs)
+            self.root = module
+            self.gm = module if isinstance(module, GraphModule) else trace(module)
         self.sparsity = self._check_sparsity(sparsity or {})
         self.e = Emitter(name)
         self.loc = None
@@ -306,8 +345,18 @@ class FxImporter:
             return self._static.get(arg.name, self._NOT_CONST)
         return arg
 
+    def tensor_dtype(self, node) -> Optional[torch.dtype]:
+        m = self._meta.get(node.name) if isinstance(node, Node) else None
+        return m[2] if isinstance(m, tuple) and len(m) == 3 and m[0] == "tensor" else None
+
     def number(self, arg):
         v = self.const(arg)
+        if v is self._NOT_CONST:
+            # A 0-d tensor computed from constants only (torch.export lifts
+            # `torch.tensor(-inf)` to a constant input).
+            k = self.known(arg)
+            if isinstance(k, torch.Tensor) and k.dim() == 0:
+                v = k
         if isinstance(v, torch.Tensor) and v.dim() == 0:
             v = v.item()
         return v if fx_ops.is_number(v) else None
@@ -411,13 +460,13 @@ class FxImporter:
         path = node.meta.get("sparse_opt_module")
         if path is None and node.meta.get("nn_module_stack"):
             last = list(node.meta["nn_module_stack"].values())[-1]
-            path = last[0] if isinstance(last, tuple) else str(last)
+            path = _module_path(last[0] if isinstance(last, (tuple, list)) else str(last))
         if node.op == "call_module":
             path = node.target
         src = node.meta.get("sparse_opt_source")
         if src is None and node.stack_trace:
             frames = re.findall(r'File "([^"]+)", line (\d+), in [^\n]*\n\s*([^\n]*)', node.stack_trace)
-            frames = [f for f in frames if not os.path.abspath(f[0]).startswith(_TORCH_DIR)]
+            frames = [f for f in frames if not _in_torch(f[0])]
             if frames:
                 src = (frames[-1][0], int(frames[-1][1]), frames[-1][2].strip())
         return (path or None,) + (tuple(src) if src else (None, None, None))
@@ -499,7 +548,14 @@ class FxImporter:
             err = ImportError_("unsupported op %s at %s" % (fx_ops.describe_target(node, self.gm), self.where(node)))
             err._located = True
             raise err
-        return fx_ops.HANDLERS[call.kind](self, call)
+        result = fx_ops.HANDLERS[call.kind](self, call)
+        results = call.extra.get("results")
+        if results:
+            # A multi-result ATen op (native_layer_norm, an attention kernel):
+            # its first result only, read through getitem.
+            what = fx_ops.describe_target(node, self.gm)
+            result = (result,) + tuple(fx_ops.NoValue(what) for _ in range(results - 1))
+        return result
 
     def _flatten(self, out):
         if isinstance(out, (list, tuple)):
@@ -515,11 +571,14 @@ class FxImporter:
         return v
 
 
-def import_fx(module_or_graph_module, example_inputs, *, name: str = "forward", sparsity: Optional[dict] = None,
+def import_fx(module_or_graph_module, example_inputs=None, *, name: str = "forward", sparsity: Optional[dict] = None,
               dtype=None) -> str:
     """Imports a model to SparseOpt's input IR (MLIR text).
 
-    `example_inputs` fix the static shapes (and the dtypes of the arguments);
+    The model is an `nn.Module`, a `torch.fx.GraphModule` or (torch 2.x) a
+    `torch.export.ExportedProgram`. `example_inputs` fix the static shapes
+    (and the dtypes of the arguments); an ExportedProgram brings its own,
+    so there they are optional (a tuple of its user inputs when given).
     `sparsity` maps qualified parameter names to N:M patterns ('2:4', '6:8',
     ...) checked against the weights; `dtype` ('f16' / 'bf16') casts float
     parameters and inputs."""

@@ -50,6 +50,14 @@ class Call:
     extra: dict = field(default_factory=dict)
 
 
+class NoValue:
+    """A result of a multi-result ATen op that the importer does not compute
+    (native_layer_norm's mean and rstd, an attention's logsumexp, ...)."""
+
+    def __init__(self, what):
+        self.what = what
+
+
 class FoldedTranspose:
     """A transpose of the last two dims that its only user, a matmul, absorbs."""
 
@@ -293,6 +301,9 @@ def classify(node, gm) -> Optional[Call]:
     what = describe_target(node, gm)
     if node.op == "call_function":
         f = node.target
+        if isinstance(f, torch._ops.OpOverload):
+            from . import fx_aten  # an ATen op (a torch.export graph)
+            return fx_aten.classify(node, what)
         entry = _FN.get(f) if _hashable(f) else None
         if entry is None and _is_all_reduce(f):
             entry = _FN[markers.all_reduce]
@@ -504,7 +515,7 @@ def _compare(kind):
 
 def _logical_not(ctx, c):
     x = ctx.value(c.args["input"])
-    if x.dtype != "i1" and (ctx.node.target in ("bitwise_not", operator.invert) or
+    if x.dtype != "i1" and (c.extra.get("bitwise") or ctx.node.target in ("bitwise_not", operator.invert) or
                             ctx.node.target is getattr(torch, "bitwise_not", None)):
         raise ImportError_("bitwise not of a %s tensor is not supported" % x.dtype)
     return ctx.e.compare("eq", x, _i1(ctx, False) if x.dtype == "i1" else 0, ctx.loc)
@@ -535,6 +546,15 @@ def _reduce(kind):
     return h
 
 
+def _any(ctx, c):
+    """any over dims: max of (x != 0) as i32, != 0."""
+    x = ctx.value(c.args["input"])
+    b = x if x.dtype == "i1" else ctx.e.compare("ne", x, 0, ctx.loc)
+    dims = _dims(ctx.operand(c.args["dim"]), x.rank)
+    r = ctx.e.reduce("max", _cast(ctx, b, "i32"), dims, bool(ctx.operand(c.args["keepdim"])), ctx.loc)
+    return ctx.e.compare("ne", r, 0, ctx.loc)
+
+
 def _amin_all(ctx, c):
     x = ctx.value(c.args["input"])
     neg = ctx.e.unary("neg", x, ctx.loc)
@@ -551,6 +571,22 @@ def _matmul(ctx, c):
             ctx.value(b.base)  # raises the annotation error
         return ctx.e.matmul(a, w, transpose_b=True, loc=ctx.loc)
     return ctx.e.matmul(a, ctx.value(b), loc=ctx.loc)
+
+
+def _addmm(ctx, c):
+    """bias * beta + (input @ other) * alpha (aten.addmm: a linear layer once decomposed)."""
+    y = _matmul(ctx, c)
+    alpha, beta = ctx.operand(c.args["alpha"]), ctx.operand(c.args["beta"])
+    if alpha != 1:
+        y = ctx.e.binary("mul", y, alpha, ctx.loc)
+    if beta == 0:
+        return y
+    b = ctx.operand(c.args["bias"])
+    if beta != 1:
+        b = ctx.e.binary("mul", b, beta, ctx.loc) if isinstance(b, Value) else b * beta
+    if isinstance(b, Value) and b.dtype != y.dtype:
+        b = _cast(ctx, b, y.dtype)
+    return ctx.e.binary("add", y, b, ctx.loc)
 
 
 def _linear(ctx, c):
@@ -604,6 +640,37 @@ def _expand(ctx, c):
         return x
     zero = ctx.e.splat(0, shape, x.dtype, ctx.loc)
     return ctx.e.generic([x, zero], x.dtype, lambda args, lines: args[0], "expand", ctx.loc)
+
+
+def _slice(ctx, c):
+    """aten.slice.Tensor: x[start:end:step] along dim."""
+    x = ctx.value(c.args["input"])
+    dim = _norm_dim(ctx.operand(c.args["dim"]), x.rank)
+    size = x.shape[dim]
+    start, end, step = (ctx.operand(c.args[k]) for k in ("start", "end", "step"))
+    start = 0 if start is None else int(start)
+    end = size if end is None else int(end)
+    step = 1 if step is None else int(step)
+    if step <= 0:
+        raise ImportError_("slice step %d is not supported" % step)
+    return ctx.e.slice(x, dim, start, min(end, size) if end >= 0 else end, step, ctx.loc)
+
+
+def _select(ctx, c):
+    """aten.select.int: x[..., index, ...] (the dim dropped)."""
+    x = ctx.value(c.args["input"])
+    dim = _norm_dim(ctx.operand(c.args["dim"]), x.rank)
+    size = x.shape[dim]
+    i = int(ctx.operand(c.args["index"]))
+    i = i + size if i < 0 else i
+    if not 0 <= i < size:
+        raise ImportError_("index %d out of range for dimension %d of size %d" % (i, dim, size))
+    x1 = ctx.e.slice(x, dim, i, i + 1, 1, ctx.loc)
+    return ctx.e.reshape(x1, x.shape[:dim] + x.shape[dim + 1:], ctx.loc)
+
+
+def _noop(ctx, c):
+    return None
 
 
 def _identity(ctx, c):
@@ -689,7 +756,10 @@ def _getitem(ctx, c):
     base = ctx.operand(c.args["input"])
     index = ctx.operand(c.args["index"])
     if isinstance(base, (list, tuple)):
-        return base[index]
+        r = base[index]
+        if isinstance(r, NoValue):
+            raise ImportError_("result %s of %s is not supported (only its first result is)" % (index, r.what))
+        return r
     if not isinstance(base, Value):
         raise ImportError_("indexing a %s" % type(base).__name__)
     return _index_tensor(ctx, base, index)
@@ -868,8 +938,8 @@ HANDLERS = {
     "lt": _compare("lt"), "le": _compare("le"), "gt": _compare("gt"), "ge": _compare("ge"),
     "eq": _compare("eq"), "ne": _compare("ne"),
     "logical_not": _logical_not, "logical_and": _logical("and"), "logical_or": _logical("or"),
-    "sum": _reduce("sum"), "mean": _reduce("mean"), "amax": _reduce("max"), "amin_all": _amin_all,
-    "matmul": _matmul, "linear": _linear,
+    "sum": _reduce("sum"), "mean": _reduce("mean"), "amax": _reduce("max"), "amin_all": _amin_all, "any": _any,
+    "matmul": _matmul, "addmm": _addmm, "linear": _linear, "slice": _slice, "select": _select, "noop": _noop,
     "transpose": _transpose, "permute": _permute, "t": _t_op, "reverse": _reverse,
     "reshape": _reshape, "expand": _expand, "identity": _identity, "dropout": _dropout, "cast": _cast_op,
     "cat": _cat, "stack": _stack, "split": _split, "chunk": _chunk, "unbind": _unbind,
@@ -879,7 +949,7 @@ HANDLERS = {
 }
 
 # Kinds whose operands may include an N:M-annotated weight (as the linear's weight).
-SPARSE_WEIGHT_KINDS = ("linear", "matmul")
+SPARSE_WEIGHT_KINDS = ("linear", "matmul", "addmm")
 
 
 def transposes_last_two(call: Call, rank: int) -> bool:

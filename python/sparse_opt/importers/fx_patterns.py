@@ -4,8 +4,9 @@
   (either operand order, or `x / sqrt(...)`), optionally cast in and out
   (`x.float()` ... `.to(dtype)`, as Hugging Face writes it) and optionally
   times a 1-D weight (either order) -> `sgpu.rms_norm`.
-- Attention written out: `matmul(q, k^T)`, scalar `*`/`/` scale(s),
-  `+ float mask` or `masked_fill(bool mask, -inf)`, `softmax(-1)`,
+- Attention written out: `matmul(q, k^T)` (q and k^T optionally scaled
+  first), scalar `*`/`/` scale(s), `+ float mask`, `masked_fill(bool mask,
+  -inf)` or `where(bool mask, -inf, s)` / `where(keep, s, -inf)`, `softmax(-1)`,
   `matmul(., v)` on 4-D q/k/v -> `sgpu.attention`. A mask whose value is
   known at import time and equals the causal mask becomes `{causal}`; other
   boolean masks (True = masked, masked_fill's sense) are negated into the
@@ -47,7 +48,7 @@ class AttentionMatch:
     v: Node
     scale: float
     mask: Optional[Node]
-    mask_kind: Optional[str]  # "fill" (True = masked) or "add" (float, added)
+    mask_kind: Optional[str]  # "fill" (True = masked), "keep" (True = kept) or "add" (float, added)
     causal: bool
     nodes: list = field(default_factory=list)
     dropped: list = field(default_factory=list)  # inputs not read (a mask found causal)
@@ -200,7 +201,21 @@ def _scores(imp, cur, prev, allow_fill):
             # only when the scale keeps it hugely negative.
             if not (fx_ops.neg_inf_like(v) and scale > 0 and (v == float("-inf") or v * scale <= -1e4)):
                 return None
-            fill, t = c.args["mask"], c.args["input"]
+            fill, t = (c.args["mask"], "fill"), c.args["input"]
+        elif c.kind == "where" and allow_fill and fill is None and isinstance(c.args["condition"], Node):
+            # where(mask, -inf, x) (masked_fill as ATen decompositions write
+            # it) or where(keep, x, -inf).
+            found = None
+            for v, t, kind in ((c.args["input"], c.args["other"], "fill"), (c.args["other"], c.args["input"], "keep")):
+                v = imp.number(v)
+                if isinstance(t, Node) and imp.shape(t) == imp.shape(cur) and fx_ops.neg_inf_like(v) and \
+                        imp.tensor_dtype(c.args["condition"]) is torch.bool and \
+                        scale > 0 and (v == float("-inf") or v * scale <= -1e4):
+                    found = (c.args["condition"], kind), t
+                    break
+            if found is None:
+                return None
+            fill, t = found
         else:
             return None
         nodes.append(cur)
@@ -232,6 +247,23 @@ def is_causal_mask(t, sq, sk, kind) -> bool:
     return True
 
 
+def _peel_scale(imp, n, user):
+    """(operand, factor, nodes) through single-use multiplications of `n` by
+    positive numbers."""
+    nodes, f = [], 1.0
+    while isinstance(n, Node) and _single(n, user):
+        c = imp.call(n)
+        if c is None or c.kind not in ("mul", "div"):
+            break
+        t, k = _tensor_and_number(imp, c)
+        if t is None or not k > 0 or imp.shape(t) != imp.shape(n):
+            break
+        f *= k
+        nodes.append(n)
+        user, n = n, t
+    return n, f, nodes
+
+
 def match_attention(imp, p: Node) -> Optional[tuple]:
     """(root, AttentionMatch) when softmax node `p` sits between two matmuls of 4-D q/k/v."""
     pc = imp.call(p)
@@ -259,10 +291,16 @@ def match_attention(imp, p: Node) -> Optional[tuple]:
         if res is None:
             return None
         if res[2] is not None:
-            mask, mask_kind = res[2], "fill"
+            mask, mask_kind = res[2]
     m1, scale, _, nodes = res
     m1c = imp.call(m1)
     q, kt = m1c.args["input"], m1c.args["other"]
+    # Scales on q and k^T (SDPA's decomposition scales both by sqrt(scale)).
+    q, fq, q_nodes = _peel_scale(imp, q, m1)
+    kt, fk, k_nodes = _peel_scale(imp, kt, m1)
+    kt_user = k_nodes[-1] if k_nodes else m1
+    scale *= fq * fk
+    nodes = nodes + q_nodes + k_nodes
     if not isinstance(q, Node) or not isinstance(kt, Node) or q is kt:
         return None
     v = m2c.args["other"]
@@ -272,7 +310,7 @@ def match_attention(imp, p: Node) -> Optional[tuple]:
         return None
     m = AttentionMatch(q=q, k=kt, k_transposed=True, v=v, scale=scale, mask=mask, mask_kind=mask_kind,
                        causal=False)
-    if ktc is not None and fx_ops.transposes_last_two(ktc, 4) and _single(kt, m1) \
+    if ktc is not None and fx_ops.transposes_last_two(ktc, 4) and _single(kt, kt_user) \
             and isinstance(ktc.args["input"], Node):
         m.k, m.k_transposed = ktc.args["input"], False
         nodes = nodes + [kt]
@@ -299,9 +337,9 @@ def emit_attention(imp, m: AttentionMatch) -> Value:
     mask = None
     if m.mask is not None:
         mask = imp.value(m.mask)
+        if m.mask_kind in ("fill", "keep") and mask.dtype != "i1":
+            raise ImportError_("a masking select needs a boolean mask, got %s" % mask.dtype)
         if m.mask_kind == "fill":
-            if mask.dtype != "i1":
-                raise ImportError_("masked_fill needs a boolean mask, got %s" % mask.dtype)
             # sgpu.attention keeps where true: not(mask), with a splat operand
             # (the emitter's i1 scalar literal does not parse).
             mask = imp.e.compare("eq", mask, fx_ops._i1(imp, False), imp.loc)
@@ -337,7 +375,7 @@ def find(imp):
         if shape is None or not fx_ops.transposes_last_two(c, len(shape)) or u in absorbed or u in matches:
             continue
         uc = imp.call(u)
-        if uc is not None and uc.kind == "matmul" and uc.args["other"] is n and uc.args["input"] is not n \
+        if uc is not None and uc.kind in ("matmul", "addmm") and uc.args["other"] is n and uc.args["input"] is not n \
                 and isinstance(c.args["input"], Node):
             folds.add(n)
     return matches, absorbed, folds
