@@ -532,3 +532,16 @@ if __name__ == "__main__":
         sys.exit(1 if bad else 0)
     print(__doc__)
     sys.exit(2)
+
+
+@live
+def test_live_all_reduce_marker_survives_export():
+    """On torch 2.x the marker is the custom op sparse_opt::all_reduce, so an
+    exported model keeps its tensor-parallel reductions."""
+    import models
+    torch.manual_seed(0)
+    m = models.LlamaDecoder().eval()
+    ids = torch.randint(0, 128, (1, 16))
+    text = import_fx(torch.export.export(m, (ids,)))
+    assert text.count("sgpu.all_reduce ") == 4
+    assert text.count("sgpu.rms_norm ") == 5 and text.count("sgpu.attention ") == 2

@@ -46,6 +46,9 @@ def _only(*keep, **fixed):
     return conv
 
 
+# the tensor-parallel marker (sparse_opt.markers on torch 2.x)
+_TABLE["sparse_opt::all_reduce.default"] = ("all_reduce", lambda a: {"input": a["x"]}, {})
+
 # element-wise
 for _k in ("relu", "silu", "sigmoid", "tanh", "exp", "sqrt", "rsqrt", "abs", "neg", "square"):
     _on(_k, _k, _self)
