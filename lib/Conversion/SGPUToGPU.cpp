@@ -93,15 +93,27 @@ public:
     Value zero = arith::ConstantOp::create(
         b, loc, accType, DenseElementsAttr::get(accType, 0.0f));
     SmallVector<Value> init(kNTiles, zero);
+    // Software pipelining: the fragments of k-step ks+1 are loaded while
+    // the MMAs of step ks run (the loop carries them), so the global-load
+    // latency overlaps tensor-core work instead of stalling every step.
+    auto load = [&](Value ks) {
+      return loadFragments(x, vals, meta, ft, rowA0, rowA1, tok0, g, t, ks,
+                           kSteps);
+    };
+    SmallVector<Value> first = load(im.c(0));
+    init.append(first.begin(), first.end());
     auto loop = scf::ForOp::create(
         b, loc, im.c(0), im.c(kSteps), im.c(1), init,
-        [&](OpBuilder &, Location, Value ks, ValueRange acc) {
-          SmallVector<Value> next =
-              buildKStep(x, vals, meta, ft, rowA0, rowA1, tok0, g, t, ks,
-                         kSteps, acc);
-          scf::YieldOp::create(b, loc, next);
+        [&](OpBuilder &, Location, Value ks, ValueRange carried) {
+          Value nextKs = arith::MinUIOp::create(b, loc, im.add(ks, 1),
+                                                im.c(kSteps - 1));
+          SmallVector<Value> next = load(nextKs);
+          SmallVector<Value> acc =
+              mmaStep(carried.drop_front(kNTiles), carried.take_front(kNTiles));
+          acc.append(next.begin(), next.end());
+          scf::YieldOp::create(b, loc, acc);
         });
-    buildEpilogue(y, loop.getResults(), f0, tok0, g, t);
+    buildEpilogue(y, loop.getResults().take_front(kNTiles), f0, tok0, g, t);
     b.setInsertionPointToEnd(&entry);
     gpu::ReturnOp::create(b, loc);
   }
@@ -184,15 +196,17 @@ private:
     return d;
   }
 
-  SmallVector<Value> buildKStep(Value x, Value vals, Value meta, Value ft,
-                                Value rowA0, Value rowA1, Value tok0, Value g,
-                                Value t, Value ks, int64_t kSteps,
-                                ValueRange acc) {
+  /// The registers one k-step's MMAs read, in order: the 4 A words, the
+  /// metadata word, then 4 B words for each of the kNTiles N tiles.
+  SmallVector<Value> loadFragments(Value x, Value vals, Value meta, Value ft,
+                                   Value rowA0, Value rowA1, Value tok0,
+                                   Value g, Value t, Value ks,
+                                   int64_t kSteps) {
     // A fragment: compressed columns 2t, 2t+1 (chunk t) and 8+2t, 9+2t
     // (chunk t+4) of rows g and g+8 in this k-step's 16 compressed columns.
     Value colA = im.add(im.mul(ks, kKStep / 2), im.mul(t, 2));
     Value colA8 = im.add(colA, 8);
-    SmallVector<Value, 4> a = {loadPair(vals, rowA0, colA),
+    SmallVector<Value> regs = {loadPair(vals, rowA0, colA),
                                loadPair(vals, rowA1, colA),
                                loadPair(vals, rowA0, colA8),
                                loadPair(vals, rowA1, colA8)};
@@ -200,20 +214,28 @@ private:
     Value word = im.add(
         im.mul(im.add(im.mul(im.add(im.mul(ft, kSteps), ks), 8), g), 2),
         im.rem(t, 2));
-    Value e = memref::LoadOp::create(b, loc, meta, ValueRange{word});
-
+    regs.push_back(memref::LoadOp::create(b, loc, meta, ValueRange{word}));
     Value kBase = im.add(im.mul(ks, kKStep), im.mul(t, 2));
-    SmallVector<Value> next;
     for (int64_t j = 0; j < kNTiles; ++j) {
       Value tok = im.add(tok0, im.add(g, 8 * j));
-      SmallVector<Value, 4> bregs;
       for (int64_t r = 0; r < 4; ++r)
-        bregs.push_back(loadActivationPair(x, tok, im.add(kBase, 8 * r)));
+        regs.push_back(loadActivationPair(x, tok, im.add(kBase, 8 * r)));
+    }
+    return regs;
+  }
+
+  /// The kNTiles MMAs of one k-step on fragments from loadFragments.
+  SmallVector<Value> mmaStep(ValueRange regs, ValueRange acc) {
+    ValueRange a = regs.take_front(4);
+    Value e = regs[4];
+    SmallVector<Value> next;
+    for (int64_t j = 0; j < kNTiles; ++j) {
+      ValueRange bregs = regs.slice(5 + 4 * j, 4);
       SmallVector<Value, 4> c;
       for (int64_t i = 0; i < 4; ++i)
         c.push_back(vector::ExtractOp::create(b, loc, acc[j],
                                               ArrayRef<int64_t>{i}));
-      SmallVector<Value, 4> d = mma(a, bregs, c, e);
+      SmallVector<Value, 4> d = mma(SmallVector<Value>(a), SmallVector<Value>(bregs), c, e);
       next.push_back(vector::FromElementsOp::create(
           b, loc, VectorType::get({4}, b.getF32Type()), d));
     }

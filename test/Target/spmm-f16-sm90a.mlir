@@ -14,7 +14,8 @@
 // PTX-COUNT-4: .param .u64 .ptr .align 1 sgpu_spmm_0_param_
 // PTX: .maxntid 128, 1, 1
 // PTX: ld.global.b32
-// PTX-COUNT-8: mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32
+// K = 64 is two k-steps of 8 MMAs; LLVM unrolls the two-trip loop.
+// PTX-COUNT-16: mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32
 // PTX-NOT: mma.sp
 // PTX: max.NaN.f32 %{{.*}}, 0f00000000
 // PTX: cvt.rn.f16.f32
@@ -30,7 +31,7 @@
 // PROGRAM: buffer 3 output 0 2800
 // PROGRAM: launch sgpu_spmm_0 grid 2 1 1 block 128 1 1 smem 0 args b0 b{{[12]}} b{{[12]}} b3
 
-// SUMMARY: kernel sgpu_spmm_0: 8 sparse MMA instructions
+// SUMMARY: kernel sgpu_spmm_0: 16 sparse MMA instructions
 
 // IR: gpu.binary @sgpu_kernels
 // IR-NOT: sgpu.
