@@ -1,8 +1,9 @@
 //===- SGPUToGPU.cpp - sgpu ops to generated GPU kernels ------------------===//
 //
 // Generates, for every sgpu.spmm, a gpu.func running on sparse tensor cores
-// (mma.sp::ordered_metadata m16n8k32) and replaces the op by a host-side
-// gpu.launch_func over buffers.
+// (mma.sp::ordered_metadata m16n8k32; with kernel=wgmma the warpgroup kernel
+// of SpmmWGMMA.cpp) and replaces the op by a host-side gpu.launch_func over
+// buffers.
 //
 // Mapping Y[M, N] = X[M, K] . W[N, K]^T onto the MMA: the sparse A operand is
 // the weight (MMA rows = output features), B is X^T (MMA columns = tokens),
@@ -17,6 +18,7 @@
 #include "sparse-opt/Conversion/TargetInfo.h"
 #include "IndexMath.h"
 #include "LiftToGPU.h"
+#include "SpmmWGMMA.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -47,16 +49,6 @@ constexpr int64_t kRowsPerWarp = 16;
 constexpr int64_t kTokensPerBlock = 64;
 constexpr int64_t kNTiles = kTokensPerBlock / 8;
 constexpr int64_t kKStep = 32;
-
-/// Everything the kernel generator needs to know about one spmm.
-struct SpmmShape {
-  int64_t m, n, k;          // logical sizes
-  int64_t paddedN, paddedK; // compressed-weight padding (16, 32)
-  Type elementType;         // f16 or bf16
-  Type resultType;          // f16, bf16 or f32
-  Activation activation;
-  bool hasBias;             // a bias vector argument follows the metadata
-};
 
 class SpmmKernelBuilder {
 public:
@@ -304,6 +296,13 @@ struct ConvertSGPUToGPUPass
       return signalPassFailure();
     }
 
+    if (kernel != "mma" && kernel != "wgmma") {
+      module.emitError() << "unknown kernel '" << kernel
+                         << "'; expected mma or wgmma";
+      return signalPassFailure();
+    }
+    bool useWgmma = kernel == "wgmma";
+
     // Weights that are constants are compressed now, at compile time.
     if (failed(foldConstantCompresses(getOperation())))
       return signalPassFailure();
@@ -314,12 +313,27 @@ struct ConvertSGPUToGPUPass
     SmallVector<LiftOp> lifts;
     module.walk([&](Operation *op) {
       if (auto spmm = dyn_cast<SpmmOp>(op)) {
-        if (!target->hasSparseMMA()) {
+        if (useWgmma && !target->hasSparseWGMMA()) {
+          if (target->smVersion != 90 || !target->archSpecific)
+            spmm.emitError() << "sgpu.spmm with kernel=wgmma uses "
+                                "wgmma.mma_async.sp, which needs chip "
+                                "sm_90a; chip '"
+                             << chip << "' has none (use kernel=mma)";
+          else
+            spmm.emitError() << "sgpu.spmm with kernel=wgmma uses "
+                                "wgmma.mma_async.sp, which needs PTX ISA "
+                                "8.2; features '"
+                             << features << "' give PTX ISA "
+                             << target->ptxVersion / 10 << "."
+                             << target->ptxVersion % 10
+                             << " (use features=+ptx82 or later)";
+          failedAny = true;
+        } else if (!target->hasSparseMMA()) {
           spmm.emitError() << "sgpu.spmm needs sparse tensor cores (mma.sp, "
                               "sm_80 or newer); chip '"
                            << chip << "' has none";
           failedAny = true;
-        } else if (!target->hasOrderedMetadata()) {
+        } else if (!useWgmma && !target->hasOrderedMetadata()) {
           spmm.emitError() << "sgpu.spmm uses mma.sp::ordered_metadata, "
                               "which needs PTX ISA 8.5; features '"
                            << features << "' give PTX ISA "
@@ -413,10 +427,16 @@ struct ConvertSGPUToGPUPass
     auto func = gpu::GPUFuncOp::create(
         b, loc, ("sgpu_spmm_" + std::to_string(idx)), fnType);
     func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+    bool useWgmma = kernel == "wgmma";
+    WgmmaSpmmLaunch wg = getWgmmaSpmmLaunch(shape);
+    int64_t threads = useWgmma ? wg.threads : 32 * kWarps;
     func.setKnownBlockSizeAttr(
-        b.getDenseI32ArrayAttr({int32_t(32 * kWarps), 1, 1}));
+        b.getDenseI32ArrayAttr({int32_t(threads), 1, 1}));
     symbols.insert(func);
-    SpmmKernelBuilder(b, loc, shape).build(func);
+    if (useWgmma)
+      buildWgmmaSpmmKernel(b, loc, shape, func);
+    else
+      SpmmKernelBuilder(b, loc, shape).build(func);
 
     // The host launch.
     b.setInsertionPoint(spmm);
@@ -438,11 +458,18 @@ struct ConvertSGPUToGPUPass
     int64_t gridX = (shape.m + kTokensPerBlock - 1) / kTokensPerBlock;
     int64_t rowsPerBlock = kWarps * kRowsPerWarp;
     int64_t gridY = (shape.paddedN + rowsPerBlock - 1) / rowsPerBlock;
+    if (useWgmma) {
+      gridX = wg.gridX;
+      gridY = wg.gridY;
+    }
+    Value smemBytes;
+    if (useWgmma && wg.dynamicSharedBytes)
+      smemBytes = arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                               wg.dynamicSharedBytes);
     gpu::LaunchFuncOp::create(b, loc, func,
                               gpu::KernelDim3{c(gridX), c(gridY), c(1)},
-                              gpu::KernelDim3{c(32 * kWarps), c(1), c(1)},
-                              /*dynamicSharedMemorySize=*/Value(),
-                              args);
+                              gpu::KernelDim3{c(threads), c(1), c(1)},
+                              /*dynamicSharedMemorySize=*/smemBytes, args);
     Value result = bufferization::ToTensorOp::create(
         b, loc, yType, yBuf, /*restrict=*/b.getUnitAttr(),
         /*writable=*/b.getUnitAttr());

@@ -20,6 +20,11 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
       llvm::cl::desc("PTX ISA features (+ptx85 .. +ptx88); sparse MMA with "
                      "ordered metadata needs +ptx85"),
       llvm::cl::init("+ptx85")};
+  PassOptions::Option<std::string> kernel{
+      *this, "kernel",
+      llvm::cl::desc("spmm kernel: mma (warp-level mma.sp) or wgmma "
+                     "(warpgroup wgmma.mma_async.sp, sm_90a only)"),
+      llvm::cl::init("mma")};
   PassOptions::Option<std::string> outputDir{
       *this, "output-dir",
       llvm::cl::desc("Write kernels.ptx, program.txt, constants and "
@@ -41,7 +46,8 @@ LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
   llvm::raw_string_ostream os(p);
   os << rewritePasses() << ",";
   os << "convert-sgpu-to-gpu{chip=" << opts.chip.getValue()
-     << " features=" << opts.features.getValue() << "},";
+     << " features=" << opts.features.getValue()
+     << " kernel=" << opts.kernel.getValue() << "},";
   os << "one-shot-bufferize{bufferize-function-boundaries=true "
         "function-boundary-type-conversion=identity-layout-map},";
   os << "canonicalize,";
