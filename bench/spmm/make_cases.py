@@ -46,15 +46,23 @@ def source(variant, dtype, m, n, k):
 
 
 def main():
-    OUT.mkdir(parents=True, exist_ok=True)
+    import argparse
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--kernel", default="mma", choices=["mma", "wgmma"],
+                    help="spmm kernel of convert-sgpu-to-gpu (default mma)")
+    ap.add_argument("--out", default=str(OUT), help="artifact folder (default bench/artifacts)")
+    args = ap.parse_args()
+    out_root = pathlib.Path(args.out)
+    out_root.mkdir(parents=True, exist_ok=True)
     for variant, dtype, _, m, n, k in cases.cases():
-        d = OUT / cases.name(variant, dtype, m, n, k)
+        d = out_root / cases.name(variant, dtype, m, n, k)
         d.mkdir(exist_ok=True)
         (d / "model.mlir").write_text(source(variant, dtype, m, n, k))
         subprocess.run([str(SPARSE_OPT), str(d / "model.mlir"),
-                        "--sgpu-compile=chip=sm_90a output-dir=%s" % d, "-o", str(d / "compiled.mlir")],
+                        "--sgpu-compile=chip=sm_90a kernel=%s output-dir=%s" % (args.kernel, d),
+                        "-o", str(d / "compiled.mlir")],
                        check=True)
-    print("compiled %d cases into %s" % (len(list(cases.cases())), OUT))
+    print("compiled %d cases (%s kernel) into %s" % (len(list(cases.cases())), args.kernel, out_root))
 
 
 if __name__ == "__main__":

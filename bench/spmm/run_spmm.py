@@ -34,6 +34,8 @@ from timing import median_us  # noqa: E402
 
 TORCH_DTYPE = {"f16": torch.float16, "bf16": torch.bfloat16}
 TOLERANCE = {"f16": 2e-3, "bf16": 1.6e-2}
+KERNELS = {"mma": "mma.sp m16n8k32, 64x64 block tile, register prefetch",
+           "wgmma": "wgmma.mma_async.sp m64nNk32 (N = 64/128), one warpgroup, cp.async 5-stage smem pipeline"}
 
 
 def pruned_weight(n, k, dtype, gen, fam=2):
@@ -103,6 +105,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--commit", default=os.environ.get("SPARSEOPT_COMMIT", "unknown"))
+    ap.add_argument("--kernel", default="mma", choices=["mma", "wgmma"],
+                    help="which spmm kernel the artifacts were compiled with (recorded)")
     ap.add_argument("--command", default=" ".join(sys.argv))
     args = ap.parse_args()
 
@@ -141,7 +145,7 @@ def main():
             "max_rel_err": err, "tolerance": TOLERANCE[dtype], "correct": ok,
             "gpu": gpu, "date": datetime.date.today().isoformat(), "commit": args.commit,
             "command": args.command,
-            "kernel": "mma.sp m16n8k32, 64x64 block tile (first kernel)" + ("" if fam == 2 else " after a lift gather kernel"),
+            "kernel": KERNELS[args.kernel] + ("" if fam == 2 else " after a lift gather kernel"),
         }
         if kind == "timing":
             rec["ours_us"], rec["ours_timing"] = median_us(ours, args.warmup, args.reps)
