@@ -18,6 +18,7 @@
 #include "sparse-opt/Conversion/TargetInfo.h"
 #include "IndexMath.h"
 #include "LiftToGPU.h"
+#include "SpmmEpilogue.h"
 #include "SpmmWGMMA.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -254,24 +255,10 @@ private:
       for (int64_t i = 0; i < 4; ++i) {
         Value v = vector::ExtractOp::create(b, loc, acc[j],
                                             ArrayRef<int64_t>{i});
-        if (bias)
-          v = arith::AddFOp::create(b, loc, v, biasOf[i / 2]);
-        if (s.activation == Activation::relu)
-          v = arith::MaximumFOp::create(b, loc, v, zero);
-        if (s.resultType != b.getF32Type())
-          v = arith::TruncFOp::create(b, loc, s.resultType, v);
         Value feat = im.add(im.add(f0, g), 8 * (i / 2));
         Value tok = im.add(tok0, im.add(im.mul(t, 2), 8 * j + i % 2));
-        Value ok = im.andi(fullM ? Value() : im.lt(tok, s.m),
-                           fullN ? Value() : im.lt(feat, s.n));
-        if (!ok) {
-          memref::StoreOp::create(b, loc, v, y, ValueRange{tok, feat});
-          continue;
-        }
-        auto guard = scf::IfOp::create(b, loc, ok, /*withElseRegion=*/false);
-        OpBuilder::InsertionGuard ig(b);
-        b.setInsertionPointToStart(&guard.getThenRegion().front());
-        memref::StoreOp::create(b, loc, v, y, ValueRange{tok, feat});
+        storeEpilogueValue(b, loc, im, s, v, bias ? biasOf[i / 2] : Value(),
+                           zero, y, tok, feat, fullM, fullN);
       }
     }
   }

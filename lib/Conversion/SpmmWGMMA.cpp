@@ -65,6 +65,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "SpmmWGMMA.h"
+#include "SpmmEpilogue.h"
 #include "IndexMath.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -644,24 +645,10 @@ private:
     for (int64_t i = 0; i < nAcc; ++i) {
       int64_t q = i / 4, e = i % 4;
       Value v = acc[i];
-      if (bias)
-        v = arith::AddFOp::create(b, loc, v, biasOf[e / 2]);
-      if (s.activation == Activation::relu)
-        v = arith::MaximumFOp::create(b, loc, v, zero);
-      if (s.resultType != b.getF32Type())
-        v = arith::TruncFOp::create(b, loc, s.resultType, v);
       Value feat = im.add(row0, 8 * (e / 2));
       Value tok = im.add(tok0, im.add(im.mul(t, 2), 8 * q + e % 2));
-      Value ok = im.andi(fullM ? Value() : im.lt(tok, s.m),
-                         fullN ? Value() : im.lt(feat, s.n));
-      if (!ok) {
-        memref::StoreOp::create(b, loc, v, y, ValueRange{tok, feat});
-        continue;
-      }
-      auto guard = scf::IfOp::create(b, loc, ok, /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard ig(b);
-      b.setInsertionPointToStart(&guard.getThenRegion().front());
-      memref::StoreOp::create(b, loc, v, y, ValueRange{tok, feat});
+      storeEpilogueValue(b, loc, im, s, v, bias ? biasOf[e / 2] : Value(),
+                         zero, y, tok, feat, fullM, fullN);
     }
   }
 
