@@ -239,28 +239,13 @@ private:
   /// i.e. Y[tok0 + 8j + 2t + i%2][f0 + g + 8(i/2)].
   void buildEpilogue(Value y, ValueRange acc, Value f0, Value tok0, Value g,
                      Value t) {
-    bool fullM = s.m % kTokensPerBlock == 0;
-    bool fullN = s.n % kRowsPerWarp == 0;
-    Value zero = arith::ConstantOp::create(b, loc, b.getF32Type(),
-                                           b.getF32FloatAttr(0.0f));
-    // The two feature rows this lane holds, and their bias (in f32).
-    Value biasOf[2];
-    for (int64_t h = 0; h < 2 && bias; ++h) {
-      Value feat = im.add(im.add(f0, g), 8 * h);
-      Value inN = fullN ? Value() : im.lt(feat, s.n);
-      biasOf[h] = im.toF32(
-          memref::LoadOp::create(b, loc, bias, im.clamp(feat, inN)));
-    }
-    for (int64_t j = 0; j < kNTiles; ++j) {
-      for (int64_t i = 0; i < 4; ++i) {
-        Value v = vector::ExtractOp::create(b, loc, acc[j],
-                                            ArrayRef<int64_t>{i});
-        Value feat = im.add(im.add(f0, g), 8 * (i / 2));
-        Value tok = im.add(tok0, im.add(im.mul(t, 2), 8 * j + i % 2));
-        storeEpilogueValue(b, loc, im, s, v, bias ? biasOf[i / 2] : Value(),
-                           zero, y, tok, feat, fullM, fullN);
-      }
-    }
+    SmallVector<Value> flat;
+    for (int64_t j = 0; j < kNTiles; ++j)
+      for (int64_t i = 0; i < 4; ++i)
+        flat.push_back(vector::ExtractOp::create(b, loc, acc[j],
+                                                 ArrayRef<int64_t>{i}));
+    buildSpmmEpilogue(b, loc, im, s, flat, bias, y, im.add(f0, g), tok0, t,
+                      s.m % kTokensPerBlock == 0, s.n % kRowsPerWarp == 0);
   }
 
   OpBuilder &b;

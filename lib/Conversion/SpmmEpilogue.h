@@ -44,6 +44,33 @@ inline void storeEpilogueValue(OpBuilder &b, Location loc, IndexMath &im,
   memref::StoreOp::create(b, loc, v, y, ValueRange{tok, feat});
 }
 
+/// The whole epilogue of one thread. Both kernels hold their accumulators in
+/// the same fragment order: element 4q + e is D[row0 + 8(e/2)][8q + 2t +
+/// e%2], i.e. Y[tok0 + 8q + 2t + e%2][row0 + 8(e/2)], where row0 is the
+/// thread's first feature row. `bias` is the bias buffer or null.
+inline void buildSpmmEpilogue(OpBuilder &b, Location loc, IndexMath &im,
+                              const SpmmShape &s, ArrayRef<Value> acc,
+                              Value bias, Value y, Value row0, Value tok0,
+                              Value t, bool fullM, bool fullN) {
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32Type(),
+                                         b.getF32FloatAttr(0.0f));
+  // The two feature rows this thread holds, and their bias (in f32).
+  Value biasOf[2];
+  for (int64_t h = 0; h < 2 && bias; ++h) {
+    Value feat = im.add(row0, 8 * h);
+    Value inN = fullN ? Value() : im.lt(feat, s.n);
+    biasOf[h] =
+        im.toF32(memref::LoadOp::create(b, loc, bias, im.clamp(feat, inN)));
+  }
+  for (auto [i, v] : llvm::enumerate(acc)) {
+    int64_t q = i / 4, e = i % 4;
+    Value feat = im.add(row0, 8 * (e / 2));
+    Value tok = im.add(tok0, im.add(im.mul(t, 2), 8 * q + e % 2));
+    storeEpilogueValue(b, loc, im, s, v, bias ? biasOf[e / 2] : Value(), zero,
+                       y, tok, feat, fullM, fullN);
+  }
+}
+
 } // namespace sgpu
 } // namespace mlir
 

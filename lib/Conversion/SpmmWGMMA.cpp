@@ -630,26 +630,9 @@ private:
   /// Accumulator 4q+e holds D[16w + g + 8(e/2)][8q + 2t + e%2], i.e.
   /// Y[tok0 + 8q + 2t + e%2][f0 + 16w + g + 8(e/2)].
   void buildEpilogue(Value y, ArrayRef<Value> acc, Value warp) {
-    bool fullM = s.m % nt == 0;
-    bool fullN = s.n % kRows == 0;
-    Value zero = arith::ConstantOp::create(b, loc, b.getF32Type(),
-                                           b.getF32FloatAttr(0.0f));
     Value row0 = im.add(im.add(f0, im.mul(warp, 16)), g);
-    Value biasOf[2];
-    for (int64_t h = 0; h < 2 && bias; ++h) {
-      Value feat = im.add(row0, 8 * h);
-      Value inN = fullN ? Value() : im.lt(feat, s.n);
-      biasOf[h] = im.toF32(
-          memref::LoadOp::create(b, loc, bias, im.clamp(feat, inN)));
-    }
-    for (int64_t i = 0; i < nAcc; ++i) {
-      int64_t q = i / 4, e = i % 4;
-      Value v = acc[i];
-      Value feat = im.add(row0, 8 * (e / 2));
-      Value tok = im.add(tok0, im.add(im.mul(t, 2), 8 * q + e % 2));
-      storeEpilogueValue(b, loc, im, s, v, bias ? biasOf[e / 2] : Value(),
-                         zero, y, tok, feat, fullM, fullN);
-    }
+    buildSpmmEpilogue(b, loc, im, s, acc, bias, y, row0, tok0, t,
+                      s.m % nt == 0, s.n % kRows == 0);
   }
 
   OpBuilder &b;
