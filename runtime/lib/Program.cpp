@@ -212,6 +212,17 @@ bool validIndex(const char *api, sparseopt_program p, int index,
 
 int countOf(size_t n) { return n > size_t(INT_MAX) ? INT_MAX : int(n); }
 
+/// The argument checks and manifest parsing shared by parse and load.
+Status parseArguments(const char *api, const char *artifactDir,
+                      sparseopt_program *out,
+                      std::unique_ptr<sparseopt_program_s> &program) {
+  if (artifactDir == nullptr)
+    return nullArgument(api, "artifact_dir");
+  if (out == nullptr)
+    return nullArgument(api, "out");
+  return parseProgram(artifactDir, program);
+}
+
 } // namespace
 
 extern "C" {
@@ -220,12 +231,8 @@ sparseopt_status sparseopt_program_parse(const char *artifact_dir,
                                          sparseopt_program *out) {
   const char *api = "sparseopt_program_parse";
   return guarded(api, [&]() -> Status {
-    if (artifact_dir == nullptr)
-      return nullArgument(api, "artifact_dir");
-    if (out == nullptr)
-      return nullArgument(api, "out");
     std::unique_ptr<sparseopt_program_s> program;
-    if (Status s = parseProgram(artifact_dir, program))
+    if (Status s = parseArguments(api, artifact_dir, out, program))
       return s;
     *out = program.release();
     return SPARSEOPT_OK;
@@ -236,12 +243,8 @@ sparseopt_status sparseopt_program_load(const char *artifact_dir,
                                         sparseopt_program *out) {
   const char *api = "sparseopt_program_load";
   return guarded(api, [&]() -> Status {
-    if (artifact_dir == nullptr)
-      return nullArgument(api, "artifact_dir");
-    if (out == nullptr)
-      return nullArgument(api, "out");
     std::unique_ptr<sparseopt_program_s> program;
-    if (Status s = parseProgram(artifact_dir, program))
+    if (Status s = parseArguments(api, artifact_dir, out, program))
       return s;
     if (Status s = requireContext(api))
       return s;
