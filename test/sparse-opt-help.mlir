@@ -8,3 +8,4 @@
 // CHECK-DAG: --sgpu-fuse-epilogue {{.*}}- Fuse a bias add and a ReLU that follow sgpu.spmm into its epilogue
 // CHECK-DAG: --sgpu-reference {{.*}}- Lower input IR through the CPU reference loops to the LLVM dialect
 // CHECK-DAG: --sgpu-slide-sparse {{.*}}- Rewrite matmuls with N:M-sparse weights into sgpu sparse matmuls
+// CHECK-DAG: --sgpu-tensor-map-params {{.*}}- Make the tensor map arguments of lowered kernels by-value grid-constant parameters

@@ -5,14 +5,18 @@ Variants: "2:4" (sparse tensor cores directly) and "6:8" (sliding windows:
 the activation lifted by a gather kernel, the weight decomposed into 2:4
 windows over K' = 1.5 K)."""
 
-# Correctness on shapes off every tile (64 tokens, 16 features, 32 K),
-# odd K included; then the first timings on LLM-sized layers.
-CORRECTNESS = [(1, 64, 64), (70, 20, 40), (5, 48, 37), (100, 1000, 200), (333, 777, 130)]
-TIMING = [(16, 4096, 4096), (128, 4096, 4096), (512, 4096, 4096), (4096, 4096, 4096),
-          (4096, 14336, 4096), (4096, 4096, 14336), (16384, 4096, 4096)]
-TIMING_6TO8 = [(128, 4096, 4096), (4096, 4096, 4096), (4096, 14336, 4096)]
+# Correctness on shapes off every tile (tokens, features, K), odd K
+# included; then timings.
+CORRECTNESS = [(1, 64, 64), (70, 20, 40), (5, 48, 37), (100, 1000, 200), (333, 777, 130),
+               (300, 200, 264)]
+# The layers of the sliding-window issue: (N_out, K) of Llama-3-8B's MLP
+# (up/gate, down) and Qwen2-7B's up/gate, at decode to prefill token counts.
+ISSUE_LAYERS = [(14336, 4096), (4096, 14336), (18944, 3584)]
+ISSUE_TOKENS = [16, 128, 512, 4096, 16384]
+QUICK = [(128, 4096, 4096), (4096, 4096, 4096), (16384, 14336, 4096)]
 DTYPES = ["f16", "bf16"]
-VARIANTS = ["2:4", "6:8"]
+VARIANTS = ["2:4", "4:6", "6:8", "8:10"]
+SETS = ("issue", "quick", "correctness")
 
 
 def family(variant):
@@ -20,13 +24,22 @@ def family(variant):
     return int(variant.split(":")[1]) // 2
 
 
-def cases():
+def cases(which="issue"):
+    """(variant, dtype, kind, M, N, K) of a case set: "issue" (correctness
+    for every variant and dtype, then the issue's timing grid), "quick"
+    (correctness, then a few 2:4 and 6:8 timings) or "correctness"."""
+    assert which in SETS, which
     for variant in VARIANTS:
         for dtype in DTYPES:
-            timing = TIMING if variant == "2:4" else TIMING_6TO8
-            for kind, shapes in (("correctness", CORRECTNESS), ("timing", timing)):
-                for m, n, k in shapes:
-                    yield variant, dtype, kind, m, n, k
+            for m, n, k in CORRECTNESS:
+                yield variant, dtype, "correctness", m, n, k
+            if which == "issue":
+                for n, k in ISSUE_LAYERS:
+                    for m in ISSUE_TOKENS:
+                        yield variant, dtype, "timing", m, n, k
+            elif which == "quick" and variant in ("2:4", "6:8"):
+                for m, n, k in QUICK:
+                    yield variant, dtype, "timing", m, n, k
 
 
 def name(variant, dtype, m, n, k):

@@ -45,24 +45,34 @@ def source(variant, dtype, m, n, k):
 """
 
 
+def compile_case(args, variant, dtype, m, n, k):
+    d = pathlib.Path(args.out) / cases.name(variant, dtype, m, n, k)
+    d.mkdir(parents=True, exist_ok=True)
+    (d / "model.mlir").write_text(source(variant, dtype, m, n, k))
+    opts = "chip=sm_90a kernel=%s output-dir=%s" % (args.kernel, d)
+    if args.options:
+        opts += " " + args.options
+    subprocess.run([str(SPARSE_OPT), str(d / "model.mlir"), "--sgpu-compile=" + opts,
+                    "-o", str(d / "compiled.mlir")], check=True)
+
+
 def main():
     import argparse
+    from concurrent.futures import ThreadPoolExecutor
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--kernel", default="mma", choices=["mma", "wgmma"],
-                    help="spmm kernel of convert-sgpu-to-gpu (default mma)")
+    ap.add_argument("--kernel", default="wgmma", choices=["mma", "wgmma"],
+                    help="spmm kernel of convert-sgpu-to-gpu (default wgmma)")
+    ap.add_argument("--set", default="issue", choices=cases.SETS, help="case set (default issue)")
+    ap.add_argument("--options", default="",
+                    help="more sgpu-compile options, e.g. 'tile-n=128 stages=4' (a tile sweep)")
     ap.add_argument("--out", default=str(OUT), help="artifact folder (default bench/artifacts)")
+    ap.add_argument("-j", type=int, default=2, help="parallel compiles")
     args = ap.parse_args()
-    out_root = pathlib.Path(args.out)
-    out_root.mkdir(parents=True, exist_ok=True)
-    for variant, dtype, _, m, n, k in cases.cases():
-        d = out_root / cases.name(variant, dtype, m, n, k)
-        d.mkdir(exist_ok=True)
-        (d / "model.mlir").write_text(source(variant, dtype, m, n, k))
-        subprocess.run([str(SPARSE_OPT), str(d / "model.mlir"),
-                        "--sgpu-compile=chip=sm_90a kernel=%s output-dir=%s" % (args.kernel, d),
-                        "-o", str(d / "compiled.mlir")],
-                       check=True)
-    print("compiled %d cases (%s kernel) into %s" % (len(list(cases.cases())), args.kernel, out_root))
+    todo = [(v, d, m, n, k) for v, d, _, m, n, k in cases.cases(args.set)]
+    with ThreadPoolExecutor(args.j) as pool:
+        list(pool.map(lambda c: compile_case(args, *c), todo))
+    print("compiled %d cases (%s kernel%s) into %s" % (
+        len(todo), args.kernel, ", " + args.options if args.options else "", args.out))
 
 
 if __name__ == "__main__":

@@ -35,7 +35,15 @@ from timing import median_us  # noqa: E402
 TORCH_DTYPE = {"f16": torch.float16, "bf16": torch.bfloat16}
 TOLERANCE = {"f16": 2e-3, "bf16": 1.6e-2}
 KERNELS = {"mma": "mma.sp m16n8k32, 64x64 block tile, register prefetch",
-           "wgmma": "wgmma.mma_async.sp m64nNk32 (N = 64/128), one warpgroup, cp.async 5-stage smem pipeline"}
+           "wgmma": "wgmma.mma_async.sp m64nNk32, TMA + mbarrier pipeline, 1 producer + 2 consumer warpgroups, "
+                    "one wgmma group in flight"}
+
+
+def launches(artifact_dir):
+    """The program's launch lines without their arguments (grid, block,
+    shared memory: the tile and stage choice)."""
+    text = (pathlib.Path(artifact_dir) / "program.txt").read_text()
+    return [line.split(" args")[0] for line in text.splitlines() if line.startswith("launch ")]
 
 
 def pruned_weight(n, k, dtype, gen, fam=2):
@@ -105,18 +113,21 @@ def main():
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--commit", default=os.environ.get("SPARSEOPT_COMMIT", "unknown"))
-    ap.add_argument("--kernel", default="mma", choices=["mma", "wgmma"],
+    ap.add_argument("--kernel", default="wgmma", choices=["mma", "wgmma"],
                     help="which spmm kernel the artifacts were compiled with (recorded)")
+    ap.add_argument("--set", default="issue", choices=cases.SETS, help="case set (as compiled)")
+    ap.add_argument("--options", default="", help="the sgpu-compile options the artifacts had (recorded)")
     ap.add_argument("--command", default=" ".join(sys.argv))
     args = ap.parse_args()
 
     gpu = torch.cuda.get_device_name(0)
     gen = torch.Generator(device="cuda").manual_seed(0)
     records, failures = [], 0
-    for variant, dtype, kind, m, n, k in cases.cases():
+    for variant, dtype, kind, m, n, k in cases.cases(args.set):
         fam = cases.family(variant)
         tdt = TORCH_DTYPE[dtype]
-        prog = runtime.load(pathlib.Path(args.artifacts) / cases.name(variant, dtype, m, n, k))
+        adir = pathlib.Path(args.artifacts) / cases.name(variant, dtype, m, n, k)
+        prog = runtime.load(adir)
         w = pruned_weight(n, k, tdt, gen, fam)
         x = torch.randn(m, k, generator=gen, device="cuda").to(tdt)
         bits = w.cpu().view(torch.int16).numpy().view(np.uint16)
@@ -146,6 +157,7 @@ def main():
             "gpu": gpu, "date": datetime.date.today().isoformat(), "commit": args.commit,
             "command": args.command,
             "kernel": KERNELS[args.kernel] + ("" if fam == 2 else " after a lift gather kernel"),
+            "options": args.options, "launches": launches(adir),
         }
         if kind == "timing":
             rec["ours_us"], rec["ours_timing"] = median_us(ours, args.warmup, args.reps)

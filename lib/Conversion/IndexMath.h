@@ -25,6 +25,7 @@ struct IndexMath {
   }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
   Value add(Value x, int64_t y) { return y ? add(x, c(y)) : x; }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
   Value mul(Value x, int64_t y) {
     return arith::MulIOp::create(b, loc, x, c(y));
   }

@@ -19,6 +19,7 @@
 #include "IndexMath.h"
 #include "LiftToGPU.h"
 #include "SpmmEpilogue.h"
+#include "SpmmTMA.h"
 #include "SpmmWGMMA.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -268,12 +269,20 @@ struct ConvertSGPUToGPUPass
       return signalPassFailure();
     }
 
-    if (kernel != "mma" && kernel != "wgmma") {
+    if (kernel != "auto" && kernel != "mma" && kernel != "wgmma") {
       module.emitError() << "unknown kernel '" << kernel
-                         << "'; expected mma or wgmma";
+                         << "'; expected auto, mma or wgmma";
       return signalPassFailure();
     }
-    bool useWgmma = kernel == "wgmma";
+    // auto: the warpgroup kernel where the target can express it.
+    useWgmma = kernel == "wgmma" ||
+               (kernel == "auto" && target->hasSparseWGMMA());
+    std::string overrides = verifyTmaSpmmOverrides(tileN, stages);
+    if (!overrides.empty()) {
+      module.emitError() << "invalid convert-sgpu-to-gpu option: "
+                         << overrides;
+      return signalPassFailure();
+    }
 
     // Weights that are constants are compressed now, at compile time.
     if (failed(foldConstantCompresses(getOperation())))
@@ -369,6 +378,10 @@ struct ConvertSGPUToGPUPass
     });
   }
 
+  /// Whether spmm ops get a warpgroup (wgmma) kernel: the kernel option,
+  /// with auto resolved against the target.
+  bool useWgmma = false;
+
   void lowerSpmm(SpmmOp spmm, gpu::GPUModuleOp gpuModule, SymbolTable &symbols,
                  size_t idx) {
     Location loc = spmm.getLoc();
@@ -388,27 +401,46 @@ struct ConvertSGPUToGPUPass
     MemRefType xm = memrefOf(xType), vm = memrefOf(wType.getValuesType()),
                mm = memrefOf(wType.getMetadataType()), ym = memrefOf(yType);
 
-    // The kernel.
+    // The kernel: on sm_90a with aligned activation rows the TMA kernel
+    // (SpmmTMA.cpp), else the kernel option's.
+    bool useTma = useWgmma && tmaSpmmApplies(shape);
     OpBuilder b(gpuModule.getBodyRegion());
     b.setInsertionPointToEnd(gpuModule.getBody());
+    Type ptrType = LLVM::LLVMPointerType::get(b.getContext());
     SmallVector<Type> argTypes = {xm, vm, mm};
-    if (spmm.getBias())
-      argTypes.push_back(memrefOf(cast<RankedTensorType>(spmm.getBias().getType())));
+    if (useTma)
+      argTypes = {ptrType, ptrType, ptrType};
+    MemRefType biasType;
+    if (spmm.getBias()) {
+      biasType = memrefOf(cast<RankedTensorType>(spmm.getBias().getType()));
+      argTypes.push_back(biasType);
+    }
     argTypes.push_back(ym);
     auto fnType = b.getFunctionType(argTypes, {});
     auto func = gpu::GPUFuncOp::create(
         b, loc, ("sgpu_spmm_" + std::to_string(idx)), fnType);
     func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-    bool useWgmma = kernel == "wgmma";
     WgmmaSpmmLaunch wg = getWgmmaSpmmLaunch(shape);
-    int64_t threads = useWgmma ? wg.threads : 32 * kWarps;
+    TmaSpmmConfig tma = getTmaSpmmConfig(shape, tileN, stages);
+    int64_t threads = useTma ? tma.threads
+                      : useWgmma ? wg.threads
+                                 : 32 * kWarps;
     func.setKnownBlockSizeAttr(
         b.getDenseI32ArrayAttr({int32_t(threads), 1, 1}));
     symbols.insert(func);
-    if (useWgmma)
+    if (useTma) {
+      // The tensor maps arrive as by-value grid-constant parameters; one
+      // block per multiprocessor caps the registers at entry, which
+      // setmaxnreg needs.
+      func->setAttr("sgpu.tensor_map_args", b.getDenseI64ArrayAttr({0, 1, 2}));
+      func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                    b.getI32IntegerAttr(1));
+      buildTmaSpmmKernel(b, loc, shape, tma, func);
+    } else if (useWgmma) {
       buildWgmmaSpmmKernel(b, loc, shape, func);
-    else
+    } else {
       SpmmKernelBuilder(b, loc, shape).build(func);
+    }
 
     // The host launch.
     b.setInsertionPoint(spmm);
@@ -420,8 +452,26 @@ struct ConvertSGPUToGPUPass
     Value vBuf = toBuffer(assemble.getValues(), vm);
     Value mBuf = toBuffer(assemble.getMetadata(), mm);
     SmallVector<Value> args = {xBuf, vBuf, mBuf};
+    if (useTma) {
+      auto tensorMap = [&](Value buf, ArrayRef<int64_t> box,
+                           int64_t swizzle) -> Value {
+        return TensorMapOp::create(b, loc, ptrType, buf,
+                                   b.getDenseI64ArrayAttr(box),
+                                   b.getI64IntegerAttr(swizzle));
+      };
+      // The metadata words seen as [N/16 row tiles, KS*16 words].
+      int64_t rowTiles = shape.paddedN / 16;
+      auto meta2d = memref::ExpandShapeOp::create(
+          b, loc,
+          MemRefType::get({rowTiles, mm.getDimSize(0) / rowTiles},
+                          mm.getElementType()),
+          mBuf, ArrayRef<ReassociationIndices>{{0, 1}});
+      args = {tensorMap(xBuf, tma.xBox, tma.xSwizzle),
+              tensorMap(vBuf, tma.valuesBox, tma.valuesSwizzle),
+              tensorMap(meta2d, tma.metaBox, 0)};
+    }
     if (Value bias = spmm.getBias())
-      args.push_back(toBuffer(bias, cast<MemRefType>(argTypes[3])));
+      args.push_back(toBuffer(bias, biasType));
     Value yBuf = memref::AllocOp::create(b, loc, ym);
     args.push_back(yBuf);
     auto c = [&](int64_t v) -> Value {
@@ -430,14 +480,19 @@ struct ConvertSGPUToGPUPass
     int64_t gridX = (shape.m + kTokensPerBlock - 1) / kTokensPerBlock;
     int64_t rowsPerBlock = kWarps * kRowsPerWarp;
     int64_t gridY = (shape.paddedN + rowsPerBlock - 1) / rowsPerBlock;
-    if (useWgmma) {
+    int64_t smem = 0;
+    if (useTma) {
+      gridX = tma.gridX;
+      gridY = tma.gridY;
+      smem = tma.dynamicSharedBytes;
+    } else if (useWgmma) {
       gridX = wg.gridX;
       gridY = wg.gridY;
+      smem = wg.dynamicSharedBytes;
     }
     Value smemBytes;
-    if (useWgmma && wg.dynamicSharedBytes)
-      smemBytes = arith::ConstantIntOp::create(b, loc, b.getI32Type(),
-                                               wg.dynamicSharedBytes);
+    if (smem)
+      smemBytes = arith::ConstantIntOp::create(b, loc, b.getI32Type(), smem);
     gpu::LaunchFuncOp::create(b, loc, func,
                               gpu::KernelDim3{c(gridX), c(gridY), c(1)},
                               gpu::KernelDim3{c(threads), c(1), c(1)},

@@ -32,27 +32,17 @@
 // rt = 4*blockIdx.y + w (lanes t = 2, 3 load the same words as t = 0, 1, so
 // either selector would do).
 //
-// Two mainloops:
-//  * K % 8 == 0 (16-byte aligned activation rows): cp.async. 5 stages of
-//    dynamic shared memory (A, B, metadata; 13 KiB for T = 64, 21 KiB for
-//    T = 128), tiles issued 4 ahead; per k-tile i:
-//      cp.async.wait_group 3 (tile i landed); fence.proxy.async; bar.sync;
-//      issue tile i+4 into the stage of tile i-1; commit;
-//      metadata words of tile i from shared memory;
-//      wgmma.fence; 2 x wgmma.mma_async.sp; commit_group; wait_group 0.
-//    Masked vectors are zero-filled by cp.async (src-size 0, nothing read).
-//  * otherwise (odd or 2/4-aligned K): tiles go global -> registers ->
-//    shared memory through two static stages (ping-pong); per k-tile i:
-//      metadata of tile i from shared memory; load tile i+1 into registers
-//      (masked pieces of the widest aligned width); wgmmas on stage i%2;
-//      wait_group 0; store tile i+1 into the other stage;
-//      fence.proxy.async; bar.sync.
-// No wgmma group stays in flight across k-tiles: ptxas does not keep the
-// sparse-metadata register of an in-flight wgmma allocated (the SASS reused
-// it for the next stage's address arithmetic), and with one group left in
-// flight 128-token tiles gave wrong results on the H200 (every case with
-// M >= 512); with wait_group 0 all 40 benchmark cases are within tolerance.
-// The loads of the next tiles still overlap the MMAs.
+// This kernel serves activations whose rows are not 16-byte aligned
+// (K % 8 != 0), which TMA cannot load; SpmmTMA.cpp takes every other
+// problem. Tiles go global -> registers -> shared memory through two static
+// stages (ping-pong); per k-tile i:
+//   metadata of tile i from shared memory; load tile i+1 into registers
+//   (masked pieces of the widest aligned width); wgmmas on stage i%2;
+//   wait_group 0; store tile i+1 into the other stage;
+//   fence.proxy.async; bar.sync.
+// No wgmma group stays in flight across k-tiles (the register stores of the
+// next tile would have to wait anyway); the loads of the next tile overlap
+// the MMAs.
 // The accumulators (T/2 f32 registers) pass through wgmma.fence and
 // wait_group as tied asm operands, so no ordinary instruction touches them
 // while a wgmma group is pending; the epilogue (bias, ReLU, conversion,
@@ -67,6 +57,7 @@
 #include "SpmmWGMMA.h"
 #include "SpmmEpilogue.h"
 #include "IndexMath.h"
+#include "WgmmaAsm.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -96,23 +87,7 @@ constexpr int64_t kAGroupsPerPass = kThreads / (8 * kACoresK); // 4
 constexpr int64_t kBGroupsPerPass = kThreads / (8 * kBCoresK); // 2
 constexpr uint32_t kEmptyMeta = 0x44444444u; // positions (0,1) everywhere
 
-// Async (cp.async) mainloop: stages in dynamic shared memory, and how many
-// tiles are in flight ahead of the one being multiplied. A stage is refilled
-// in the iteration after its wgmmas completed (wait_group 0 every stage), so
-// all but the stage being multiplied hold tiles in flight.
-constexpr int64_t kStages = 5;
-constexpr int64_t kPrefetch = kStages - 1;
-
 int64_t tokensPerBlock(const SpmmShape &s) { return s.m > 128 ? 128 : 64; }
-
-/// The cp.async mainloop needs 16-byte aligned activation rows.
-bool asyncCopies(const SpmmShape &s) { return s.k % 8 == 0; }
-
-/// One async stage: A tile, B tile, then 128 threads x kSteps metadata
-/// words.
-int64_t asyncStageBytes(int64_t nt) {
-  return kAStageElems * 2 + nt * kKTile * 2 + kThreads * kSteps * 4;
-}
 
 class WgmmaSpmmBuilder {
 public:
@@ -149,11 +124,7 @@ public:
     kcB = im.rem(im.div(tid, 8), kBCoresK);
     ngB = im.div(tid, 8 * kBCoresK);
 
-    SmallVector<Value> acc = asyncCopies(s) ? buildAsyncMainloop()
-                                            : buildRegisterMainloop(func);
-    // The zero fills issued past the last tile are drained.
-    if (asyncCopies(s))
-      asmVoid("cp.async.wait_group 0;", {}, "");
+    SmallVector<Value> acc = buildRegisterMainloop(func);
     buildEpilogue(y, acc, warp);
     b.setInsertionPointToEnd(&entry);
     gpu::ReturnOp::create(b, loc);
@@ -188,15 +159,17 @@ private:
       func.setWorkgroupAttributionAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
                                        b.getI64IntegerAttr(128));
     // Descriptors of stage 0, k32 step 0 (start address field only varies).
-    Value descA0 = descriptor(address(smemA), /*lbo=*/kCoreBytes,
-                              /*sbo=*/kACoresK * kCoreBytes);
-    Value descB0 = descriptor(address(smemB), /*lbo=*/kCoreBytes,
-                              /*sbo=*/kBCoresK * kCoreBytes);
+    Value descA0 = smemDescriptor(b, loc, address(smemA), /*lbo=*/kCoreBytes,
+                                  /*sbo=*/kACoresK * kCoreBytes,
+                                  SmemSwizzle::None);
+    Value descB0 = smemDescriptor(b, loc, address(smemB), /*lbo=*/kCoreBytes,
+                                  /*sbo=*/kBCoresK * kCoreBytes,
+                                  SmemSwizzle::None);
 
     // Prologue: tile 0 into stage 0.
     Tile first = loadTile(im.c(0));
     storeTile(first, im.c(0));
-    asmVoid("fence.proxy.async.shared::cta;", {}, "");
+    asmVoid(b, loc, "fence.proxy.async.shared::cta;", {}, "");
     gpu::BarrierOp::create(b, loc);
 
     // Carried: the accumulators.
@@ -221,74 +194,8 @@ private:
           // The other stage was last read by group i-1, which every warp
           // waited for before the barrier that ended iteration i-1.
           storeTile(next, nextStage);
-          asmVoid("fence.proxy.async.shared::cta;", {}, "");
+          asmVoid(b, loc, "fence.proxy.async.shared::cta;", {}, "");
           gpu::BarrierOp::create(b, loc);
-          scf::YieldOp::create(b, loc, d);
-        });
-    return SmallVector<Value>(loop.getResults());
-  }
-
-  /// Mainloop when K % 8 == 0: cp.async (16 bytes, zero-filling masked
-  /// vectors) straight into kStages stages of dynamic shared memory, tile
-  /// i + kPrefetch issued while tile i is multiplied; the metadata words
-  /// travel with their tile (4-byte cp.async, each thread its own words).
-  SmallVector<Value> buildAsyncMainloop() {
-    auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
-                                         gpu::AddressSpace::Workgroup);
-    Value dyn = gpu::DynamicSharedMemoryOp::create(
-        b, loc,
-        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                        MemRefLayoutAttrInterface(), wg));
-    int64_t stageBytes = asyncStageBytes(nt);
-    metaStageWords = stageBytes / 4;
-    metaOffsetWords = (aStageBytes() + bStageElems() * 2) / 4;
-    smemMeta = memref::ViewOp::create(
-        b, loc,
-        MemRefType::get({kStages * stageBytes / 4}, b.getI32Type(),
-                        MemRefLayoutAttrInterface(), wg),
-        dyn, im.c(0), ValueRange{});
-    Value base = address(dyn);
-    Value descA0 = descriptor(base, kCoreBytes, kACoresK * kCoreBytes);
-    Value descB0 = descriptor(arith::AddIOp::create(b, loc, base,
-                                                    i64(aStageBytes())),
-                              kCoreBytes, kBCoresK * kCoreBytes);
-    xPtr = address(x);
-    valsPtr = address(vals);
-    metaPtr = address(meta);
-
-    // Prologue: tiles 0 .. kPrefetch-1, one commit group each (empty past
-    // the last tile, so the group count stays uniform).
-    for (int64_t p = 0; p < kPrefetch; ++p) {
-      if (p < kTiles)
-        issueTile(base, im.c(p), im.c(p % kStages), Value());
-      asmVoid("cp.async.commit_group;", {}, "");
-    }
-
-    SmallVector<Value> init(nAcc, zeroF32());
-    auto loop = scf::ForOp::create(
-        b, loc, im.c(0), im.c(kTiles), im.c(1), init,
-        [&](OpBuilder &, Location, Value i, ValueRange acc) {
-          // Tile i has landed (this thread's copies): at most the
-          // kPrefetch-1 younger groups are pending. The proxy fence makes
-          // the copies visible to the tensor cores, the barrier everyone's.
-          asmVoid("cp.async.wait_group " + std::to_string(kPrefetch - 1) +
-                      ";",
-                  {}, "");
-          asmVoid("fence.proxy.async.shared::cta;", {}, "");
-          gpu::BarrierOp::create(b, loc);
-          // Refill the stage of tile i - 1 (its wgmma group completed in
-          // iteration i - 1 for every warp: all passed the barrier).
-          Value ahead = im.add(i, kPrefetch);
-          issueTile(base, ahead, im.rem(ahead, kStages),
-                    im.lt(ahead, kTiles));
-          asmVoid("cp.async.commit_group;", {}, "");
-
-          Value stage = im.rem(i, kStages);
-          SmallVector<Value> metaCur = readStageMeta(stage, i);
-          SmallVector<Value> d =
-              mmaStage(stepDescriptor(descA0, stage, stageBytes, 0),
-                       stepDescriptor(descB0, stage, stageBytes, 0), metaCur,
-                       acc);
           scf::YieldOp::create(b, loc, d);
         });
     return SmallVector<Value>(loop.getResults());
@@ -305,81 +212,14 @@ private:
                               ValueRange acc) {
     // The accumulators pass through the fence, so any register write to
     // them (the zero initialization) is ordered before it.
-    SmallVector<Value> d = asmOnAcc("wgmma.fence.sync.aligned;", {}, "", acc);
+    SmallVector<Value> d = asmOnAcc(b, loc, "wgmma.fence.sync.aligned;", {}, "", acc);
     for (int64_t j = 0; j < kSteps; ++j)
-      d = wgmma(stepDescriptor(descA, Value(), 0, j * 2 * kCoreBytes),
-                stepDescriptor(descB, Value(), 0, j * 4 * kCoreBytes),
-                metaCur[j], d);
-    asmVoid("wgmma.commit_group.sync.aligned;", {}, "");
-    return asmOnAcc("wgmma.wait_group.sync.aligned 0;", {}, "", d);
-  }
-
-  /// Issues the cp.async copies of k-tile `kt` into `stage`; `valid`
-  /// (null: always) false turns them into zero fills without reads.
-  void issueTile(Value base, Value kt, Value stage, Value valid) {
-    int64_t stageBytes = asyncStageBytes(nt);
-    Value stageBase = arith::AddIOp::create(
-        b, loc, base,
-        arith::MulIOp::create(b, loc, toI64(stage), i64(stageBytes)));
-    // A: compressed rows f0 + 8rg + r8, columns kt*32 + 8kc.
-    bool fullRows = s.paddedN % kRows == 0;
-    bool fullCols = (s.paddedK / 2) % (kKTile / 2) == 0;
-    Value colA = im.add(im.mul(kt, kKTile / 2), im.mul(kcA, kVec));
-    Value colOk = fullCols ? Value() : im.lt(colA, s.paddedK / 2);
-    for (int64_t j = 0; j < aVecsPerThread(); ++j) {
-      Value rg = im.add(rgA, j * kAGroupsPerPass);
-      Value row = im.add(im.add(f0, im.mul(rg, 8)), r8);
-      Value ok = im.andi(
-          valid, im.andi(fullRows ? Value() : im.lt(row, s.paddedN), colOk));
-      Value src = im.add(im.mul(row, s.paddedK / 2), colA);
-      Value core = im.add(im.mul(rg, kACoresK), kcA);
-      Value dst = im.mul(im.add(im.mul(core, 8), r8), 16);
-      copyAsync(stageBase, dst, valsPtr, im.clamp(src, ok), 2, 16, ok);
-    }
-    // B: tokens tok0 + 8ng + r8, K columns kt*64 + 8kc.
-    bool fullM = s.m % nt == 0;
-    bool fullK = s.k % kKTile == 0;
-    Value kB = im.add(im.mul(kt, kKTile), im.mul(kcB, kVec));
-    Value kOk = fullK ? Value() : im.lt(kB, s.k);
-    for (int64_t j = 0; j < bVecsPerThread(); ++j) {
-      Value ng = im.add(ngB, j * kBGroupsPerPass);
-      Value tok = im.add(im.add(tok0, im.mul(ng, 8)), r8);
-      Value ok = im.andi(valid,
-                         im.andi(fullM ? Value() : im.lt(tok, s.m), kOk));
-      Value src = im.add(im.mul(tok, s.k), kB);
-      Value core = im.add(im.mul(ng, kBCoresK), kcB);
-      Value dst = im.add(im.mul(im.add(im.mul(core, 8), r8), 16),
-                         aStageBytes());
-      copyAsync(stageBase, dst, xPtr, im.clamp(src, ok), 2, 16, ok);
-    }
-    // Metadata: this thread's words for the tile's k32 steps.
-    for (int64_t j = 0; j < kSteps; ++j) {
-      Value ks = im.add(im.mul(kt, kSteps), j);
-      Value ok = im.andi(valid, metaInRange(ks));
-      Value dst = im.add(im.mul(im.add(im.mul(tid, kSteps), j), 4),
-                         aStageBytes() + bStageElems() * 2);
-      copyAsync(stageBase, dst, metaPtr, im.clamp(metaWord(ks), ok), 4, 4,
-                ok);
-    }
-  }
-
-  /// cp.async of `bytes` from element `index` (of `elemBytes` each) of the
-  /// global array at `gptr` to byte `dst` after `stageBase`; when `ok` is
-  /// false (null: always true) nothing is read and zeros are written.
-  void copyAsync(Value stageBase, Value dst, Value gptr, Value index,
-                 int64_t elemBytes, int64_t bytes, Value ok) {
-    Value src = arith::AddIOp::create(
-        b, loc, gptr, toI64(im.mul(index, elemBytes)));
-    Value d = arith::AddIOp::create(b, loc, stageBase, toI64(dst));
-    Value size = ok ? arith::SelectOp::create(b, loc, ok, im.i32(bytes),
-                                              im.i32(0))
-                          .getResult()
-                    : im.i32(bytes);
-    std::string text = bytes == 16
-                           ? "cp.async.cg.shared.global [$0], [$1], 16, $2;"
-                           : "cp.async.ca.shared.global [$0], [$1], " +
-                                 std::to_string(bytes) + ", $2;";
-    asmVoid(text, {d, src, size}, "l,l,r");
+      d = sparseWgmma(b, loc, s.elementType,
+                      stepDescriptor(descA, Value(), 0, j * 2 * kCoreBytes),
+                      stepDescriptor(descB, Value(), 0, j * 4 * kCoreBytes),
+                      metaCur[j], d);
+    asmVoid(b, loc, "wgmma.commit_group.sync.aligned;", {}, "");
+    return asmOnAcc(b, loc, "wgmma.wait_group.sync.aligned 0;", {}, "", d);
   }
 
   /// This thread's metadata words of tile `kt` from `stage`.
@@ -448,16 +288,6 @@ private:
     return arith::IndexCastUIOp::create(b, loc, b.getI64Type(), index);
   }
 
-  /// Matrix descriptor for a no-swizzle tile at shared address `addr`
-  /// (bits 0-13: address >> 4, 16-29: LBO >> 4, 32-45: SBO >> 4; base
-  /// offset and swizzle 0).
-  Value descriptor(Value addr, int64_t lbo, int64_t sbo) {
-    Value start = arith::ShRUIOp::create(
-        b, loc, arith::AndIOp::create(b, loc, addr, i64(0x3FFFF)), i64(4));
-    int64_t fixed = ((lbo >> 4) << 16) | ((sbo >> 4) << 32);
-    return arith::OrIOp::create(b, loc, start, i64(fixed));
-  }
-
   /// `desc` advanced by `stage` (null: 0) stages of `stageBytes`, plus
   /// `bytes` (the start address field counts 16-byte units).
   Value stepDescriptor(Value desc, Value stage, int64_t stageBytes,
@@ -472,58 +302,6 @@ private:
       return desc;
     return arith::AddIOp::create(b, loc, desc, off);
   }
-
-  /// A side-effecting asm statement without results.
-  void asmVoid(StringRef text, ValueRange operands, StringRef constraints) {
-    std::string c = constraints.str();
-    c += c.empty() ? "~{memory}" : ",~{memory}";
-    LLVM::InlineAsmOp::create(b, loc, TypeRange{}, operands, text, c,
-                              /*has_side_effects=*/true,
-                              /*is_align_stack=*/false,
-                              LLVM::TailCallKind::None,
-                              LLVM::AsmDialectAttr(), ArrayAttr());
-  }
-
-  /// An asm statement whose outputs are the nAcc accumulators, tied to
-  /// `acc` as inputs; `extra` operands come first among the inputs.
-  SmallVector<Value> asmOnAcc(StringRef text, ValueRange extra,
-                              StringRef extraConstraints, ValueRange acc) {
-    std::string c;
-    for (int64_t i = 0; i < nAcc; ++i)
-      c += (i ? ",=f" : "=f");
-    if (!extraConstraints.empty())
-      c += "," + extraConstraints.str();
-    for (int64_t i = 0; i < nAcc; ++i)
-      c += "," + std::to_string(i);
-    c += ",~{memory}";
-    SmallVector<Value> operands(extra.begin(), extra.end());
-    operands.append(acc.begin(), acc.end());
-    SmallVector<Type> fields(nAcc, b.getF32Type());
-    auto resType = LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
-    auto op = LLVM::InlineAsmOp::create(
-        b, loc, resType, operands, text, c, /*has_side_effects=*/true,
-        /*is_align_stack=*/false, LLVM::TailCallKind::None,
-        LLVM::AsmDialectAttr(), ArrayAttr());
-    SmallVector<Value> d;
-    for (int64_t i = 0; i < nAcc; ++i)
-      d.push_back(LLVM::ExtractValueOp::create(b, loc, op.getRes(), i));
-    return d;
-  }
-
-  /// d = A(sparse, smem) * B(smem) + d for one k32 step, selector 0.
-  SmallVector<Value> wgmma(Value descA, Value descB, Value e,
-                           ValueRange acc) {
-    std::string type = s.elementType.isBF16() ? "bf16" : "f16";
-    std::string text = "wgmma.mma_async.sp.sync.aligned.m64n" +
-                       std::to_string(nt) + "k32.f32." + type + "." + type +
-                       " {";
-    for (int64_t i = 0; i < nAcc; ++i)
-      text += (i ? ", $" : "$") + std::to_string(i);
-    text += "}, $" + std::to_string(nAcc) + ", $" + std::to_string(nAcc + 1) +
-            ", $" + std::to_string(nAcc + 2) + ", 0, 1, 1, 1, 0, 0;";
-    return asmOnAcc(text, {descA, descB, e}, "l,l,r", acc);
-  }
-
 
   /// Loads `width` elements of X at [tok, k], zero when out of bounds
   /// (`ok`); the caller guarantees the group is all in or all out.
@@ -648,7 +426,6 @@ private:
   Value smemA, smemB;          // register mainloop: the two stages
   Value smemMeta; // metadata words of the stages (i32)
   int64_t metaStageWords = 0, metaOffsetWords = 0; // their place in smemMeta
-  Value xPtr, valsPtr, metaPtr; // async mainloop: global addresses (i64)
   Value tid, g, t, f0, tok0, rowTile;
   Value r8, kcA, rgA, kcB, ngB;
 };
@@ -658,7 +435,7 @@ private:
 WgmmaSpmmLaunch mlir::sgpu::getWgmmaSpmmLaunch(const SpmmShape &s) {
   int64_t nt = tokensPerBlock(s);
   return {nt, kThreads, (s.m + nt - 1) / nt, (s.paddedN + kRows - 1) / kRows,
-          asyncCopies(s) ? kStages * asyncStageBytes(nt) : 0};
+          0};
 }
 
 void mlir::sgpu::buildWgmmaSpmmKernel(OpBuilder &b, Location loc,

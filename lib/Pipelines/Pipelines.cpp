@@ -22,9 +22,20 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
       llvm::cl::init("+ptx85")};
   PassOptions::Option<std::string> kernel{
       *this, "kernel",
-      llvm::cl::desc("spmm kernel: mma (warp-level mma.sp) or wgmma "
-                     "(warpgroup wgmma.mma_async.sp, sm_90a only)"),
-      llvm::cl::init("mma")};
+      llvm::cl::desc("spmm kernel: auto (wgmma where the chip has it, else "
+                     "mma), mma (warp-level mma.sp) or wgmma (warpgroup "
+                     "wgmma.mma_async.sp, sm_90a only)"),
+      llvm::cl::init("auto")};
+  PassOptions::Option<int64_t> tileN{
+      *this, "tile-n",
+      llvm::cl::desc("wgmma TMA kernel: tokens per block (16..256, a power "
+                     "of two; 0 = the tile table)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> stages{
+      *this, "stages",
+      llvm::cl::desc("wgmma TMA kernel: pipeline stages (0 = as many as fit, "
+                     "at most 8)"),
+      llvm::cl::init(0)};
   PassOptions::Option<std::string> outputDir{
       *this, "output-dir",
       llvm::cl::desc("Write kernels.ptx, program.txt, constants and "
@@ -47,12 +58,17 @@ LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
   os << rewritePasses() << ",";
   os << "convert-sgpu-to-gpu{chip=" << opts.chip.getValue()
      << " features=" << opts.features.getValue()
-     << " kernel=" << opts.kernel.getValue() << "},";
+     << " kernel=" << opts.kernel.getValue()
+     << " tile-n=" << opts.tileN.getValue()
+     << " stages=" << opts.stages.getValue() << "},";
   os << "one-shot-bufferize{bufferize-function-boundaries=true "
         "function-boundary-type-conversion=identity-layout-map},";
   os << "canonicalize,";
+  // sgpu-tensor-map-params follows the NVVM conversion directly: it turns
+  // the tensor map arguments of the lowered kernels into by-value params.
   os << "gpu.module(convert-scf-to-cf,"
         "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=true},"
+        "sgpu-tensor-map-params,"
         "canonicalize,cse,reconcile-unrealized-casts),";
   os << "gpu-module-to-binary{format=isa}";
   if (!opts.outputDir.empty())

@@ -9,6 +9,8 @@
 
 #include "sparse-opt/Transforms/Passes.h"
 
+#include "sparse-opt/Dialect/SGPU/SGPU.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -39,6 +41,45 @@ static FailureOr<int64_t> getByteSize(Type type) {
     return failure();
   unsigned bits = m.getElementTypeBitWidth();
   return m.getNumElements() * ((bits + 7) / 8);
+}
+
+/// Whether `op` reshapes a memref without moving it: memref.expand_shape,
+/// memref.collapse_shape and memref.cast, whose result has the address and
+/// the bytes of their source. The program treats such a view of a buffer as
+/// the buffer itself.
+static bool isReshape(Operation *op) {
+  return isa<memref::ExpandShapeOp, memref::CollapseShapeOp, memref::CastOp>(
+      op);
+}
+
+/// Whether `v` is a buffer of the runtime program, or a reshape of one: an
+/// argument of the host function or the result of a top-level memref.alloc
+/// / memref.get_global.
+static bool isProgramBuffer(Value v, func::FuncOp host) {
+  while (Operation *def = v.getDefiningOp()) {
+    if (!isReshape(def))
+      break;
+    v = def->getOperand(0);
+  }
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return arg.getOwner() == &host.getBody().front();
+  Operation *def = v.getDefiningOp();
+  return def && def->getBlock() == &host.getBody().front() &&
+         isa<memref::AllocOp, memref::GetGlobalOp>(def);
+}
+
+/// The `tmap:` launch argument of a tensor map over buffer `id`:
+/// `tmap:b<id>:<dtype>:<d0>x<d1>...:<box0>x<box1>...:<swizzle>`, dimensions
+/// and box outermost first, as in the memref type and the op.
+static std::string tensorMapToken(sgpu::TensorMapOp map, int id) {
+  std::string token;
+  llvm::raw_string_ostream os(token);
+  os << "tmap:b" << id << ":" << map.getSourceType().getElementType() << ":";
+  llvm::interleave(map.getSourceType().getShape(), os, "x");
+  os << ":";
+  llvm::interleave(map.getBox(), os, "x");
+  os << ":" << map.getSwizzle();
+  return token;
 }
 
 /// Counts the sparse MMA instructions in each `.entry` of a PTX text.
@@ -224,6 +265,18 @@ struct EmitArtifactsPass
       outputIndex[v] = i;
     }
 
+    // A tensor map describes one of the program's buffers, possibly
+    // reshaped (the runtime encodes it from the buffer's address). Checked
+    // before the ops run so that any other view under a tensor map is
+    // reported at the map.
+    for (auto map : host.getBody().front().getOps<sgpu::TensorMapOp>())
+      if (!isProgramBuffer(map.getSource(), host))
+        return map.emitError()
+               << "the source of a tensor map must be a buffer of the "
+                  "runtime program (an argument of the host function, "
+                  "memref.alloc or memref.get_global) or a reshape of one "
+                  "(memref.expand_shape, memref.collapse_shape, memref.cast)";
+
     int constants = 0;
     for (Operation &op : host.getBody().front()) {
       Location loc = op.getLoc();
@@ -272,12 +325,24 @@ struct EmitArtifactsPass
            << *bytes << "\n";
         continue;
       }
+      // A reshape of a buffer is that buffer (same address, same bytes).
+      if (isReshape(&op)) {
+        auto source = ids.find(op.getOperand(0));
+        if (source != ids.end() &&
+            succeeded(getByteSize(op.getResult(0).getType()))) {
+          ids[op.getResult(0)] = source->second;
+          continue;
+        }
+      }
       if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op)) {
         if (failed(exportLaunch(launch, ids, os)))
           return failure();
         continue;
       }
-      if (isa<arith::ConstantOp, memref::DeallocOp, func::ReturnOp>(op))
+      // Tensor maps are encoded by the runtime; they appear as `tmap:`
+      // arguments of the launches that take them.
+      if (isa<arith::ConstantOp, memref::DeallocOp, func::ReturnOp,
+              sgpu::TensorMapOp>(op))
         continue;
       return op.emitError() << "'" << op.getName()
                             << "' cannot run on the host: the runtime "
@@ -316,6 +381,12 @@ struct EmitArtifactsPass
         os << " b" << it->second;
         continue;
       }
+      if (auto map = arg.getDefiningOp<sgpu::TensorMapOp>()) {
+        // The source was checked to be a program buffer or a reshape of
+        // one, and both are numbered before the launches that use them.
+        os << " " << tensorMapToken(map, ids.lookup(map.getSource()));
+        continue;
+      }
       APInt iv;
       if (matchPattern(arg, m_ConstantInt(&iv))) {
         unsigned w = arg.getType().isIndex() ? 64 : iv.getBitWidth();
@@ -323,8 +394,8 @@ struct EmitArtifactsPass
         continue;
       }
       return launch.emitError()
-             << "kernel argument is neither a known buffer nor an integer "
-                "constant";
+             << "kernel argument is neither a known buffer, an "
+                "sgpu.tensor_map nor an integer constant";
     }
     os << "\n";
     return success();

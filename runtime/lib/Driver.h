@@ -21,6 +21,8 @@ namespace sparseopt {
 /// cuda.h renames several functions with macros (e.g. `#define cuMemAlloc
 /// cuMemAlloc_v2`); the table lists the real, versioned symbols, and
 /// Driver.cpp statically checks that no listed name is itself such a macro.
+/// cuTensorMapEncodeTiled (TMA tensor maps, `tmap:` program arguments) needs
+/// a CUDA 12.0 driver; the PTX the compiler writes needs a newer one anyway.
 #define SPARSEOPT_DRIVER_ENTRY_POINTS(X)                                      \
   X(cuGetErrorName)                                                            \
   X(cuGetErrorString)                                                          \
@@ -50,7 +52,8 @@ namespace sparseopt {
   X(cuModuleUnload)                                                            \
   X(cuModuleGetFunction)                                                       \
   X(cuFuncSetAttribute)                                                        \
-  X(cuLaunchKernel)
+  X(cuLaunchKernel)                                                            \
+  X(cuTensorMapEncodeTiled)
 
 /// Function pointers into the loaded driver, one member per entry point,
 /// named like the symbol (e.g. `driver().cuMemAlloc_v2(&ptr, bytes)`).

@@ -15,7 +15,56 @@ std::string Manifest::where(int line) const {
   return manifestPath + ":" + std::to_string(line);
 }
 
+const char *tensorMapDTypeName(TensorMapDType dtype) {
+  switch (dtype) {
+  case TensorMapDType::F16:
+    return "f16";
+  case TensorMapDType::BF16:
+    return "bf16";
+  case TensorMapDType::F32:
+    return "f32";
+  case TensorMapDType::I32:
+    return "i32";
+  }
+  return "?";
+}
+
+bool TensorMapDecl::spanBytes(uint64_t &out) const {
+  uint64_t bytes = elementBytes;
+  for (unsigned i = 0; i < rank; ++i) {
+    if (dims[i] != 0 && bytes > UINT64_MAX / dims[i])
+      return false;
+    bytes *= dims[i];
+  }
+  out = bytes;
+  return true;
+}
+
+std::string describeTensorMap(const TensorMapDecl &map) {
+  std::string text = tensorMapDTypeName(map.dtype);
+  for (unsigned i = 0; i < map.rank; ++i)
+    text += (i == 0 ? " " : "x") + std::to_string(map.dims[i]);
+  for (unsigned i = 0; i < map.rank; ++i)
+    text += (i == 0 ? ", box " : "x") + std::to_string(map.box[i]);
+  return text + ", swizzle " + std::to_string(map.swizzle);
+}
+
 namespace {
+
+/// Splits `text` at every `separator` (an empty text is one empty field).
+std::vector<std::string> split(const std::string &text, char separator) {
+  std::vector<std::string> fields;
+  size_t start = 0;
+  while (true) {
+    size_t end = text.find(separator, start);
+    if (end == std::string::npos) {
+      fields.push_back(text.substr(start));
+      return fields;
+    }
+    fields.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+}
 
 /// Splits `line` at blanks, dropping everything from the first '#'.
 std::vector<std::string> tokenize(const std::string &line) {
@@ -291,11 +340,13 @@ private:
     return SPARSEOPT_OK;
   }
 
-  /// b<id> | i32:<v> | i64:<v> | f32:<v>
+  /// b<id> | i32:<v> | i64:<v> | f32:<v> | tmap:...
   Status parseArg(const std::string &token, ArgDecl &arg) {
     auto invalid = [&](const std::string &why) {
       return error("invalid launch argument " + quoted(token) + ": " + why);
     };
+    if (token.compare(0, 5, "tmap:") == 0)
+      return parseTensorMapArg(token, arg);
     if (token.size() > 1 && token[0] == 'b') {
       arg.kind = ArgKind::Buffer;
       if (!parseNumber(token.substr(1), arg.bufferId))
@@ -335,7 +386,102 @@ private:
         return SPARSEOPT_OK;
       }
     }
-    return invalid("expected b<id>, i32:<value>, i64:<value> or f32:<value>");
+    return invalid("expected b<id>, i32:<value>, i64:<value>, f32:<value> or "
+                   "tmap:b<id>:<dtype>:<dims>:<box>:<swizzle>");
+  }
+
+  /// tmap:b<id>:<dtype>:<d0>x<d1>...:<box0>x<box1>...:<swizzle>, dimensions
+  /// and box outermost first. Checks what cuTensorMapEncodeTiled requires of
+  /// a tiled map without interleave over a dense row-major tensor.
+  Status parseTensorMapArg(const std::string &token, ArgDecl &arg) {
+    constexpr uint64_t kMaxDim = uint64_t(1) << 32;
+    constexpr uint32_t kMaxBox = 256;
+    constexpr uint64_t kMaxPitch = uint64_t(1) << 40;
+    auto invalid = [&](const std::string &why) {
+      return error("invalid tensor map argument " + quoted(token) + ": " + why);
+    };
+    std::vector<std::string> fields = split(token, ':');
+    if (fields.size() != 6)
+      return invalid("expected tmap:b<id>:<dtype>:<dims>:<box>:<swizzle> "
+                     "(e.g. tmap:b2:f16:4096x2048:128x32:64)");
+    arg.kind = ArgKind::TensorMap;
+    TensorMapDecl &map = arg.tensorMap;
+
+    const std::string &buffer = fields[1];
+    if (buffer.size() < 2 || buffer[0] != 'b' ||
+        !parseNumber(buffer.substr(1), arg.bufferId))
+      return invalid("expected b<buffer id>, got " + quoted(buffer));
+
+    const std::string &dtype = fields[2];
+    if (dtype == "f16" || dtype == "bf16") {
+      map.dtype = dtype == "f16" ? TensorMapDType::F16 : TensorMapDType::BF16;
+      map.elementBytes = 2;
+    } else if (dtype == "f32" || dtype == "i32") {
+      map.dtype = dtype == "f32" ? TensorMapDType::F32 : TensorMapDType::I32;
+      map.elementBytes = 4;
+    } else {
+      return invalid("unknown element type " + quoted(dtype) +
+                     " (expected f16, bf16, f32 or i32)");
+    }
+
+    std::vector<std::string> dims = split(fields[3], 'x');
+    if (dims.size() > kMaxTensorMapRank)
+      return invalid("a tensor map has 1 to " +
+                     std::to_string(kMaxTensorMapRank) + " dimensions, got " +
+                     std::to_string(dims.size()));
+    map.rank = unsigned(dims.size());
+    for (unsigned i = 0; i < map.rank; ++i)
+      if (!parseNumber(dims[i], map.dims[i]) || map.dims[i] == 0 ||
+          map.dims[i] > kMaxDim)
+        return invalid("dimension " + quoted(dims[i]) +
+                       ": expected an integer from 1 to " +
+                       std::to_string(kMaxDim));
+
+    std::vector<std::string> box = split(fields[4], 'x');
+    if (box.size() != map.rank)
+      return invalid("the box has " + std::to_string(box.size()) +
+                     " dimension(s) but the tensor has " +
+                     std::to_string(map.rank));
+    for (unsigned i = 0; i < map.rank; ++i)
+      if (!parseNumber(box[i], map.box[i]) || map.box[i] == 0 ||
+          map.box[i] > kMaxBox)
+        return invalid("box dimension " + quoted(box[i]) +
+                       ": expected an integer from 1 to " +
+                       std::to_string(kMaxBox));
+
+    const std::string &swizzle = fields[5];
+    if (!parseNumber(swizzle, map.swizzle) ||
+        (map.swizzle != 0 && map.swizzle != 32 && map.swizzle != 64 &&
+         map.swizzle != 128))
+      return invalid("swizzle: expected 0, 32, 64 or 128 (bytes), got " +
+                     quoted(swizzle));
+
+    uint64_t inner = uint64_t(map.box[map.rank - 1]) * map.elementBytes;
+    if (inner % 16 != 0)
+      return invalid("the innermost box extent is " + std::to_string(inner) +
+                     " bytes; it must be a multiple of 16");
+    if (map.swizzle != 0 && inner > map.swizzle)
+      return invalid("the innermost box extent of " + std::to_string(inner) +
+                     " bytes exceeds the " + std::to_string(map.swizzle) +
+                     "-byte swizzle span");
+
+    // Row pitches (byte strides of all but the innermost dimension); each is
+    // a multiple of the next, so only the innermost can break the 16-byte
+    // rule. Stops before a product could overflow.
+    uint64_t pitch = map.elementBytes;
+    for (int i = int(map.rank) - 2; i >= 0; --i) {
+      if (map.dims[i + 1] > (kMaxPitch - 1) / pitch)
+        return invalid("the row pitch of dimension " + std::to_string(i) +
+                       " is 2^40 bytes or more (the limit of a tensor map)");
+      pitch *= map.dims[i + 1];
+      if (pitch % 16 != 0)
+        return invalid("the row pitch of dimension " + std::to_string(i) +
+                       " is " + std::to_string(pitch) +
+                       " bytes; it must be a multiple of 16");
+    }
+
+    map.slot = m.tensorMaps++;
+    return SPARSEOPT_OK;
   }
 
   /// Whole-file checks once every line has been read.
@@ -352,8 +498,9 @@ private:
                      "module");
 
     for (LaunchDecl &launch : m.launches) {
-      for (ArgDecl &arg : launch.args) {
-        if (arg.kind != ArgKind::Buffer)
+      for (size_t a = 0; a < launch.args.size(); ++a) {
+        ArgDecl &arg = launch.args[a];
+        if (arg.kind != ArgKind::Buffer && arg.kind != ArgKind::TensorMap)
           continue;
         auto found = bufferById.find(arg.bufferId);
         if (found == bufferById.end())
@@ -362,12 +509,33 @@ private:
                              " uses unknown buffer b" +
                              std::to_string(arg.bufferId));
         arg.buffer = found->second;
+        if (arg.kind == ArgKind::TensorMap)
+          if (Status s = tensorMapFits(launch, a))
+            return s;
       }
     }
 
     if (Status s = contiguousSlots(inputSlots, "input", m.inputs))
       return s;
     return contiguousSlots(outputSlots, "output", m.outputs);
+  }
+
+  /// Checks that the tensor map of argument `index` of `launch` lies within
+  /// its buffer's declared size.
+  Status tensorMapFits(const LaunchDecl &launch, size_t index) {
+    const ArgDecl &arg = launch.args[index];
+    const BufferDecl &buffer = m.buffers[arg.buffer];
+    uint64_t span = 0;
+    bool fits = arg.tensorMap.spanBytes(span);
+    if (fits && span <= buffer.bytes)
+      return SPARSEOPT_OK;
+    return errorAt(launch.line, SPARSEOPT_ERROR_PARSE,
+                   "launch of kernel " + quoted(launch.kernel) + " argument " +
+                       std::to_string(index) + ": the tensor map (" +
+                       describeTensorMap(arg.tensorMap) + ") spans " +
+                       (fits ? std::to_string(span) : "2^64 or more") +
+                       " bytes but buffer " + std::to_string(buffer.id) +
+                       " has " + std::to_string(buffer.bytes));
   }
 
   /// Checks that `slots` are exactly 0..n-1 and lists their buffers.

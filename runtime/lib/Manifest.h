@@ -34,16 +34,50 @@ struct BufferDecl {
   int line = 0;
 };
 
-enum class ArgKind { Buffer, I32, I64, F32 };
+enum class ArgKind { Buffer, I32, I64, F32, TensorMap };
+
+/// Element types a tensor map argument can describe.
+enum class TensorMapDType { F16, BF16, F32, I32 };
+
+/// The most dimensions a tensor map has (CUDA's limit for tiled maps).
+inline constexpr unsigned kMaxTensorMapRank = 5;
+
+/// The tensor map of a `tmap:` launch argument: a TMA tiled map over a dense
+/// row-major buffer. Dimensions and box are stored as written, outermost
+/// first. The parser checks every rule cuTensorMapEncodeTiled places on
+/// them, so encoding can only fail for reasons of the device pointer.
+struct TensorMapDecl {
+  TensorMapDType dtype = TensorMapDType::F16;
+  unsigned elementBytes = 2;
+  unsigned rank = 0;                      ///< 1..kMaxTensorMapRank
+  uint64_t dims[kMaxTensorMapRank] = {0}; ///< each 1..2^32
+  uint32_t box[kMaxTensorMapRank] = {0};  ///< each 1..256
+  unsigned swizzle = 0;                   ///< bytes: 0, 32, 64 or 128
+  /// Index among the manifest's tensor map arguments (in file order), where
+  /// a loaded program keeps this argument's encoded map.
+  size_t slot = 0;
+
+  /// Bytes the map spans, product(dims) * elementBytes, into `out`; false
+  /// when that does not fit in 64 bits.
+  bool spanBytes(uint64_t &out) const;
+};
+
+/// "f16", "bf16", "f32" or "i32".
+const char *tensorMapDTypeName(TensorMapDType dtype);
+
+/// "f16 4096x2048, box 128x32, swizzle 64" for messages.
+std::string describeTensorMap(const TensorMapDecl &map);
 
 /// One kernel argument of a `launch` line.
 struct ArgDecl {
   ArgKind kind = ArgKind::I32;
-  uint64_t bufferId = 0; ///< Buffer: the id as written
-  size_t buffer = 0;     ///< Buffer: index into Manifest::buffers
+  uint64_t bufferId = 0; ///< Buffer, TensorMap: the id as written
+  size_t buffer = 0;     ///< Buffer, TensorMap: index into Manifest::buffers
   /// Scalars: the value's bytes (4 or 8 of them), ready to be passed to
   /// cuLaunchKernel by address.
   alignas(8) unsigned char value[8] = {0};
+  /// TensorMap: the map to encode over the buffer at each run.
+  TensorMapDecl tensorMap;
 };
 
 /// One `launch` line.
@@ -67,6 +101,9 @@ struct Manifest {
   /// Index into `buffers` of the buffer bound to each input/output slot.
   std::vector<size_t> inputs;
   std::vector<size_t> outputs;
+  /// Number of `tmap:` launch arguments (their TensorMapDecl::slot values are
+  /// 0..tensorMaps-1).
+  size_t tensorMaps = 0;
 
   /// "<manifestPath>:<line>" for messages.
   std::string where(int line) const;
@@ -74,7 +111,8 @@ struct Manifest {
 
 /// Reads and validates <artifactDir>/program.txt into `out`.
 /// Errors: IO (a file is missing or unreadable), PARSE (malformed manifest,
-/// constant size mismatch); messages start with "<manifest path>:<line>: ".
+/// constant size mismatch, a tensor map larger than its buffer); messages
+/// start with "<manifest path>:<line>: ".
 Status parseManifest(const std::string &artifactDir, Manifest &out);
 
 } // namespace sparseopt

@@ -1,9 +1,11 @@
 //===- Program.cpp - Loading and running compiled programs ----------------===//
 //
 // A program couples a parsed manifest with its GPU resources: the loaded
-// module, one resolved kernel per launch, and the device memory of its
-// constant and temporary buffers. Running it binds the caller's input and
-// output pointers and enqueues the launches in manifest order.
+// module, one resolved kernel per launch, the device memory of its constant
+// and temporary buffers, and the encoded TMA tensor maps of its `tmap:`
+// arguments. Running it binds the caller's input and output pointers,
+// (re-)encodes the tensor maps whose buffer moved, and enqueues the launches
+// in manifest order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,8 +14,26 @@
 #include "Module.h"
 
 #include <climits>
+#include <cstdio>
+#include <mutex>
 
 using namespace sparseopt;
+
+namespace {
+
+static_assert(sizeof(CUtensorMap) == 128, "a CUtensorMap is 128 bytes");
+static_assert(alignof(CUtensorMap) >= 64,
+              "cuTensorMapEncodeTiled needs 64-byte-aligned storage");
+
+/// The encoded map of one `tmap:` launch argument, passed by value to the
+/// kernel (cuLaunchKernel copies the 128 bytes at the launch).
+struct EncodedTensorMap {
+  CUtensorMap map; ///< 64-byte aligned (the type's own alignment)
+  /// The device address `map` was encoded for; 0 until the first encode.
+  CUdeviceptr address = 0;
+};
+
+} // namespace
 
 /// The public sparseopt_program handle.
 struct sparseopt_program_s {
@@ -26,6 +46,12 @@ struct sparseopt_program_s {
   /// Device memory owned by the program, parallel to manifest.buffers
   /// (0 for input/output buffers and empty buffers).
   std::vector<CUdeviceptr> memory;
+  /// One encoded map per `tmap:` argument, indexed by TensorMapDecl::slot.
+  /// A map is re-encoded only when its buffer's address changes.
+  std::vector<EncodedTensorMap> tensorMaps;
+  /// Serializes runs that use `tensorMaps`, so that a map cannot change
+  /// between its encoding and the launch that copies it.
+  std::mutex tensorMapMutex;
 };
 
 namespace {
@@ -49,6 +75,7 @@ Status releaseResources(const char *api, sparseopt_program_s &p) {
     p.module = nullptr;
   }
   p.kernels.clear();
+  p.tensorMaps.clear();
   p.loaded = false;
   return first;
 }
@@ -108,6 +135,7 @@ Status acquireResources(const char *api, sparseopt_program_s &p) {
       return s;
     p.kernels.push_back(kernel);
   }
+  p.tensorMaps.assign(m.tensorMaps, EncodedTensorMap());
   p.memory.assign(m.buffers.size(), 0);
   for (size_t i = 0; i < m.buffers.size(); ++i) {
     BufferKind kind = m.buffers[i].kind;
@@ -154,11 +182,124 @@ Status checkPointers(const char *api, const Manifest &m,
   return SPARSEOPT_OK;
 }
 
+/// "0x7f0000001000" for messages.
+std::string hexAddress(CUdeviceptr address) {
+  char text[2 + 16 + 1];
+  std::snprintf(text, sizeof(text), "0x%llx",
+                static_cast<unsigned long long>(address));
+  return text;
+}
+
+/// "kernel 'k' argument 1 (tensor map over buffer 2, input 0)" for messages.
+std::string tensorMapArgName(const Manifest &m, const LaunchDecl &launch,
+                             size_t index) {
+  const BufferDecl &buffer = m.buffers[launch.args[index].buffer];
+  std::string role;
+  switch (buffer.kind) {
+  case BufferKind::Input:
+    role = "input " + std::to_string(buffer.slot);
+    break;
+  case BufferKind::Output:
+    role = "output " + std::to_string(buffer.slot);
+    break;
+  case BufferKind::Constant:
+    role = "constant";
+    break;
+  case BufferKind::Temp:
+    role = "temp";
+    break;
+  }
+  return "kernel '" + launch.kernel + "' argument " + std::to_string(index) +
+         " (tensor map over buffer " + std::to_string(buffer.id) + ", " + role +
+         ")";
+}
+
+/// Encodes the tensor map of argument `index` of `launch` over the buffer
+/// at `address` into `slot`, unless `slot` already holds it for that
+/// address.
+Status encodeTensorMap(const char *api, const Manifest &m,
+                       const LaunchDecl &launch, size_t index,
+                       CUdeviceptr address, EncodedTensorMap &slot) {
+  if (slot.address == address && address != 0)
+    return SPARSEOPT_OK;
+  const TensorMapDecl &map = launch.args[index].tensorMap;
+  if (address % 16 != 0)
+    return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
+                tensorMapArgName(m, launch, index) + ": device pointer " +
+                    hexAddress(address) +
+                    " is not 16-byte aligned, as a tensor map needs");
+
+  // The driver takes dimensions innermost first; the manifest lists them
+  // outermost first. Strides (bytes) are those of a dense row-major tensor,
+  // for every dimension but the innermost.
+  cuuint64_t globalDim[kMaxTensorMapRank] = {};
+  cuuint64_t globalStrides[kMaxTensorMapRank] = {};
+  cuuint32_t boxDim[kMaxTensorMapRank] = {};
+  cuuint32_t elementStrides[kMaxTensorMapRank] = {};
+  cuuint64_t stride = map.elementBytes;
+  for (unsigned i = 0; i < map.rank; ++i) {
+    unsigned from = map.rank - 1 - i;
+    globalDim[i] = map.dims[from];
+    boxDim[i] = map.box[from];
+    elementStrides[i] = 1;
+    if (i > 0)
+      globalStrides[i - 1] = stride;
+    stride *= map.dims[from];
+  }
+  CUtensorMapDataType dataType = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  switch (map.dtype) {
+  case TensorMapDType::F16:
+    dataType = CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    break;
+  case TensorMapDType::BF16:
+    dataType = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    break;
+  case TensorMapDType::F32:
+    dataType = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    break;
+  case TensorMapDType::I32:
+    dataType = CU_TENSOR_MAP_DATA_TYPE_INT32;
+    break;
+  }
+  CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
+  switch (map.swizzle) {
+  case 32:
+    swizzle = CU_TENSOR_MAP_SWIZZLE_32B;
+    break;
+  case 64:
+    swizzle = CU_TENSOR_MAP_SWIZZLE_64B;
+    break;
+  case 128:
+    swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+    break;
+  }
+
+  // Out-of-bounds elements read as zero (OOB_FILL_NONE); L2 lines are
+  // fetched 128 bytes at a time.
+  CUresult result = driver().cuTensorMapEncodeTiled(
+      &slot.map, dataType, map.rank, reinterpret_cast<void *>(address),
+      globalDim, globalStrides, boxDim, elementStrides,
+      CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (result != CUDA_SUCCESS) {
+    slot.address = 0; // the storage may be partly written
+    return cudaFail(result, api,
+                    tensorMapArgName(m, launch, index) +
+                        ": cuTensorMapEncodeTiled(" + describeTensorMap(map) +
+                        ", device pointer " + hexAddress(address) + ")");
+  }
+  slot.address = address;
+  return SPARSEOPT_OK;
+}
+
 /// Enqueues every launch of a loaded program.
-Status runProgram(const char *api, const sparseopt_program_s &p,
+Status runProgram(const char *api, sparseopt_program_s &p,
                   const sparseopt_deviceptr *inputs,
                   const sparseopt_deviceptr *outputs, CUstream stream) {
   const Manifest &m = p.manifest;
+  std::unique_lock<std::mutex> lock(p.tensorMapMutex, std::defer_lock);
+  if (!p.tensorMaps.empty())
+    lock.lock();
   // Device address of every buffer for this run.
   std::vector<CUdeviceptr> address(p.memory);
   for (size_t i = 0; i < m.inputs.size(); ++i)
@@ -170,15 +311,32 @@ Status runProgram(const char *api, const sparseopt_program_s &p,
   for (size_t l = 0; l < m.launches.size(); ++l) {
     const LaunchDecl &launch = m.launches[l];
     params.clear();
-    for (const ArgDecl &arg : launch.args) {
-      // cuLaunchKernel only reads through these pointers.
-      params.push_back(arg.kind == ArgKind::Buffer
-                           ? static_cast<void *>(&address[arg.buffer])
-                           : const_cast<unsigned char *>(arg.value));
+    Status s = SPARSEOPT_OK;
+    for (size_t a = 0; a < launch.args.size() && s == SPARSEOPT_OK; ++a) {
+      const ArgDecl &arg = launch.args[a];
+      // cuLaunchKernel only reads through these pointers; it copies a
+      // tensor map's 128 bytes as the by-value parameter.
+      switch (arg.kind) {
+      case ArgKind::Buffer:
+        params.push_back(&address[arg.buffer]);
+        break;
+      case ArgKind::TensorMap: {
+        EncodedTensorMap &slot = p.tensorMaps[arg.tensorMap.slot];
+        s = encodeTensorMap(api, m, launch, a, address[arg.buffer], slot);
+        params.push_back(&slot.map);
+        break;
+      }
+      case ArgKind::I32:
+      case ArgKind::I64:
+      case ArgKind::F32:
+        params.push_back(const_cast<unsigned char *>(arg.value));
+        break;
+      }
     }
-    Status s = launchKernel(api, p.kernels[l], launch.grid, launch.block,
-                            launch.sharedBytes, stream,
-                            params.empty() ? nullptr : params.data());
+    if (s == SPARSEOPT_OK)
+      s = launchKernel(api, p.kernels[l], launch.grid, launch.block,
+                       launch.sharedBytes, stream,
+                       params.empty() ? nullptr : params.data());
     if (s != SPARSEOPT_OK) {
       addErrorContext(api, "launch " + std::to_string(l) + " (" +
                                m.where(launch.line) + ")");

@@ -1,45 +1,58 @@
 // RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma" | FileCheck %s
 
-// The warpgroup kernel (kernel=wgmma, sm_90a): K % 8 == 0, so tiles go to
-// shared memory with cp.async (5 stages of dynamic shared memory, 4 tiles
-// ahead). M = 70 -> two 64-token blocks; N = 20 -> one 64-feature block
-// (padded rows masked); K = 40 -> one 64-wide k-tile (the second k32 step of
-// the weight padding is masked).
+// The warpgroup kernel (kernel=wgmma, sm_90a) with K % 8 == 0: the
+// warp-specialized TMA kernel. M = 70 -> 128-token tile table start, halved
+// to 64 (too few blocks), so two token blocks; N = 20 -> one 128-feature
+// block (the TMA box reads zeros past the padded rows); K = 40 -> one
+// 64-wide k-tile, so one stage; its second k32 step is past the weight and
+// gets the empty metadata encoding (0x44444444).
 // CHECK-LABEL: module attributes {gpu.container_module}
 // CHECK: func.func @spmm
+// CHECK: %[[X:.*]] = bufferization.to_buffer %arg0 read_only : tensor<70x40xf16> to memref<70x40xf16>
+// CHECK: %[[V:.*]] = bufferization.to_buffer %arg1 read_only
+// CHECK: %[[E:.*]] = bufferization.to_buffer %arg2 read_only
+// CHECK: %[[E2:.*]] = memref.expand_shape %[[E]] {{\[\[}}0, 1]] output_shape [2, 32] : memref<64xi32> into memref<2x32xi32>
+// CHECK: %[[TX:.*]] = sgpu.tensor_map %[[X]] box [64, 64] swizzle 128 : memref<70x40xf16> -> !llvm.ptr
+// CHECK: %[[TV:.*]] = sgpu.tensor_map %[[V]] box [128, 32] swizzle 64 : memref<32x32xf16> -> !llvm.ptr
+// CHECK: %[[TE:.*]] = sgpu.tensor_map %[[E2]] box [8, 32] swizzle 0 : memref<2x32xi32> -> !llvm.ptr
+// 1 stage x (8192 A + 8192 B + 1024 E) + 16 B of barriers + 1024 B slack
+// CHECK-DAG: %[[SMEM:.*]] = arith.constant 18448 : i32
+// CHECK-DAG: %[[C384:.*]] = arith.constant 384 : index
 // CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
-// CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
-// 5 x (4096 B A + 8192 B B + 1024 B metadata)
-// CHECK-DAG: %[[SMEM:.*]] = arith.constant 66560 : i32
-// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%[[C2]], %{{.*}}, %{{.*}}) threads in (%[[C128]], %{{.*}}, %{{.*}}) dynamic_shared_memory_size %[[SMEM]] args(%{{.*}} : memref<70x40xf16>, %{{.*}} : memref<32x32xf16>, %{{.*}} : memref<64xi32>, %{{.*}} : memref<70x20xf16>)
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%[[C2]], %{{.*}}, %{{.*}}) threads in (%[[C384]], %{{.*}}, %{{.*}}) dynamic_shared_memory_size %[[SMEM]] args(%[[TX]] : !llvm.ptr, %[[TV]] : !llvm.ptr, %[[TE]] : !llvm.ptr, %{{.*}} : memref<70x20xf16>)
 // CHECK: gpu.module @sgpu_kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx85">]
-// CHECK: gpu.func @sgpu_spmm_0({{.*}}) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
-// CHECK: gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
-// Prologue: four commit groups; the one tile is 2 A vectors, 4 B vectors and
-// 2 metadata words per thread, the other groups are empty.
-// CHECK-COUNT-2: llvm.inline_asm has_side_effects "cp.async.cg.shared.global [$0], [$1], 16, $2;", "l,l,r,~{memory}"
-// CHECK-COUNT-4: "cp.async.cg.shared.global [$0], [$1], 16, $2;"
-// CHECK-COUNT-2: llvm.inline_asm has_side_effects "cp.async.ca.shared.global [$0], [$1], 4, $2;", "l,l,r,~{memory}"
-// CHECK-COUNT-4: "cp.async.commit_group;"
-// CHECK-NOT: cp.async.c{{[ag]}}.shared
+// CHECK: gpu.func @sgpu_spmm_0(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: memref<70x20xf16>) kernel attributes {known_block_size = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32, sgpu.tensor_map_args = array<i64: 0, 1, 2>}
+// CHECK: gpu.dynamic_shared_memory
+// Thread 0 initializes the stage's full (1 arrival) and empty (8 consumer
+// warps) barriers.
+// CHECK: "mbarrier.init.shared::cta.b64 [$0], $1;"
+// CHECK: "mbarrier.init.shared::cta.b64 [$0], $1;"
+// CHECK-NOT: mbarrier.init
+// CHECK: "fence.mbarrier_init.release.cluster;"
+// CHECK: gpu.barrier
+// The producer warpgroup.
+// CHECK: "setmaxnreg.dec.sync.aligned.u32 40;"
+// CHECK-COUNT-3: "prefetch.tensormap [$0];"
 // CHECK: scf.for
-// CHECK: "cp.async.wait_group 3;"
-// CHECK-NEXT: "fence.proxy.async.shared::cta;"
-// CHECK-NEXT: gpu.barrier
-// CHECK: "cp.async.commit_group;"
-// CHECK: memref.load %{{.*}} : memref<16640xi32, #gpu.address_space<workgroup>>
-// CHECK: llvm.inline_asm has_side_effects "wgmma.fence.sync.aligned;"
-// CHECK: llvm.inline_asm has_side_effects "wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.f16.f16 {$0, $1, {{.*}}, $31}, $32, $33, $34, 0, 1, 1, 1, 0, 0;", "=f,{{.*}},=f,l,l,r,0,1,{{.*}},31,~{memory}"
-// CHECK-SAME: (i64, i64, i32, f32
-// CHECK-SAME: -> !llvm.struct<(f32,
-// CHECK: "wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.f16.f16
-// CHECK-NOT: wgmma.mma_async
-// CHECK: "wgmma.commit_group.sync.aligned;"
-// No group stays in flight across stages; the accumulators pass through the
-// wait.
-// CHECK: "wgmma.wait_group.sync.aligned 0;", "=f,{{.*}},=f,0,1,{{.*}},31,~{memory}"
+// CHECK: mbarrier.try_wait.parity.shared::cta.b64
+// CHECK: "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;"
+// CHECK-COUNT-3: "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3}], [$4];", "r,l,r,r,r,~{memory}"
+// The consumer warpgroups: one group in flight; the k-loop runs tiles in
+// pairs (none here: one tile), then the odd last tile.
+// CHECK: "setmaxnreg.inc.sync.aligned.u32 232;"
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c0{{.*}} step
 // CHECK: scf.yield
-// CHECK: "cp.async.wait_group 0;"
+// CHECK: mbarrier.try_wait.parity.shared::cta.b64
+// CHECK: memref.load
+// CHECK: arith.select
+// CHECK: "wgmma.fence.sync.aligned;"
+// CHECK: "wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.f16.f16 {$0, {{.*}}, $31}, $32, $33, $34, 0, 1, 1, 1, 0, 0;"
+// CHECK: "wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.f16.f16
+// CHECK: "wgmma.commit_group.sync.aligned;"
+// CHECK: "wgmma.wait_group.sync.aligned 1;", "=f,{{.*}},=f,0,1,{{.*}},31,~{memory}"
+// CHECK: scf.if
+// CHECK: "mbarrier.arrive.shared::cta.b64 _, [$0];"
+// CHECK: "wgmma.wait_group.sync.aligned 0;", "=f,{{.*}},=f,0,1,{{.*}},31,~{memory}"
 // The epilogue masks the token and feature tails.
 // CHECK: arith.truncf %{{.*}} : f32 to f16
 // CHECK: scf.if
@@ -52,34 +65,65 @@ func.func @spmm(%x: tensor<70x40xf16>, %v: tensor<32x32xf16>, %m: tensor<64xi32>
 
 // -----
 
-// bf16, M > 128: 128-token blocks (m64n128k32, 64 accumulators per thread),
-// full tiles (no masks), ReLU, f32 output.
+// bf16, M = 4096, N = K = 4096: 256-token blocks (m64n256k32, 128
+// accumulators per thread), 16 x 32 blocks, 5 stages of 41 KiB; full tiles
+// (no masks), ReLU, f32 output: the result is staged in shared memory
+// (token-major rows of 64 f32 + 16 bytes = 68 words) after a named barrier
+// of the consumers, and leaves as 16-byte vectors.
 // CHECK-LABEL: module attributes {gpu.container_module}
-// 5 x (4096 + 16384 + 1024) bytes
-// CHECK-DAG: %[[SMEM:.*]] = arith.constant 107520 : i32
-// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%c2{{.*}}, %c2{{.*}}, %c1{{.*}}) threads in (%c128, {{.*}} dynamic_shared_memory_size %[[SMEM]]
+// CHECK: sgpu.tensor_map %{{.*}} box [256, 64] swizzle 128 : memref<4096x4096xbf16> -> !llvm.ptr
+// CHECK: sgpu.tensor_map %{{.*}} box [128, 32] swizzle 64 : memref<4096x2048xbf16> -> !llvm.ptr
+// CHECK: sgpu.tensor_map %{{.*}} box [8, 32] swizzle 0 : memref<256x2048xi32> -> !llvm.ptr
+// 5 x (8192 + 32768 + 1024) + 80 + 1024 bytes
+// CHECK-DAG: %[[SMEM:.*]] = arith.constant 211024 : i32
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%c16, %c32, %c1{{.*}}) threads in (%c384, {{.*}} dynamic_shared_memory_size %[[SMEM]]
 // CHECK: gpu.func @sgpu_spmm_0
-// Two k-tiles: the prologue's third and fourth commit groups are empty.
-// CHECK-COUNT-8: "cp.async.cg.shared.global [$0], [$1], 16, $2;"
-// CHECK-COUNT-2: "cp.async.ca.shared.global
-// CHECK: "cp.async.commit_group;"
-// CHECK-COUNT-8: "cp.async.cg.shared.global
-// CHECK-COUNT-2: "cp.async.ca.shared.global
-// CHECK: "cp.async.commit_group;"
-// CHECK-NOT: "cp.async.c{{[ag]}}.shared
-// CHECK: "cp.async.commit_group;"
-// CHECK-NOT: "cp.async.c{{[ag]}}.shared
-// CHECK: "cp.async.commit_group;"
-// CHECK: scf.for
-// CHECK: "wgmma.mma_async.sp.sync.aligned.m64n128k32.f32.bf16.bf16 {$0, {{.*}}, $63}, $64, $65, $66, 0, 1, 1, 1, 0, 0;"
+// CHECK-COUNT-10: mbarrier.init
+// 64 k-tiles: 32 pairs, each two tiles of two wgmmas, no odd tile.
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c32{{.*}} step
+// CHECK-COUNT-2: "wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.bf16.bf16 {$0, {{.*}}, $127}, $128, $129, $130, 0, 1, 1, 1, 0, 0;"
+// CHECK: "wgmma.wait_group.sync.aligned 1;"
+// CHECK-COUNT-2: "wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.bf16.bf16
+// CHECK: "wgmma.wait_group.sync.aligned 1;"
+// CHECK: scf.yield
+// CHECK-NOT: wgmma.mma_async
+// CHECK-NOT: arith.select {{.*}} i32
+// CHECK: "wgmma.wait_group.sync.aligned 0;"
+// CHECK: "bar.sync 1, 256;"
 // CHECK: arith.maximumf
 // CHECK-NOT: arith.truncf
 // CHECK-NOT: scf.if
-// CHECK: memref.store %{{.*}} : memref<256x128xf32>
-func.func @spmm_bf16(%x: tensor<256x128xbf16>, %v: tensor<128x64xbf16>, %m: tensor<512xi32>) -> tensor<256x128xf32> {
-  %w = sgpu.assemble %v, %m : tensor<128x64xbf16>, tensor<512xi32> -> !sgpu.compressed<128x128xbf16, #sgpu.nm<2:4>>
-  %y = sgpu.spmm %x, %w {activation = #sgpu.activation<relu>} : tensor<256x128xbf16>, !sgpu.compressed<128x128xbf16, #sgpu.nm<2:4>> -> tensor<256x128xf32>
-  return %y : tensor<256x128xf32>
+// CHECK: arith.constant 68 : index
+// CHECK: memref.store %{{.*}} : memref<52756xf32, #gpu.address_space<workgroup>>
+// CHECK: "bar.sync $0, 128;"
+// CHECK-COUNT-32: vector.store %{{.*}} : memref<4096x4096xf32>, vector<4xf32>
+// CHECK-NOT: memref.store
+func.func @spmm_bf16(%x: tensor<4096x4096xbf16>, %v: tensor<4096x2048xbf16>, %m: tensor<524288xi32>) -> tensor<4096x4096xf32> {
+  %w = sgpu.assemble %v, %m : tensor<4096x2048xbf16>, tensor<524288xi32> -> !sgpu.compressed<4096x4096xbf16, #sgpu.nm<2:4>>
+  %y = sgpu.spmm %x, %w {activation = #sgpu.activation<relu>} : tensor<4096x4096xbf16>, !sgpu.compressed<4096x4096xbf16, #sgpu.nm<2:4>> -> tensor<4096x4096xf32>
+  return %y : tensor<4096x4096xf32>
+}
+
+// -----
+
+// The tile sweep options: tile-n and stages replace the table's choice.
+// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma tile-n=128 stages=3" | FileCheck %s --check-prefix=SWEEP
+// RUN: not sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma tile-n=96" 2>&1 | FileCheck %s --check-prefix=BADTILE
+// RUN: not sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma stages=1" 2>&1 | FileCheck %s --check-prefix=BADSTAGES
+// RUN: not sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma stages=6" 2>&1 | FileCheck %s --check-prefix=BIGSTAGES
+// SWEEP-LABEL: func.func @spmm_sweep
+// SWEEP: sgpu.tensor_map %{{.*}} box [128, 64] swizzle 128 : memref<512x256xf16>
+// 3 x (8192 + 16384 + 1024) + 48 + 1024
+// SWEEP: arith.constant 77872 : i32
+// SWEEP: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%c4,
+// SWEEP: wgmma.mma_async.sp.sync.aligned.m64n128k32
+// BADTILE: error: invalid convert-sgpu-to-gpu option: tile-n=96 is not 0 or a power of two from 16 to 256
+// BADSTAGES: error: invalid convert-sgpu-to-gpu option: stages=1 is not 0 or at least 2
+// BIGSTAGES: error: invalid convert-sgpu-to-gpu option: stages=6 with 256-token tiles needs 253024 bytes of shared memory; a block has 232448
+func.func @spmm_sweep(%x: tensor<512x256xf16>, %v: tensor<64x128xf16>, %m: tensor<512xi32>) -> tensor<512x64xf16> {
+  %w = sgpu.assemble %v, %m : tensor<64x128xf16>, tensor<512xi32> -> !sgpu.compressed<64x256xf16, #sgpu.nm<2:4>>
+  %y = sgpu.spmm %x, %w : tensor<512x256xf16>, !sgpu.compressed<64x256xf16, #sgpu.nm<2:4>> -> tensor<512x64xf16>
+  return %y : tensor<512x64xf16>
 }
 
 // -----
@@ -115,22 +159,30 @@ func.func @spmm_odd_k(%x: tensor<8x37xf16>, %v: tensor<16x32xf16>, %m: tensor<32
 // -----
 
 // Chips and PTX ISA versions that cannot express wgmma.mma_async.sp are
-// diagnostics; so is an unknown kernel name. The default (kernel=mma) is
-// unchanged.
+// diagnostics; so is an unknown kernel name. The default (kernel=auto) is
+// the warpgroup kernel on sm_90a and the mma.sp kernel elsewhere.
 // RUN: not sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma chip=sm_80 features=+ptx86" 2>&1 | FileCheck %s --check-prefix=SM80
 // RUN: not sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma chip=sm_90" 2>&1 | FileCheck %s --check-prefix=SM90
 // RUN: not sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma features=+ptx81" 2>&1 | FileCheck %s --check-prefix=PTX81
 // RUN: not sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=tma" 2>&1 | FileCheck %s --check-prefix=BADKERNEL
 // RUN: not sparse-opt %s -split-input-file --sgpu-compile="kernel=wgmma chip=sm_80 features=+ptx86" 2>&1 | FileCheck %s --check-prefix=SM80
 // RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu | FileCheck %s --check-prefix=DEFAULT
+// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="chip=sm_80 features=+ptx86" | FileCheck %s --check-prefix=DEFAULT80
+// RUN: not sparse-opt %s -split-input-file -convert-sgpu-to-gpu="features=+ptx81" 2>&1 | FileCheck %s --check-prefix=DEFAULT81
 // SM80: error: sgpu.spmm with kernel=wgmma uses wgmma.mma_async.sp, which needs chip sm_90a; chip 'sm_80' has none (use kernel=mma)
 // SM90: error: sgpu.spmm with kernel=wgmma uses wgmma.mma_async.sp, which needs chip sm_90a; chip 'sm_90' has none (use kernel=mma)
 // PTX81: error: sgpu.spmm with kernel=wgmma uses wgmma.mma_async.sp, which needs PTX ISA 8.2; features '+ptx81' give PTX ISA 8.1 (use features=+ptx82 or later)
-// BADKERNEL: error: unknown kernel 'tma'; expected mma or wgmma
+// BADKERNEL: error: unknown kernel 'tma'; expected auto, mma or wgmma
 // DEFAULT-LABEL: func.func @spmm_target
-// DEFAULT-NOT: wgmma
-// DEFAULT: mma.sp::ordered_metadata.sync.aligned.m16n8k32
-// DEFAULT-NOT: wgmma
+// DEFAULT: sgpu.tensor_map
+// DEFAULT: wgmma.mma_async.sp.sync.aligned.m64n16k32
+// DEFAULT-NOT: mma.sp::ordered_metadata
+// DEFAULT80-LABEL: func.func @spmm_target
+// DEFAULT80-NOT: wgmma
+// DEFAULT80: mma.sp::ordered_metadata.sync.aligned.m16n8k32
+// DEFAULT80-NOT: wgmma
+// sm_90a with PTX ISA 8.1: no sparse wgmma, and the mma.sp kernel needs 8.5.
+// DEFAULT81: error: sgpu.spmm uses mma.sp::ordered_metadata, which needs PTX ISA 8.5
 func.func @spmm_target(%x: tensor<8x32xf16>, %v: tensor<16x16xf16>, %m: tensor<16xi32>) -> tensor<8x16xf16> {
   %w = sgpu.assemble %v, %m : tensor<16x16xf16>, tensor<16xi32> -> !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>
   %y = sgpu.spmm %x, %w : tensor<8x32xf16>, !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>> -> tensor<8x16xf16>

@@ -1,4 +1,4 @@
-// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu | FileCheck %s
+// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=mma" | FileCheck %s
 
 // M = 70 (two 64-token blocks, masked tail), N = 20 (two 16-row tiles,
 // masked), K = 40 (padded to 64: two k-steps, masked K tail).

@@ -1,7 +1,7 @@
 // The whole sgpu-compile pipeline on a 2:4 linear layer with a ReLU:
 // PTX instruction text and the runtime program (ptxas-assemble.mlir
 // assembles the PTX).
-// RUN: rm -rf %t && sparse-opt %s --sgpu-compile="output-dir=%t" -o %t.mlir
+// RUN: rm -rf %t && sparse-opt %s --sgpu-compile="kernel=mma output-dir=%t" -o %t.mlir
 // RUN: FileCheck %s --check-prefix=PTX < %t/kernels.ptx
 // RUN: FileCheck %s --check-prefix=PROGRAM < %t/program.txt
 // RUN: FileCheck %s --check-prefix=SUMMARY < %t/summary.txt

@@ -30,3 +30,47 @@ module {
   func.func @a() { return }
   func.func @b() { return }
 }
+
+// -----
+
+// A tensor map describes a buffer of the program or a reshape of one (the
+// runtime encodes it from the buffer's address), not a view into one:
+// reported at the map, before the view itself.
+module attributes {gpu.container_module} {
+  func.func @tensor_map_of_view(%x: memref<8192xi8>) {
+    %c1 = arith.constant 1 : index
+    %c0 = arith.constant 0 : index
+    %view = memref.view %x[%c0][] : memref<8192xi8> to memref<4096xf16>
+    // expected-error @+1 {{the source of a tensor map must be a buffer of the runtime program (an argument of the host function, memref.alloc or memref.get_global) or a reshape of one (memref.expand_shape, memref.collapse_shape, memref.cast)}}
+    %m = sgpu.tensor_map %view box [256] swizzle 0 : memref<4096xf16> -> !llvm.ptr
+    gpu.launch_func @m::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%m : !llvm.ptr)
+    return
+  }
+  gpu.module @m {
+    gpu.func @k(%a: !llvm.ptr) kernel attributes {sgpu.tensor_map_args = array<i64: 0>} { gpu.return }
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  func.func @float_argument() {
+    %c1 = arith.constant 1 : index
+    %f = arith.constant 1.5 : f32
+    // expected-error @+1 {{kernel argument is neither a known buffer, an sgpu.tensor_map nor an integer constant}}
+    gpu.launch_func @m::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%f : f32)
+    return
+  }
+  gpu.module @m {
+    gpu.func @k(%a: f32) kernel { gpu.return }
+  }
+}
+
+// -----
+
+// A reshape into a type that is not a static buffer stays a host operation.
+func.func @dynamic_cast(%x: memref<4xf32>) {
+  // expected-error @+1 {{'memref.cast' cannot run on the host: the runtime program only allocates buffers and launches generated kernels}}
+  %d = memref.cast %x : memref<4xf32> to memref<?xf32>
+  return
+}

@@ -23,7 +23,12 @@ def test_example_compiles_and_the_runtime_accepts_its_program(build_dir, runtime
     summary = (out / "summary.txt").read_text()
     assert "kernel sgpu_spmm_0: 8 sparse MMA instructions" in summary
     ptx = (out / "kernels.ptx").read_text()
-    assert ".target sm_90a" in ptx and "mma.sp::ordered_metadata" in ptx
+    # The default kernel on sm_90a is the warpgroup one (4 wgmmas per k-tile
+    # pair, 8 in the PTX); kernel=mma gives the warp-level kernel.
+    assert ".target sm_90a" in ptx and "wgmma.mma_async.sp" in ptx
+    r = compile_model(build_dir, ROOT / "examples" / "linear_relu_24.mlir", tmp_path / "mma", "kernel=mma")
+    assert r.returncode == 0, r.stderr
+    assert "mma.sp::ordered_metadata" in (tmp_path / "mma" / "kernels.ptx").read_text()
 
     prog = ctypes.c_void_p()
     rc = runtime_lib.sparseopt_program_parse(str(out).encode(), ctypes.byref(prog))

@@ -116,8 +116,10 @@ def test_unusable_target_is_a_pass_error(compiler, tmp_path, chip, features, mes
 def test_compile_the_example(example_artifact):
     out = example_artifact.directory
     ptx = (out / "kernels.ptx").read_text()
-    assert ".target sm_90a" in ptx and "mma.sp::ordered_metadata" in ptx
+    # sm_90a: the warpgroup kernel, its operands loaded through tensor maps.
+    assert ".target sm_90a" in ptx and "wgmma.mma_async.sp" in ptx
     program = (out / "program.txt").read_text().splitlines()
+    assert any(" tmap:b0:f16:128x256:" in line for line in program)
     assert program[0] == "sparseopt-program 1"
     assert "buffer 0 input 0 65536" in program
     assert any(line.startswith("launch sgpu_spmm_0 grid") for line in program)

@@ -30,6 +30,8 @@ int main(int argc, char **argv) {
       "semantics)\n"
       "  --convert-sgpu-to-gpu      sgpu ops -> generated sparse tensor-core "
       "kernels + host launches\n"
+      "  --sgpu-tensor-map-params   tensor map kernel arguments -> by-value "
+      "grid-constant params (after convert-gpu-to-nvvm)\n"
       "  --sgpu-emit-artifacts      write kernels.ptx, program.txt and "
       "constants for the runtime\n"
       "Pipelines:\n"

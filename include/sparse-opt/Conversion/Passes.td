@@ -83,9 +83,16 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
            "Target GPU architecture (sm_80, sm_86, sm_89, sm_90, sm_90a, ...)">,
     Option<"features", "features", "std::string", /*default=*/"\"+ptx85\"",
            "PTX ISA feature string of the target (e.g. +ptx85)">,
-    Option<"kernel", "kernel", "std::string", /*default=*/"\"mma\"",
-           "spmm kernel: mma (warp-level mma.sp, any chip >= sm_80) or "
+    Option<"kernel", "kernel", "std::string", /*default=*/"\"auto\"",
+           "spmm kernel: auto (wgmma where the chip and PTX ISA have it, "
+           "else mma), mma (warp-level mma.sp, any chip >= sm_80) or "
            "wgmma (warpgroup wgmma.mma_async.sp, sm_90a only)">,
+    Option<"tileN", "tile-n", "int64_t", /*default=*/"0",
+           "kernel=wgmma, TMA kernel: tokens per block (16, 32, 64, 128 or "
+           "256; 0 = the tile table)">,
+    Option<"stages", "stages", "int64_t", /*default=*/"0",
+           "kernel=wgmma, TMA kernel: shared-memory pipeline stages (2 or "
+           "more; 0 = as many as fit, at most 8)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",

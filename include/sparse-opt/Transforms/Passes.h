@@ -10,6 +10,8 @@ namespace arith { class ArithDialect; }
 namespace tensor { class TensorDialect; }
 namespace linalg { class LinalgDialect; }
 namespace math { class MathDialect; }
+namespace LLVM { class LLVMDialect; }
+namespace NVVM { class NVVMDialect; }
 namespace sgpu {
 class SGPUDialect;
 

@@ -72,13 +72,49 @@ def SGPUDecomposeAggregates : Pass<"sgpu-decompose-aggregates", "::mlir::ModuleO
                            "::mlir::math::MathDialect"];
 }
 
+def SGPUTensorMapParams : Pass<"sgpu-tensor-map-params"> {
+  let summary = "Make the tensor map arguments of lowered kernels by-value grid-constant parameters";
+  let description = [{
+    A kernel that takes `sgpu.tensor_map` operands lists the indices of those
+    arguments, each an `!llvm.ptr`, in its `sgpu.tensor_map_args` attribute.
+    Runs after `convert-gpu-to-nvvm` (which keeps that attribute on the
+    `llvm.func` kernel; with the bare-pointer calling convention the indices
+    are unchanged) and gives each listed argument
+
+    ```mlir
+    {llvm.align = 64 : i64, llvm.byval = !llvm.array<16 x i64>, nvvm.grid_constant}
+    ```
+
+    so that the NVPTX backend declares a 128-byte, 64-byte-aligned `.param`
+    (`.param .align 64 .b8 <kernel>_param_<i>[128]`) that the runtime fills
+    with the encoded `CUtensorMap`, and the pointer becomes the parameter's
+    generic address (`cvta.param`): the operand `cp.async.bulk.tensor` and
+    `prefetch.tensormap` take. The attribute is removed.
+
+    Runs on any operation (`sgpu-compile` nests it in `gpu.module`) and
+    rewrites every `llvm.func` under it that carries the attribute. Errors,
+    at the function: the attribute on anything but an `llvm.func` (the pass
+    ran before the GPU-to-NVVM conversion), a function that is not a kernel
+    (`nvvm.kernel`), an index past the last argument, and a listed argument
+    that is not an `!llvm.ptr` in the generic address space.
+  }];
+  let dependentDialects = ["::mlir::sgpu::SGPUDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::NVVM::NVVMDialect"];
+}
+
 def SGPUEmitArtifacts : Pass<"sgpu-emit-artifacts", "::mlir::ModuleOp"> {
   let summary = "Write the PTX, constants and the runtime program of a compiled module";
   let description = [{
     Runs last in `sgpu-compile`. Expects one host function whose body only
     uses buffers (function arguments, `memref.get_global` constants,
-    `memref.alloc`) and `gpu.launch_func` with constant launch sizes, and a
-    `gpu.binary` holding PTX. Writes into `output-dir`:
+    `memref.alloc`; a `memref.expand_shape`, `memref.collapse_shape` or
+    `memref.cast` of a buffer is that buffer), `sgpu.tensor_map` of those
+    buffers and `gpu.launch_func` with constant launch sizes, and a
+    `gpu.binary` holding PTX. A kernel operand is a buffer (`b<id>`), an
+    integer constant (`i32:<v>`, `i64:<v>`) or a tensor map
+    (`tmap:b<id>:<dtype>:<dims>:<box>:<swizzle>`, encoded by the runtime at
+    each run). Writes into `output-dir`:
 
     * `kernels.ptx`: the PTX of every generated kernel;
     * `const<N>.bin`: the raw bytes of each constant buffer;
@@ -92,6 +128,9 @@ def SGPUEmitArtifacts : Pass<"sgpu-emit-artifacts", "::mlir::ModuleOp"> {
       instructions.
 
     Any other host operation is an error at its location: it would not run.
+    So is a tensor map whose source is not one of the program's buffers or
+    a reshape of one (a `memref.view` into one, say): the runtime encodes a
+    map from a buffer's address.
   }];
   let options = [
     Option<"outputDir", "output-dir", "std::string", /*default=*/"\"\"",

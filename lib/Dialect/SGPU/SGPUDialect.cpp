@@ -6,6 +6,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -35,10 +37,43 @@ void SGPUDialect::initialize() {
       >();
 }
 
-/// Discardable sgpu.* attributes: model-level options on the module.
+/// Checks `sgpu.tensor_map_args` on `op`: a function whose listed arguments
+/// are tensor maps. Only the form is checked here; the indices are checked
+/// against the signature by sgpu-tensor-map-params, on the lowered kernel.
+static LogicalResult verifyTensorMapArgs(Operation *op, NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (!isa<FunctionOpInterface>(op))
+    return op->emitError() << "'" << name
+                           << "' is a kernel function attribute (the indices "
+                              "of its tensor map arguments), not an attribute "
+                              "of '"
+                           << op->getName() << "'";
+  auto indices = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+  if (!indices)
+    return op->emitError() << "'" << name
+                           << "' must be an array<i64> of argument indices, "
+                              "got "
+                           << attr.getValue();
+  llvm::SmallDenseSet<int64_t> seen;
+  for (int64_t index : indices.asArrayRef()) {
+    if (index < 0)
+      return op->emitError()
+             << "'" << name << "' lists a negative argument index (" << index
+             << ")";
+    if (!seen.insert(index).second)
+      return op->emitError()
+             << "'" << name << "' lists argument #" << index << " twice";
+  }
+  return success();
+}
+
+/// Discardable sgpu.* attributes: model-level options on the module and the
+/// tensor map arguments of kernels.
 LogicalResult SGPUDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
+  if (name == kTensorMapArgsAttr)
+    return verifyTensorMapArgs(op, attr);
   if (name == kLadderLayersAttr || name == kTwellAttr) {
     if (!isa<ModuleOp>(op))
       return op->emitError() << "'" << name
@@ -60,7 +95,7 @@ LogicalResult SGPUDialect::verifyOperationAttribute(Operation *op,
   }
   return op->emitError() << "unknown sgpu attribute '" << name
                          << "' (known: " << kLadderLayersAttr << ", "
-                         << kTwellAttr << ")";
+                         << kTwellAttr << ", " << kTensorMapArgsAttr << ")";
 }
 
 //===----------------------------------------------------------------------===//

@@ -4,6 +4,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/APInt.h"
 
 using namespace mlir;
 using namespace mlir::sgpu;
@@ -311,6 +312,90 @@ LogicalResult AttentionOp::verify() {
         !m.getElementType().isF32())
       return emitOpError() << "a float mask must have the query's element "
                               "type or f32";
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// tensor_map
+//===----------------------------------------------------------------------===//
+
+LogicalResult TensorMapOp::verify() {
+  // The limits cuTensorMapEncodeTiled places on a tiled map without
+  // interleave.
+  constexpr int64_t kMaxRank = 5;
+  constexpr int64_t kMaxDim = int64_t(1) << 32;
+  constexpr int64_t kMaxBoxDim = 256;
+  constexpr int64_t kMaxPitch = int64_t(1) << 40;
+
+  MemRefType source = getSourceType();
+  if (!source.getLayout().isIdentity())
+    return emitOpError() << "expects a row-major source (identity layout), "
+                            "got "
+                         << source;
+  if (source.getMemorySpace())
+    return emitOpError() << "expects a source in the default memory space "
+                            "(device global memory), got "
+                         << source;
+  Type element = source.getElementType();
+  if (!element.isF16() && !element.isBF16() && !element.isF32() &&
+      !element.isSignlessInteger(32))
+    return emitOpError() << "expects a source element type f16, bf16, f32 or "
+                            "i32, got "
+                         << element;
+  int64_t rank = source.getRank();
+  if (rank < 1 || rank > kMaxRank)
+    return emitOpError() << "expects a source of rank 1 to " << kMaxRank
+                         << ", got rank " << rank;
+  ArrayRef<int64_t> shape = source.getShape();
+  for (auto [i, dim] : llvm::enumerate(shape))
+    if (dim < 1 || dim > kMaxDim)
+      return emitOpError() << "source dimension #" << i << " is " << dim
+                           << "; a tensor map needs dimensions from 1 to "
+                              "2^32";
+
+  int64_t swizzle = getSwizzle();
+  if (swizzle != 0 && swizzle != 32 && swizzle != 64 && swizzle != 128)
+    return emitOpError() << "swizzle must be 0 (none), 32, 64 or 128 bytes, "
+                            "got "
+                         << swizzle;
+
+  ArrayRef<int64_t> box = getBox();
+  if (int64_t(box.size()) != rank)
+    return emitOpError() << "box has rank " << box.size()
+                         << " but the source has rank " << rank;
+  for (auto [i, dim] : llvm::enumerate(box))
+    if (dim < 1 || dim > kMaxBoxDim)
+      return emitOpError() << "box dimension #" << i << " is " << dim
+                           << "; expected 1 to " << kMaxBoxDim;
+
+  int64_t elementBytes = element.getIntOrFloatBitWidth() / 8;
+  int64_t innerBytes = box.back() * elementBytes;
+  if (innerBytes % 16 != 0)
+    return emitOpError() << "innermost box extent is " << innerBytes
+                         << " bytes (" << box.back() << " x " << element
+                         << "); it must be a multiple of 16 bytes";
+  if (swizzle != 0 && innerBytes > swizzle)
+    return emitOpError() << "innermost box extent of " << innerBytes
+                         << " bytes exceeds the " << swizzle
+                         << "-byte swizzle span";
+
+  // Byte stride of each dimension but the innermost (dense row-major); each
+  // is a multiple of the next, so only the innermost pitch can break the
+  // 16-byte rule. The loop stops at the first pitch of 2^40 or more, so 128
+  // bits never overflow (at most 2^40 * 2^32).
+  APInt pitch(128, elementBytes);
+  for (int64_t i = rank - 2; i >= 0; --i) {
+    pitch *= APInt(128, shape[i + 1]);
+    if (pitch.urem(16) != 0)
+      return emitOpError() << "row pitch of dimension #" << i << " is "
+                           << pitch.getZExtValue()
+                           << " bytes; a tensor map needs a multiple of 16 "
+                              "bytes";
+    if (pitch.uge(kMaxPitch))
+      return emitOpError() << "row pitch of dimension #" << i << " is "
+                           << llvm::toString(pitch, 10, /*Signed=*/false)
+                           << " bytes; a tensor map needs less than 2^40";
   }
   return success();
 }

@@ -247,11 +247,29 @@ SPARSEOPT_API sparseopt_status sparseopt_launch(sparseopt_function f,
  * Buffer ids are unique non-negative integers. Input indices must be exactly
  * 0..n-1 and output indices 0..m-1. A launch argument is b<id> (the buffer's
  * device pointer, a 64-bit parameter), i32:<value> (decimal, -2^31..2^32-1),
- * i64:<value> (decimal, signed or unsigned 64-bit) or f32:<value> (decimal
- * or exponent notation, 4-byte float). The 'args' keyword is required even
- * when no argument follows. Buffers may be declared before or after the
- * launches that use them. Temp buffers are zero-filled at load. Launches run
- * in file order. Zero launches is valid.
+ * i64:<value> (decimal, signed or unsigned 64-bit), f32:<value> (decimal
+ * or exponent notation, 4-byte float) or a TMA tensor map:
+ *
+ *   tmap:b<id>:<dtype>:<d0>x<d1>...:<box0>x<box1>...:<swizzle>
+ *                                         e.g. tmap:b2:f16:4096x2048:128x32:64
+ *
+ * a tiled CUtensorMap over buffer <id> viewed as a dense row-major tensor of
+ * <dtype> (f16, bf16, f32 or i32) with dimensions d0 x d1 x ... (1 to 5 of
+ * them, outermost first, each 1..2^32), copied in boxes of box0 x box1 x ...
+ * elements (same order, each 1..256) with a shared-memory swizzle of 0 (none),
+ * 32, 64 or 128 bytes. The innermost box extent must be a multiple of 16
+ * bytes (and at most the swizzle span when swizzled), every row pitch a
+ * multiple of 16 bytes below 2^40, and the tensor must fit in the buffer's
+ * declared size. Out-of-bounds elements of a box read as zero. The map is
+ * encoded (cuTensorMapEncodeTiled, L2 promotion 128 B) from the buffer's
+ * device address when the program runs, again only when that address
+ * changes, and passed by value: the kernel parameter is 128 bytes,
+ * 64-byte aligned (a __grid_constant__ CUtensorMap). The buffer's address
+ * must be 16-byte aligned.
+ *
+ * The 'args' keyword is required even when no argument follows. Buffers may
+ * be declared before or after the launches that use them. Temp buffers are
+ * zero-filled at load. Launches run in file order. Zero launches is valid.
  */
 typedef struct sparseopt_program_s *sparseopt_program;
 
@@ -261,8 +279,8 @@ typedef struct sparseopt_program_s *sparseopt_program;
  * running it needs sparseopt_program_load. Free it with
  * sparseopt_program_destroy.
  * Errors: INVALID_ARGUMENT, IO (manifest, module or constant file missing or
- * unreadable), PARSE (malformed manifest; the message is
- * "<path>/program.txt:<line>: <what is wrong>"). */
+ * unreadable), PARSE (malformed manifest, a tensor map larger than its
+ * buffer; the message is "<path>/program.txt:<line>: <what is wrong>"). */
 SPARSEOPT_API sparseopt_status sparseopt_program_parse(const char *artifact_dir,
                                                        sparseopt_program *out);
 
@@ -295,8 +313,11 @@ SPARSEOPT_API const char *sparseopt_program_launch_kernel(sparseopt_program p,
  * All runs of a program share its temp buffers, so do not run the same
  * program concurrently on different streams.
  * Errors: INVALID_ARGUMENT (NULL program, NULL array or 0 pointer for a
- * non-empty buffer, program only parsed), NOT_INITIALIZED, CUDA (the message
- * names the launch, its manifest line and kernel). */
+ * non-empty buffer, program only parsed, a tensor map buffer whose address
+ * is not 16-byte aligned), NOT_INITIALIZED, CUDA (a failed launch or tensor
+ * map encoding; the message names the launch, its manifest line, the kernel
+ * and, for a tensor map, the argument index and the buffer). A launch that
+ * fails leaves the launches before it enqueued. */
 SPARSEOPT_API sparseopt_status sparseopt_program_run(
     sparseopt_program p, const sparseopt_deviceptr *inputs,
     const sparseopt_deviceptr *outputs, sparseopt_stream s);

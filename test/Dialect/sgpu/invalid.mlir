@@ -498,3 +498,131 @@ func.func @spmm_bias(%x: tensor<4x32xf16>, %c: !sgpu.compressed<16x32xf16, #sgpu
   %y = sgpu.spmm %x, %c bias(%b : tensor<8xf16>) : tensor<4x32xf16>, !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>> -> tensor<4x16xf16>
   return
 }
+
+// -----
+
+func.func @tensor_map_layout(%m: memref<64x64xf16, strided<[128, 1]>>) {
+  // expected-error @+1 {{'sgpu.tensor_map' op expects a row-major source (identity layout), got 'memref<64x64xf16, strided<[128, 1]>>'}}
+  %t = sgpu.tensor_map %m box [64, 8] swizzle 0 : memref<64x64xf16, strided<[128, 1]>> -> !llvm.ptr
+  return
+}
+
+// -----
+
+func.func @tensor_map_memory_space(%m: memref<64x64xf16, 3>) {
+  // expected-error @+1 {{'sgpu.tensor_map' op expects a source in the default memory space (device global memory), got 'memref<64x64xf16, 3>'}}
+  %t = sgpu.tensor_map %m box [64, 8] swizzle 0 : memref<64x64xf16, 3> -> !llvm.ptr
+  return
+}
+
+// -----
+
+func.func @tensor_map_element(%m: memref<64x64xi8>) {
+  // expected-error @+1 {{'sgpu.tensor_map' op expects a source element type f16, bf16, f32 or i32, got 'i8'}}
+  %t = sgpu.tensor_map %m box [64, 16] swizzle 0 : memref<64x64xi8> -> !llvm.ptr
+  return
+}
+
+// -----
+
+func.func @tensor_map_rank(%m: memref<2x2x2x2x2x8xf16>) {
+  // expected-error @+1 {{'sgpu.tensor_map' op expects a source of rank 1 to 5, got rank 6}}
+  %t = sgpu.tensor_map %m box [1, 1, 1, 1, 1, 8] swizzle 0 : memref<2x2x2x2x2x8xf16> -> !llvm.ptr
+  return
+}
+
+// -----
+
+func.func @tensor_map_rank0(%m: memref<f32>) {
+  // expected-error @+1 {{'sgpu.tensor_map' op expects a source of rank 1 to 5, got rank 0}}
+  %t = sgpu.tensor_map %m box [] swizzle 0 : memref<f32> -> !llvm.ptr
+  return
+}
+
+// -----
+
+func.func @tensor_map_empty_dim(%m: memref<0x64xf16>) {
+  // expected-error @+1 {{'sgpu.tensor_map' op source dimension #0 is 0; a tensor map needs dimensions from 1 to 2^32}}
+  %t = sgpu.tensor_map %m box [8, 8] swizzle 0 : memref<0x64xf16> -> !llvm.ptr
+  return
+}
+
+// -----
+
+func.func @tensor_map_huge_dim(%m: memref<4294967297x8xf16>) {
+  // expected-error @+1 {{'sgpu.tensor_map' op source dimension #0 is 4294967297; a tensor map needs dimensions from 1 to 2^32}}
+  %t = sgpu.tensor_map %m box [8, 8] swizzle 0 : memref<4294967297x8xf16> -> !llvm.ptr
+  return
+}
+
+// -----
+
+func.func @tensor_map_swizzle(%m: memref<64x64xf16>) {
+  // expected-error @+1 {{'sgpu.tensor_map' op swizzle must be 0 (none), 32, 64 or 128 bytes, got 16}}
+  %t = sgpu.tensor_map %m box [64, 8] swizzle 16 : memref<64x64xf16> -> !llvm.ptr
+  return
+}
+
+// -----
+
+func.func @tensor_map_box_rank(%m: memref<64x64xf16>) {
+  // expected-error @+1 {{'sgpu.tensor_map' op box has rank 3 but the source has rank 2}}
+  %t = sgpu.tensor_map %m box [1, 64, 8] swizzle 0 : memref<64x64xf16> -> !llvm.ptr
+  return
+}
+
+// -----
+
+func.func @tensor_map_box_zero(%m: memref<64x64xf16>) {
+  // expected-error @+1 {{'sgpu.tensor_map' op box dimension #0 is 0; expected 1 to 256}}
+  %t = sgpu.tensor_map %m box [0, 8] swizzle 0 : memref<64x64xf16> -> !llvm.ptr
+  return
+}
+
+// -----
+
+func.func @tensor_map_box_large(%m: memref<1024x64xf16>) {
+  // expected-error @+1 {{'sgpu.tensor_map' op box dimension #0 is 257; expected 1 to 256}}
+  %t = sgpu.tensor_map %m box [257, 8] swizzle 0 : memref<1024x64xf16> -> !llvm.ptr
+  return
+}
+
+// -----
+
+func.func @tensor_map_inner_bytes(%m: memref<64x64xf16>) {
+  // expected-error @+1 {{'sgpu.tensor_map' op innermost box extent is 8 bytes (4 x 'f16'); it must be a multiple of 16 bytes}}
+  %t = sgpu.tensor_map %m box [64, 4] swizzle 0 : memref<64x64xf16> -> !llvm.ptr
+  return
+}
+
+// -----
+
+func.func @tensor_map_swizzle_span(%m: memref<64x64xf16>) {
+  // expected-error @+1 {{'sgpu.tensor_map' op innermost box extent of 128 bytes exceeds the 64-byte swizzle span}}
+  %t = sgpu.tensor_map %m box [64, 64] swizzle 64 : memref<64x64xf16> -> !llvm.ptr
+  return
+}
+
+// -----
+
+func.func @tensor_map_pitch(%m: memref<4x64x12xf16>) {
+  // expected-error @+1 {{'sgpu.tensor_map' op row pitch of dimension #1 is 24 bytes; a tensor map needs a multiple of 16 bytes}}
+  %t = sgpu.tensor_map %m box [1, 8, 8] swizzle 0 : memref<4x64x12xf16> -> !llvm.ptr
+  return
+}
+
+// -----
+
+func.func @tensor_map_pitch_limit(%m: memref<2x4294967296x256xf32>) {
+  // expected-error @+1 {{'sgpu.tensor_map' op row pitch of dimension #0 is 4398046511104 bytes; a tensor map needs less than 2^40}}
+  %t = sgpu.tensor_map %m box [1, 1, 64] swizzle 0 : memref<2x4294967296x256xf32> -> !llvm.ptr
+  return
+}
+
+// -----
+
+func.func @tensor_map_result(%m: memref<64x64xf16>) {
+  // expected-error @+1 {{'sgpu.tensor_map' op result #0 must be LLVM pointer in the generic address space, but got '!llvm.ptr<1>'}}
+  %t = sgpu.tensor_map %m box [64, 8] swizzle 0 : memref<64x64xf16> -> !llvm.ptr<1>
+  return
+}

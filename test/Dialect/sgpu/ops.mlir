@@ -104,3 +104,25 @@ func.func @blocks(%x: tensor<2x8x64xf16>, %w: tensor<64xf16>, %xf: tensor<2x8x64
   %d = sgpu.attention %q, %k, %v mask(%m : tensor<1x1x16x16xi1>) {scale = 0.125 : f32} : tensor<1x8x16x64xf16>, tensor<1x2x16x64xf16>, tensor<1x2x16x32xf16> -> tensor<1x8x16x32xf16>
   return
 }
+
+// -----
+
+// Tensor maps: each element type, ranks 1 and 5, every swizzle, a box larger
+// than the buffer (the rest reads as zero) and the limits (a 256-element box
+// dimension, an innermost box as wide as the swizzle span, a 16-byte pitch).
+// CHECK-LABEL: func @tensor_maps
+// CHECK: sgpu.tensor_map %{{.*}} box [128, 32] swizzle 64 : memref<4096x2048xf16> -> !llvm.ptr
+// CHECK: sgpu.tensor_map %{{.*}} box [64, 64] swizzle 128 : memref<64x64xbf16> -> !llvm.ptr
+// CHECK: sgpu.tensor_map %{{.*}} box [256] swizzle 0 : memref<1000xf32> -> !llvm.ptr
+// CHECK: sgpu.tensor_map %{{.*}} box [1, 1, 1, 1, 8] swizzle 32 : memref<2x3x4x5x8xi32> -> !llvm.ptr
+// CHECK: sgpu.tensor_map %{{.*}} box [256, 8] swizzle 0 : memref<10x8xf16> -> !llvm.ptr
+func.func @tensor_maps(%a: memref<4096x2048xf16>, %b: memref<64x64xbf16>, %c: memref<1000xf32>,
+                       %d: memref<2x3x4x5x8xi32>, %e: memref<10x8xf16>)
+    -> (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) {
+  %ta = sgpu.tensor_map %a box [128, 32] swizzle 64 : memref<4096x2048xf16> -> !llvm.ptr
+  %tb = sgpu.tensor_map %b box [64, 64] swizzle 128 : memref<64x64xbf16> -> !llvm.ptr
+  %tc = sgpu.tensor_map %c box [256] swizzle 0 : memref<1000xf32> -> !llvm.ptr
+  %td = sgpu.tensor_map %d box [1, 1, 1, 1, 8] swizzle 32 : memref<2x3x4x5x8xi32> -> !llvm.ptr
+  %te = sgpu.tensor_map %e box [256, 8] swizzle 0 : memref<10x8xf16> -> !llvm.ptr
+  return %ta, %tb, %tc, %td, %te : !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr
+}

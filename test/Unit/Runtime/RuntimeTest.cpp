@@ -322,6 +322,28 @@ TEST_F(ArtifactTest, ParsesValidManifest) {
   EXPECT_STREQ(sparseopt_program_launch_kernel(program, 1), "second");
 }
 
+TEST_F(ArtifactTest, ParsesTensorMapArguments) {
+  // Every element type, ranks 1 to 5, every swizzle, the limits (a
+  // 256-element box dimension, an innermost box as wide as the swizzle span,
+  // a 16-byte pitch, a 2^32-element dimension) and a map exactly as large as
+  // its buffer (b1).
+  ASSERT_EQ(parse("sparseopt-program 1\n"
+                  "module kernels.ptx\n"
+                  "buffer 0 input 0 16777216\n"
+                  "buffer 1 temp 1920\n"
+                  "buffer 2 temp 17179869184\n"
+                  "launch k grid 1 1 1 block 128 1 1 smem 0 args "
+                  "tmap:b0:f16:4096x2048:128x32:64 "
+                  "tmap:b1:i32:2x3x4x5x4:1x1x1x1x4:0 "
+                  "tmap:b0:bf16:64x64:64x64:128 b0 i32:3 "
+                  "tmap:b0:f32:1000:256:0 tmap:b0:f16:10x8:256x8:32 "
+                  "tmap:b2:f32:4294967296:4:0 tmap:b0:f32:7x4x16:1x4x16:0\n"),
+            SPARSEOPT_OK)
+      << lastError();
+  ASSERT_EQ(sparseopt_program_num_launches(program), 1);
+  EXPECT_STREQ(sparseopt_program_launch_kernel(program, 0), "k");
+}
+
 TEST_F(ArtifactTest, ZeroLaunchesIsValid) {
   ASSERT_EQ(parse("sparseopt-program 1\nmodule kernels.ptx\n"), SPARSEOPT_OK)
       << lastError();
@@ -490,7 +512,84 @@ const MalformedCase kMalformedCases[] = {
      SPARSEOPT_ERROR_PARSE, 3, "invalid launch argument 'bx'"},
     {"LaunchUnknownArgType", HEADER "launch k" GRID " u8:3\n",
      SPARSEOPT_ERROR_PARSE, 3,
-     "expected b<id>, i32:<value>, i64:<value> or f32:<value>"},
+     "expected b<id>, i32:<value>, i64:<value>, f32:<value> or "
+     "tmap:b<id>:<dtype>:<dims>:<box>:<swizzle>"},
+    // Tensor maps: tmap:b<id>:<dtype>:<dims>:<box>:<swizzle>.
+    {"TensorMapFieldCount", HEADER "launch k" GRID " tmap:b0:f16:64x64:64x8\n",
+     SPARSEOPT_ERROR_PARSE, 3,
+     "invalid tensor map argument 'tmap:b0:f16:64x64:64x8': expected "
+     "tmap:b<id>:<dtype>:<dims>:<box>:<swizzle>"},
+    {"TensorMapExtraField",
+     HEADER "launch k" GRID " tmap:b0:f16:64x64:64x8:0:1\n",
+     SPARSEOPT_ERROR_PARSE, 3, "expected tmap:b<id>:<dtype>:<dims>"},
+    {"TensorMapBuffer", HEADER "launch k" GRID " tmap:x0:f16:64x64:64x8:0\n",
+     SPARSEOPT_ERROR_PARSE, 3, "expected b<buffer id>, got 'x0'"},
+    {"TensorMapBufferId", HEADER "launch k" GRID " tmap:b:f16:64x64:64x8:0\n",
+     SPARSEOPT_ERROR_PARSE, 3, "expected b<buffer id>, got 'b'"},
+    {"TensorMapDType", HEADER "launch k" GRID " tmap:b0:f64:64x64:64x8:0\n",
+     SPARSEOPT_ERROR_PARSE, 3,
+     "unknown element type 'f64' (expected f16, bf16, f32 or i32)"},
+    {"TensorMapRank",
+     HEADER "launch k" GRID " tmap:b0:f16:2x2x2x2x2x8:1x1x1x1x1x8:0\n",
+     SPARSEOPT_ERROR_PARSE, 3, "a tensor map has 1 to 5 dimensions, got 6"},
+    {"TensorMapNoDims", HEADER "launch k" GRID " tmap:b0:f16::8:0\n",
+     SPARSEOPT_ERROR_PARSE, 3,
+     "dimension '': expected an integer from 1 to 4294967296"},
+    {"TensorMapZeroDim", HEADER "launch k" GRID " tmap:b0:f16:0x64:8x8:0\n",
+     SPARSEOPT_ERROR_PARSE, 3,
+     "dimension '0': expected an integer from 1 to 4294967296"},
+    {"TensorMapHugeDim",
+     HEADER "launch k" GRID " tmap:b0:f16:4294967297x8:8x8:0\n",
+     SPARSEOPT_ERROR_PARSE, 3, "dimension '4294967297': expected an integer"},
+    {"TensorMapNonNumericDim",
+     HEADER "launch k" GRID " tmap:b0:f16:64xN:8x8:0\n", SPARSEOPT_ERROR_PARSE,
+     3, "dimension 'N': expected an integer"},
+    {"TensorMapBoxRank", HEADER "launch k" GRID " tmap:b0:f16:64x64:8:0\n",
+     SPARSEOPT_ERROR_PARSE, 3,
+     "the box has 1 dimension(s) but the tensor has 2"},
+    {"TensorMapBoxZero", HEADER "launch k" GRID " tmap:b0:f16:64x64:0x8:0\n",
+     SPARSEOPT_ERROR_PARSE, 3,
+     "box dimension '0': expected an integer from 1 to 256"},
+    {"TensorMapBoxLarge",
+     HEADER "launch k" GRID " tmap:b0:f16:1024x64:257x8:0\n",
+     SPARSEOPT_ERROR_PARSE, 3,
+     "box dimension '257': expected an integer from 1 to 256"},
+    {"TensorMapSwizzle", HEADER "launch k" GRID " tmap:b0:f16:64x64:64x8:16\n",
+     SPARSEOPT_ERROR_PARSE, 3,
+     "swizzle: expected 0, 32, 64 or 128 (bytes), got '16'"},
+    {"TensorMapNonNumericSwizzle",
+     HEADER "launch k" GRID " tmap:b0:f16:64x64:64x8:64B\n",
+     SPARSEOPT_ERROR_PARSE, 3, "got '64B'"},
+    {"TensorMapInnerBytes",
+     HEADER "launch k" GRID " tmap:b0:f16:64x64:64x4:0\n",
+     SPARSEOPT_ERROR_PARSE, 3,
+     "the innermost box extent is 8 bytes; it must be a multiple of 16"},
+    {"TensorMapSwizzleSpan",
+     HEADER "launch k" GRID " tmap:b0:f16:64x64:64x64:64\n",
+     SPARSEOPT_ERROR_PARSE, 3,
+     "the innermost box extent of 128 bytes exceeds the 64-byte swizzle "
+     "span"},
+    {"TensorMapPitch", HEADER "launch k" GRID " tmap:b0:f16:64x12:8x8:0\n",
+     SPARSEOPT_ERROR_PARSE, 3,
+     "the row pitch of dimension 0 is 24 bytes; it must be a multiple of 16"},
+    {"TensorMapPitchLimit",
+     HEADER "launch k" GRID " tmap:b0:f32:2x4294967296x256:1x1x64:0\n",
+     SPARSEOPT_ERROR_PARSE, 3,
+     "the row pitch of dimension 0 is 2^40 bytes or more"},
+    {"TensorMapUnknownBuffer",
+     HEADER "buffer 0 temp 8192\nlaunch k" GRID " tmap:b7:f16:64x64:64x8:0\n",
+     SPARSEOPT_ERROR_PARSE, 4, "launch of kernel 'k' uses unknown buffer b7"},
+    {"TensorMapLargerThanBuffer",
+     HEADER "buffer 0 temp 8191\nlaunch k" GRID
+            " i32:1 tmap:b0:f16:64x64:64x8:0\n",
+     SPARSEOPT_ERROR_PARSE, 4,
+     "launch of kernel 'k' argument 1: the tensor map (f16 64x64, box 64x8, "
+     "swizzle 0) spans 8192 bytes but buffer 0 has 8191"},
+    {"TensorMapSpanOverflow",
+     HEADER "buffer 0 temp 8192\nlaunch k" GRID
+            " tmap:b0:f32:4294967296x4294967296:1x4:0\n",
+     SPARSEOPT_ERROR_PARSE, 4,
+     "spans 2^64 or more bytes but buffer 0 has 8192"},
 };
 
 #undef HEADER
@@ -849,6 +948,209 @@ TEST(Gpu, ProgramRunReportsFailingLaunch) {
   EXPECT_TRUE(contains(lastError(), "launch 0 ("));
   EXPECT_TRUE(contains(lastError(), "program.txt:4)"));
   EXPECT_TRUE(contains(lastError(), "kernel 'add_one'"));
+  EXPECT_OK(sparseopt_program_destroy(program));
+}
+
+/// Kernels that take TMA tensor maps the way the compiler passes them: a
+/// 128-byte, 64-byte-aligned by-value parameter whose generic address
+/// (cvta.param) is the tensor map operand (sm_90a).
+///   tma_tile(map, float *out, i32 x, i32 y): one 2-D TMA load of the
+///     16 x 8 f32 box at column x, row y into shared memory; thread t (of
+///     128) writes element t of the box to out[t].
+///   tma_prefetch(m0..m4): prefetch.tensormap of five maps.
+const char *const kTensorMapPtx = R"(
+.version 8.0
+.target sm_90a
+.address_size 64
+
+.visible .entry tma_tile(
+    .param .align 64 .b8 tma_tile_map[128],
+    .param .u64 tma_tile_out,
+    .param .u32 tma_tile_x,
+    .param .u32 tma_tile_y
+)
+{
+    .reg .pred %p<3>;
+    .reg .b32 %r<10>;
+    .reg .b64 %rd<8>;
+    .reg .f32 %f<2>;
+    .shared .align 128 .b8 tile[512];
+    .shared .align 8 .b64 full;
+
+    mov.b64 %rd1, tma_tile_map;
+    cvta.param.u64 %rd2, %rd1;
+    ld.param.u64 %rd3, [tma_tile_out];
+    ld.param.u32 %r1, [tma_tile_x];
+    ld.param.u32 %r2, [tma_tile_y];
+    mov.u32 %r3, %tid.x;
+    mov.u32 %r4, full;
+    mov.u32 %r5, tile;
+    setp.eq.u32 %p1, %r3, 0;
+    @%p1 mbarrier.init.shared::cta.b64 [%r4], 1;
+    @%p1 fence.mbarrier_init.release.cluster;
+    bar.sync 0;
+    @!%p1 bra $L_wait;
+    mbarrier.arrive.expect_tx.shared::cta.b64 %rd4, [%r4], 512;
+    cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%r5], [%rd2, {%r1, %r2}], [%r4];
+$L_wait:
+    mbarrier.try_wait.parity.shared::cta.b64 %p2, [%r4], 0;
+    @!%p2 bra $L_wait;
+    shl.b32 %r6, %r3, 2;
+    add.u32 %r7, %r5, %r6;
+    ld.shared.f32 %f1, [%r7];
+    cvta.to.global.u64 %rd5, %rd3;
+    mul.wide.u32 %rd6, %r3, 4;
+    add.s64 %rd7, %rd5, %rd6;
+    st.global.f32 [%rd7], %f1;
+    ret;
+}
+
+.visible .entry tma_prefetch(
+    .param .align 64 .b8 tma_prefetch_m0[128],
+    .param .align 64 .b8 tma_prefetch_m1[128],
+    .param .align 64 .b8 tma_prefetch_m2[128],
+    .param .align 64 .b8 tma_prefetch_m3[128],
+    .param .align 64 .b8 tma_prefetch_m4[128]
+)
+{
+    .reg .b64 %rd<11>;
+    mov.b64 %rd1, tma_prefetch_m0;
+    cvta.param.u64 %rd2, %rd1;
+    prefetch.tensormap [%rd2];
+    mov.b64 %rd3, tma_prefetch_m1;
+    cvta.param.u64 %rd4, %rd3;
+    prefetch.tensormap [%rd4];
+    mov.b64 %rd5, tma_prefetch_m2;
+    cvta.param.u64 %rd6, %rd5;
+    prefetch.tensormap [%rd6];
+    mov.b64 %rd7, tma_prefetch_m3;
+    cvta.param.u64 %rd8, %rd7;
+    prefetch.tensormap [%rd8];
+    mov.b64 %rd9, tma_prefetch_m4;
+    cvta.param.u64 %rd10, %rd9;
+    prefetch.tensormap [%rd10];
+    ret;
+}
+)";
+
+/// The tensor of the tma_tile program: 40 x 24 f32, row-major.
+constexpr unsigned kMapRows = 40, kMapCols = 24;
+constexpr size_t kMapBytes = kMapRows * kMapCols * sizeof(float);
+/// The box (rows x columns) and where tma_tile loads it: it covers rows
+/// 32..47 and columns 20..27, so part of it lies outside the tensor.
+constexpr unsigned kBoxRows = 16, kBoxCols = 8, kBoxRow = 32, kBoxCol = 20;
+
+/// Writes the tensor-map artifact: tma_tile over input 0 into output 0,
+/// then tma_prefetch of maps of every element type, rank 1 and 5 and every
+/// swizzle over the same input.
+void writeTensorMapProgram(const TempDir &dir) {
+  dir.write("kernels.ptx", kTensorMapPtx);
+  dir.write("program.txt",
+            "sparseopt-program 1\n"
+            "module kernels.ptx\n"
+            "buffer 0 input 0 " +
+                std::to_string(kMapBytes) +
+                "\n"
+                "buffer 1 output 0 " +
+                std::to_string(kBoxRows * kBoxCols * sizeof(float)) +
+                "\n"
+                "launch tma_tile grid 1 1 1 block 128 1 1 smem 0 args "
+                "tmap:b0:f32:40x24:16x8:0 b1 i32:20 i32:32\n"
+                "launch tma_prefetch grid 1 1 1 block 32 1 1 smem 0 args "
+                "tmap:b0:f16:40x48:16x16:32 tmap:b0:bf16:40x48:8x32:64 "
+                "tmap:b0:i32:40x24:4x8:128 tmap:b0:f32:960:256:0 "
+                "tmap:b0:f16:2x2x2x10x24:1x1x1x2x8:0\n");
+}
+
+/// Element (r, c) of the n-th input of the tensor-map test: never zero.
+float mapInput(int n, unsigned r, unsigned c) {
+  return float(n * 10000 + r * 100 + c + 1);
+}
+
+/// Loads the tensor-map program, or skips on a GPU without TMA (the module
+/// targets sm_90a).
+#define LOAD_TENSOR_MAP_PROGRAM(dir, program)                                  \
+  do {                                                                         \
+    writeTensorMapProgram(dir);                                                \
+    sparseopt_status loadStatus =                                              \
+        sparseopt_program_load((dir).c_str(), &(program));                     \
+    if (loadStatus == SPARSEOPT_ERROR_CUDA &&                                  \
+        (contains(lastError(), "NO_BINARY_FOR_GPU") ||                         \
+         contains(lastError(), "SM version")))                                 \
+      GTEST_SKIP() << "needs an sm_90a GPU (TMA): " << lastError();            \
+    ASSERT_EQ(loadStatus, SPARSEOPT_OK) << lastError();                        \
+  } while (0)
+
+TEST(Gpu, ProgramPassesTensorMaps) {
+  REQUIRE_GPU();
+  TempDir dir;
+  sparseopt_program program = nullptr;
+  LOAD_TENSOR_MAP_PROGRAM(dir, program);
+
+  // Two inputs with different contents: each run encodes the map for the
+  // input it is given (and reuses it when the input stays the same).
+  sparseopt_deviceptr in[2] = {0, 0}, out = 0;
+  const size_t outBytes = kBoxRows * kBoxCols * sizeof(float);
+  for (int n = 0; n < 2; ++n) {
+    std::vector<float> host(kMapRows * kMapCols);
+    for (unsigned r = 0; r < kMapRows; ++r)
+      for (unsigned c = 0; c < kMapCols; ++c)
+        host[r * kMapCols + c] = mapInput(n, r, c);
+    ASSERT_OK(sparseopt_malloc(kMapBytes, &in[n]));
+    ASSERT_OK(sparseopt_memcpy_htod(in[n], host.data(), kMapBytes));
+  }
+  ASSERT_OK(sparseopt_malloc(outBytes, &out));
+
+  for (int n : {0, 0, 1, 0}) {
+    ASSERT_OK(sparseopt_memset_d8(out, 0xff, outBytes));
+    ASSERT_OK(sparseopt_synchronize());
+    ASSERT_OK(sparseopt_program_run(program, &in[n], &out, nullptr));
+    ASSERT_OK(sparseopt_synchronize());
+    std::vector<float> tile(kBoxRows * kBoxCols);
+    ASSERT_OK(sparseopt_memcpy_dtoh(tile.data(), out, outBytes));
+    for (unsigned r = 0; r < kBoxRows; ++r)
+      for (unsigned c = 0; c < kBoxCols; ++c) {
+        unsigned row = kBoxRow + r, col = kBoxCol + c;
+        float expected = row < kMapRows && col < kMapCols
+                             ? mapInput(n, row, col)
+                             : 0.0f; // out of bounds reads as zero
+        ASSERT_EQ(tile[r * kBoxCols + c], expected)
+            << "input " << n << ", box element (" << r << ", " << c << ")";
+      }
+  }
+
+  EXPECT_OK(sparseopt_free(in[0]));
+  EXPECT_OK(sparseopt_free(in[1]));
+  EXPECT_OK(sparseopt_free(out));
+  EXPECT_OK(sparseopt_program_destroy(program));
+}
+
+TEST(Gpu, ProgramRunRejectsUnalignedTensorMapBuffer) {
+  REQUIRE_GPU();
+  TempDir dir;
+  sparseopt_program program = nullptr;
+  LOAD_TENSOR_MAP_PROGRAM(dir, program);
+  sparseopt_deviceptr in = 0, out = 0;
+  ASSERT_OK(sparseopt_malloc(kMapBytes + 16, &in));
+  ASSERT_OK(sparseopt_malloc(kBoxRows * kBoxCols * sizeof(float), &out));
+
+  sparseopt_deviceptr unaligned = in + 4;
+  EXPECT_EQ(sparseopt_program_run(program, &unaligned, &out, nullptr),
+            SPARSEOPT_ERROR_INVALID_ARGUMENT);
+  std::string message = lastError();
+  EXPECT_TRUE(contains(message, "sparseopt_program_run: launch 0 ("));
+  EXPECT_TRUE(contains(message, "program.txt:5)"));
+  EXPECT_TRUE(contains(message, "kernel 'tma_tile' argument 0 (tensor map "
+                                "over buffer 0, input 0): device pointer 0x"));
+  EXPECT_TRUE(contains(message, "is not 16-byte aligned"));
+
+  // The failure leaves the program usable.
+  sparseopt_deviceptr aligned = in + 16;
+  EXPECT_OK(sparseopt_program_run(program, &aligned, &out, nullptr));
+  EXPECT_OK(sparseopt_synchronize());
+
+  EXPECT_OK(sparseopt_free(in));
+  EXPECT_OK(sparseopt_free(out));
   EXPECT_OK(sparseopt_program_destroy(program));
 }
 

@@ -28,13 +28,28 @@ def SGPU_Dialect : Dialect {
     * TwELL activation sparsity: packed ReLU activations (`!sgpu.twell`) and
       the sparse FFN consumer;
     * tensor-parallel collectives: `sgpu.all_reduce` and its asynchronous
-      split `sgpu.all_reduce_start` / `sgpu.all_reduce_wait`.
+      split `sgpu.all_reduce_start` / `sgpu.all_reduce_wait`;
+    * kernel parameters: `sgpu.tensor_map`, a TMA tensor map that the host
+      passes to a kernel by value.
 
     All compute ops have value (tensor) semantics. `convert-sgpu-to-loops`
     defines their reference semantics as plain loops; `convert-sgpu-to-gpu`
     generates GPU kernels for them.
+
+    Discardable attributes, checked by the dialect:
+
+    * `sgpu.ladder_layers` (module, positive integer): the model is
+      ladder-trained; the last K layers may be rewritten.
+    * `sgpu.twell` (module, `#sgpu.twell<tile = T, compression = C>`): TwELL
+      packing options.
+    * `sgpu.tensor_map_args` (kernel function, `array<i64>` of distinct
+      non-negative argument indices): the kernel's arguments that receive an
+      `sgpu.tensor_map`, each an `!llvm.ptr`. `sgpu-tensor-map-params` checks
+      the indices against the signature of the lowered `llvm.func` and turns
+      those arguments into by-value `__grid_constant__` parameters.
   }];
-  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+  let dependentDialects = ["::mlir::tensor::TensorDialect",
+                           "::mlir::LLVM::LLVMDialect"];
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;
   let hasOperationAttrVerify = 1;
@@ -44,6 +59,10 @@ def SGPU_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kLadderLayersAttr = "sgpu.ladder_layers";
     /// Module attribute: TwELL packing options (#sgpu.twell<...>).
     static constexpr ::llvm::StringLiteral kTwellAttr = "sgpu.twell";
+    /// Kernel function attribute: indices of the arguments that are tensor
+    /// maps (array<i64>), consumed by sgpu-tensor-map-params.
+    static constexpr ::llvm::StringLiteral kTensorMapArgsAttr =
+        "sgpu.tensor_map_args";
   }];
 }
 

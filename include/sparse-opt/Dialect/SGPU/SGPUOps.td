@@ -270,6 +270,69 @@ def SGPU_AttentionOp : SGPU_Op<"attention", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
+// Kernel parameters
+//===----------------------------------------------------------------------===//
+
+// `!llvm.ptr` (the generic address space), without including the LLVM
+// dialect's TableGen files (their enums would be generated here too).
+def SGPU_GenericPointer : Type<
+    And<[CPred<"::llvm::isa<::mlir::LLVM::LLVMPointerType>($_self)">,
+         CPred<"::llvm::cast<::mlir::LLVM::LLVMPointerType>($_self)"
+               ".getAddressSpace() == 0">]>,
+    "LLVM pointer in the generic address space",
+    "::mlir::LLVM::LLVMPointerType">;
+
+def SGPU_TensorMapOp : SGPU_Op<"tensor_map", [Pure]> {
+  let summary = "a TMA tensor map over a buffer, passed to a kernel by value";
+  let description = [{
+    Describes a CUDA TMA tiled tensor map (`CUtensorMap`, 128 bytes) over
+    `source`, a statically shaped, row-major (identity layout) memref of
+    rank 1 to 5 in the default memory space with element type f16, bf16, f32
+    or i32. `box` is the shape of the box (the shared-memory tile one TMA
+    copy moves), in the memref's dimension order (outermost first);
+    `swizzle` is the shared-memory swizzle span in bytes: 0 (none), 32, 64
+    or 128. Elements of a box that fall outside the memref read as zero.
+
+    The op is only meaningful as a kernel operand of `gpu.launch_func`. The
+    runtime encodes the map (`cuTensorMapEncodeTiled`) from the buffer's
+    device address at each run and passes its 128 bytes by value, as a
+    `__grid_constant__` kernel parameter: in the kernel the argument is an
+    `!llvm.ptr` (the generic address of the parameter, the operand that
+    `cp.async.bulk.tensor` and `prefetch.tensormap` take), listed in the
+    kernel's `sgpu.tensor_map_args` attribute, which `sgpu-tensor-map-params`
+    turns into a by-value parameter after `convert-gpu-to-nvvm`.
+    `sgpu-emit-artifacts` writes the map as a `tmap:` launch argument.
+
+    The verifier enforces what `cuTensorMapEncodeTiled` requires of the
+    shape: each memref dimension from 1 to 2^32, each box dimension from 1
+    to 256, an innermost box extent that is a multiple of 16 bytes (and, when
+    swizzled, at most the swizzle span), and row pitches (the byte strides of
+    all but the innermost dimension) that are multiples of 16 bytes and
+    below 2^40.
+
+    ```mlir
+    %tm = sgpu.tensor_map %buf box [128, 32] swizzle 64 : memref<4096x2048xf16> -> !llvm.ptr
+    gpu.launch_func @kernels::@gemm blocks in (%c32, %c1, %c1) threads in (%c128, %c1, %c1)
+        args(%tm : !llvm.ptr, %out : memref<4096x4096xf16>)
+    ```
+  }];
+  let arguments = (ins AnyStaticShapeMemRef:$source, DenseI64ArrayAttr:$box,
+                       I64Attr:$swizzle);
+  let results = (outs SGPU_GenericPointer:$result);
+  let assemblyFormat = [{
+    $source `box` $box `swizzle` $swizzle attr-dict `:` type($source) `->`
+    qualified(type($result))
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The source memref's type.
+    ::mlir::MemRefType getSourceType() {
+      return ::llvm::cast<::mlir::MemRefType>(getSource().getType());
+    }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Tensor-parallel collectives
 //===----------------------------------------------------------------------===//
 

@@ -1,0 +1,519 @@
+//===- SpmmTMA.cpp - warp-specialized TMA sparse GEMM (sm_90a) ------------===//
+//
+// Y[M, N] = X[M, K] . W[N, K]^T, W 2:4-compressed (values + metadata in the
+// mma.sp word order), on wgmma.mma_async.sp. The weight is the sparse A
+// operand (features are the wgmma M), the tokens of X the dense B operand
+// (K-major: X's rows as they are); the accumulator is Y^T and the epilogue
+// stores it transposed.
+//
+// Block: 384 threads, three warpgroups.
+//  * Warpgroup 0 produces: it gives registers back (setmaxnreg.dec 40) and
+//    one thread issues, per k-tile of 64 logical K, three TMA loads into the
+//    next free stage, all completing on that stage's `full` mbarrier:
+//      A: compressed values, box 128 rows x 32 columns (64 B rows, 64B
+//         swizzle), the block's 128 features;
+//      B: X, box BN tokens x 64 K (128 B rows, 128B swizzle);
+//      E: metadata words, box 8 sixteen-row tiles x 32 words (the two k32
+//         steps of the tile, unswizzled; global view [N/16, KS*16]).
+//    Out-of-bounds boxes read as zeros (M, N and K tails need no masks).
+//  * Warpgroups 1 and 2 consume (setmaxnreg.inc 232): warpgroup c owns
+//    features 64c..64c+63 of the block and all BN tokens, m64nBNk32. Per
+//    k-tile: wait `full`, read its two metadata words (one per k32 step)
+//    from shared memory, wgmma.fence, two wgmmas, commit, then
+//    wgmma.wait_group 1: the previous tile's group is complete, so one lane
+//    per warp arrives on that tile's `empty` mbarrier and the producer may
+//    refill it. One wgmma group therefore stays in flight across k-tiles.
+//
+// Metadata registers of the in-flight group: ptxas treats the metadata
+// operand like the other wgmma registers, and a write to it while its group
+// is pending (the next tile's words loaded into the same register) makes it
+// serialize every wgmma of the kernel (C7514). The k-loop is therefore
+// unrolled by two: consecutive tiles' words live in distinct registers
+// (double-buffered), so tile i+1's loads never touch tile i's operand.
+//
+// Shared memory (dynamic, aligned up to 1024 B at run time): stages of
+// [A 8 KiB | B BN*128 B | E 1 KiB], each 1024-aligned so that the swizzle
+// patterns start on their boundary (descriptor base offset 0), then the
+// `full` and `empty` mbarriers (8 B each).
+// Descriptors: A (SW64, K-major): SBO 512 B (8 rows x 64 B), k32 step
+// +32 B, warpgroup c +4096 B; B (SW128, K-major): SBO 1024 B, k32 step
+// +64 B. LBO is unused for swizzled K-major layouts (encoded 1).
+//
+// Tile table (getTmaSpmmConfig): BN starts at the power of two >= M (16 ..
+// 256) and halves, down to 64, while the grid has fewer blocks than the
+// GPU has multiprocessors (132 on H100/H200 SXM); stages are as many as fit
+// in 227 KiB, at most 8 and at most the number of k-tiles.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SpmmTMA.h"
+#include "IndexMath.h"
+#include "SpmmEpilogue.h"
+#include "WgmmaAsm.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::sgpu;
+
+namespace {
+
+constexpr int64_t kThreads = 384;
+constexpr int64_t kBlockRows = 128;   // features per block (2 x wgmma M)
+constexpr int64_t kKTile = 64;        // logical K per stage
+constexpr int64_t kSteps = kKTile / 32; // k32 wgmmas per stage
+constexpr int64_t kABytes = kBlockRows * kKTile / 2 * 2; // 8 KiB
+constexpr int64_t kEWords = kBlockRows / 16 * kSteps * 16; // 256 words
+constexpr int64_t kEBytes = kEWords * 4;                   // 1 KiB
+constexpr int64_t kSharedLimit = 227 * 1024; // per block, sm_90
+constexpr int64_t kAlignSlack = 1024;
+constexpr int64_t kMaxStages = 8;
+constexpr int64_t kNumSMs = 132;
+constexpr int64_t kProducerRegs = 40, kConsumerRegs = 232;
+constexpr uint32_t kEmptyMeta = 0x44444444u; // positions (0,1) everywhere
+
+int64_t bBytes(int64_t bn) { return bn * kKTile * 2; }
+/// Row pitch (bytes) of the staged epilogue's token-major tile: 64
+/// features plus 16 bytes of padding.
+int64_t stagingPitch(const SpmmShape &s) {
+  return 64 * (s.resultType.getIntOrFloatBitWidth() / 8) + 16;
+}
+int64_t stageBytes(int64_t bn) { return kABytes + bBytes(bn) + kEBytes; }
+
+class TmaSpmmBuilder {
+public:
+  TmaSpmmBuilder(OpBuilder &b, Location loc, const SpmmShape &s,
+                 const TmaSpmmConfig &cfg)
+      : b(b), loc(loc), s(s), cfg(cfg), im{b, loc},
+        nAcc(cfg.tokensPerBlock / 2), kSteps32(s.paddedK / 32),
+        kTiles((s.paddedK / 32 + kSteps - 1) / kSteps),
+        stride(stageBytes(cfg.tokensPerBlock)) {}
+
+  void build(gpu::GPUFuncOp func) {
+    Block &entry = func.getBody().front();
+    b.setInsertionPointToStart(&entry);
+    tmX = toI64Ptr(entry.getArgument(0));
+    tmA = toI64Ptr(entry.getArgument(1));
+    tmE = toI64Ptr(entry.getArgument(2));
+    bias = s.hasBias ? entry.getArgument(3) : Value();
+    Value y = entry.getArguments().back();
+
+    tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+    Value bx = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+    Value by = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+    f0 = im.mul(by, kBlockRows);
+    tok0 = im.mul(bx, cfg.tokensPerBlock);
+
+    // Shared memory: the dynamic window, aligned up to 1024 bytes.
+    auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
+                                         gpu::AddressSpace::Workgroup);
+    Value dyn = gpu::DynamicSharedMemoryOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                        MemRefLayoutAttrInterface(), wg));
+    Value raw = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, dyn);
+    Value pad = im.rem(im.sub(im.c(kAlignSlack), im.rem(raw, kAlignSlack)),
+                       kAlignSlack);
+    baseIdx = im.add(raw, pad);
+    rawBase = raw;
+    padWords = im.div(pad, 4);
+    words = memref::ViewOp::create(
+        b, loc,
+        MemRefType::get({(cfg.dynamicSharedBytes) / 4}, b.getI32Type(),
+                        MemRefLayoutAttrInterface(), wg),
+        dyn, im.c(0), ValueRange{});
+
+    // Barrier initialization by thread 0, visible to the async proxy
+    // before anyone uses the barriers.
+    Value isThread0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                            tid, im.c(0));
+    {
+      auto init = scf::IfOp::create(b, loc, isThread0, false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&init.getThenRegion().front());
+      for (int64_t st = 0; st < cfg.stages; ++st) {
+        asmVoid(b, loc, "mbarrier.init.shared::cta.b64 [$0], $1;",
+                {barrier(fullOffset(st)), im.i32(1)}, "r,r");
+        asmVoid(b, loc, "mbarrier.init.shared::cta.b64 [$0], $1;",
+                {barrier(emptyOffset(st)), im.i32(kBlockRows / 16)}, "r,r");
+      }
+      asmVoid(b, loc, "fence.mbarrier_init.release.cluster;", {}, "");
+    }
+    gpu::BarrierOp::create(b, loc);
+
+    Value warpGroup = im.div(tid, 128);
+    Value isProducer = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::eq, warpGroup, im.c(0));
+    auto roles = scf::IfOp::create(b, loc, isProducer, /*else=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&roles.getThenRegion().front());
+      buildProducer(isThread0);
+      b.setInsertionPointToStart(&roles.getElseRegion().front());
+      buildConsumer(y, im.sub(warpGroup, im.c(1)));
+    }
+    b.setInsertionPointToEnd(&entry);
+    gpu::ReturnOp::create(b, loc);
+  }
+
+private:
+  // --- shared-memory addresses (i32, shared window) ---------------------
+  int64_t aOffset(int64_t st) const { return st * stride; }
+  int64_t barriersOffset() const { return cfg.barriersOffset; }
+  int64_t fullOffset(int64_t st) const { return barriersOffset() + 8 * st; }
+  int64_t emptyOffset(int64_t st) const {
+    return barriersOffset() + 8 * (cfg.stages + st);
+  }
+  /// Shared address (i32) of byte `offset` (a constant) after the aligned
+  /// base.
+  Value barrier(int64_t offset) { return smemAddr(im.c(offset)); }
+  /// Shared address (i32) of byte `offset` after the aligned base.
+  Value smemAddr(Value offset) {
+    return arith::IndexCastUIOp::create(b, loc, b.getI32Type(),
+                                        im.add(baseIdx, offset));
+  }
+  /// Byte offset of stage `st`'s piece at `within` (A 0, B, E).
+  Value stageOffset(Value st, int64_t within) {
+    return im.add(im.mul(st, stride), within);
+  }
+  /// Byte offset of stage `st`'s mbarrier of the given kind.
+  Value fullBarrier(Value st) {
+    return smemAddr(im.add(im.mul(st, 8), barriersOffset()));
+  }
+  Value emptyBarrier(Value st) {
+    return smemAddr(im.add(im.mul(st, 8), barriersOffset() + 8 * cfg.stages));
+  }
+
+  /// Spins until the mbarrier at `addr` completes the phase of parity
+  /// `parity` (i32 0/1).
+  void waitBarrier(Value addr, Value parity) {
+    asmVoid(b, loc,
+            "{\n.reg .pred p;\nwait_again:\n"
+            "mbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n"
+            "@!p bra wait_again;\n}",
+            {addr, parity}, "r,r");
+  }
+
+  Value toI64Ptr(Value ptr) {
+    return LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), ptr);
+  }
+  Value toI32(Value index) {
+    return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), index);
+  }
+  Value i64c(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+  }
+
+  /// One thread issues every k-tile's loads once its stage is free.
+  void buildProducer(Value isThread0) {
+    asmVoid(b, loc,
+            "setmaxnreg.dec.sync.aligned.u32 " +
+                std::to_string(kProducerRegs) + ";",
+            {}, "");
+    auto only = scf::IfOp::create(b, loc, isThread0, false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&only.getThenRegion().front());
+    for (Value tm : {tmX, tmA, tmE})
+      asmVoid(b, loc, "prefetch.tensormap [$0];", {tm}, "l");
+    Value rowTile0 = toI32(im.div(f0, 16));
+    Value featRow0 = toI32(f0);
+    Value tokRow0 = toI32(tok0);
+    int64_t txBytes = stride;
+    scf::ForOp::create(
+        b, loc, im.c(0), im.c(kTiles), im.c(1), ValueRange{},
+        [&](OpBuilder &, Location, Value kt, ValueRange) {
+          Value st = im.rem(kt, cfg.stages);
+          // Free once the consumers released it; the first pass over the
+          // stages waits on the parity of the phase before the first
+          // (complete from the start).
+          Value parity = toI32(im.rem(im.add(im.div(kt, cfg.stages), 1), 2));
+          waitBarrier(emptyBarrier(st), parity);
+          Value full = fullBarrier(st);
+          asmVoid(b, loc,
+                  "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
+                  {full, im.i32(txBytes)}, "r,r");
+          Value kt32 = toI32(kt);
+          auto mul32 = [&](Value v, int64_t c) {
+            return arith::MulIOp::create(b, loc, v, im.i32(c)).getResult();
+          };
+          load2d(smemAddr(stageOffset(st, 0)), tmA, mul32(kt32, kKTile / 2),
+                 featRow0, full);
+          load2d(smemAddr(stageOffset(st, kABytes)), tmX,
+                 mul32(kt32, kKTile), tokRow0, full);
+          load2d(smemAddr(stageOffset(st, kABytes + bBytes(cfg.tokensPerBlock))),
+                 tmE, mul32(kt32, kSteps * 16), rowTile0, full);
+          scf::YieldOp::create(b, loc);
+        });
+  }
+
+  /// A 2-D TMA tile load (coordinates innermost first) completing on the
+  /// mbarrier `bar`.
+  void load2d(Value dst, Value tmap, Value c0, Value c1, Value bar) {
+    asmVoid(b, loc,
+            "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
+            "complete_tx::bytes [$0], [$1, {$2, $3}], [$4];",
+            {dst, tmap, c0, c1, bar}, "r,l,r,r,r");
+  }
+
+  void buildConsumer(Value y, Value c) {
+    asmVoid(b, loc,
+            "setmaxnreg.inc.sync.aligned.u32 " +
+                std::to_string(kConsumerRegs) + ";",
+            {}, "");
+    Value ctid = im.rem(tid, 128);
+    Value warp = im.div(ctid, 32), lane = im.rem(ctid, 32);
+    Value g = im.div(lane, 4), t = im.rem(lane, 4);
+    // This thread's metadata words inside a stage's E box: row tile
+    // 4c + w of the block, word 16 j + 2 g + (t & 1) for k32 step j.
+    Value rtLocal = im.add(im.mul(c, 4), warp);
+    Value eWord0 = im.add(im.mul(rtLocal, kSteps * 16),
+                          im.add(im.mul(g, 2), im.rem(t, 2)));
+    // Row tiles past the padded weight read zeros: use the valid encoding.
+    Value rowTileOk;
+    if ((s.paddedN / 16) % (kBlockRows / 16) != 0)
+      rowTileOk = im.lt(im.add(im.div(f0, 16), rtLocal), s.paddedN / 16);
+    Value isLane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          lane, im.c(0));
+
+    // Descriptors of stage 0: A at the warpgroup's 64 rows, B.
+    Value base64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(),
+                                                baseIdx);
+    Value aAddr = arith::AddIOp::create(
+        b, loc, base64,
+        arith::MulIOp::create(
+            b, loc,
+            arith::IndexCastUIOp::create(b, loc, b.getI64Type(), c),
+            i64c(64 * kKTile)));
+    Value descA0 = smemDescriptor(b, loc, aAddr, 16, 8 * kKTile,
+                                  SmemSwizzle::B64);
+    Value descB0 = smemDescriptor(
+        b, loc, arith::AddIOp::create(b, loc, base64, i64c(kABytes)), 16,
+        1024, SmemSwizzle::B128);
+
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32Type(),
+                                           b.getF32FloatAttr(0.0f));
+    // One k-tile: wait for its stage, read its metadata words, issue its
+    // wgmmas, then retire the previous tile's group and release that stage.
+    auto tileStep = [&](Value kt, ValueRange acc) -> SmallVector<Value> {
+      Value st = im.rem(kt, cfg.stages);
+      waitBarrier(fullBarrier(st), toI32(im.rem(im.div(kt, cfg.stages), 2)));
+      SmallVector<Value> e;
+      for (int64_t j = 0; j < kSteps; ++j) {
+        Value idx = im.add(
+            im.add(padWords,
+                   im.div(stageOffset(st, kABytes + bBytes(cfg.tokensPerBlock)),
+                          4)),
+            im.add(eWord0, j * 16));
+        Value w = memref::LoadOp::create(b, loc, words, ValueRange{idx});
+        Value ok = rowTileOk;
+        // An odd step count leaves the last tile's second step past the
+        // weight (zeros).
+        if (kSteps32 % kSteps != 0 && j >= kSteps32 % kSteps)
+          ok = im.andi(ok, im.lt(kt, kTiles - 1));
+        if (ok)
+          w = arith::SelectOp::create(
+              b, loc, ok, w, im.i32(static_cast<int32_t>(kEmptyMeta)));
+        e.push_back(w);
+      }
+      Value stOff64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(),
+                                                   im.mul(st, stride / 16));
+      Value descA = arith::AddIOp::create(b, loc, descA0, stOff64);
+      Value descB = arith::AddIOp::create(b, loc, descB0, stOff64);
+      SmallVector<Value> d =
+          asmOnAcc(b, loc, "wgmma.fence.sync.aligned;", {}, "", acc);
+      for (int64_t j = 0; j < kSteps; ++j)
+        d = sparseWgmma(
+            b, loc, s.elementType,
+            arith::AddIOp::create(b, loc, descA, i64c(j * 32 / 16)),
+            arith::AddIOp::create(b, loc, descB, i64c(j * 64 / 16)), e[j], d);
+      asmVoid(b, loc, "wgmma.commit_group.sync.aligned;", {}, "");
+      d = asmOnAcc(b, loc, "wgmma.wait_group.sync.aligned 1;", {}, "", d);
+      // The previous tile's group is complete: release its stage.
+      Value release = im.andi(
+          isLane0, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                         kt, im.c(0)));
+      auto rel = scf::IfOp::create(b, loc, release, false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&rel.getThenRegion().front());
+      Value prev = im.rem(im.add(kt, cfg.stages - 1), cfg.stages);
+      asmVoid(b, loc, "mbarrier.arrive.shared::cta.b64 _, [$0];",
+              {emptyBarrier(prev)}, "r");
+      return d;
+    };
+
+    // Two k-tiles per iteration: the metadata words of consecutive tiles
+    // are distinct registers, so loading tile i+1's words never overwrites
+    // the operand of tile i's group, which is still in flight (ptxas
+    // serializes every wgmma when it sees such a write).
+    SmallVector<Value> acc(nAcc, zero);
+    auto pairs = scf::ForOp::create(
+        b, loc, im.c(0), im.c(kTiles / 2), im.c(1), acc,
+        [&](OpBuilder &, Location, Value i, ValueRange carried) {
+          Value kt = im.mul(i, 2);
+          SmallVector<Value> d = tileStep(kt, carried);
+          d = tileStep(im.add(kt, 1), d);
+          scf::YieldOp::create(b, loc, d);
+        });
+    acc.assign(pairs.getResults().begin(), pairs.getResults().end());
+    if (kTiles % 2)
+      acc = tileStep(im.c(kTiles - 1), acc);
+    acc = asmOnAcc(b, loc, "wgmma.wait_group.sync.aligned 0;", {}, "", acc);
+    Value row0 = im.add(im.add(f0, im.mul(c, 64)), im.add(im.mul(warp, 16), g));
+    bool fullM = s.m % cfg.tokensPerBlock == 0, fullN = s.n % kBlockRows == 0;
+    if (cfg.stagedEpilogue)
+      buildStagedEpilogue(y, acc, c, ctid, warp, g, t);
+    else
+      buildSpmmEpilogue(b, loc, im, s, acc, bias, y, row0, tok0, t, fullM,
+                        fullN);
+  }
+
+  /// Full tiles: the warpgroup's 64 x BN result goes through shared memory
+  /// (token-major, rows padded by 16 bytes: the fragment's 2-byte stores
+  /// from the four lanes t of a quad land in different banks) and leaves
+  /// as 16-byte vectors, whole 128-byte rows of Y per 8 lanes. The
+  /// pipeline's stages are free: both consumer warpgroups pass a named
+  /// barrier after their last wgmma (every TMA write has landed by then).
+  void buildStagedEpilogue(Value y, ArrayRef<Value> acc, Value c, Value ctid,
+                           Value warp, Value g, Value t) {
+    Type et = s.resultType;
+    int64_t eb = et.getIntOrFloatBitWidth() / 8;
+    int64_t pitch = stagingPitch(s);
+    int64_t bn = cfg.tokensPerBlock;
+    auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
+                                         gpu::AddressSpace::Workgroup);
+    Value dyn = gpu::DynamicSharedMemoryOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                        MemRefLayoutAttrInterface(), wg));
+    Value stage = memref::ViewOp::create(
+        b, loc,
+        MemRefType::get({cfg.dynamicSharedBytes / eb}, et,
+                        MemRefLayoutAttrInterface(), wg),
+        dyn, im.c(0), ValueRange{});
+    // Element offset of this warpgroup's staging tile.
+    Value base = im.add(im.div(im.sub(baseIdx, rawBase), eb),
+                        im.mul(c, bn * pitch / eb));
+    asmVoid(b, loc, "bar.sync 1, 256;", {}, "");
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32Type(),
+                                           b.getF32FloatAttr(0.0f));
+    Value row0 = im.add(im.mul(warp, 16), g); // feature within the 64
+    Value biasOf[2];
+    for (int64_t h = 0; h < 2 && bias; ++h)
+      biasOf[h] = im.toF32(memref::LoadOp::create(
+          b, loc, bias,
+          im.add(im.add(f0, im.mul(c, 64)), im.add(row0, 8 * h))));
+    for (auto [i, a] : llvm::enumerate(acc)) {
+      int64_t q = i / 4, e = i % 4;
+      Value v = a;
+      Value feat = im.add(row0, 8 * (e / 2));
+      Value tok = im.add(im.mul(t, 2), 8 * q + e % 2);
+      if (bias)
+        v = arith::AddFOp::create(b, loc, v, biasOf[e / 2]);
+      if (s.activation == Activation::relu)
+        v = arith::MaximumFOp::create(b, loc, v, zero);
+      if (et != b.getF32Type())
+        v = arith::TruncFOp::create(b, loc, et, v);
+      Value idx = im.add(base, im.add(im.mul(tok, pitch / eb), feat));
+      memref::StoreOp::create(b, loc, v, stage, ValueRange{idx});
+    }
+    // Each warpgroup reads back only its own tile.
+    asmVoid(b, loc, "bar.sync $0, 128;",
+            {arith::IndexCastUIOp::create(b, loc, b.getI32Type(),
+                                          im.add(c, 2))},
+            "r");
+    int64_t vec = 16 / eb, perRow = 64 / vec;
+    auto vt = VectorType::get({vec}, et);
+    for (int64_t j = 0; j < bn * perRow / 128; ++j) {
+      Value id = im.add(ctid, 128 * j);
+      Value row = im.div(id, perRow), col = im.mul(im.rem(id, perRow), vec);
+      Value v = vector::LoadOp::create(
+          b, loc, vt, stage,
+          ValueRange{im.add(base, im.add(im.mul(row, pitch / eb), col))});
+      vector::StoreOp::create(
+          b, loc, v, y,
+          ValueRange{im.add(tok0, row),
+                     im.add(im.add(f0, im.mul(c, 64)), col)});
+    }
+  }
+
+  OpBuilder &b;
+  Location loc;
+  const SpmmShape &s;
+  const TmaSpmmConfig &cfg;
+  IndexMath im;
+  int64_t nAcc, kSteps32, kTiles, stride;
+  Value tmX, tmA, tmE, bias;
+  Value tid, f0, tok0, baseIdx, rawBase, padWords, words;
+};
+
+} // namespace
+
+bool mlir::sgpu::tmaSpmmApplies(const SpmmShape &s) { return s.k % 8 == 0; }
+
+std::string mlir::sgpu::verifyTmaSpmmOverrides(int64_t tileN,
+                                               int64_t stages) {
+  if (tileN != 0 && (tileN < 16 || tileN > 256 || (tileN & (tileN - 1))))
+    return "tile-n=" + std::to_string(tileN) +
+           " is not 0 or a power of two from 16 to 256";
+  if (stages == 1 || stages < 0)
+    return "stages=" + std::to_string(stages) + " is not 0 or at least 2";
+  int64_t bytes = stages * stageBytes(tileN ? tileN : 256) + 16 * stages +
+                  kAlignSlack;
+  if (stages && bytes > kSharedLimit)
+    return "stages=" + std::to_string(stages) + " with " +
+           std::to_string(tileN ? tileN : 256) + "-token tiles needs " +
+           std::to_string(bytes) + " bytes of shared memory; a block has " +
+           std::to_string(kSharedLimit);
+  return "";
+}
+
+TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
+                                           int64_t stages) {
+  TmaSpmmConfig cfg;
+  cfg.threads = kThreads;
+  cfg.gridY = (s.paddedN + kBlockRows - 1) / kBlockRows;
+  int64_t bn = 16;
+  while (bn < 256 && bn < s.m)
+    bn *= 2;
+  while (bn > 64 && ((s.m + bn - 1) / bn) * cfg.gridY < kNumSMs)
+    bn /= 2;
+  if (tileN)
+    bn = tileN;
+  cfg.tokensPerBlock = bn;
+  cfg.gridX = (s.m + bn - 1) / bn;
+  int64_t barrierBytes = 16 * kMaxStages;
+  int64_t kTiles = (s.paddedK / 32 + kSteps - 1) / kSteps;
+  cfg.stages = std::min<int64_t>(
+      {kMaxStages, kTiles,
+       (kSharedLimit - kAlignSlack - barrierBytes) / stageBytes(bn)});
+  if (stages)
+    cfg.stages = stages;
+  // Full tiles stage the result in shared memory (both consumers' tiles)
+  // for coalesced stores; the barriers follow the larger of the two uses.
+  cfg.stagedEpilogue = s.m % bn == 0 && s.n % kBlockRows == 0 &&
+                       (s.n * (s.resultType.getIntOrFloatBitWidth() / 8)) %
+                               16 == 0;
+  int64_t staging = cfg.stagedEpilogue ? 2 * bn * stagingPitch(s) : 0;
+  cfg.barriersOffset = std::max(cfg.stages * stageBytes(bn), staging);
+  cfg.dynamicSharedBytes = cfg.barriersOffset + 16 * cfg.stages + kAlignSlack;
+  cfg.xBox[0] = bn;
+  cfg.xBox[1] = kKTile;
+  cfg.valuesBox[0] = kBlockRows;
+  cfg.valuesBox[1] = kKTile / 2;
+  cfg.metaBox[0] = kBlockRows / 16;
+  cfg.metaBox[1] = kSteps * 16;
+  cfg.xSwizzle = 128;
+  cfg.valuesSwizzle = 64;
+  return cfg;
+}
+
+void mlir::sgpu::buildTmaSpmmKernel(OpBuilder &b, Location loc,
+                                    const SpmmShape &s,
+                                    const TmaSpmmConfig &cfg,
+                                    gpu::GPUFuncOp func) {
+  TmaSpmmBuilder(b, loc, s, cfg).build(func);
+}

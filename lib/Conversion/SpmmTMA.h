@@ -1,0 +1,69 @@
+//===- SpmmTMA.h - the warp-specialized TMA sparse GEMM (sm_90a) -*- C++ -*-===//
+//
+// Y[M, N] = X[M, K] . W[N, K]^T with W 2:4-compressed, on
+// wgmma.mma_async.sp fed by TMA through an mbarrier pipeline. See
+// SpmmTMA.cpp for the kernel and docs/kernels.md for the tile table.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPARSEOPT_LIB_CONVERSION_SPMMTMA_H
+#define SPARSEOPT_LIB_CONVERSION_SPMMTMA_H
+
+#include "SpmmWGMMA.h"
+
+#include <string>
+
+namespace mlir {
+namespace gpu {
+class GPUFuncOp;
+} // namespace gpu
+
+namespace sgpu {
+
+/// Launch configuration of the TMA kernel for one problem.
+struct TmaSpmmConfig {
+  int64_t tokensPerBlock; ///< BN: tokens per block, the N of m64nNk32.
+  int64_t stages;         ///< shared-memory pipeline stages
+  int64_t threads;        ///< 384: one producer and two consumer warpgroups
+  int64_t gridX;          ///< token blocks
+  int64_t gridY;          ///< feature blocks (128 weight rows each)
+  int64_t dynamicSharedBytes;
+  /// Byte offset (after the 1024-aligned base) of the mbarriers: past the
+  /// stages, or past the epilogue's staging tiles when those are larger.
+  int64_t barriersOffset;
+  /// Whether the result leaves through shared memory as 16-byte vectors
+  /// (full tiles only; otherwise element stores guarded at the tails).
+  bool stagedEpilogue;
+  /// Box shapes of the three tensor maps, outermost first: X [BN, 64],
+  /// compressed values [128, 32] and metadata words [8, 32].
+  int64_t xBox[2], valuesBox[2], metaBox[2];
+  /// Swizzle (bytes) of the X and values maps; the metadata map has none.
+  int64_t xSwizzle, valuesSwizzle;
+};
+
+/// Whether the TMA kernel takes the problem: TMA needs 16-byte aligned row
+/// pitches, so K must be a multiple of 8 (16-bit activations).
+bool tmaSpmmApplies(const SpmmShape &s);
+
+/// The tile table: the block's token count BN and the stages that fit.
+/// `tileN` / `stages` other than 0 override the table's choice (a tile
+/// sweep); check them first with verifyTmaSpmmOverrides.
+TmaSpmmConfig getTmaSpmmConfig(const SpmmShape &s, int64_t tileN = 0,
+                               int64_t stages = 0);
+
+/// Why the overrides cannot be used (empty when they can): tileN must be 0
+/// or a power of two in [16, 256]; stages 0 or at least 2, and the stages
+/// must fit in shared memory.
+std::string verifyTmaSpmmOverrides(int64_t tileN, int64_t stages);
+
+/// Builds the kernel body into `func`, whose arguments are: the tensor maps
+/// of X, of the compressed values and of the metadata (as !llvm.ptr, listed
+/// in the function's `sgpu.tensor_map_args`), then the bias memref when the
+/// spmm has one, then Y.
+void buildTmaSpmmKernel(OpBuilder &b, Location loc, const SpmmShape &s,
+                        const TmaSpmmConfig &cfg, gpu::GPUFuncOp func);
+
+} // namespace sgpu
+} // namespace mlir
+
+#endif // SPARSEOPT_LIB_CONVERSION_SPMMTMA_H

@@ -1,0 +1,112 @@
+//===- WgmmaAsm.h - inline-PTX building blocks of the sm_90a kernels -*- C++ -*-===//
+//
+// The warpgroup kernels issue instructions that have no NVVM op (sparse
+// wgmma) or whose ordering the kernel must control exactly (fences, waits,
+// mbarriers, TMA), as inline PTX. These helpers build those statements:
+//
+//  * asmVoid: a side-effecting statement without results;
+//  * asmOnAcc: a statement whose outputs are the accumulator registers, tied
+//    to the incoming accumulators. Passing the accumulators through every
+//    wgmma fence, wgmma and wait keeps ordinary instructions from touching
+//    them while a wgmma group is pending (the PTX rule), and lets a wait
+//    also take registers that must stay allocated until it (the metadata of
+//    an in-flight sparse wgmma);
+//  * sparseWgmma: one wgmma.mma_async.sp m64nNk32 (SS form, selector 0);
+//  * smemDescriptor: the 64-bit shared-memory matrix descriptor.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPARSEOPT_LIB_CONVERSION_WGMMAASM_H
+#define SPARSEOPT_LIB_CONVERSION_WGMMAASM_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Builders.h"
+
+#include <string>
+
+namespace mlir {
+namespace sgpu {
+
+/// Swizzle mode of a shared-memory matrix descriptor (bits 62-63).
+enum class SmemSwizzle : int64_t { None = 0, B128 = 1, B64 = 2, B32 = 3 };
+
+/// A side-effecting asm statement without results; it also clobbers memory
+/// so that the compiler keeps shared-memory accesses on their side.
+inline void asmVoid(OpBuilder &b, Location loc, StringRef text,
+                    ValueRange operands, StringRef constraints) {
+  std::string c = constraints.str();
+  c += c.empty() ? "~{memory}" : ",~{memory}";
+  LLVM::InlineAsmOp::create(b, loc, TypeRange{}, operands, text, c,
+                            /*has_side_effects=*/true,
+                            /*is_align_stack=*/false, LLVM::TailCallKind::None,
+                            LLVM::AsmDialectAttr(), ArrayAttr());
+}
+
+/// An asm statement whose outputs are the accumulators (f32, "=f"), tied to
+/// `acc` as inputs; `extra` operands (with `extraConstraints`) come first
+/// among the inputs, so they are $N.. with N = acc.size().
+inline SmallVector<Value> asmOnAcc(OpBuilder &b, Location loc, StringRef text,
+                                   ValueRange extra,
+                                   StringRef extraConstraints,
+                                   ValueRange acc) {
+  size_t n = acc.size();
+  std::string c;
+  for (size_t i = 0; i < n; ++i)
+    c += (i ? ",=f" : "=f");
+  if (!extraConstraints.empty())
+    c += "," + extraConstraints.str();
+  for (size_t i = 0; i < n; ++i)
+    c += "," + std::to_string(i);
+  c += ",~{memory}";
+  SmallVector<Value> operands(extra.begin(), extra.end());
+  operands.append(acc.begin(), acc.end());
+  SmallVector<Type> fields(n, b.getF32Type());
+  auto resType = LLVM::LLVMStructType::getLiteral(b.getContext(), fields);
+  auto op = LLVM::InlineAsmOp::create(
+      b, loc, resType, operands, text, c, /*has_side_effects=*/true,
+      /*is_align_stack=*/false, LLVM::TailCallKind::None,
+      LLVM::AsmDialectAttr(), ArrayAttr());
+  SmallVector<Value> d;
+  for (size_t i = 0; i < n; ++i)
+    d.push_back(LLVM::ExtractValueOp::create(b, loc, op.getRes(), i));
+  return d;
+}
+
+/// d = A(sparse, smem) * B(smem) + d: wgmma.mma_async.sp m64nNk32 with
+/// N = 2 * acc.size(), f16 or bf16 inputs (`elementType`), f32
+/// accumulators, metadata word `e` with selector 0, no transposes.
+inline SmallVector<Value> sparseWgmma(OpBuilder &b, Location loc,
+                                      Type elementType, Value descA,
+                                      Value descB, Value e, ValueRange acc) {
+  size_t n = acc.size();
+  std::string type = elementType.isBF16() ? "bf16" : "f16";
+  std::string text = "wgmma.mma_async.sp.sync.aligned.m64n" +
+                     std::to_string(2 * n) + "k32.f32." + type + "." + type +
+                     " {";
+  for (size_t i = 0; i < n; ++i)
+    text += (i ? ", $" : "$") + std::to_string(i);
+  text += "}, $" + std::to_string(n) + ", $" + std::to_string(n + 1) + ", $" +
+          std::to_string(n + 2) + ", 0, 1, 1, 1, 0, 0;";
+  return asmOnAcc(b, loc, text, {descA, descB, e}, "l,l,r", acc);
+}
+
+/// The matrix descriptor of a K-major tile at shared address `addr` (i64):
+/// bits 0-13 address >> 4, 16-29 LBO >> 4, 32-45 SBO >> 4, 62-63 swizzle;
+/// base offset 0 (swizzled tiles start on their pattern boundary).
+inline Value smemDescriptor(OpBuilder &b, Location loc, Value addr,
+                            int64_t lbo, int64_t sbo, SmemSwizzle swizzle) {
+  auto i64 = [&](int64_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+  };
+  Value start = arith::ShRUIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, addr, i64(0x3FFFF)), i64(4));
+  int64_t fixed = ((lbo >> 4) << 16) | ((sbo >> 4) << 32) |
+                  (static_cast<int64_t>(swizzle) << 62);
+  return arith::OrIOp::create(b, loc, start, i64(fixed));
+}
+
+} // namespace sgpu
+} // namespace mlir
+
+#endif // SPARSEOPT_LIB_CONVERSION_WGMMAASM_H
