@@ -16,7 +16,11 @@ ISSUE_TOKENS = [16, 128, 512, 4096, 16384]
 QUICK = [(128, 4096, 4096), (4096, 4096, 4096), (16384, 14336, 4096)]
 DTYPES = ["f16", "bf16"]
 VARIANTS = ["2:4", "4:6", "6:8", "8:10"]
-SETS = ("issue", "quick", "correctness")
+# Tile and stage sweeps: 2:4 f16 on the issue's first layer and its
+# transpose, from decode to prefill.
+SWEEP = [(16, 14336, 4096), (128, 14336, 4096), (512, 14336, 4096), (4096, 14336, 4096),
+         (16384, 14336, 4096), (4096, 4096, 14336)]
+SETS = ("issue", "quick", "correctness", "sweep")
 
 
 def family(variant):
@@ -27,8 +31,13 @@ def family(variant):
 def cases(which="issue"):
     """(variant, dtype, kind, M, N, K) of a case set: "issue" (correctness
     for every variant and dtype, then the issue's timing grid), "quick"
-    (correctness, then a few 2:4 and 6:8 timings) or "correctness"."""
+    (correctness, then a few 2:4 and 6:8 timings), "correctness" or
+    "sweep" (2:4 f16 timings only, for tile/stage sweeps)."""
     assert which in SETS, which
+    if which == "sweep":
+        for m, n, k in SWEEP:
+            yield "2:4", "f16", "timing", m, n, k
+        return
     for variant in VARIANTS:
         for dtype in DTYPES:
             for m, n, k in CORRECTNESS:

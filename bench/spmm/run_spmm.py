@@ -118,6 +118,8 @@ def main():
     ap.add_argument("--set", default="issue", choices=cases.SETS, help="case set (as compiled)")
     ap.add_argument("--options", default="", help="the sgpu-compile options the artifacts had (recorded)")
     ap.add_argument("--command", default=" ".join(sys.argv))
+    ap.add_argument("--no-cusparselt", action="store_true",
+                    help="time only against cuBLAS (tile sweeps)")
     args = ap.parse_args()
 
     gpu = torch.cuda.get_device_name(0)
@@ -162,7 +164,9 @@ def main():
         if kind == "timing":
             rec["ours_us"], rec["ours_timing"] = median_us(ours, args.warmup, args.reps)
             dense, rec["cublas_timing"] = median_us(lambda: F.linear(x, w), args.warmup, args.reps)
-            if fam == 2:
+            if args.no_cusparselt:
+                cslt_us, plan, cslt_err = None, None, None
+            elif fam == 2:
                 cslt_us, plan, cslt_err = cusparselt_baselines(x, w, args.warmup, args.reps)
             else:
                 # torch's 2:4 path on the lifted problem (W' 2:4 over K'),

@@ -482,8 +482,8 @@ struct ConvertSGPUToGPUPass
     int64_t gridY = (shape.paddedN + rowsPerBlock - 1) / rowsPerBlock;
     int64_t smem = 0;
     if (useTma) {
-      gridX = tma.gridX;
-      gridY = tma.gridY;
+      gridX = tma.gridX * tma.gridY;
+      gridY = 1;
       smem = tma.dynamicSharedBytes;
     } else if (useWgmma) {
       gridX = wg.gridX;

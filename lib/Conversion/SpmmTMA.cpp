@@ -27,9 +27,13 @@
 // Metadata registers of the in-flight group: ptxas treats the metadata
 // operand like the other wgmma registers, and a write to it while its group
 // is pending (the next tile's words loaded into the same register) makes it
-// serialize every wgmma of the kernel (C7514). The k-loop is therefore
-// unrolled by two: consecutive tiles' words live in distinct registers
-// (double-buffered), so tile i+1's loads never touch tile i's operand.
+// serialize every wgmma of the kernel (C7514); and once the wgmma has issued
+// ptxas considers the register dead and may reuse it while the group still
+// reads it (wrong results on the H200). The k-loop is therefore unrolled by
+// two: consecutive tiles' words live in distinct registers (double-
+// buffered), so tile i+1's loads never touch tile i's operand, and each
+// tile's words are inputs of the next tile's wait_group 1, which retires
+// the group that reads them, so they stay allocated until then.
 //
 // Shared memory (dynamic, aligned up to 1024 B at run time): stages of
 // [A 8 KiB | B BN*128 B | E 1 KiB], each 1024-aligned so that the swizzle
@@ -39,10 +43,11 @@
 // +32 B, warpgroup c +4096 B; B (SW128, K-major): SBO 1024 B, k32 step
 // +64 B. LBO is unused for swizzled K-major layouts (encoded 1).
 //
-// Tile table (getTmaSpmmConfig): BN starts at the power of two >= M (16 ..
-// 256) and halves, down to 64, while the grid has fewer blocks than the
-// GPU has multiprocessors (132 on H100/H200 SXM); stages are as many as fit
-// in 227 KiB, at most 8 and at most the number of k-tiles.
+// Tile table (getTmaSpmmConfig), from the H200 sweeps in
+// docs/performance.md: BN starts at the power of two >= M (16 .. 256) and
+// halves, down to 64, while the grid has fewer blocks than half the
+// multiprocessors (132 on H100/H200 SXM); stages are as many as fit in
+// 227 KiB, at most 8 (4 for BN = 256) and at most the number of k-tiles.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,7 +60,6 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::sgpu;
@@ -72,16 +76,14 @@ constexpr int64_t kEBytes = kEWords * 4;                   // 1 KiB
 constexpr int64_t kSharedLimit = 227 * 1024; // per block, sm_90
 constexpr int64_t kAlignSlack = 1024;
 constexpr int64_t kMaxStages = 8;
+constexpr int64_t kMaxStages256 = 4; // a fifth 41 KiB stage measured no faster
 constexpr int64_t kNumSMs = 132;
+constexpr int64_t kGroup = 8; // token blocks per group of the block order
 constexpr int64_t kProducerRegs = 40, kConsumerRegs = 232;
 constexpr uint32_t kEmptyMeta = 0x44444444u; // positions (0,1) everywhere
 
 int64_t bBytes(int64_t bn) { return bn * kKTile * 2; }
-/// Row pitch (bytes) of the staged epilogue's token-major tile: 64
-/// features plus 16 bytes of padding.
-int64_t stagingPitch(const SpmmShape &s) {
-  return 64 * (s.resultType.getIntOrFloatBitWidth() / 8) + 16;
-}
+
 int64_t stageBytes(int64_t bn) { return kABytes + bBytes(bn) + kEBytes; }
 
 class TmaSpmmBuilder {
@@ -103,8 +105,19 @@ public:
     Value y = entry.getArguments().back();
 
     tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-    Value bx = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-    Value by = gpu::BlockIdOp::create(b, loc, gpu::Dimension::y);
+    // Block order: a one-dimensional grid walked in groups of kGroup token
+    // blocks, feature blocks fastest inside a group, so that the blocks
+    // resident at one time share a few token blocks of X and a band of W
+    // in L2 (row-major order re-streams all of X for every pair of feature
+    // blocks once X outgrows L2).
+    Value lin = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+    int64_t perGroup = kGroup * cfg.gridY;
+    Value inGroup = im.rem(lin, perGroup);
+    Value first = im.mul(im.div(lin, perGroup), kGroup);
+    Value rows = arith::MinUIOp::create(b, loc, im.sub(im.c(cfg.gridX), first),
+                                        im.c(kGroup));
+    Value bx = im.add(first, arith::RemUIOp::create(b, loc, inGroup, rows));
+    Value by = arith::DivUIOp::create(b, loc, inGroup, rows);
     f0 = im.mul(by, kBlockRows);
     tok0 = im.mul(bx, cfg.tokensPerBlock);
 
@@ -119,7 +132,6 @@ public:
     Value pad = im.rem(im.sub(im.c(kAlignSlack), im.rem(raw, kAlignSlack)),
                        kAlignSlack);
     baseIdx = im.add(raw, pad);
-    rawBase = raw;
     padWords = im.div(pad, 4);
     words = memref::ViewOp::create(
         b, loc,
@@ -206,6 +218,14 @@ private:
   }
   Value i64c(int64_t v) {
     return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+  }
+
+  /// "r,r": one k-tile's metadata words as asm inputs.
+  static std::string metaConstraints() {
+    std::string c;
+    for (int64_t j = 0; j < kSteps; ++j)
+      c += j ? ",r" : "r";
+    return c;
   }
 
   /// One thread issues every k-tile's loads once its stage is free.
@@ -298,7 +318,12 @@ private:
                                            b.getF32FloatAttr(0.0f));
     // One k-tile: wait for its stage, read its metadata words, issue its
     // wgmmas, then retire the previous tile's group and release that stage.
-    auto tileStep = [&](Value kt, ValueRange acc) -> SmallVector<Value> {
+    // `keep`: the metadata words of the group still in flight when this
+    // tile's loads run; they are inputs of this tile's wait_group 1, which
+    // retires that group, so ptxas keeps them allocated and unchanged until
+    // then. Returns the accumulators, then this tile's metadata words.
+    auto tileStep = [&](Value kt, ValueRange acc,
+                        ValueRange keep) -> SmallVector<Value> {
       Value st = im.rem(kt, cfg.stages);
       waitBarrier(fullBarrier(st), toI32(im.rem(im.div(kt, cfg.stages), 2)));
       SmallVector<Value> e;
@@ -331,7 +356,8 @@ private:
             arith::AddIOp::create(b, loc, descA, i64c(j * 32 / 16)),
             arith::AddIOp::create(b, loc, descB, i64c(j * 64 / 16)), e[j], d);
       asmVoid(b, loc, "wgmma.commit_group.sync.aligned;", {}, "");
-      d = asmOnAcc(b, loc, "wgmma.wait_group.sync.aligned 1;", {}, "", d);
+      d = asmOnAcc(b, loc, "wgmma.wait_group.sync.aligned 1;", keep,
+                   metaConstraints(), d);
       // The previous tile's group is complete: release its stage.
       Value release = im.andi(
           isLane0, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
@@ -342,102 +368,40 @@ private:
       Value prev = im.rem(im.add(kt, cfg.stages - 1), cfg.stages);
       asmVoid(b, loc, "mbarrier.arrive.shared::cta.b64 _, [$0];",
               {emptyBarrier(prev)}, "r");
+      d.append(e.begin(), e.end());
       return d;
     };
 
-    // Two k-tiles per iteration: the metadata words of consecutive tiles
-    // are distinct registers, so loading tile i+1's words never overwrites
-    // the operand of tile i's group, which is still in flight (ptxas
-    // serializes every wgmma when it sees such a write).
-    SmallVector<Value> acc(nAcc, zero);
+    // Two k-tiles per iteration (A, B): the metadata words of consecutive
+    // tiles are distinct registers, so loading tile i+1's words never
+    // overwrites the operand of tile i's group, which is still in flight
+    // (ptxas serializes every wgmma when it sees such a write, C7514). Tile
+    // B's words are carried around the loop to tile A's wait.
+    SmallVector<Value> init(nAcc, zero);
+    for (int64_t j = 0; j < kSteps; ++j)
+      init.push_back(im.i32(static_cast<int32_t>(kEmptyMeta)));
     auto pairs = scf::ForOp::create(
-        b, loc, im.c(0), im.c(kTiles / 2), im.c(1), acc,
+        b, loc, im.c(0), im.c(kTiles / 2), im.c(1), init,
         [&](OpBuilder &, Location, Value i, ValueRange carried) {
           Value kt = im.mul(i, 2);
-          SmallVector<Value> d = tileStep(kt, carried);
-          d = tileStep(im.add(kt, 1), d);
+          SmallVector<Value> a = tileStep(kt, carried.take_front(nAcc),
+                                          carried.drop_front(nAcc));
+          SmallVector<Value> d =
+              tileStep(im.add(kt, 1), ArrayRef<Value>(a).take_front(nAcc),
+                       ArrayRef<Value>(a).drop_front(nAcc));
           scf::YieldOp::create(b, loc, d);
         });
-    acc.assign(pairs.getResults().begin(), pairs.getResults().end());
+    SmallVector<Value> last(pairs.getResults());
     if (kTiles % 2)
-      acc = tileStep(im.c(kTiles - 1), acc);
-    acc = asmOnAcc(b, loc, "wgmma.wait_group.sync.aligned 0;", {}, "", acc);
+      last = tileStep(im.c(kTiles - 1), ArrayRef<Value>(last).take_front(nAcc),
+                      ArrayRef<Value>(last).drop_front(nAcc));
+    SmallVector<Value> acc = asmOnAcc(
+        b, loc, "wgmma.wait_group.sync.aligned 0;",
+        ArrayRef<Value>(last).drop_front(nAcc), metaConstraints(),
+        ArrayRef<Value>(last).take_front(nAcc));
     Value row0 = im.add(im.add(f0, im.mul(c, 64)), im.add(im.mul(warp, 16), g));
-    bool fullM = s.m % cfg.tokensPerBlock == 0, fullN = s.n % kBlockRows == 0;
-    if (cfg.stagedEpilogue)
-      buildStagedEpilogue(y, acc, c, ctid, warp, g, t);
-    else
-      buildSpmmEpilogue(b, loc, im, s, acc, bias, y, row0, tok0, t, fullM,
-                        fullN);
-  }
-
-  /// Full tiles: the warpgroup's 64 x BN result goes through shared memory
-  /// (token-major, rows padded by 16 bytes: the fragment's 2-byte stores
-  /// from the four lanes t of a quad land in different banks) and leaves
-  /// as 16-byte vectors, whole 128-byte rows of Y per 8 lanes. The
-  /// pipeline's stages are free: both consumer warpgroups pass a named
-  /// barrier after their last wgmma (every TMA write has landed by then).
-  void buildStagedEpilogue(Value y, ArrayRef<Value> acc, Value c, Value ctid,
-                           Value warp, Value g, Value t) {
-    Type et = s.resultType;
-    int64_t eb = et.getIntOrFloatBitWidth() / 8;
-    int64_t pitch = stagingPitch(s);
-    int64_t bn = cfg.tokensPerBlock;
-    auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
-                                         gpu::AddressSpace::Workgroup);
-    Value dyn = gpu::DynamicSharedMemoryOp::create(
-        b, loc,
-        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                        MemRefLayoutAttrInterface(), wg));
-    Value stage = memref::ViewOp::create(
-        b, loc,
-        MemRefType::get({cfg.dynamicSharedBytes / eb}, et,
-                        MemRefLayoutAttrInterface(), wg),
-        dyn, im.c(0), ValueRange{});
-    // Element offset of this warpgroup's staging tile.
-    Value base = im.add(im.div(im.sub(baseIdx, rawBase), eb),
-                        im.mul(c, bn * pitch / eb));
-    asmVoid(b, loc, "bar.sync 1, 256;", {}, "");
-    Value zero = arith::ConstantOp::create(b, loc, b.getF32Type(),
-                                           b.getF32FloatAttr(0.0f));
-    Value row0 = im.add(im.mul(warp, 16), g); // feature within the 64
-    Value biasOf[2];
-    for (int64_t h = 0; h < 2 && bias; ++h)
-      biasOf[h] = im.toF32(memref::LoadOp::create(
-          b, loc, bias,
-          im.add(im.add(f0, im.mul(c, 64)), im.add(row0, 8 * h))));
-    for (auto [i, a] : llvm::enumerate(acc)) {
-      int64_t q = i / 4, e = i % 4;
-      Value v = a;
-      Value feat = im.add(row0, 8 * (e / 2));
-      Value tok = im.add(im.mul(t, 2), 8 * q + e % 2);
-      if (bias)
-        v = arith::AddFOp::create(b, loc, v, biasOf[e / 2]);
-      if (s.activation == Activation::relu)
-        v = arith::MaximumFOp::create(b, loc, v, zero);
-      if (et != b.getF32Type())
-        v = arith::TruncFOp::create(b, loc, et, v);
-      Value idx = im.add(base, im.add(im.mul(tok, pitch / eb), feat));
-      memref::StoreOp::create(b, loc, v, stage, ValueRange{idx});
-    }
-    // Each warpgroup reads back only its own tile.
-    asmVoid(b, loc, "bar.sync $0, 128;",
-            {arith::IndexCastUIOp::create(b, loc, b.getI32Type(),
-                                          im.add(c, 2))},
-            "r");
-    int64_t vec = 16 / eb, perRow = 64 / vec;
-    auto vt = VectorType::get({vec}, et);
-    for (int64_t j = 0; j < bn * perRow / 128; ++j) {
-      Value id = im.add(ctid, 128 * j);
-      Value row = im.div(id, perRow), col = im.mul(im.rem(id, perRow), vec);
-      Value v = vector::LoadOp::create(
-          b, loc, vt, stage,
-          ValueRange{im.add(base, im.add(im.mul(row, pitch / eb), col))});
-      vector::StoreOp::create(
-          b, loc, v, y,
-          ValueRange{im.add(tok0, row),
-                     im.add(im.add(f0, im.mul(c, 64)), col)});
-    }
+    buildSpmmEpilogue(b, loc, im, s, acc, bias, y, row0, tok0, t,
+                      s.m % cfg.tokensPerBlock == 0, s.n % kBlockRows == 0);
   }
 
   OpBuilder &b;
@@ -447,7 +411,7 @@ private:
   IndexMath im;
   int64_t nAcc, kSteps32, kTiles, stride;
   Value tmX, tmA, tmE, bias;
-  Value tid, f0, tok0, baseIdx, rawBase, padWords, words;
+  Value tid, f0, tok0, baseIdx, padWords, words;
 };
 
 } // namespace
@@ -479,7 +443,7 @@ TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
   int64_t bn = 16;
   while (bn < 256 && bn < s.m)
     bn *= 2;
-  while (bn > 64 && ((s.m + bn - 1) / bn) * cfg.gridY < kNumSMs)
+  while (bn > 64 && ((s.m + bn - 1) / bn) * cfg.gridY < kNumSMs / 2)
     bn /= 2;
   if (tileN)
     bn = tileN;
@@ -488,17 +452,11 @@ TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
   int64_t barrierBytes = 16 * kMaxStages;
   int64_t kTiles = (s.paddedK / 32 + kSteps - 1) / kSteps;
   cfg.stages = std::min<int64_t>(
-      {kMaxStages, kTiles,
+      {bn == 256 ? kMaxStages256 : kMaxStages, kTiles,
        (kSharedLimit - kAlignSlack - barrierBytes) / stageBytes(bn)});
   if (stages)
     cfg.stages = stages;
-  // Full tiles stage the result in shared memory (both consumers' tiles)
-  // for coalesced stores; the barriers follow the larger of the two uses.
-  cfg.stagedEpilogue = s.m % bn == 0 && s.n % kBlockRows == 0 &&
-                       (s.n * (s.resultType.getIntOrFloatBitWidth() / 8)) %
-                               16 == 0;
-  int64_t staging = cfg.stagedEpilogue ? 2 * bn * stagingPitch(s) : 0;
-  cfg.barriersOffset = std::max(cfg.stages * stageBytes(bn), staging);
+  cfg.barriersOffset = cfg.stages * stageBytes(bn);
   cfg.dynamicSharedBytes = cfg.barriersOffset + 16 * cfg.stages + kAlignSlack;
   cfg.xBox[0] = bn;
   cfg.xBox[1] = kKTile;

@@ -27,13 +27,12 @@ struct TmaSpmmConfig {
   int64_t threads;        ///< 384: one producer and two consumer warpgroups
   int64_t gridX;          ///< token blocks
   int64_t gridY;          ///< feature blocks (128 weight rows each)
+  /// The launch is one-dimensional, gridX * gridY blocks, in grouped order
+  /// (see SpmmTMA.cpp).
   int64_t dynamicSharedBytes;
   /// Byte offset (after the 1024-aligned base) of the mbarriers: past the
-  /// stages, or past the epilogue's staging tiles when those are larger.
+  /// stages.
   int64_t barriersOffset;
-  /// Whether the result leaves through shared memory as 16-byte vectors
-  /// (full tiles only; otherwise element stores guarded at the tails).
-  bool stagedEpilogue;
   /// Box shapes of the three tensor maps, outermost first: X [BN, 64],
   /// compressed values [128, 32] and metadata words [8, 32].
   int64_t xBox[2], valuesBox[2], metaBox[2];

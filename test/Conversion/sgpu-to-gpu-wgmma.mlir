@@ -15,13 +15,18 @@
 // CHECK: %[[TX:.*]] = sgpu.tensor_map %[[X]] box [64, 64] swizzle 128 : memref<70x40xf16> -> !llvm.ptr
 // CHECK: %[[TV:.*]] = sgpu.tensor_map %[[V]] box [128, 32] swizzle 64 : memref<32x32xf16> -> !llvm.ptr
 // CHECK: %[[TE:.*]] = sgpu.tensor_map %[[E2]] box [8, 32] swizzle 0 : memref<2x32xi32> -> !llvm.ptr
-// 1 stage x (8192 A + 8192 B + 1024 E) + 16 B of barriers + 1024 B slack
+// 1 stage x (8192 A + 8192 B + 1024 E) + 16 B of barriers + 1024 B slack;
+// a one-dimensional grid of 2 x 1 blocks.
 // CHECK-DAG: %[[SMEM:.*]] = arith.constant 18448 : i32
 // CHECK-DAG: %[[C384:.*]] = arith.constant 384 : index
 // CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
 // CHECK: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%[[C2]], %{{.*}}, %{{.*}}) threads in (%[[C384]], %{{.*}}, %{{.*}}) dynamic_shared_memory_size %[[SMEM]] args(%[[TX]] : !llvm.ptr, %[[TV]] : !llvm.ptr, %[[TE]] : !llvm.ptr, %{{.*}} : memref<70x20xf16>)
 // CHECK: gpu.module @sgpu_kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx85">]
 // CHECK: gpu.func @sgpu_spmm_0(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: memref<70x20xf16>) kernel attributes {known_block_size = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32, sgpu.tensor_map_args = array<i64: 0, 1, 2>}
+// Grouped block order: 8 token blocks per group, feature blocks fastest.
+// CHECK: %[[LIN:.*]] = gpu.block_id x
+// CHECK: arith.remui %[[LIN]]
+// CHECK: arith.minui
 // CHECK: gpu.dynamic_shared_memory
 // Thread 0 initializes the stage's full (1 arrival) and empty (8 consumer
 // warps) barriers.
@@ -38,7 +43,8 @@
 // CHECK: "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;"
 // CHECK-COUNT-3: "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3}], [$4];", "r,l,r,r,r,~{memory}"
 // The consumer warpgroups: one group in flight; the k-loop runs tiles in
-// pairs (none here: one tile), then the odd last tile.
+// pairs (none here: one tile), then the odd last tile; each tile's wait
+// takes the in-flight group's metadata words (r, r) to keep them allocated.
 // CHECK: "setmaxnreg.inc.sync.aligned.u32 232;"
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c0{{.*}} step
 // CHECK: scf.yield
@@ -49,10 +55,10 @@
 // CHECK: "wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.f16.f16 {$0, {{.*}}, $31}, $32, $33, $34, 0, 1, 1, 1, 0, 0;"
 // CHECK: "wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.f16.f16
 // CHECK: "wgmma.commit_group.sync.aligned;"
-// CHECK: "wgmma.wait_group.sync.aligned 1;", "=f,{{.*}},=f,0,1,{{.*}},31,~{memory}"
+// CHECK: "wgmma.wait_group.sync.aligned 1;", "=f,{{.*}},=f,r,r,0,1,{{.*}},31,~{memory}"
 // CHECK: scf.if
 // CHECK: "mbarrier.arrive.shared::cta.b64 _, [$0];"
-// CHECK: "wgmma.wait_group.sync.aligned 0;", "=f,{{.*}},=f,0,1,{{.*}},31,~{memory}"
+// CHECK: "wgmma.wait_group.sync.aligned 0;", "=f,{{.*}},=f,r,r,0,1,{{.*}},31,~{memory}"
 // The epilogue masks the token and feature tails.
 // CHECK: arith.truncf %{{.*}} : f32 to f16
 // CHECK: scf.if
@@ -66,19 +72,17 @@ func.func @spmm(%x: tensor<70x40xf16>, %v: tensor<32x32xf16>, %m: tensor<64xi32>
 // -----
 
 // bf16, M = 4096, N = K = 4096: 256-token blocks (m64n256k32, 128
-// accumulators per thread), 16 x 32 blocks, 5 stages of 41 KiB; full tiles
-// (no masks), ReLU, f32 output: the result is staged in shared memory
-// (token-major rows of 64 f32 + 16 bytes = 68 words) after a named barrier
-// of the consumers, and leaves as 16-byte vectors.
+// accumulators per thread), 16 x 32 = 512 blocks, 4 stages of 41 KiB; full
+// tiles (no masks), ReLU, f32 output.
 // CHECK-LABEL: module attributes {gpu.container_module}
 // CHECK: sgpu.tensor_map %{{.*}} box [256, 64] swizzle 128 : memref<4096x4096xbf16> -> !llvm.ptr
 // CHECK: sgpu.tensor_map %{{.*}} box [128, 32] swizzle 64 : memref<4096x2048xbf16> -> !llvm.ptr
 // CHECK: sgpu.tensor_map %{{.*}} box [8, 32] swizzle 0 : memref<256x2048xi32> -> !llvm.ptr
-// 5 x (8192 + 32768 + 1024) + 80 + 1024 bytes
-// CHECK-DAG: %[[SMEM:.*]] = arith.constant 211024 : i32
-// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%c16, %c32, %c1{{.*}}) threads in (%c384, {{.*}} dynamic_shared_memory_size %[[SMEM]]
+// 4 x (8192 + 32768 + 1024) + 64 + 1024 bytes
+// CHECK-DAG: %[[SMEM:.*]] = arith.constant 169024 : i32
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%c512, %c1{{.*}}, %c1{{.*}}) threads in (%c384, {{.*}} dynamic_shared_memory_size %[[SMEM]]
 // CHECK: gpu.func @sgpu_spmm_0
-// CHECK-COUNT-10: mbarrier.init
+// CHECK-COUNT-8: mbarrier.init
 // 64 k-tiles: 32 pairs, each two tiles of two wgmmas, no odd tile.
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c32{{.*}} step
 // CHECK-COUNT-2: "wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.bf16.bf16 {$0, {{.*}}, $127}, $128, $129, $130, 0, 1, 1, 1, 0, 0;"
@@ -89,15 +93,10 @@ func.func @spmm(%x: tensor<70x40xf16>, %v: tensor<32x32xf16>, %m: tensor<64xi32>
 // CHECK-NOT: wgmma.mma_async
 // CHECK-NOT: arith.select {{.*}} i32
 // CHECK: "wgmma.wait_group.sync.aligned 0;"
-// CHECK: "bar.sync 1, 256;"
 // CHECK: arith.maximumf
 // CHECK-NOT: arith.truncf
 // CHECK-NOT: scf.if
-// CHECK: arith.constant 68 : index
-// CHECK: memref.store %{{.*}} : memref<52756xf32, #gpu.address_space<workgroup>>
-// CHECK: "bar.sync $0, 128;"
-// CHECK-COUNT-32: vector.store %{{.*}} : memref<4096x4096xf32>, vector<4xf32>
-// CHECK-NOT: memref.store
+// CHECK: memref.store %{{.*}} : memref<4096x4096xf32>
 func.func @spmm_bf16(%x: tensor<4096x4096xbf16>, %v: tensor<4096x2048xbf16>, %m: tensor<524288xi32>) -> tensor<4096x4096xf32> {
   %w = sgpu.assemble %v, %m : tensor<4096x2048xbf16>, tensor<524288xi32> -> !sgpu.compressed<4096x4096xbf16, #sgpu.nm<2:4>>
   %y = sgpu.spmm %x, %w {activation = #sgpu.activation<relu>} : tensor<4096x4096xbf16>, !sgpu.compressed<4096x4096xbf16, #sgpu.nm<2:4>> -> tensor<4096x4096xf32>
