@@ -1,6 +1,12 @@
 #!/usr/bin/env python3
-"""Turns bench/results/spmm_h200.json into the table and plot of
-docs/performance.md (between the spmm markers) and docs/img/spmm_2to4_h200.png.
+"""Turns the spmm records in bench/results/ into the tables and plots of
+docs/performance.md (between its spmm markers):
+
+  spmm_issue_{a,b}_h200.json   the issue grid, TMA warpgroup kernel
+                               -> spmm-issue, spmm-bars; docs/img/spmm_issue_h200.png
+  spmm_sweep_*_h200.json       tile / stage sweeps -> spmm-sweep
+  spmm_h200.json, spmm_wgmma_h200.json   the earlier kernels (history)
+                               -> spmm-2to4, spmm-wgmma; docs/img/spmm_2to4_h200.png
 
   /usr/bin/python3 bench/spmm/report_spmm.py
 """
@@ -61,9 +67,150 @@ def plot(records):
     fig.savefig(PLOT, dpi=110)
 
 
+VARIANTS = ["2:4", "4:6", "6:8", "8:10"]
+
+
+def issue_records():
+    out = []
+    for part in ("a", "b"):
+        f = RESULTS.with_name("spmm_issue_%s_h200.json" % part)
+        if f.exists():
+            out += json.loads(f.read_text())
+    return out
+
+
+def layers(records):
+    return sorted({(r["shape"]["N"], r["shape"]["K"]) for r in records if r["kind"] == "timing"},
+                  key=lambda nk: (-nk[0] if nk[0] != 4096 else 0, nk))
+
+
+def issue_table(records):
+    """One table per layer: rows M x dtype, for each variant ours (µs) and
+    ours/cuBLAS, then cuBLAS and cuSPARSELt (2:4) times."""
+    timing = [r for r in records if r["kind"] == "timing"]
+    find = {(r["variant"], r["dtype"], r["shape"]["M"], r["shape"]["N"], r["shape"]["K"]): r for r in timing}
+    out = []
+    for n, k in layers(records):
+        out += ["", "**N = %d, K = %d** — time in µs (speedup over cuBLAS)" % (n, k), "",
+                "| dtype | M | cuBLAS | cuSPARSELt 2:4 | ours 2:4 | ours 4:6 | ours 6:8 | ours 8:10 |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for dtype in ("f16", "bf16"):
+            ms = sorted({key[2] for key in find if key[1] == dtype and key[3:] == (n, k)})
+            for m in ms:
+                base = find.get(("2:4", dtype, m, n, k))
+                if not base:
+                    continue
+                cells = []
+                for v in VARIANTS:
+                    r = find.get((v, dtype, m, n, k))
+                    cells.append("%.1f (%.2f×)" % (r["ours_us"], r["speedup_vs_cublas"]) if r else "—")
+                cslt = base["baselines"]["cusparselt"]
+                out.append("| %s | %d | %.1f | %s | %s |" % (
+                    dtype, m, base["baselines"]["cublas"],
+                    "%.1f (%.2f×)" % (cslt, base["baselines"]["cublas"] / cslt) if cslt else "n/a",
+                    " | ".join(cells)))
+    errs = [r["max_rel_err"] for r in records]
+    bad = [r for r in records if not r["correct"]]
+    out += ["", "%d records (%d correctness, %d timing), %d outside tolerance; max rel err %.1e (f16 ≤ %.1e, bf16 ≤ %.1e)." % (
+        len(records), sum(r["kind"] == "correctness" for r in records), len(timing), len(bad), max(errs),
+        max(r["max_rel_err"] for r in records if r["dtype"] == "f16"),
+        max(r["max_rel_err"] for r in records if r["dtype"] == "bf16"))]
+    return "\n".join(out)
+
+
+def bars_table(records):
+    """The issue's bars, checked against the records."""
+    t = [r for r in records if r["kind"] == "timing"]
+
+    def rng(rs, f):
+        vals = [f(r) for r in rs]
+        return "%.2f–%.2f×" % (min(vals), max(vals)) if vals else "n/a"
+    big24 = [r for r in t if r["variant"] == "2:4" and r["shape"]["M"] >= 4096]
+    all24 = [r for r in t if r["variant"] == "2:4" and r["baselines"]["cusparselt"]]
+    big68 = [r for r in t if r["variant"] == "6:8" and r["shape"]["M"] >= 4096]
+    small = [r for r in t if r["shape"]["M"] <= 128]
+    lose = [r for r in small if r["speedup_vs_cublas"] < 1.0]
+    vs_cslt = lambda r: r["baselines"]["cusparselt"] / r["ours_us"]  # noqa: E731
+    rows = [
+        ("2:4 ≥ 1.5× cuBLAS at M ≥ 4096", rng(big24, lambda r: r["speedup_vs_cublas"]),
+         "met" if all(r["speedup_vs_cublas"] >= 1.5 for r in big24) else "not met (%d of %d)" % (
+             sum(r["speedup_vs_cublas"] >= 1.5 for r in big24), len(big24))),
+        ("2:4 faster than cuSPARSELt at every M", rng(all24, vs_cslt),
+         "met" if all(vs_cslt(r) > 1 for r in all24) else "not met (%d of %d)" % (
+             sum(vs_cslt(r) > 1 for r in all24), len(all24))),
+        ("6:8 ≥ 1.0× cuBLAS at M ≥ 4096", rng(big68, lambda r: r["speedup_vs_cublas"]),
+         "met" if all(r["speedup_vs_cublas"] >= 1.0 for r in big68) else "not met (%d of %d)" % (
+             sum(r["speedup_vs_cublas"] >= 1.0 for r in big68), len(big68))),
+        ("no sparse kernel slower than cuBLAS at M ≤ 128", rng(small, lambda r: r["speedup_vs_cublas"]),
+         "met" if not lose else "not met: %d of %d cases lose, no dense fallback yet" % (len(lose), len(small))),
+    ]
+    out = ["| bar | measured (ours / reference) | status |", "|---|---|---|"]
+    out += ["| %s | %s | %s |" % row for row in rows]
+    return "\n".join(out)
+
+
+def sweep_table():
+    files = sorted(RESULTS.parent.glob("spmm_sweep_*_h200.json"))
+    if not files:
+        return ""
+    runs = [(f.stem.replace("spmm_sweep_", "").replace("_h200", ""), json.loads(f.read_text())) for f in files]
+    shapes = [(r["shape"]["M"], r["shape"]["N"], r["shape"]["K"]) for r in runs[0][1]]
+    out = ["| M × N × K (2:4 f16) | cuBLAS | " + " | ".join(name for name, _ in runs) + " |",
+           "|---|---:|" + "---:|" * len(runs)]
+    for shp in shapes:
+        cells, base = [], None
+        for _, recs in runs:
+            r = next((x for x in recs if (x["shape"]["M"], x["shape"]["N"], x["shape"]["K"]) == shp), None)
+            if r:
+                base = base or r["baselines"]["cublas"]
+            cells.append("%.1f" % r["ours_us"] if r and r["correct"] else "—")
+        out.append("| %d × %d × %d | %.1f | %s |" % (shp + (base, " | ".join(cells))))
+    return "\n".join(out)
+
+
+def issue_plot(records):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    t = [r for r in records if r["kind"] == "timing" and r["dtype"] == "f16"]
+    ls = layers(records)
+    fig, axes = plt.subplots(1, len(ls), figsize=(5 * len(ls), 4.2), sharey=True)
+    for ax, (n, k) in zip(axes, ls):
+        rs = [r for r in t if (r["shape"]["N"], r["shape"]["K"]) == (n, k)]
+        for v, mark in zip(VARIANTS, "osd^"):
+            pts = sorted((r["shape"]["M"], r["speedup_vs_cublas"]) for r in rs if r["variant"] == v)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], mark + "-", label="ours %s" % v)
+        pts = sorted((r["shape"]["M"], r["baselines"]["cublas"] / r["baselines"]["cusparselt"])
+                     for r in rs if r["variant"] == "2:4" and r["baselines"]["cusparselt"])
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "x--", color="black", label="cuSPARSELt 2:4")
+        ax.axhline(1.0, color="gray", lw=0.8, ls="--")
+        ax.set_xscale("log", base=2)
+        ax.set_title("f16, N=%d K=%d" % (n, k))
+        ax.set_xlabel("M (tokens)")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0].set_ylabel("speedup over cuBLAS dense")
+    axes[0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(PLOT.with_name("spmm_issue_h200.png"), dpi=110)
+
+
+def replace(doc, name, text):
+    b, e = "<!-- %s:begin -->" % name, "<!-- %s:end -->" % name
+    if b not in doc:
+        return doc
+    a, z = doc.index(b) + len(b), doc.index(e)
+    return doc[:a] + "\n" + text + "\n" + doc[z:]
+
+
 def main():
     records = json.loads(RESULTS.read_text())
     doc = DOC.read_text()
+    issue = issue_records()
+    if issue:
+        doc = replace(doc, "spmm-issue", issue_table(issue))
+        doc = replace(doc, "spmm-bars", bars_table(issue))
+        doc = replace(doc, "spmm-sweep", sweep_table())
+        issue_plot(issue)
     a, b = doc.index(BEGIN) + len(BEGIN), doc.index(END)
     doc = doc[:a] + "\n" + table(records) + "\n" + doc[b:]
     # The opt-in warpgroup kernel, when measured, has its own table.

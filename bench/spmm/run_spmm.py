@@ -118,6 +118,8 @@ def main():
     ap.add_argument("--set", default="issue", choices=cases.SETS, help="case set (as compiled)")
     ap.add_argument("--options", default="", help="the sgpu-compile options the artifacts had (recorded)")
     ap.add_argument("--command", default=" ".join(sys.argv))
+    ap.add_argument("--variants", default=",".join(cases.VARIANTS),
+                    help="comma-separated variants to run (default all)")
     ap.add_argument("--no-cusparselt", action="store_true",
                     help="time only against cuBLAS (tile sweeps)")
     args = ap.parse_args()
@@ -126,6 +128,8 @@ def main():
     gen = torch.Generator(device="cuda").manual_seed(0)
     records, failures = [], 0
     for variant, dtype, kind, m, n, k in cases.cases(args.set):
+        if variant not in args.variants.split(","):
+            continue
         fam = cases.family(variant)
         tdt = TORCH_DTYPE[dtype]
         adir = pathlib.Path(args.artifacts) / cases.name(variant, dtype, m, n, k)

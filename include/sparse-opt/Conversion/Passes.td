@@ -46,29 +46,23 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
     k-step, reading the compressed weight and its metadata in the layout of
     `!sgpu.compressed`. Token and K tails are masked, so any M and K work.
 
-    `kernel=wgmma` (opt-in; sm_90a and PTX ISA 8.2 or later, else an error
-    at the op) generates instead a warpgroup kernel on
-    `wgmma.mma_async.sp.sync.aligned.m64nNk32.f32` (SS form, selector 0):
-    one warpgroup (128 threads) per block computes a 64 (features) x N
-    (tokens) tile, N = 128 when M > 128, else 64, with two k32 wgmmas per
-    64-wide K stage. The compressed weight tile (A: 64 rows x 32 compressed
-    columns) and the activation tile (B: N tokens x 64 K, K-major) sit in
-    shared memory in the no-swizzle K-major canonical layout (core matrices
-    of 8 rows x 16 B stored contiguously; LBO = 128 B to the next core
-    matrix along K, SBO = 512 B (A) / 1024 B (B) to the next 8 rows),
-    described by 64-bit matrix descriptors. The metadata words of
-    `!sgpu.compressed` (the mma.sp m16n8k32 lane layout) are exactly the
-    wgmma per-thread metadata of warp w for rows 16w..16w+15, so they are
-    used unchanged. When K % 8 == 0 the tiles (and each thread's metadata
-    words) are copied with `cp.async` (masked vectors zero-filled) into 5
-    stages of dynamic shared memory, 4 tiles ahead of the one being
-    multiplied (65 KiB for N = 64, 105 KiB for N = 128); otherwise they go
-    through registers into two static stages (ping-pong), the next tile's
-    global loads overlapping the current wgmmas. Generic-proxy writes are
-    followed by `fence.proxy.async` and a barrier; each stage's wgmmas are
-    one `wgmma.commit_group`, waited for with `wgmma.wait_group 0` before
-    the next stage (ptxas does not keep the metadata register of an
-    in-flight wgmma, so no group is left in flight across stages).
+    `kernel=wgmma` (sm_90a and PTX ISA 8.2 or later, else an error at the
+    op; `kernel=auto`, the default, picks it wherever the target allows and
+    `mma` elsewhere) generates warpgroup kernels on
+    `wgmma.mma_async.sp.sync.aligned.m64nNk32.f32` (SS form, selector 0).
+    When K % 8 == 0 it is a warp-specialized kernel: a producer warpgroup
+    issues TMA loads of the compressed weight (128 rows, 64B swizzle), of X
+    (N tokens x 64 K, 128B swizzle) and of the metadata words into a
+    multi-stage mbarrier pipeline; two consumer warpgroups each compute 64
+    features x N tokens and keep one wgmma group in flight across k-tiles
+    (metadata registers double-buffered by a two-tile unrolled loop and kept
+    alive until their group retires). The host side creates the three
+    `sgpu.tensor_map`s; the kernel takes them as `!llvm.ptr` parameters listed
+    in `sgpu.tensor_map_args` (made by-value grid constants by
+    `sgpu-tensor-map-params`). N (16..256) and the stage count come from a
+    tile table (`tile-n` / `stages` override them). Other K take a one-
+    warpgroup kernel that stages tiles through registers into two shared
+    memory stages (no swizzle) and waits for each stage's wgmmas.
 
     `chip` selects the target; sparse MMA needs sm_80 or newer and the
     ordered-metadata form needs PTX ISA 8.5 (`features`). An op the chosen
