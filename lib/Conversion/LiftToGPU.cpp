@@ -4,7 +4,10 @@
 // out[m, c'] = x[m, src(c')] with src(g*4(N-1) + 4j + l) = g*2N + 2j + l, and
 // zero where src >= K. This is the separate pass over the activations that
 // the fused lift (inside the GEMM's operand loads) is meant to replace; it is
-// the correct, simple path every chip can run.
+// the correct, simple path every chip can run. Feeding the TMA spmm, it
+// writes rows padded to the weight's padded K (lowerLiftToGPUPadded): the
+// formula already gives zeros past K', and the 64-byte row pitch keeps the
+// TMA loads of the GEMM at full speed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,12 +23,18 @@ using namespace mlir::sgpu;
 
 static constexpr int64_t kThreads = 256;
 
-void mlir::sgpu::lowerLiftToGPU(LiftOp op, gpu::GPUModuleOp gpuModule,
-                                SymbolTable &symbols, size_t index) {
+/// Builds the gather kernel and its launch before `op` into a new
+/// `M x pitch` buffer (pitch 0: the lifted width), which it returns.
+static Value buildLift(LiftOp op, int64_t pitch, gpu::GPUModuleOp gpuModule,
+                       SymbolTable &symbols, size_t index) {
   Location loc = op.getLoc();
   auto xt = cast<RankedTensorType>(op.getInput().getType());
-  auto yt = cast<RankedTensorType>(op.getResult().getType());
-  int64_t m = xt.getDimSize(0), k = xt.getDimSize(1), kl = yt.getDimSize(1);
+  auto lifted = cast<RankedTensorType>(op.getResult().getType());
+  if (pitch == 0)
+    pitch = lifted.getDimSize(1);
+  auto yt = RankedTensorType::get({xt.getDimSize(0), pitch},
+                                  lifted.getElementType());
+  int64_t m = xt.getDimSize(0), k = xt.getDimSize(1), kl = pitch;
   int64_t fam = op.getPattern().getFamilyN();
   int64_t total = m * kl;
   auto xm = MemRefType::get(xt.getShape(), xt.getElementType());
@@ -74,8 +83,22 @@ void mlir::sgpu::lowerLiftToGPU(LiftOp op, gpu::GPUModuleOp gpuModule,
   gpu::LaunchFuncOp::create(
       b, loc, func, gpu::KernelDim3{c((total + kThreads - 1) / kThreads), c(1), c(1)},
       gpu::KernelDim3{c(kThreads), c(1), c(1)}, Value(), ValueRange{xb, yb});
-  Value t = bufferization::ToTensorOp::create(b, loc, yt, yb, b.getUnitAttr(),
-                                              b.getUnitAttr());
+  return yb;
+}
+
+void mlir::sgpu::lowerLiftToGPU(LiftOp op, gpu::GPUModuleOp gpuModule,
+                                SymbolTable &symbols, size_t index) {
+  Value yb = buildLift(op, 0, gpuModule, symbols, index);
+  OpBuilder b(op);
+  Value t = bufferization::ToTensorOp::create(
+      b, op.getLoc(), op.getResult().getType(), yb, b.getUnitAttr(),
+      b.getUnitAttr());
   op.getResult().replaceAllUsesWith(t);
   op.erase();
+}
+
+Value mlir::sgpu::lowerLiftToGPUPadded(LiftOp op, int64_t pitch,
+                                       gpu::GPUModuleOp gpuModule,
+                                       SymbolTable &symbols, size_t index) {
+  return buildLift(op, pitch, gpuModule, symbols, index);
 }

@@ -16,6 +16,14 @@ namespace sgpu {
 void lowerLiftToGPU(LiftOp op, gpu::GPUModuleOp gpuModule,
                     SymbolTable &symbols, size_t index);
 
+/// The same gather into a new `M x pitch` buffer (pitch >= the lifted K'),
+/// launched before `op`; the columns past K' read zeros (their source
+/// index is past K). Returns the buffer and leaves `op` in place: the
+/// caller (a consumer that wants aligned rows) replaces its use.
+Value lowerLiftToGPUPadded(LiftOp op, int64_t pitch,
+                           gpu::GPUModuleOp gpuModule, SymbolTable &symbols,
+                           size_t index);
+
 } // namespace sgpu
 } // namespace mlir
 

@@ -127,6 +127,27 @@ func.func @spmm_sweep(%x: tensor<512x256xf16>, %v: tensor<64x128xf16>, %m: tenso
 
 // -----
 
+// A lift that feeds the TMA kernel is gathered into rows of the weight's
+// padded K (here K' = 56 -> 64 columns, 128-byte rows; the columns past K'
+// read zeros), and the tensor map covers that buffer.
+// CHECK-LABEL: func.func @lifted_tma
+// CHECK: %[[XB:.*]] = bufferization.to_buffer %arg0 read_only : tensor<70x40xf16> to memref<70x40xf16>
+// CHECK: %[[L:.*]] = memref.alloc() : memref<70x64xf16>
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_lift_0 {{.*}} args(%[[XB]] : memref<70x40xf16>, %[[L]] : memref<70x64xf16>)
+// CHECK: sgpu.tensor_map %[[L]] box [64, 64] swizzle 128 : memref<70x64xf16> -> !llvm.ptr
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0
+// CHECK-NOT: sgpu.lift
+// CHECK: gpu.func @sgpu_spmm_0
+// CHECK: gpu.func @sgpu_lift_0(%{{.*}}: memref<70x40xf16>, %{{.*}}: memref<70x64xf16>)
+func.func @lifted_tma(%x: tensor<70x40xf16>, %v: tensor<32x32xf16>, %e: tensor<64xi32>) -> tensor<70x20xf16> {
+  %xl = sgpu.lift %x {pattern = #sgpu.nm<4:6>} : tensor<70x40xf16> -> tensor<70x56xf16>
+  %w = sgpu.assemble %v, %e : tensor<32x32xf16>, tensor<64xi32> -> !sgpu.compressed<20x56xf16, #sgpu.nm<2:4>>
+  %y = sgpu.spmm %xl, %w : tensor<70x56xf16>, !sgpu.compressed<20x56xf16, #sgpu.nm<2:4>> -> tensor<70x20xf16>
+  return %y : tensor<70x20xf16>
+}
+
+// -----
+
 // Odd K: activation rows are not 16-byte aligned, so tiles go global ->
 // registers -> shared memory (two static stages, ping-pong) and the K tail
 // is loaded as masked scalars.

@@ -116,9 +116,9 @@ func.func @bias(%x: tensor<64x32xf16>, %v: tensor<16x16xf16>, %m: tensor<16xi32>
 // CHECK: %[[L:.*]] = memref.alloc() : memref<70x144xf16>
 // CHECK: gpu.launch_func @sgpu_kernels::@sgpu_lift_0 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) args(%[[XB]] : memref<70x96xf16>, %[[L]] : memref<70x144xf16>)
 // CHECK: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0
+// CHECK: gpu.func @sgpu_spmm_0
 // CHECK: gpu.func @sgpu_lift_0(%{{.*}}: memref<70x96xf16>, %{{.*}}: memref<70x144xf16>) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
 // CHECK: arith.cmpi ult, %{{.*}}, %c10080
-// CHECK: gpu.func @sgpu_spmm_0
 func.func @lifted(%x: tensor<70x96xf16>, %v: tensor<16x80xf16>, %m: tensor<80xi32>) -> tensor<70x16xf16> {
   %xl = sgpu.lift %x {pattern = #sgpu.nm<6:8>} : tensor<70x96xf16> -> tensor<70x144xf16>
   %w = sgpu.assemble %v, %m : tensor<16x80xf16>, tensor<80xi32> -> !sgpu.compressed<16x144xf16, #sgpu.nm<2:4>>
