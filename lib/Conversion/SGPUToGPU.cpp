@@ -1,9 +1,11 @@
 //===- SGPUToGPU.cpp - sgpu ops to generated GPU kernels ------------------===//
 //
 // Generates, for every sgpu.spmm, a gpu.func running on sparse tensor cores
-// (mma.sp::ordered_metadata m16n8k32; with kernel=wgmma the warpgroup kernel
-// of SpmmWGMMA.cpp) and replaces the op by a host-side gpu.launch_func over
-// buffers.
+// and replaces the op by a host-side gpu.launch_func over buffers: on
+// sm_90a (kernel=auto or wgmma) the warp-specialized TMA kernel of
+// SpmmTMA.cpp, or SpmmWGMMA.cpp's register-staged one when K is not a
+// multiple of 8; elsewhere (kernel=mma) the mma.sp::ordered_metadata
+// m16n8k32 kernel below. A lift feeding a TMA spmm is lowered with it.
 //
 // Mapping Y[M, N] = X[M, K] . W[N, K]^T onto the MMA: the sparse A operand is
 // the weight (MMA rows = output features), B is X^T (MMA columns = tokens),
@@ -510,8 +512,7 @@ struct ConvertSGPUToGPUPass
       smem = tma.dynamicSharedBytes;
     } else if (useWgmma) {
       gridX = wg.gridX;
-      gridY = wg.gridY;
-      smem = wg.dynamicSharedBytes;
+      gridY = wg.gridY; // static shared memory only
     }
     Value smemBytes;
     if (smem)

@@ -434,8 +434,7 @@ private:
 
 WgmmaSpmmLaunch mlir::sgpu::getWgmmaSpmmLaunch(const SpmmShape &s) {
   int64_t nt = tokensPerBlock(s);
-  return {nt, kThreads, (s.m + nt - 1) / nt, (s.paddedN + kRows - 1) / kRows,
-          0};
+  return {nt, kThreads, (s.m + nt - 1) / nt, (s.paddedN + kRows - 1) / kRows};
 }
 
 void mlir::sgpu::buildWgmmaSpmmKernel(OpBuilder &b, Location loc,

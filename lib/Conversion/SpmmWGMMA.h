@@ -40,7 +40,6 @@ struct WgmmaSpmmLaunch {
   int64_t threads;        ///< Threads per block (128).
   int64_t gridX;          ///< Token blocks.
   int64_t gridY;          ///< Feature blocks (64 rows each).
-  int64_t dynamicSharedBytes; ///< Dynamic shared memory per block (0: none).
 };
 
 WgmmaSpmmLaunch getWgmmaSpmmLaunch(const SpmmShape &s);
