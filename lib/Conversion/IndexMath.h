@@ -23,6 +23,9 @@ struct IndexMath {
   Value i32(int64_t v) {
     return arith::ConstantIntOp::create(b, loc, b.getI32Type(), v);
   }
+  Value i64(int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
+  }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
   Value add(Value x, int64_t y) { return y ? add(x, c(y)) : x; }
   Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }

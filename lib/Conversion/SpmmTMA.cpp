@@ -80,7 +80,6 @@ constexpr int64_t kMaxStages256 = 4; // a fifth 41 KiB stage measured no faster
 constexpr int64_t kNumSMs = 132;
 constexpr int64_t kGroup = 8; // token blocks per group of the block order
 constexpr int64_t kProducerRegs = 40, kConsumerRegs = 232;
-constexpr uint32_t kEmptyMeta = 0x44444444u; // positions (0,1) everywhere
 
 int64_t bBytes(int64_t bn) { return bn * kKTile * 2; }
 
@@ -216,9 +215,6 @@ private:
   Value toI32(Value index) {
     return arith::IndexCastUIOp::create(b, loc, b.getI32Type(), index);
   }
-  Value i64c(int64_t v) {
-    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
-  }
 
   /// "r,r": one k-tile's metadata words as asm inputs.
   static std::string metaConstraints() {
@@ -307,11 +303,11 @@ private:
         arith::MulIOp::create(
             b, loc,
             arith::IndexCastUIOp::create(b, loc, b.getI64Type(), c),
-            i64c(64 * kKTile)));
+            im.i64(64 * kKTile)));
     Value descA0 = smemDescriptor(b, loc, aAddr, 16, 8 * kKTile,
                                   SmemSwizzle::B64);
     Value descB0 = smemDescriptor(
-        b, loc, arith::AddIOp::create(b, loc, base64, i64c(kABytes)), 16,
+        b, loc, arith::AddIOp::create(b, loc, base64, im.i64(kABytes)), 16,
         1024, SmemSwizzle::B128);
 
     Value zero = arith::ConstantOp::create(b, loc, b.getF32Type(),
@@ -341,7 +337,7 @@ private:
           ok = im.andi(ok, im.lt(kt, kTiles - 1));
         if (ok)
           w = arith::SelectOp::create(
-              b, loc, ok, w, im.i32(static_cast<int32_t>(kEmptyMeta)));
+              b, loc, ok, w, im.i32(static_cast<int32_t>(kEmptyMetadata)));
         e.push_back(w);
       }
       Value stOff64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(),
@@ -353,8 +349,8 @@ private:
       for (int64_t j = 0; j < kSteps; ++j)
         d = sparseWgmma(
             b, loc, s.elementType,
-            arith::AddIOp::create(b, loc, descA, i64c(j * 32 / 16)),
-            arith::AddIOp::create(b, loc, descB, i64c(j * 64 / 16)), e[j], d);
+            arith::AddIOp::create(b, loc, descA, im.i64(j * 32 / 16)),
+            arith::AddIOp::create(b, loc, descB, im.i64(j * 64 / 16)), e[j], d);
       asmVoid(b, loc, "wgmma.commit_group.sync.aligned;", {}, "");
       d = asmOnAcc(b, loc, "wgmma.wait_group.sync.aligned 1;", keep,
                    metaConstraints(), d);
@@ -379,7 +375,7 @@ private:
     // B's words are carried around the loop to tile A's wait.
     SmallVector<Value> init(nAcc, zero);
     for (int64_t j = 0; j < kSteps; ++j)
-      init.push_back(im.i32(static_cast<int32_t>(kEmptyMeta)));
+      init.push_back(im.i32(static_cast<int32_t>(kEmptyMetadata)));
     auto pairs = scf::ForOp::create(
         b, loc, im.c(0), im.c(kTiles / 2), im.c(1), init,
         [&](OpBuilder &, Location, Value i, ValueRange carried) {

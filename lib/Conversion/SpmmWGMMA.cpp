@@ -85,7 +85,6 @@ constexpr int64_t kAStageElems = kRows * kKTile / 2;
 // 8-row groups one pass of 128 threads (one 16-byte vector each) covers.
 constexpr int64_t kAGroupsPerPass = kThreads / (8 * kACoresK); // 4
 constexpr int64_t kBGroupsPerPass = kThreads / (8 * kBCoresK); // 2
-constexpr uint32_t kEmptyMeta = 0x44444444u; // positions (0,1) everywhere
 
 int64_t tokensPerBlock(const SpmmShape &s) { return s.m > 128 ? 128 : 64; }
 
@@ -231,7 +230,7 @@ private:
       Value e = memref::LoadOp::create(b, loc, smemMeta, ValueRange{idx});
       if (Value ok = metaInRange(im.add(im.mul(kt, kSteps), j)))
         e = arith::SelectOp::create(b, loc, ok, e,
-                                    im.i32(static_cast<int32_t>(kEmptyMeta)));
+                                    im.i32(static_cast<int32_t>(kEmptyMetadata)));
       words.push_back(e);
     }
     return words;
@@ -281,9 +280,6 @@ private:
     return arith::ConstantOp::create(
         b, loc, vt, DenseElementsAttr::get(vt, b.getZeroAttr(s.elementType)));
   }
-  Value i64(int64_t v) {
-    return arith::ConstantIntOp::create(b, loc, b.getI64Type(), v);
-  }
   Value toI64(Value index) {
     return arith::IndexCastUIOp::create(b, loc, b.getI64Type(), index);
   }
@@ -292,11 +288,11 @@ private:
   /// `bytes` (the start address field counts 16-byte units).
   Value stepDescriptor(Value desc, Value stage, int64_t stageBytes,
                        int64_t bytes) {
-    Value off = i64(bytes >> 4);
+    Value off = im.i64(bytes >> 4);
     if (stage)
       off = arith::AddIOp::create(
           b, loc,
-          arith::MulIOp::create(b, loc, toI64(stage), i64(stageBytes >> 4)),
+          arith::MulIOp::create(b, loc, toI64(stage), im.i64(stageBytes >> 4)),
           off);
     else if (bytes == 0)
       return desc;

@@ -23,10 +23,15 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 
+#include <cstdint>
 #include <string>
 
 namespace mlir {
 namespace sgpu {
+
+/// A sparse-MMA metadata word whose every nibble selects positions (0, 1):
+/// the valid encoding for chunks of zeros (tiles past the weight).
+constexpr uint32_t kEmptyMetadata = 0x44444444u;
 
 /// Swizzle mode of a shared-memory matrix descriptor (bits 62-63).
 enum class SmemSwizzle : int64_t { None = 0, B128 = 1, B64 = 2, B32 = 3 };
