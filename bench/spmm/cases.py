@@ -8,7 +8,10 @@ windows over K' = 1.5 K)."""
 # Correctness on shapes off every tile (tokens, features, K), odd K
 # included; then timings.
 CORRECTNESS = [(1, 64, 64), (70, 20, 40), (5, 48, 37), (100, 1000, 200), (333, 777, 130),
-               (300, 200, 264)]
+               (300, 200, 264),
+               # split-K: 4 ranges of 9 k-tiles, the last past K (odd k32
+               # step count); 4 even ranges of 16
+               (40, 300, 2056), (16, 4096, 4096)]
 # The layers of the sliding-window issue: (N_out, K) of Llama-3-8B's MLP
 # (up/gate, down) and Qwen2-7B's up/gate, at decode to prefill token counts.
 ISSUE_LAYERS = [(14336, 4096), (4096, 14336), (18944, 3584)]
@@ -24,7 +27,10 @@ SWEEP = [(16, 14336, 4096), (128, 14336, 4096), (512, 14336, 4096), (4096, 14336
 # 8:10 (6560) for K = 4096 are not multiples of 64 elements (128 B); 2:4 at
 # those K and at their neighbours that are.
 KALIGN = [(4096, 14336, k) for k in (5440, 5464, 5504, 6528, 6560, 6592)]
-SETS = ("issue", "quick", "correctness", "sweep", "kalign")
+# The decode end of the issue grid, where the compiler may keep a layer dense
+# (sgpu-slide-sparse policy=auto): compiled with --policy auto.
+SMALL_TOKENS = [16, 128]
+SETS = ("issue", "quick", "correctness", "sweep", "kalign", "small")
 
 
 def family(variant):
@@ -35,9 +41,17 @@ def family(variant):
 def cases(which="issue"):
     """(variant, dtype, kind, M, N, K) of a case set: "issue" (correctness
     for every variant and dtype, then the issue's timing grid), "quick"
-    (correctness, then a few 2:4 and 6:8 timings), "correctness" or
-    "sweep" (2:4 f16 timings only, for tile/stage sweeps)."""
+    (correctness, then a few 2:4 and 6:8 timings), "correctness",
+    "sweep" (2:4 f16 timings only, for tile/stage sweeps) or "small" (the
+    issue grid's M <= 128 timings, for the sparse-or-dense choice)."""
     assert which in SETS, which
+    if which == "small":
+        for variant in VARIANTS:
+            for dtype in DTYPES:
+                for n, k in ISSUE_LAYERS:
+                    for m in SMALL_TOKENS:
+                        yield variant, dtype, "timing", m, n, k
+        return
     if which in ("sweep", "kalign"):
         for m, n, k in (SWEEP if which == "sweep" else KALIGN):
             yield "2:4", "f16", "timing", m, n, k

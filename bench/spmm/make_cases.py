@@ -6,6 +6,12 @@ weight (values + metadata, as sgpu.assemble documents; for 6:8 the weight
 decomposed over the lifted K'), so one artifact serves any weight of that
 shape: the benchmark decomposes and compresses torch's pruned weight with the
 same C utility the compiler uses for constants.
+With --policy auto a case is first written as an imported layer would be
+(a linalg.matmul whose [N, K] weight argument declares its #sgpu.nm
+pattern) and given to sgpu-slide-sparse: where the compiler's cost model
+keeps it dense, the artifact is that program (one cuBLASLt `gemm` line
+taking X and the dense pruned weight) and choice.txt says "dense";
+otherwise the sparse case above is compiled and choice.txt says "sparse".
 Run here (the compiler needs libMLIR): python3 bench/spmm/make_cases.py
 """
 import pathlib
@@ -45,9 +51,45 @@ def source(variant, dtype, m, n, k):
 """
 
 
+def linear_source(variant, dtype, m, n, k):
+    """The layer as an importer writes it: Y = X . W^T on a weight argument
+    that declares its pattern."""
+    w = "tensor<%dx%dx%s, #sgpu.nm<%s>>" % (n, k, dtype, variant)
+    return f"""func.func @linear(%x: tensor<{m}x{k}x{dtype}>, %w: {w}) -> tensor<{m}x{n}x{dtype}> {{
+  %z = arith.constant 0.0 : {dtype}
+  %e = tensor.empty() : tensor<{m}x{n}x{dtype}>
+  %acc = linalg.fill ins(%z : {dtype}) outs(%e : tensor<{m}x{n}x{dtype}>) -> tensor<{m}x{n}x{dtype}>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                      affine_map<(m, n, k) -> (n, k)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : tensor<{m}x{k}x{dtype}>, {w})
+      outs(%acc : tensor<{m}x{n}x{dtype}>) -> tensor<{m}x{n}x{dtype}>
+  return %y : tensor<{m}x{n}x{dtype}>
+}}
+"""
+
+
+def compiler_keeps_dense(d, variant, dtype, m, n, k):
+    """Whether sgpu-slide-sparse (policy=auto, sm_90a) keeps the layer
+    dense; writes the layer to d/linear.mlir."""
+    (d / "linear.mlir").write_text(linear_source(variant, dtype, m, n, k))
+    out = subprocess.run([str(SPARSE_OPT), str(d / "linear.mlir"),
+                          "--sgpu-slide-sparse=chip=sm_90a policy=auto"],
+                         check=True, capture_output=True, text=True).stdout
+    return "sgpu.matmul" in out
+
+
 def compile_case(args, variant, dtype, m, n, k):
     d = pathlib.Path(args.out) / cases.name(variant, dtype, m, n, k)
     d.mkdir(parents=True, exist_ok=True)
+    if args.policy == "auto":
+        dense = compiler_keeps_dense(d, variant, dtype, m, n, k)
+        (d / "choice.txt").write_text("dense\n" if dense else "sparse\n")
+        if dense:
+            subprocess.run([str(SPARSE_OPT), str(d / "linear.mlir"),
+                            "--sgpu-compile=chip=sm_90a output-dir=%s" % d,
+                            "-o", str(d / "compiled.mlir")], check=True)
+            return
     (d / "model.mlir").write_text(source(variant, dtype, m, n, k))
     opts = "chip=sm_90a kernel=%s output-dir=%s" % (args.kernel, d)
     if args.options:
@@ -65,14 +107,18 @@ def main():
     ap.add_argument("--set", default="issue", choices=cases.SETS, help="case set (default issue)")
     ap.add_argument("--options", default="",
                     help="more sgpu-compile options, e.g. 'tile-n=128 stages=4' (a tile sweep)")
+    ap.add_argument("--policy", default="sparse", choices=["sparse", "auto"],
+                    help="sparse: the sparse kernel for every case (default); auto: the "
+                         "compiler's sparse-or-dense choice (choice.txt in each case)")
     ap.add_argument("--out", default=str(OUT), help="artifact folder (default bench/artifacts)")
     ap.add_argument("-j", type=int, default=2, help="parallel compiles")
     args = ap.parse_args()
     todo = [(v, d, m, n, k) for v, d, _, m, n, k in cases.cases(args.set)]
     with ThreadPoolExecutor(args.j) as pool:
         list(pool.map(lambda c: compile_case(args, *c), todo))
-    print("compiled %d cases (%s kernel%s) into %s" % (
-        len(todo), args.kernel, ", " + args.options if args.options else "", args.out))
+    print("compiled %d cases (%s kernel%s, policy %s) into %s" % (
+        len(todo), args.kernel, ", " + args.options if args.options else "", args.policy,
+        args.out))
 
 
 if __name__ == "__main__":

@@ -41,9 +41,10 @@ KERNELS = {"mma": "mma.sp m16n8k32, 64x64 block tile, register prefetch",
 
 def launches(artifact_dir):
     """The program's launch lines without their arguments (grid, block,
-    shared memory: the tile and stage choice)."""
+    shared memory: the tile and stage choice) and its library GEMM lines."""
     text = (pathlib.Path(artifact_dir) / "program.txt").read_text()
-    return [line.split(" args")[0] for line in text.splitlines() if line.startswith("launch ")]
+    return [line.split(" args")[0] for line in text.splitlines()
+            if line.startswith("launch ") or line.startswith("gemm ")]
 
 
 def pruned_weight(n, k, dtype, gen, fam=2):
@@ -144,11 +145,17 @@ def main():
         v = torch.from_numpy(values.view(np.int16)).cuda()
         e = torch.from_numpy(meta.view(np.int32)).cuda()
         y = torch.empty(m, n, dtype=tdt, device="cuda")
-        assert prog.input_bytes == [x.numel() * 2, v.numel() * 2, e.numel() * 4], prog.input_bytes
+        # The compiler's choice (make_cases.py --policy auto): "dense" is a
+        # program of one library GEMM on X and the dense pruned weight.
+        choice_file = adir / "choice.txt"
+        choice = choice_file.read_text().strip() if choice_file.exists() else "sparse"
+        inputs = [x, v, e] if choice == "sparse" else [x, w]
+        assert prog.input_bytes == [t.numel() * t.element_size() for t in inputs], prog.input_bytes
         assert prog.output_bytes == [y.numel() * 2]
+        ptrs = [t.data_ptr() for t in inputs]
         # Raw pointers, no per-call checks; the stream is read at each call
         # so that graph capture records the launch.
-        ours = lambda: prog.run([x.data_ptr(), v.data_ptr(), e.data_ptr()], [y.data_ptr()],  # noqa: E731
+        ours = lambda: prog.run(ptrs, [y.data_ptr()],  # noqa: E731
                                 torch.cuda.current_stream().cuda_stream)
         ours()
         torch.cuda.synchronize()
@@ -162,7 +169,9 @@ def main():
             "max_rel_err": err, "tolerance": TOLERANCE[dtype], "correct": ok,
             "gpu": gpu, "date": datetime.date.today().isoformat(), "commit": args.commit,
             "command": args.command,
-            "kernel": KERNELS[args.kernel] + ("" if fam == 2 else " after a lift gather kernel"),
+            "kernel": (KERNELS[args.kernel] + ("" if fam == 2 else " after a lift gather kernel")
+                       if choice == "sparse" else "library GEMM (cuBLASLt), kept dense by the cost model"),
+            "path": choice,
             "options": args.options, "launches": launches(adir),
         }
         if kind == "timing":
@@ -186,8 +195,8 @@ def main():
             rec["speedup"] = best / rec["ours_us"]
             rec["speedup_vs_cublas"] = dense / rec["ours_us"]
         records.append(rec)
-        print("%-4s %-5s %-11s M=%-6d N=%-6d K=%-6d err=%.2e %s%s" % (
-            variant, dtype, kind, m, n, k, err, "ok" if ok else "FAIL",
+        print("%-4s %-5s %-6s %-11s M=%-6d N=%-6d K=%-6d err=%.2e %s%s" % (
+            variant, dtype, choice, kind, m, n, k, err, "ok" if ok else "FAIL",
             "" if kind != "timing" else "  ours %.1f us  cublas %.1f us  cusparselt %s us  speedup vs best %.2fx" % (
                 rec["ours_us"], rec["baselines"]["cublas"],
                 "%.1f" % rec["baselines"]["cusparselt"] if rec["baselines"]["cusparselt"] else "n/a",

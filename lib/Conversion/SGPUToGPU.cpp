@@ -6,6 +6,8 @@
 // SpmmTMA.cpp, or SpmmWGMMA.cpp's register-staged one when K is not a
 // multiple of 8; elsewhere (kernel=mma) the mma.sp::ordered_metadata
 // m16n8k32 kernel below. A lift feeding a TMA spmm is lowered with it.
+// sgpu.matmul (dense) is no kernel: it becomes sgpu.gemm_call, a cuBLASLt
+// call of the runtime program.
 //
 // Mapping Y[M, N] = X[M, K] . W[N, K]^T onto the MMA: the sparse A operand is
 // the weight (MMA rows = output features), B is X^T (MMA columns = tokens),
@@ -279,7 +281,7 @@ struct ConvertSGPUToGPUPass
     // auto: the warpgroup kernel where the target can express it.
     useWgmma = kernel == "wgmma" ||
                (kernel == "auto" && target->hasSparseWGMMA());
-    std::string overrides = verifyTmaSpmmOverrides(tileN, stages);
+    std::string overrides = verifyTmaSpmmOverrides(tileN, stages, splitK);
     if (!overrides.empty()) {
       module.emitError() << "invalid convert-sgpu-to-gpu option: "
                          << overrides;
@@ -294,6 +296,7 @@ struct ConvertSGPUToGPUPass
     bool failedAny = false;
     SmallVector<SpmmOp> spmms;
     SmallVector<LiftOp> lifts;
+    SmallVector<MatmulOp> matmuls;
     module.walk([&](Operation *op) {
       if (auto spmm = dyn_cast<SpmmOp>(op)) {
         if (useWgmma && !target->hasSparseWGMMA()) {
@@ -339,6 +342,10 @@ struct ConvertSGPUToGPUPass
         lifts.push_back(lift);
         return;
       }
+      if (auto matmul = dyn_cast<MatmulOp>(op)) {
+        matmuls.push_back(matmul);
+        return;
+      }
       // Compressed-weight producers are reported through their spmm users.
       if (isa<AssembleOp>(op) ||
           (isa<CompressOp, NMDecomposeOp>(op) && !op->use_empty() &&
@@ -353,6 +360,9 @@ struct ConvertSGPUToGPUPass
     });
     if (failedAny)
       return signalPassFailure();
+    // Dense GEMMs are library calls, not kernels.
+    for (MatmulOp matmul : matmuls)
+      lowerMatmulToCall(matmul);
     if (spmms.empty() && lifts.empty())
       return;
 
@@ -394,6 +404,30 @@ struct ConvertSGPUToGPUPass
   llvm::SmallPtrSet<Operation *, 4> loweredLifts;
   size_t liftCount = 0;
 
+  /// sgpu.matmul becomes sgpu.gemm_call on buffers: the runtime program
+  /// runs it with cuBLASLt, in order with the kernel launches.
+  static void lowerMatmulToCall(MatmulOp op) {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    auto toBuffer = [&](Value v) -> Value {
+      auto t = cast<RankedTensorType>(v.getType());
+      return bufferization::ToBufferOp::create(
+          b, loc, MemRefType::get(t.getShape(), t.getElementType()), v,
+          /*read_only=*/b.getUnitAttr());
+    };
+    auto yType = cast<RankedTensorType>(op.getResult().getType());
+    Value x = toBuffer(op.getInput()), w = toBuffer(op.getWeight());
+    Value bias = op.getBias() ? toBuffer(op.getBias()) : Value();
+    Value y = memref::AllocOp::create(
+        b, loc, MemRefType::get(yType.getShape(), yType.getElementType()));
+    GemmCallOp::create(b, loc, x, w, bias, y, op.getActivationAttr());
+    Value result = bufferization::ToTensorOp::create(
+        b, loc, yType, y, /*restrict=*/b.getUnitAttr(),
+        /*writable=*/b.getUnitAttr());
+    op.replaceAllUsesWith(result);
+    op.erase();
+  }
+
   void lowerSpmm(SpmmOp spmm, gpu::GPUModuleOp gpuModule, SymbolTable &symbols,
                  size_t idx) {
     Location loc = spmm.getLoc();
@@ -425,21 +459,30 @@ struct ConvertSGPUToGPUPass
     OpBuilder b(gpuModule.getBodyRegion());
     b.setInsertionPointToEnd(gpuModule.getBody());
     Type ptrType = LLVM::LLVMPointerType::get(b.getContext());
+    WgmmaSpmmLaunch wg = getWgmmaSpmmLaunch(shape);
+    TmaSpmmConfig tma = getTmaSpmmConfig(shape, tileN, stages, splitK);
+    // Split-K: the kernel writes f32 partial sums [splits, M, N] and a
+    // reduce kernel applies the epilogue.
+    bool splitKernel = useTma && tma.splits > 1;
+    auto wsType =
+        MemRefType::get({tma.splits, shape.m, shape.n}, b.getF32Type());
     SmallVector<Type> argTypes = {xm, vm, mm};
     if (useTma)
       argTypes = {ptrType, ptrType, ptrType};
     MemRefType biasType;
-    if (spmm.getBias()) {
+    if (spmm.getBias())
       biasType = memrefOf(cast<RankedTensorType>(spmm.getBias().getType()));
-      argTypes.push_back(biasType);
+    if (splitKernel) {
+      argTypes.push_back(wsType);
+    } else {
+      if (biasType)
+        argTypes.push_back(biasType);
+      argTypes.push_back(ym);
     }
-    argTypes.push_back(ym);
     auto fnType = b.getFunctionType(argTypes, {});
     auto func = gpu::GPUFuncOp::create(
         b, loc, ("sgpu_spmm_" + std::to_string(idx)), fnType);
     func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-    WgmmaSpmmLaunch wg = getWgmmaSpmmLaunch(shape);
-    TmaSpmmConfig tma = getTmaSpmmConfig(shape, tileN, stages);
     int64_t threads = useTma ? tma.threads
                       : useWgmma ? wg.threads
                                  : 32 * kWarps;
@@ -495,10 +538,19 @@ struct ConvertSGPUToGPUPass
               tensorMap(vBuf, tma.valuesBox, tma.valuesSwizzle),
               tensorMap(meta2d, tma.metaBox, 0)};
     }
+    Value biasBuf;
     if (Value bias = spmm.getBias())
-      args.push_back(toBuffer(bias, biasType));
+      biasBuf = toBuffer(bias, biasType);
     Value yBuf = memref::AllocOp::create(b, loc, ym);
-    args.push_back(yBuf);
+    Value wsBuf;
+    if (splitKernel) {
+      wsBuf = memref::AllocOp::create(b, loc, wsType);
+      args.push_back(wsBuf);
+    } else {
+      if (biasBuf)
+        args.push_back(biasBuf);
+      args.push_back(yBuf);
+    }
     auto c = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
@@ -517,10 +569,41 @@ struct ConvertSGPUToGPUPass
     Value smemBytes;
     if (smem)
       smemBytes = arith::ConstantIntOp::create(b, loc, b.getI32Type(), smem);
+    if (splitKernel)
+      gridX *= tma.splits;
     gpu::LaunchFuncOp::create(b, loc, func,
                               gpu::KernelDim3{c(gridX), c(gridY), c(1)},
                               gpu::KernelDim3{c(threads), c(1), c(1)},
                               /*dynamicSharedMemorySize=*/smemBytes, args);
+    if (splitKernel) {
+      SmallVector<Value> reduceArgs = {wsBuf};
+      SmallVector<Type> reduceTypes = {wsType};
+      if (biasBuf) {
+        reduceArgs.push_back(biasBuf);
+        reduceTypes.push_back(biasType);
+      }
+      reduceArgs.push_back(yBuf);
+      reduceTypes.push_back(ym);
+      OpBuilder kb(gpuModule.getBodyRegion());
+      kb.setInsertionPointToEnd(gpuModule.getBody());
+      auto reduce = gpu::GPUFuncOp::create(
+          kb, loc, "sgpu_spmm_" + std::to_string(idx) + "_reduce",
+          kb.getFunctionType(reduceTypes, {}));
+      reduce->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                      kb.getUnitAttr());
+      reduce.setKnownBlockSizeAttr(kb.getDenseI32ArrayAttr(
+          {int32_t(kSplitKReduceThreads), 1, 1}));
+      symbols.insert(reduce);
+      buildSplitKReduceKernel(kb, loc, shape, tma.splits, reduce);
+      int64_t elems = shape.m * shape.n;
+      gpu::LaunchFuncOp::create(
+          b, loc, reduce,
+          gpu::KernelDim3{
+              c((elems + kSplitKReduceThreads - 1) / kSplitKReduceThreads),
+              c(1), c(1)},
+          gpu::KernelDim3{c(kSplitKReduceThreads), c(1), c(1)},
+          /*dynamicSharedMemorySize=*/Value(), reduceArgs);
+    }
     Value result = bufferization::ToTensorOp::create(
         b, loc, yType, yBuf, /*restrict=*/b.getUnitAttr(),
         /*writable=*/b.getUnitAttr());

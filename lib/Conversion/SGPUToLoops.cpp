@@ -32,6 +32,26 @@ using namespace mlir::sgpu;
 
 namespace {
 
+/// The GEMM epilogue of the references: y[mi, ni] = act(r + bias[ni]),
+/// rounded once to y's element type. `bias` may be null.
+static void storeReferenceEpilogue(OpBuilder &b, Location loc, IndexMath &lb,
+                                   Value r, Value bias, Activation act,
+                                   Value y, Value mi, Value ni) {
+  if (bias)
+    r = arith::AddFOp::create(b, loc, r,
+                              lb.toF32(memref::LoadOp::create(b, loc, bias,
+                                                              ni)));
+  if (act == Activation::relu)
+    r = arith::MaximumFOp::create(
+        b, loc, r,
+        arith::ConstantOp::create(b, loc, b.getF32Type(),
+                                  b.getF32FloatAttr(0)));
+  Type et = cast<MemRefType>(y.getType()).getElementType();
+  if (!et.isF32())
+    r = arith::TruncFOp::create(b, loc, et, r);
+  memref::StoreOp::create(b, loc, r, y, ValueRange{mi, ni});
+}
+
 /// Y[m, n] = act(sum_k X[m, k] * W[n, k] + b[n]) with W decoded from values and
 /// metadata: chunk c of row n holds its kept values at columns 2c, 2c+1 and
 /// their positions in nibble bits [1:0], [3:2] of the metadata word
@@ -121,16 +141,63 @@ static void lowerSpmm(SpmmOp op, AssembleOp assemble) {
                     }
                     scf::YieldOp::create(b, loc, sum);
                   });
-              Value r = chunks.getResult(0);
-              if (bias)
-                r = arith::AddFOp::create(
-                    b, loc, r,
-                    lb.toF32(memref::LoadOp::create(b, loc, bias, ni)));
-              if (op.getActivationOrNone() == Activation::relu)
-                r = arith::MaximumFOp::create(b, loc, r, zeroF);
-              if (!yt.getElementType().isF32())
-                r = arith::TruncFOp::create(b, loc, yt.getElementType(), r);
-              memref::StoreOp::create(b, loc, r, y, ValueRange{mi, ni});
+              storeReferenceEpilogue(b, loc, lb, chunks.getResult(0), bias,
+                                     op.getActivationOrNone(), y, mi, ni);
+              scf::YieldOp::create(b, loc);
+            });
+        scf::YieldOp::create(b, loc);
+      });
+  Value result = bufferization::ToTensorOp::create(
+      b, loc, yt, y, /*restrict=*/b.getUnitAttr(),
+      /*writable=*/b.getUnitAttr());
+  op.replaceAllUsesWith(result);
+  op.erase();
+}
+
+/// Y[m, n] = act(sum_k X[m, k] * W[n, k] + b[n]) for a dense W, summed in
+/// f32 in k order and rounded once, as sgpu.spmm's reference.
+static void lowerMatmul(MatmulOp op) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  IndexMath lb{b, loc};
+  auto xt = cast<RankedTensorType>(op.getInput().getType());
+  auto wt = cast<RankedTensorType>(op.getWeight().getType());
+  auto yt = cast<RankedTensorType>(op.getResult().getType());
+  auto toBuffer = [&](Value v) -> Value {
+    auto t = cast<RankedTensorType>(v.getType());
+    return bufferization::ToBufferOp::create(
+        b, loc, MemRefType::get(t.getShape(), t.getElementType()), v,
+        b.getUnitAttr());
+  };
+  Value x = toBuffer(op.getInput()), w = toBuffer(op.getWeight());
+  Value bias = op.getBias() ? toBuffer(op.getBias()) : Value();
+  Value y = memref::AllocOp::create(
+      b, loc, MemRefType::get(yt.getShape(), yt.getElementType()));
+  Type f32 = b.getF32Type();
+  Value zeroF = arith::ConstantOp::create(b, loc, f32, b.getF32FloatAttr(0));
+  scf::ForOp::create(
+      b, loc, lb.c(0), lb.c(xt.getDimSize(0)), lb.c(1), ValueRange{},
+      [&](OpBuilder &, Location, Value mi, ValueRange) {
+        scf::ForOp::create(
+            b, loc, lb.c(0), lb.c(wt.getDimSize(0)), lb.c(1), ValueRange{},
+            [&](OpBuilder &, Location, Value ni, ValueRange) {
+              auto dot = scf::ForOp::create(
+                  b, loc, lb.c(0), lb.c(xt.getDimSize(1)), lb.c(1),
+                  ValueRange{zeroF},
+                  [&](OpBuilder &, Location, Value ki, ValueRange acc) {
+                    Value xv = memref::LoadOp::create(b, loc, x,
+                                                      ValueRange{mi, ki});
+                    Value wv = memref::LoadOp::create(b, loc, w,
+                                                      ValueRange{ni, ki});
+                    Value prod = arith::MulFOp::create(b, loc, lb.toF32(xv),
+                                                       lb.toF32(wv));
+                    scf::YieldOp::create(
+                        b, loc,
+                        ValueRange{arith::AddFOp::create(b, loc, acc[0], prod)
+                                       .getResult()});
+                  });
+              storeReferenceEpilogue(b, loc, lb, dot.getResult(0), bias,
+                                     op.getActivationOrNone(), y, mi, ni);
               scf::YieldOp::create(b, loc);
             });
         scf::YieldOp::create(b, loc);
@@ -166,7 +233,7 @@ struct ConvertSGPUToLoopsPass
         ops.push_back(op);
         return;
       }
-      if (isa<AssembleOp, AllReduceOp, AllReduceStartOp, AllReduceWaitOp,
+      if (isa<AssembleOp, MatmulOp, AllReduceOp, AllReduceStartOp, AllReduceWaitOp,
               RMSNormOp, LayerNormOp, AttentionOp, LiftOp>(op)) {
         ops.push_back(op);
         return;
@@ -181,6 +248,8 @@ struct ConvertSGPUToLoopsPass
     for (Operation *op : ops) {
       if (auto spmm = dyn_cast<SpmmOp>(op)) {
         lowerSpmm(spmm, spmm.getWeight().getDefiningOp<AssembleOp>());
+      } else if (auto matmul = dyn_cast<MatmulOp>(op)) {
+        lowerMatmul(matmul);
       } else if (auto norm = dyn_cast<RMSNormOp>(op)) {
         lowerRMSNormToLoops(norm);
       } else if (auto norm = dyn_cast<LayerNormOp>(op)) {

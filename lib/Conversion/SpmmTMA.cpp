@@ -79,6 +79,8 @@ constexpr int64_t kMaxStages = 8;
 constexpr int64_t kMaxStages256 = 4; // a fifth 41 KiB stage measured no faster
 constexpr int64_t kNumSMs = 132;
 constexpr int64_t kGroup = 8; // token blocks per group of the block order
+constexpr int64_t kMinSplitTiles = 8; // k-tiles per split-K block, at least
+constexpr int64_t kMaxSplits = 32;
 constexpr int64_t kProducerRegs = 40, kConsumerRegs = 232;
 
 int64_t bBytes(int64_t bn) { return bn * kKTile * 2; }
@@ -91,7 +93,7 @@ public:
                  const TmaSpmmConfig &cfg)
       : b(b), loc(loc), s(s), cfg(cfg), im{b, loc},
         nAcc(cfg.tokensPerBlock / 2), kSteps32(s.paddedK / 32),
-        kTiles((s.paddedK / 32 + kSteps - 1) / kSteps),
+        blockTiles(cfg.kTilesPerSplit),
         stride(stageBytes(cfg.tokensPerBlock)) {}
 
   void build(gpu::GPUFuncOp func) {
@@ -100,7 +102,7 @@ public:
     tmX = toI64Ptr(entry.getArgument(0));
     tmA = toI64Ptr(entry.getArgument(1));
     tmE = toI64Ptr(entry.getArgument(2));
-    bias = s.hasBias ? entry.getArgument(3) : Value();
+    bias = s.hasBias && cfg.splits == 1 ? entry.getArgument(3) : Value();
     Value y = entry.getArguments().back();
 
     tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
@@ -110,6 +112,16 @@ public:
     // in L2 (row-major order re-streams all of X for every pair of feature
     // blocks once X outgrows L2).
     Value lin = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+    // Split-K: the split is the slowest index, so the blocks of one split
+    // are ordered as a whole grid would be.
+    if (cfg.splits > 1) {
+      int64_t perSplit = cfg.gridX * cfg.gridY;
+      split = im.div(lin, perSplit);
+      lin = im.rem(lin, perSplit);
+      kt0 = im.mul(split, cfg.kTilesPerSplit);
+    } else {
+      kt0 = im.c(0);
+    }
     int64_t perGroup = kGroup * cfg.gridY;
     Value inGroup = im.rem(lin, perGroup);
     Value first = im.mul(im.div(lin, perGroup), kGroup);
@@ -240,7 +252,7 @@ private:
     Value tokRow0 = toI32(tok0);
     int64_t txBytes = stride;
     scf::ForOp::create(
-        b, loc, im.c(0), im.c(kTiles), im.c(1), ValueRange{},
+        b, loc, im.c(0), im.c(blockTiles), im.c(1), ValueRange{},
         [&](OpBuilder &, Location, Value kt, ValueRange) {
           Value st = im.rem(kt, cfg.stages);
           // Free once the consumers released it; the first pass over the
@@ -252,7 +264,8 @@ private:
           asmVoid(b, loc,
                   "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
                   {full, im.i32(txBytes)}, "r,r");
-          Value kt32 = toI32(kt);
+          // Coordinates of the block's global k-tile.
+          Value kt32 = toI32(im.add(kt0, kt));
           auto mul32 = [&](Value v, int64_t c) {
             return arith::MulIOp::create(b, loc, v, im.i32(c)).getResult();
           };
@@ -331,10 +344,11 @@ private:
             im.add(eWord0, j * 16));
         Value w = memref::LoadOp::create(b, loc, words, ValueRange{idx});
         Value ok = rowTileOk;
-        // An odd step count leaves the last tile's second step past the
-        // weight (zeros).
-        if (kSteps32 % kSteps != 0 && j >= kSteps32 % kSteps)
-          ok = im.andi(ok, im.lt(kt, kTiles - 1));
+        // Steps past the weight read zeros: an odd step count leaves the
+        // last tile's second step out, and the last split may run past K.
+        if ((cfg.splits * cfg.kTilesPerSplit - 1) * kSteps + j >= kSteps32)
+          ok = im.andi(ok, im.lt(im.add(im.mul(im.add(kt0, kt), kSteps), j),
+                                 kSteps32));
         if (ok)
           w = arith::SelectOp::create(
               b, loc, ok, w, im.i32(static_cast<int32_t>(kEmptyMetadata)));
@@ -377,7 +391,7 @@ private:
     for (int64_t j = 0; j < kSteps; ++j)
       init.push_back(im.i32(static_cast<int32_t>(kEmptyMetadata)));
     auto pairs = scf::ForOp::create(
-        b, loc, im.c(0), im.c(kTiles / 2), im.c(1), init,
+        b, loc, im.c(0), im.c(blockTiles / 2), im.c(1), init,
         [&](OpBuilder &, Location, Value i, ValueRange carried) {
           Value kt = im.mul(i, 2);
           SmallVector<Value> a = tileStep(kt, carried.take_front(nAcc),
@@ -388,16 +402,28 @@ private:
           scf::YieldOp::create(b, loc, d);
         });
     SmallVector<Value> last(pairs.getResults());
-    if (kTiles % 2)
-      last = tileStep(im.c(kTiles - 1), ArrayRef<Value>(last).take_front(nAcc),
+    if (blockTiles % 2)
+      last = tileStep(im.c(blockTiles - 1),
+                      ArrayRef<Value>(last).take_front(nAcc),
                       ArrayRef<Value>(last).drop_front(nAcc));
     SmallVector<Value> acc = asmOnAcc(
         b, loc, "wgmma.wait_group.sync.aligned 0;",
         ArrayRef<Value>(last).drop_front(nAcc), metaConstraints(),
         ArrayRef<Value>(last).take_front(nAcc));
     Value row0 = im.add(im.add(f0, im.mul(c, 64)), im.add(im.mul(warp, 16), g));
-    buildSpmmEpilogue(b, loc, im, s, acc, bias, y, row0, tok0, t,
-                      s.m % cfg.tokensPerBlock == 0, s.n % kBlockRows == 0);
+    if (cfg.splits == 1) {
+      buildSpmmEpilogue(b, loc, im, s, acc, bias, y, row0, tok0, t,
+                        s.m % cfg.tokensPerBlock == 0, s.n % kBlockRows == 0);
+      return;
+    }
+    // Split-K: the raw f32 partial sums into the workspace.
+    SpmmShape partial = s;
+    partial.hasBias = false;
+    partial.activation = Activation::none;
+    partial.resultType = b.getF32Type();
+    buildSpmmEpilogue(b, loc, im, partial, acc, Value(), y, row0, tok0, t,
+                      s.m % cfg.tokensPerBlock == 0, s.n % kBlockRows == 0,
+                      split);
   }
 
   OpBuilder &b;
@@ -405,22 +431,28 @@ private:
   const SpmmShape &s;
   const TmaSpmmConfig &cfg;
   IndexMath im;
-  int64_t nAcc, kSteps32, kTiles, stride;
+  /// k-tiles of one block (its split).
+  int64_t nAcc, kSteps32, blockTiles, stride;
   Value tmX, tmA, tmE, bias;
   Value tid, f0, tok0, baseIdx, padWords, words;
+  /// The block's split (null without split-K) and its first k-tile.
+  Value split, kt0;
 };
 
 } // namespace
 
 bool mlir::sgpu::tmaSpmmApplies(const SpmmShape &s) { return s.k % 8 == 0; }
 
-std::string mlir::sgpu::verifyTmaSpmmOverrides(int64_t tileN,
-                                               int64_t stages) {
+std::string mlir::sgpu::verifyTmaSpmmOverrides(int64_t tileN, int64_t stages,
+                                               int64_t splitK) {
   if (tileN != 0 && (tileN < 16 || tileN > 256 || (tileN & (tileN - 1))))
     return "tile-n=" + std::to_string(tileN) +
            " is not 0 or a power of two from 16 to 256";
   if (stages == 1 || stages < 0)
     return "stages=" + std::to_string(stages) + " is not 0 or at least 2";
+  if (splitK < 0 || splitK > kMaxSplits)
+    return "split-k=" + std::to_string(splitK) + " is not 0 to " +
+           std::to_string(kMaxSplits);
   int64_t bytes = stages * stageBytes(tileN ? tileN : 256) + 16 * stages +
                   kAlignSlack;
   if (stages && bytes > kSharedLimit)
@@ -432,7 +464,7 @@ std::string mlir::sgpu::verifyTmaSpmmOverrides(int64_t tileN,
 }
 
 TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
-                                           int64_t stages) {
+                                           int64_t stages, int64_t splitK) {
   TmaSpmmConfig cfg;
   cfg.threads = kThreads;
   cfg.gridY = (s.paddedN + kBlockRows - 1) / kBlockRows;
@@ -445,10 +477,21 @@ TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
     bn = tileN;
   cfg.tokensPerBlock = bn;
   cfg.gridX = (s.m + bn - 1) / bn;
-  int64_t barrierBytes = 16 * kMaxStages;
   int64_t kTiles = (s.paddedK / 32 + kSteps - 1) / kSteps;
+  // Split-K where the grid cannot fill half the multiprocessors: as many
+  // splits as bring it to one wave, each of at least kMinSplitTiles.
+  int64_t blocks = cfg.gridX * cfg.gridY;
+  int64_t splits = 1;
+  if (blocks < kNumSMs / 2)
+    splits = std::max<int64_t>(
+        1, std::min(kNumSMs / blocks, kTiles / kMinSplitTiles));
+  if (splitK)
+    splits = std::min(splitK, kTiles);
+  cfg.kTilesPerSplit = (kTiles + splits - 1) / splits;
+  cfg.splits = (kTiles + cfg.kTilesPerSplit - 1) / cfg.kTilesPerSplit;
+  int64_t barrierBytes = 16 * kMaxStages;
   cfg.stages = std::min<int64_t>(
-      {bn == 256 ? kMaxStages256 : kMaxStages, kTiles,
+      {bn == 256 ? kMaxStages256 : kMaxStages, cfg.kTilesPerSplit,
        (kSharedLimit - kAlignSlack - barrierBytes) / stageBytes(bn)});
   if (stages)
     cfg.stages = stages;
@@ -470,4 +513,37 @@ void mlir::sgpu::buildTmaSpmmKernel(OpBuilder &b, Location loc,
                                     const TmaSpmmConfig &cfg,
                                     gpu::GPUFuncOp func) {
   TmaSpmmBuilder(b, loc, s, cfg).build(func);
+}
+
+void mlir::sgpu::buildSplitKReduceKernel(OpBuilder &b, Location loc,
+                                         const SpmmShape &s, int64_t splits,
+                                         gpu::GPUFuncOp func) {
+  Block &entry = func.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  IndexMath im{b, loc};
+  Value ws = entry.getArgument(0);
+  Value bias = s.hasBias ? entry.getArgument(1) : Value();
+  Value y = entry.getArguments().back();
+  // Consecutive threads take consecutive features: coalesced reads of each
+  // split's row and coalesced stores.
+  Value idx = im.add(
+      im.mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
+             kSplitKReduceThreads),
+      gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+  Value tok = im.div(idx, s.n), feat = im.rem(idx, s.n);
+  auto inside = scf::IfOp::create(b, loc, im.lt(tok, s.m), false);
+  b.setInsertionPointToStart(&inside.getThenRegion().front());
+  Value sum = memref::LoadOp::create(b, loc, ws, ValueRange{im.c(0), tok, feat});
+  for (int64_t i = 1; i < splits; ++i)
+    sum = arith::AddFOp::create(
+        b, loc, sum,
+        memref::LoadOp::create(b, loc, ws, ValueRange{im.c(i), tok, feat}));
+  Value biasF32 =
+      bias ? im.toF32(memref::LoadOp::create(b, loc, bias, feat)) : Value();
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32Type(),
+                                         b.getF32FloatAttr(0.0f));
+  storeEpilogueValue(b, loc, im, s, sum, biasF32, zero, y, tok, feat,
+                     /*fullM=*/true, /*fullN=*/true);
+  b.setInsertionPointToEnd(&entry);
+  gpu::ReturnOp::create(b, loc);
 }

@@ -27,8 +27,15 @@ struct TmaSpmmConfig {
   int64_t threads;        ///< 384: one producer and two consumer warpgroups
   int64_t gridX;          ///< token blocks
   int64_t gridY;          ///< feature blocks (128 weight rows each)
-  /// The launch is one-dimensional, gridX * gridY blocks, in grouped order
-  /// (see SpmmTMA.cpp).
+  /// Split-K: the k-tiles are cut into `splits` ranges of `kTilesPerSplit`
+  /// (the last may run past K: it reads zeros), one block per range. With
+  /// more than one split the kernel writes f32 partial sums to a workspace
+  /// [splits, M, N] and a reduce kernel (buildSplitKReduceKernel) adds them
+  /// and applies the epilogue.
+  int64_t splits;
+  int64_t kTilesPerSplit;
+  /// The launch is one-dimensional, gridX * gridY * splits blocks, in
+  /// grouped order within each split (see SpmmTMA.cpp).
   int64_t dynamicSharedBytes;
   /// Byte offset (after the 1024-aligned base) of the mbarriers: past the
   /// stages.
@@ -46,21 +53,32 @@ bool tmaSpmmApplies(const SpmmShape &s);
 
 /// The tile table: the block's token count BN and the stages that fit.
 /// `tileN` / `stages` other than 0 override the table's choice (a tile
-/// sweep); check them first with verifyTmaSpmmOverrides.
+/// sweep), as does `splitK` other than 0 for the split count; check them
+/// first with verifyTmaSpmmOverrides.
 TmaSpmmConfig getTmaSpmmConfig(const SpmmShape &s, int64_t tileN = 0,
-                               int64_t stages = 0);
+                               int64_t stages = 0, int64_t splitK = 0);
 
 /// Why the overrides cannot be used (empty when they can): tileN must be 0
 /// or a power of two in [16, 256]; stages 0 or at least 2, and the stages
-/// must fit in shared memory.
-std::string verifyTmaSpmmOverrides(int64_t tileN, int64_t stages);
+/// must fit in shared memory; splitK from 0 to 32.
+std::string verifyTmaSpmmOverrides(int64_t tileN, int64_t stages,
+                                   int64_t splitK = 0);
 
 /// Builds the kernel body into `func`, whose arguments are: the tensor maps
 /// of X, of the compressed values and of the metadata (as !llvm.ptr, listed
 /// in the function's `sgpu.tensor_map_args`), then the bias memref when the
-/// spmm has one, then Y.
+/// spmm has one, then Y. With cfg.splits > 1: the three maps, then the f32
+/// workspace memref [splits, M, N] (no bias: the reduce kernel adds it).
 void buildTmaSpmmKernel(OpBuilder &b, Location loc, const SpmmShape &s,
                         const TmaSpmmConfig &cfg, gpu::GPUFuncOp func);
+
+/// The split-K reduce kernel: Y[m, n] = act(sum_s W[s, m, n] + bias[n]),
+/// rounded once. Arguments: the workspace, the bias memref when the spmm
+/// has one, Y. One thread per output element, kSplitKReduceThreads per
+/// block.
+void buildSplitKReduceKernel(OpBuilder &b, Location loc, const SpmmShape &s,
+                             int64_t splits, gpu::GPUFuncOp func);
+inline constexpr int64_t kSplitKReduceThreads = 256;
 
 } // namespace sgpu
 } // namespace mlir

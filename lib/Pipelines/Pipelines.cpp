@@ -36,6 +36,17 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
       llvm::cl::desc("wgmma TMA kernel: pipeline stages (0 = as many as fit, "
                      "at most 8)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> splitK{
+      *this, "split-k",
+      llvm::cl::desc("wgmma TMA kernel: split-K block count (1..32; 0 = the "
+                     "tile table)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<std::string> sparsePolicy{
+      *this, "sparse-policy",
+      llvm::cl::desc("auto: keep a sparse-annotated matmul dense (a library "
+                     "GEMM, with a remark) where the sparse kernel measured "
+                     "slower on the chip; sparse: always the sparse kernel"),
+      llvm::cl::init("auto")};
   PassOptions::Option<std::string> outputDir{
       *this, "output-dir",
       llvm::cl::desc("Write kernels.ptx, program.txt, constants and "
@@ -45,9 +56,14 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
 
 struct ReferenceOptions : public PassPipelineOptions<ReferenceOptions> {};
 
-/// Front half shared by both pipelines: recognize and rewrite.
-std::string rewritePasses() {
-  return "sgpu-slide-sparse,sgpu-fuse-epilogue,canonicalize";
+/// Front half shared by both pipelines: recognize and rewrite. Sparse
+/// weights first (the policy may keep some dense), then the dense linear
+/// layers, then the epilogues of both.
+std::string rewritePasses(StringRef chip = "sm_90a",
+                          StringRef policy = "auto") {
+  return ("sgpu-slide-sparse{chip=" + chip + " policy=" + policy +
+          "},sgpu-dense-matmul,sgpu-fuse-epilogue,canonicalize")
+      .str();
 }
 
 // convert-sgpu-to-gpu validates the chip/feature pair before anything is
@@ -55,12 +71,14 @@ std::string rewritePasses() {
 LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
   std::string p;
   llvm::raw_string_ostream os(p);
-  os << rewritePasses() << ",";
+  os << rewritePasses(opts.chip.getValue(), opts.sparsePolicy.getValue())
+     << ",";
   os << "convert-sgpu-to-gpu{chip=" << opts.chip.getValue()
      << " features=" << opts.features.getValue()
      << " kernel=" << opts.kernel.getValue()
      << " tile-n=" << opts.tileN.getValue()
-     << " stages=" << opts.stages.getValue() << "},";
+     << " stages=" << opts.stages.getValue()
+     << " split-k=" << opts.splitK.getValue() << "},";
   os << "one-shot-bufferize{bufferize-function-boundaries=true "
         "function-boundary-type-conversion=identity-layout-map},";
   os << "canonicalize,";

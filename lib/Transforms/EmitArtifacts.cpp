@@ -176,7 +176,10 @@ struct EmitArtifactsPass
     llvm::raw_string_ostream os(program);
     os << "sparseopt-program 1\n";
     os << "# host function @" << host.getName() << "\n";
-    os << "module kernels.ptx\n";
+    // A program of library calls only has no kernels and no module.
+    if (!binaries.empty() ||
+        !host.getBody().front().getOps<gpu::LaunchFuncOp>().empty())
+      os << "module kernels.ptx\n";
     if (failed(exportHost(host, os)))
       return signalPassFailure();
 
@@ -339,6 +342,11 @@ struct EmitArtifactsPass
           return failure();
         continue;
       }
+      if (auto gemm = dyn_cast<sgpu::GemmCallOp>(op)) {
+        if (failed(exportGemm(gemm, ids, os)))
+          return failure();
+        continue;
+      }
       // Tensor maps are encoded by the runtime; they appear as `tmap:`
       // arguments of the launches that take them.
       if (isa<arith::ConstantOp, memref::DeallocOp, func::ReturnOp,
@@ -346,9 +354,49 @@ struct EmitArtifactsPass
         continue;
       return op.emitError() << "'" << op.getName()
                             << "' cannot run on the host: the runtime "
-                               "program only allocates buffers and launches "
-                               "generated kernels";
+                               "program only allocates buffers, launches "
+                               "generated kernels and calls library GEMMs "
+                               "(sgpu.gemm_call)";
     }
+    return success();
+  }
+
+  /// `gemm m=<M> n=<N> k=<K> in=<t> out=<t> x=b<id> w=b<id> y=b<id>
+  /// [bias=b<id>:<t>] [act=relu]`: a cuBLASLt call of the runtime.
+  LogicalResult exportGemm(sgpu::GemmCallOp gemm, DenseMap<Value, int> &ids,
+                           raw_ostream &os) {
+    auto buffer = [&](Value v, StringRef what) -> FailureOr<int> {
+      auto it = ids.find(v);
+      if (it == ids.end())
+        return gemm.emitError()
+               << "the " << what
+               << " of a library GEMM must be a buffer of the runtime "
+                  "program (an argument of the host function, memref.alloc "
+                  "or memref.get_global) or a reshape of one";
+      return it->second;
+    };
+    FailureOr<int> x = buffer(gemm.getInput(), "input"),
+                   w = buffer(gemm.getWeight(), "weight"),
+                   y = buffer(gemm.getResult(), "result");
+    if (failed(x) || failed(w) || failed(y))
+      return failure();
+    auto xt = cast<MemRefType>(gemm.getInput().getType());
+    auto wt = cast<MemRefType>(gemm.getWeight().getType());
+    auto yt = cast<MemRefType>(gemm.getResult().getType());
+    os << "gemm m=" << xt.getDimSize(0) << " n=" << wt.getDimSize(0)
+       << " k=" << xt.getDimSize(1) << " in=" << xt.getElementType()
+       << " out=" << yt.getElementType() << " x=b" << *x << " w=b" << *w
+       << " y=b" << *y;
+    if (Value bias = gemm.getBias()) {
+      FailureOr<int> b = buffer(bias, "bias");
+      if (failed(b))
+        return failure();
+      os << " bias=b" << *b << ":"
+         << cast<MemRefType>(bias.getType()).getElementType();
+    }
+    if (gemm.getActivationOrNone() == sgpu::Activation::relu)
+      os << " act=relu";
+    os << "\n";
     return success();
   }
 

@@ -1,4 +1,4 @@
-//===- FuseEpilogue.cpp - bias and ReLU into the sgpu.spmm epilogue -------===//
+//===- FuseEpilogue.cpp - bias and ReLU into the GEMM epilogues -----------===//
 
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
 #include "sparse-opt/Transforms/Passes.h"
@@ -102,18 +102,30 @@ static void eraseWithInit(linalg::GenericOp op) {
       def->erase();
 }
 
+/// Folds the bias add and the ReLU that follow a GEMM op (sgpu.spmm or
+/// sgpu.matmul: both carry an optional bias and activation) into the op.
 struct FuseEpiloguePass
     : public sgpu::impl::SGPUFuseEpilogueBase<FuseEpiloguePass> {
   void runOnOperation() override {
-    SmallVector<SpmmOp> spmms;
-    getOperation().walk([&](SpmmOp op) { spmms.push_back(op); });
-    for (SpmmOp op : spmms) {
-      fuseBias(op);
-      fuseRelu(op);
+    SmallVector<Operation *> gemms;
+    getOperation().walk([&](Operation *op) {
+      if (isa<SpmmOp, MatmulOp>(op))
+        gemms.push_back(op);
+    });
+    for (Operation *op : gemms) {
+      if (auto spmm = dyn_cast<SpmmOp>(op)) {
+        fuseBias(spmm);
+        fuseRelu(spmm);
+      } else {
+        auto matmul = cast<MatmulOp>(op);
+        fuseBias(matmul);
+        fuseRelu(matmul);
+      }
     }
   }
 
-  void fuseBias(SpmmOp op) {
+  template <typename GemmOp>
+  void fuseBias(GemmOp op) {
     Value y = op.getResult();
     if (op.getBias() || op.getActivationOrNone() != Activation::none ||
         !y.hasOneUse())
@@ -124,7 +136,7 @@ struct FuseEpiloguePass
     Value bias = matchBiasAdd(add, y);
     if (!bias)
       return;
-    // The bias must be available where the spmm is.
+    // The bias must be available where the GEMM is.
     if (Operation *def = bias.getDefiningOp())
       if (def->getBlock() == op->getBlock() && op->isBeforeInBlock(def))
         def->moveBefore(op);
@@ -133,7 +145,8 @@ struct FuseEpiloguePass
     eraseWithInit(add);
   }
 
-  void fuseRelu(SpmmOp op) {
+  template <typename GemmOp>
+  void fuseRelu(GemmOp op) {
     Value y = op.getResult();
     if (op.getActivationOrNone() != Activation::none || !y.hasOneUse())
       return;

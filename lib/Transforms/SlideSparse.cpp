@@ -10,7 +10,11 @@
 #include "sparse-opt/Dialect/SGPU/ConstantWeights.h"
 #include "sparse-opt/Transforms/Passes.h"
 
+#include "MatmulMatch.h"
+#include "SparseCostModel.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Matchers.h"
@@ -35,60 +39,31 @@ struct MatchedMatmul {
   NMSparsityAttr pattern;
 };
 
-/// Returns the maps of the three matmul forms we accept, relative to
-/// (m, n, k): A = (m, k), C = (m, n), and B either (n, k) or (k, n).
-static bool hasMaps(linalg::MatmulOp op, bool transposedB) {
-  MLIRContext *ctx = op.getContext();
-  AffineExpr m, n, k;
-  bindDims(ctx, m, n, k);
-  auto maps = op.getIndexingMapsArray();
-  if (maps.size() != 3)
-    return false;
-  auto make = [&](ArrayRef<AffineExpr> r) {
-    return AffineMap::get(3, 0, r, ctx);
-  };
-  return maps[0] == make({m, k}) && maps[2] == make({m, n}) &&
-         maps[1] == (transposedB ? make({n, k}) : make({k, n}));
-}
-
-/// Whether `v` is produced by filling an empty tensor with zero.
-static bool isZeroFill(Value v) {
-  auto fill = v.getDefiningOp<linalg::FillOp>();
-  if (!fill)
-    return false;
-  Value scalar = fill.getInputs()[0];
-  return matchPattern(scalar, m_AnyZeroFloat()) ||
-         matchPattern(scalar, m_Zero());
-}
-
 struct SlideSparsePass
     : public sgpu::impl::SGPUSlideSparseBase<SlideSparsePass> {
+  using Base::Base;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<MatchedMatmul> matches;
     bool failed = false;
 
+    if (policy != "auto" && policy != "sparse") {
+      module.emitError() << "unknown sgpu-slide-sparse policy '" << policy
+                         << "'; expected auto or sparse";
+      return signalPassFailure();
+    }
+
     module.walk([&](linalg::MatmulOp op) {
-      if (op.getInputs().size() != 2 || op.getOutputs().size() != 1 ||
-          !op.hasPureTensorSemantics())
+      LinearMatch lin = matchLinear(op);
+      MatchedMatmul m{op, lin.input, lin.weight, {}};
+      if (lin.kxn && getNMPattern(lin.kxn.getType())) {
+        op.emitError() << "the N:M-sparse weight is a K x N operand; "
+                          "expected the N x K weight (torch Linear layout) "
+                          "through transposing indexing_maps or "
+                          "linalg.transpose";
+        failed = true;
         return;
-      Value a = op.getInputs()[0], b = op.getInputs()[1];
-      MatchedMatmul m{op, a, Value(), {}};
-      if (hasMaps(op, /*transposedB=*/true)) {
-        m.weight = b;
-      } else if (hasMaps(op, /*transposedB=*/false)) {
-        // B = transpose(W) with W : N x K carrying the encoding.
-        auto tr = b.getDefiningOp<linalg::TransposeOp>();
-        if (tr && tr.getPermutation() == ArrayRef<int64_t>{1, 0})
-          m.weight = tr.getInput();
-        else if (getNMPattern(b.getType())) {
-          op.emitError() << "the N:M-sparse weight is a K x N operand; "
-                            "expected the N x K weight (torch Linear layout) "
-                            "through transposing indexing_maps or "
-                            "linalg.transpose";
-          failed = true;
-          return;
-        }
       }
       if (!m.weight)
         return;
@@ -107,7 +82,7 @@ struct SlideSparsePass
                            "value that is not a zero fill";
         return;
       }
-      auto x = cast<RankedTensorType>(a.getType());
+      auto x = cast<RankedTensorType>(m.input.getType());
       auto w = cast<RankedTensorType>(m.weight.getType());
       auto y = cast<RankedTensorType>(op.getResultTypes()[0]);
       if (!x.hasStaticShape() || !w.hasStaticShape() || !y.hasStaticShape()) {
@@ -173,6 +148,8 @@ struct SlideSparsePass
     Location loc = op.getLoc();
     auto w = cast<RankedTensorType>(m.weight.getType());
     MLIRContext *ctx = op.getContext();
+    if (policy == "auto" && succeeded(keepDense(m)))
+      return success();
     auto pattern24 = NMSparsityAttr::get(ctx, 2, 4);
     if (m.pattern.is24()) {
       auto ctype = CompressedType::get(ctx, w.getShape(), w.getElementType(),
@@ -203,6 +180,62 @@ struct SlideSparsePass
     op.erase();
     // Constant weights are decomposed and compressed here, at compile time.
     return foldConstantDecompose(decompose);
+  }
+
+  /// The weight without its encoding: a constant is rebuilt with the plain
+  /// type; an argument of the enclosing function that only this matmul
+  /// reads (directly or through one transpose) has the encoding dropped
+  /// from the function's signature (the buffer a caller passes is the dense
+  /// weight either way). Failure for any other weight.
+  static FailureOr<Value> plainWeight(OpBuilder &b, Value weight) {
+    if (weight.getDefiningOp<arith::ConstantOp>())
+      return plainConstantWeight(b, weight);
+    auto arg = dyn_cast<BlockArgument>(weight);
+    auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
+                    : func::FuncOp();
+    if (!func || arg.getOwner() != &func.getBody().front() ||
+        !arg.hasOneUse())
+      return failure();
+    Operation *user = *arg.getUsers().begin();
+    if (auto tr = dyn_cast<linalg::TransposeOp>(user))
+      if (!tr->getResult(0).hasOneUse())
+        return failure();
+    auto t = cast<RankedTensorType>(arg.getType());
+    auto plain = RankedTensorType::get(t.getShape(), t.getElementType());
+    arg.setType(plain);
+    SmallVector<Type> inputs(func.getArgumentTypes());
+    inputs[arg.getArgNumber()] = plain;
+    func.setFunctionType(
+        FunctionType::get(func.getContext(), inputs, func.getResultTypes()));
+    return weight;
+  }
+
+  /// policy=auto: where the cost model says the library GEMM is faster,
+  /// rewrites the matmul into sgpu.matmul on the weight without its
+  /// encoding, with a remark. Fails (changing nothing) when the sparse
+  /// kernel is kept or the weight cannot be made plain (plainWeight).
+  LogicalResult keepDense(MatchedMatmul &m) {
+    linalg::MatmulOp op = m.matmul;
+    auto x = cast<RankedTensorType>(m.input.getType());
+    auto w = cast<RankedTensorType>(m.weight.getType());
+    SparseOrDense choice =
+        chooseSparseOrDense(chip, x.getDimSize(0), w.getDimSize(0),
+                            w.getDimSize(1), m.pattern.getM());
+    if (!choice.dense)
+      return failure();
+    OpBuilder b(op);
+    FailureOr<Value> plain = plainWeight(b, m.weight);
+    if (failed(plain))
+      return failure();
+    Value y = MatmulOp::create(b, op.getLoc(), op.getResultTypes()[0],
+                               m.input, *plain, /*bias=*/Value(),
+                               ActivationAttr());
+    op.emitRemark() << "kept dense (library GEMM) instead of the "
+                    << m.pattern << " sparse kernel: " << choice.reason
+                    << "; policy=sparse forces the sparse kernel";
+    op.getResult(0).replaceAllUsesWith(y);
+    op.erase();
+    return success();
   }
 
   static void cleanupDeadOps(ModuleOp module) {

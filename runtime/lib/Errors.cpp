@@ -82,6 +82,8 @@ const char *sparseopt_status_string(sparseopt_status s) {
     return "SPARSEOPT_ERROR_NOT_FOUND";
   case SPARSEOPT_ERROR_NOT_INITIALIZED:
     return "SPARSEOPT_ERROR_NOT_INITIALIZED";
+  case SPARSEOPT_ERROR_NO_LIBRARY:
+    return "SPARSEOPT_ERROR_NO_LIBRARY";
   }
   return "SPARSEOPT_UNKNOWN_STATUS";
 }

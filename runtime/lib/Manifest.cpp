@@ -15,6 +15,20 @@ std::string Manifest::where(int line) const {
   return manifestPath + ":" + std::to_string(line);
 }
 
+std::string bufferRole(const BufferDecl &buffer) {
+  switch (buffer.kind) {
+  case BufferKind::Input:
+    return "input " + std::to_string(buffer.slot);
+  case BufferKind::Output:
+    return "output " + std::to_string(buffer.slot);
+  case BufferKind::Constant:
+    return "constant";
+  case BufferKind::Temp:
+    return "temp";
+  }
+  return "?";
+}
+
 const char *tensorMapDTypeName(TensorMapDType dtype) {
   switch (dtype) {
   case TensorMapDType::F16:
@@ -49,7 +63,50 @@ std::string describeTensorMap(const TensorMapDecl &map) {
   return text + ", swizzle " + std::to_string(map.swizzle);
 }
 
+const char *gemmDTypeName(GemmDType dtype) {
+  switch (dtype) {
+  case GemmDType::F16:
+    return "f16";
+  case GemmDType::BF16:
+    return "bf16";
+  case GemmDType::F32:
+    return "f32";
+  }
+  return "?";
+}
+
+unsigned gemmDTypeBytes(GemmDType dtype) {
+  return dtype == GemmDType::F32 ? 4 : 2;
+}
+
+std::string describeGemm(const GemmDecl &gemm) {
+  auto buffer = [](const GemmOperand &operand) {
+    return "b" + std::to_string(operand.bufferId);
+  };
+  std::string text = "gemm m=" + std::to_string(gemm.m) +
+                     " n=" + std::to_string(gemm.n) +
+                     " k=" + std::to_string(gemm.k) +
+                     " in=" + gemmDTypeName(gemm.in) +
+                     " out=" + gemmDTypeName(gemm.out) + " x=" + buffer(gemm.x) +
+                     " w=" + buffer(gemm.w) + " y=" + buffer(gemm.y);
+  if (gemm.hasBias)
+    text += " bias=" + buffer(gemm.bias) + ":" + gemmDTypeName(gemm.biasType);
+  if (gemm.relu)
+    text += " act=relu";
+  return text;
+}
+
 namespace {
+
+/// The keys of a `gemm` line in the order they must appear; the first
+/// kGemmRequiredKeys are required, the rest optional.
+constexpr const char *kGemmKeys[] = {"m", "n", "k", "in", "out",
+                                     "x", "w", "y", "bias", "act"};
+constexpr size_t kGemmKeyCount = sizeof(kGemmKeys) / sizeof(kGemmKeys[0]);
+constexpr size_t kGemmRequiredKeys = 8;
+constexpr const char *kGemmSyntax =
+    "gemm m=<M> n=<N> k=<K> in=<f16|bf16> out=<f16|bf16|f32> x=b<id> "
+    "w=b<id> y=b<id> [bias=b<id>:<f16|bf16|f32>] [act=relu]";
 
 /// Splits `text` at every `separator` (an empty text is one empty field).
 std::vector<std::string> split(const std::string &text, char separator) {
@@ -173,8 +230,10 @@ private:
       return parseBuffer();
     if (directive == "launch")
       return parseLaunch();
+    if (directive == "gemm")
+      return parseGemm();
     return error("unknown directive " + quoted(directive) +
-                 " (expected 'module', 'buffer' or 'launch')");
+                 " (expected 'module', 'buffer', 'launch' or 'gemm')");
   }
 
   Status parseHeader() {
@@ -336,7 +395,160 @@ private:
         return s;
       launch.args.push_back(arg);
     }
+    m.steps.push_back({StepKind::Launch, m.launches.size()});
     m.launches.push_back(std::move(launch));
+    return SPARSEOPT_OK;
+  }
+
+  /// gemm m=<M> n=<N> k=<K> in=<dt> out=<dt> x=b<id> w=b<id> y=b<id>
+  ///      [bias=b<id>:<dt>] [act=relu]
+  /// Keys are fixed and ordered so that one program has one spelling: the
+  /// compiler's output can be compared as text and a typo cannot hide an
+  /// operand. Buffers and their sizes are checked in finish().
+  Status parseGemm() {
+    GemmDecl gemm;
+    gemm.line = line;
+    bool seen[kGemmKeyCount] = {};
+    size_t next = 0;        // index into kGemmKeys of the next allowed key
+    const char *previous = nullptr; // the key parsed last
+    for (size_t t = 1; t < tokens.size(); ++t) {
+      const std::string &token = tokens[t];
+      size_t equals = token.find('=');
+      if (equals == 0 || equals == std::string::npos ||
+          equals + 1 == token.size())
+        return error("invalid gemm field " + quoted(token) +
+                     ": expected <key>=<value> (" + kGemmSyntax + ")");
+      std::string key = token.substr(0, equals);
+      std::string value = token.substr(equals + 1);
+      size_t index = 0;
+      while (index < kGemmKeyCount && key != kGemmKeys[index])
+        ++index;
+      if (index == kGemmKeyCount)
+        return error("unknown gemm key " + quoted(key) +
+                     " (expected m, n, k, in, out, x, w, y, bias or act)");
+      if (seen[index])
+        return error("duplicate gemm key " + quoted(key));
+      if (index < next)
+        return error("gemm key " + quoted(key) + " out of order: it must " +
+                     "come before " + quoted(previous) + " (" + kGemmSyntax +
+                     ")");
+      if (index > next && next < kGemmRequiredKeys)
+        return error("gemm key " + quoted(key) + " out of order: expected " +
+                     quoted(kGemmKeys[next]) + " first (" + kGemmSyntax + ")");
+      seen[index] = true;
+      next = index + 1;
+      previous = kGemmKeys[index];
+      if (Status s = gemmField(gemm, index, value))
+        return s;
+    }
+    if (next < kGemmRequiredKeys)
+      return error("missing gemm key " + quoted(kGemmKeys[next]) + " (" +
+                   kGemmSyntax + ")");
+    if (Status s = gemmTypes(gemm))
+      return s;
+    m.steps.push_back({StepKind::Gemm, m.gemms.size()});
+    m.gemms.push_back(gemm);
+    return SPARSEOPT_OK;
+  }
+
+  /// The type combinations cuBLASLt documents for f32 accumulation with an
+  /// f32 scale: f16 or bf16 inputs give an output of the same type or f32,
+  /// and the bias epilogue adds a bias of the output's type. Checked here so
+  /// that a wrong line fails without a GPU, not at load.
+  Status gemmTypes(const GemmDecl &gemm) {
+    if (gemm.out != gemm.in && gemm.out != GemmDType::F32)
+      return error(std::string("gemm in=") + gemmDTypeName(gemm.in) +
+                   " out=" + gemmDTypeName(gemm.out) +
+                   ": the output type must be the input type or f32 (what "
+                   "cuBLASLt computes from " + gemmDTypeName(gemm.in) +
+                   " inputs)");
+    if (gemm.hasBias && gemm.biasType != gemm.out)
+      return error(std::string("gemm bias type ") +
+                   gemmDTypeName(gemm.biasType) + " differs from out=" +
+                   gemmDTypeName(gemm.out) +
+                   ": cuBLASLt adds a bias of the output's type");
+    return SPARSEOPT_OK;
+  }
+
+  /// Parses the value of key kGemmKeys[index] into `gemm`.
+  Status gemmField(GemmDecl &gemm, size_t index, const std::string &value) {
+    const char *key = kGemmKeys[index];
+    switch (index) {
+    case 0:
+      return gemmExtent(key, value, gemm.m);
+    case 1:
+      return gemmExtent(key, value, gemm.n);
+    case 2:
+      return gemmExtent(key, value, gemm.k);
+    case 3:
+      return gemmDType(key, value, false, gemm.in);
+    case 4:
+      return gemmDType(key, value, true, gemm.out);
+    case 5:
+      return gemmBuffer(key, value, gemm.x);
+    case 6:
+      return gemmBuffer(key, value, gemm.w);
+    case 7:
+      return gemmBuffer(key, value, gemm.y);
+    case 8:
+      return gemmBias(value, gemm);
+    default:
+      if (value != "relu")
+        return error("gemm act: unknown activation " + quoted(value) +
+                     " (expected relu)");
+      gemm.relu = true;
+      return SPARSEOPT_OK;
+    }
+  }
+
+  /// M, N or K: 1..kMaxGemmExtent.
+  Status gemmExtent(const char *key, const std::string &value, uint64_t &out) {
+    if (!parseNumber(value, out) || out == 0 || out > kMaxGemmExtent)
+      return error(std::string("gemm ") + key +
+                   ": expected an integer from 1 to " +
+                   std::to_string(kMaxGemmExtent) + ", got " + quoted(value));
+    return SPARSEOPT_OK;
+  }
+
+  /// f16 | bf16, and f32 when `allowF32`.
+  Status gemmDType(const char *key, const std::string &value, bool allowF32,
+                   GemmDType &out) {
+    if (value == "f16")
+      out = GemmDType::F16;
+    else if (value == "bf16")
+      out = GemmDType::BF16;
+    else if (value == "f32" && allowF32)
+      out = GemmDType::F32;
+    else
+      return error(std::string("gemm ") + key + ": unknown element type " +
+                   quoted(value) +
+                   (allowF32 ? " (expected f16, bf16 or f32)"
+                             : " (expected f16 or bf16)"));
+    return SPARSEOPT_OK;
+  }
+
+  /// b<id>
+  Status gemmBuffer(const char *key, const std::string &value,
+                    GemmOperand &out) {
+    if (value.size() < 2 || value[0] != 'b' ||
+        !parseNumber(value.substr(1), out.bufferId))
+      return error(std::string("gemm ") + key +
+                   ": expected b<buffer id>, got " + quoted(value));
+    return SPARSEOPT_OK;
+  }
+
+  /// b<id>:<f16|bf16|f32>
+  Status gemmBias(const std::string &value, GemmDecl &gemm) {
+    size_t colon = value.find(':');
+    if (colon == std::string::npos)
+      return error("gemm bias: expected b<buffer id>:<f16|bf16|f32>, got " +
+                   quoted(value));
+    if (Status s = gemmBuffer("bias", value.substr(0, colon), gemm.bias))
+      return s;
+    if (Status s = gemmDType("bias", value.substr(colon + 1), true,
+                             gemm.biasType))
+      return s;
+    gemm.hasBias = true;
     return SPARSEOPT_OK;
   }
 
@@ -492,7 +704,9 @@ private:
                      "missing 'sparseopt-program " +
                          std::to_string(kManifestVersion) +
                          "' header: the manifest has no directives");
-    if (m.moduleLine == 0)
+    // A program of gemm lines alone runs without kernels of its own.
+    bool gemmsOnly = m.launches.empty() && !m.gemms.empty();
+    if (m.moduleLine == 0 && !gemmsOnly)
       return errorAt(last, SPARSEOPT_ERROR_PARSE,
                      "missing 'module' directive: a program needs exactly one "
                      "module");
@@ -515,9 +729,65 @@ private:
       }
     }
 
+    for (GemmDecl &gemm : m.gemms)
+      if (Status s = resolveGemm(gemm))
+        return s;
+
     if (Status s = contiguousSlots(inputSlots, "input", m.inputs))
       return s;
     return contiguousSlots(outputSlots, "output", m.outputs);
+  }
+
+  /// Binds the operands of `gemm` to their buffers and checks that each
+  /// buffer holds the operand, and that the output overwrites no input
+  /// (cuBLASLt does not compute in place).
+  Status resolveGemm(GemmDecl &gemm) {
+    struct Operand {
+      const char *name;
+      GemmOperand *operand;
+      uint64_t rows, cols;
+      GemmDType dtype;
+    };
+    std::vector<Operand> operands = {
+        {"x", &gemm.x, gemm.m, gemm.k, gemm.in},
+        {"w", &gemm.w, gemm.n, gemm.k, gemm.in},
+        {"y", &gemm.y, gemm.m, gemm.n, gemm.out}};
+    if (gemm.hasBias)
+      operands.push_back({"bias", &gemm.bias, 1, gemm.n, gemm.biasType});
+    for (const Operand &o : operands) {
+      auto found = bufferById.find(o.operand->bufferId);
+      if (found == bufferById.end())
+        return errorAt(gemm.line, SPARSEOPT_ERROR_PARSE,
+                       std::string("gemm operand ") + o.name +
+                           " uses unknown buffer b" +
+                           std::to_string(o.operand->bufferId));
+      o.operand->buffer = found->second;
+      // Extents are at most 2^31 - 1, so rows * cols * 4 < 2^64.
+      uint64_t need = o.rows * o.cols * gemmDTypeBytes(o.dtype);
+      const BufferDecl &buffer = m.buffers[found->second];
+      if (need > buffer.bytes) {
+        std::string shape = o.rows == 1 && o.operand == &gemm.bias
+                                ? std::to_string(o.cols)
+                                : std::to_string(o.rows) + "x" +
+                                      std::to_string(o.cols);
+        return errorAt(gemm.line, SPARSEOPT_ERROR_PARSE,
+                       std::string("gemm operand ") + o.name + " (" +
+                           gemmDTypeName(o.dtype) + " " + shape + ") needs " +
+                           std::to_string(need) + " bytes but buffer " +
+                           std::to_string(buffer.id) + " has " +
+                           std::to_string(buffer.bytes));
+      }
+    }
+    for (const Operand &o : operands) {
+      if (o.operand == &gemm.y || o.operand->buffer != gemm.y.buffer)
+        continue;
+      return errorAt(gemm.line, SPARSEOPT_ERROR_PARSE,
+                     "gemm output y (buffer " +
+                         std::to_string(gemm.y.bufferId) +
+                         ") is also operand " + o.name +
+                         ": cuBLASLt cannot write its result over an input");
+    }
+    return SPARSEOPT_OK;
   }
 
   /// Checks that the tensor map of argument `index` of `launch` lies within

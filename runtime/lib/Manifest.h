@@ -2,7 +2,8 @@
 //
 // The in-memory form of an artifact directory's manifest and its parser.
 // Parsing touches no GPU: it reads program.txt and checks that the module
-// file and each constant file exist (constants with the declared size).
+// file and each constant file exist (constants with the declared size) and
+// that every operand of a launch's tensor map or of a gemm fits its buffer.
 // The format is documented in sparseopt/runtime.h.
 //
 //===----------------------------------------------------------------------===//
@@ -33,6 +34,9 @@ struct BufferDecl {
   std::string file;   ///< constant: path (artifact dir already prepended)
   int line = 0;
 };
+
+/// "input 0", "output 1", "constant" or "temp" for messages.
+std::string bufferRole(const BufferDecl &buffer);
 
 enum class ArgKind { Buffer, I32, I64, F32, TensorMap };
 
@@ -90,6 +94,53 @@ struct LaunchDecl {
   int line = 0;
 };
 
+/// Element types of `gemm` operands.
+enum class GemmDType { F16, BF16, F32 };
+
+/// "f16", "bf16" or "f32".
+const char *gemmDTypeName(GemmDType dtype);
+
+/// 2 or 4.
+unsigned gemmDTypeBytes(GemmDType dtype);
+
+/// The largest M, N or K of a gemm: an int32, as cuBLAS's own dimensions
+/// are, which also keeps every operand's byte size (at most 4 * (2^31-1)^2)
+/// below 2^64.
+inline constexpr uint64_t kMaxGemmExtent = INT32_MAX;
+
+/// A buffer operand of a `gemm` line.
+struct GemmOperand {
+  uint64_t bufferId = 0; ///< the id as written
+  size_t buffer = 0;     ///< index into Manifest::buffers
+};
+
+/// One `gemm` line: Y[M,N] = act(X[M,K] * W[N,K]^T + bias[N]) with dense
+/// row-major X and W of type `in`, Y of type `out` and bias of `biasType`,
+/// accumulated and scaled in f32. Executed with cuBLASLt.
+struct GemmDecl {
+  uint64_t m = 1, n = 1, k = 1; ///< each 1..kMaxGemmExtent
+  GemmDType in = GemmDType::F16;  ///< f16 or bf16
+  GemmDType out = GemmDType::F16; ///< f16, bf16 or f32
+  GemmOperand x, w, y;
+  bool hasBias = false;
+  GemmOperand bias;                    ///< valid when hasBias
+  GemmDType biasType = GemmDType::F32; ///< valid when hasBias
+  bool relu = false;                   ///< act=relu
+  int line = 0;
+};
+
+/// The gemm in manifest syntax with every field, keys in their order, e.g.
+/// "gemm m=16 n=4096 k=1024 in=f16 out=f16 x=b0 w=b1 y=b2 bias=b3:f32 act=relu".
+std::string describeGemm(const GemmDecl &gemm);
+
+enum class StepKind { Launch, Gemm };
+
+/// One step of the program, in file order: a `launch` or a `gemm` line.
+struct StepDecl {
+  StepKind kind = StepKind::Launch;
+  size_t index = 0; ///< into Manifest::launches or Manifest::gemms
+};
+
 /// A parsed and validated manifest.
 struct Manifest {
   std::string dir;          ///< the artifact directory
@@ -98,6 +149,9 @@ struct Manifest {
   int moduleLine = 0;
   std::vector<BufferDecl> buffers;
   std::vector<LaunchDecl> launches;
+  std::vector<GemmDecl> gemms;
+  /// Every launch and gemm in file order, the order a run enqueues them.
+  std::vector<StepDecl> steps;
   /// Index into `buffers` of the buffer bound to each input/output slot.
   std::vector<size_t> inputs;
   std::vector<size_t> outputs;
@@ -111,8 +165,8 @@ struct Manifest {
 
 /// Reads and validates <artifactDir>/program.txt into `out`.
 /// Errors: IO (a file is missing or unreadable), PARSE (malformed manifest,
-/// constant size mismatch, a tensor map larger than its buffer); messages
-/// start with "<manifest path>:<line>: ".
+/// constant size mismatch, a tensor map or gemm operand larger than its
+/// buffer); messages start with "<manifest path>:<line>: ".
 Status parseManifest(const std::string &artifactDir, Manifest &out);
 
 } // namespace sparseopt

@@ -2,13 +2,14 @@
 //
 // A program couples a parsed manifest with its GPU resources: the loaded
 // module, one resolved kernel per launch, the device memory of its constant
-// and temporary buffers, and the encoded TMA tensor maps of its `tmap:`
-// arguments. Running it binds the caller's input and output pointers,
-// (re-)encodes the tensor maps whose buffer moved, and enqueues the launches
-// in manifest order.
+// and temporary buffers, the encoded TMA tensor maps of its `tmap:`
+// arguments and the cuBLASLt plans of its gemm lines. Running it binds the
+// caller's input and output pointers, (re-)encodes the tensor maps whose
+// buffer moved, and enqueues the launches and gemms in manifest order.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Cublaslt.h"
 #include "Files.h"
 #include "Manifest.h"
 #include "Module.h"
@@ -38,6 +39,8 @@ struct EncodedTensorMap {
 /// The public sparseopt_program handle.
 struct sparseopt_program_s {
   Manifest manifest;
+  /// What sparseopt_program_step returns, parallel to manifest.steps.
+  std::vector<std::string> stepText;
   /// True once the GPU resources below exist (sparseopt_program_load).
   bool loaded = false;
   sparseopt_module module = nullptr;
@@ -49,9 +52,12 @@ struct sparseopt_program_s {
   /// One encoded map per `tmap:` argument, indexed by TensorMapDecl::slot.
   /// A map is re-encoded only when its buffer's address changes.
   std::vector<EncodedTensorMap> tensorMaps;
-  /// Serializes runs that use `tensorMaps`, so that a map cannot change
-  /// between its encoding and the launch that copies it.
-  std::mutex tensorMapMutex;
+  /// The cuBLASLt handle, workspace and plans of the gemm lines.
+  GemmResources gemms;
+  /// Serializes runs that write program state: `tensorMaps`, so that a map
+  /// cannot change between its encoding and the launch that copies it, and
+  /// the bias pointers in the gemm descriptors, likewise.
+  std::mutex runMutex;
 };
 
 namespace {
@@ -59,7 +65,7 @@ namespace {
 /// Frees whatever GPU resources `p` holds. Returns the first failure but
 /// keeps releasing the rest.
 Status releaseResources(const char *api, sparseopt_program_s &p) {
-  Status first = SPARSEOPT_OK;
+  Status first = releaseGemmResources(api, p.gemms);
   for (CUdeviceptr &ptr : p.memory) {
     if (ptr == 0)
       continue;
@@ -125,9 +131,11 @@ Status acquireResources(const char *api, sparseopt_program_s &p) {
   const Manifest &m = p.manifest;
   // Messages read "<api>: <manifest>:<line>: <what failed>".
   auto at = [&](int line) { return std::string(api) + ": " + m.where(line); };
-  if (Status s = loadModuleFile(at(m.moduleLine).c_str(), m.modulePath,
-                                &p.module))
-    return s;
+  // Only a program of gemm lines alone may have no module.
+  if (m.moduleLine != 0)
+    if (Status s = loadModuleFile(at(m.moduleLine).c_str(), m.modulePath,
+                                  &p.module))
+      return s;
   for (const LaunchDecl &launch : m.launches) {
     sparseopt_function kernel = nullptr;
     if (Status s = getFunction(at(launch.line).c_str(), p.module,
@@ -144,6 +152,8 @@ Status acquireResources(const char *api, sparseopt_program_s &p) {
     if (Status s = createBuffer(api, p, i))
       return s;
   }
+  if (Status s = createGemmResources(api, m, p.gemms))
+    return s;
   // Finish the uploads and memsets (queued on the legacy default stream)
   // before the program can run on any stream, including non-blocking ones.
   CUresult result = driver().cuCtxSynchronize();
@@ -160,6 +170,11 @@ Status parseProgram(const char *dir,
   auto program = std::make_unique<sparseopt_program_s>();
   if (Status s = parseManifest(dir, program->manifest))
     return s;
+  const Manifest &m = program->manifest;
+  for (const StepDecl &step : m.steps)
+    program->stepText.push_back(step.kind == StepKind::Gemm
+                                    ? describeGemm(m.gemms[step.index])
+                                    : "launch " + m.launches[step.index].kernel);
   out = std::move(program);
   return SPARSEOPT_OK;
 }
@@ -194,24 +209,9 @@ std::string hexAddress(CUdeviceptr address) {
 std::string tensorMapArgName(const Manifest &m, const LaunchDecl &launch,
                              size_t index) {
   const BufferDecl &buffer = m.buffers[launch.args[index].buffer];
-  std::string role;
-  switch (buffer.kind) {
-  case BufferKind::Input:
-    role = "input " + std::to_string(buffer.slot);
-    break;
-  case BufferKind::Output:
-    role = "output " + std::to_string(buffer.slot);
-    break;
-  case BufferKind::Constant:
-    role = "constant";
-    break;
-  case BufferKind::Temp:
-    role = "temp";
-    break;
-  }
   return "kernel '" + launch.kernel + "' argument " + std::to_string(index) +
-         " (tensor map over buffer " + std::to_string(buffer.id) + ", " + role +
-         ")";
+         " (tensor map over buffer " + std::to_string(buffer.id) + ", " +
+         bufferRole(buffer) + ")";
 }
 
 /// Encodes the tensor map of argument `index` of `launch` over the buffer
@@ -292,13 +292,49 @@ Status encodeTensorMap(const char *api, const Manifest &m,
   return SPARSEOPT_OK;
 }
 
-/// Enqueues every launch of a loaded program.
+/// Enqueues launch `index` of a loaded program with the buffers at
+/// `address`; `params` is scratch storage for the kernel parameters.
+Status runLaunch(const char *api, sparseopt_program_s &p, size_t index,
+                 std::vector<CUdeviceptr> &address, std::vector<void *> &params,
+                 CUstream stream) {
+  const Manifest &m = p.manifest;
+  const LaunchDecl &launch = m.launches[index];
+  params.clear();
+  for (size_t a = 0; a < launch.args.size(); ++a) {
+    const ArgDecl &arg = launch.args[a];
+    // cuLaunchKernel only reads through these pointers; it copies a
+    // tensor map's 128 bytes as the by-value parameter.
+    switch (arg.kind) {
+    case ArgKind::Buffer:
+      params.push_back(&address[arg.buffer]);
+      break;
+    case ArgKind::TensorMap: {
+      EncodedTensorMap &slot = p.tensorMaps[arg.tensorMap.slot];
+      if (Status s = encodeTensorMap(api, m, launch, a, address[arg.buffer],
+                                     slot))
+        return s;
+      params.push_back(&slot.map);
+      break;
+    }
+    case ArgKind::I32:
+    case ArgKind::I64:
+    case ArgKind::F32:
+      params.push_back(const_cast<unsigned char *>(arg.value));
+      break;
+    }
+  }
+  return launchKernel(api, p.kernels[index], launch.grid, launch.block,
+                      launch.sharedBytes, stream,
+                      params.empty() ? nullptr : params.data());
+}
+
+/// Enqueues every launch and gemm of a loaded program, in manifest order.
 Status runProgram(const char *api, sparseopt_program_s &p,
                   const sparseopt_deviceptr *inputs,
                   const sparseopt_deviceptr *outputs, CUstream stream) {
   const Manifest &m = p.manifest;
-  std::unique_lock<std::mutex> lock(p.tensorMapMutex, std::defer_lock);
-  if (!p.tensorMaps.empty())
+  std::unique_lock<std::mutex> lock(p.runMutex, std::defer_lock);
+  if (!p.tensorMaps.empty() || !m.gemms.empty())
     lock.lock();
   // Device address of every buffer for this run.
   std::vector<CUdeviceptr> address(p.memory);
@@ -308,38 +344,18 @@ Status runProgram(const char *api, sparseopt_program_s &p,
     address[m.outputs[i]] = CUdeviceptr(outputs[i]);
 
   std::vector<void *> params;
-  for (size_t l = 0; l < m.launches.size(); ++l) {
-    const LaunchDecl &launch = m.launches[l];
-    params.clear();
-    Status s = SPARSEOPT_OK;
-    for (size_t a = 0; a < launch.args.size() && s == SPARSEOPT_OK; ++a) {
-      const ArgDecl &arg = launch.args[a];
-      // cuLaunchKernel only reads through these pointers; it copies a
-      // tensor map's 128 bytes as the by-value parameter.
-      switch (arg.kind) {
-      case ArgKind::Buffer:
-        params.push_back(&address[arg.buffer]);
-        break;
-      case ArgKind::TensorMap: {
-        EncodedTensorMap &slot = p.tensorMaps[arg.tensorMap.slot];
-        s = encodeTensorMap(api, m, launch, a, address[arg.buffer], slot);
-        params.push_back(&slot.map);
-        break;
+  for (const StepDecl &step : m.steps) {
+    if (step.kind == StepKind::Launch) {
+      if (Status s = runLaunch(api, p, step.index, address, params, stream)) {
+        addErrorContext(api, "launch " + std::to_string(step.index) + " (" +
+                                 m.where(m.launches[step.index].line) + ")");
+        return s;
       }
-      case ArgKind::I32:
-      case ArgKind::I64:
-      case ArgKind::F32:
-        params.push_back(const_cast<unsigned char *>(arg.value));
-        break;
-      }
+      continue;
     }
-    if (s == SPARSEOPT_OK)
-      s = launchKernel(api, p.kernels[l], launch.grid, launch.block,
-                       launch.sharedBytes, stream,
-                       params.empty() ? nullptr : params.data());
-    if (s != SPARSEOPT_OK) {
-      addErrorContext(api, "launch " + std::to_string(l) + " (" +
-                               m.where(launch.line) + ")");
+    if (Status s = runGemm(api, m, step.index, p.gemms, address, stream)) {
+      addErrorContext(api, "gemm " + std::to_string(step.index) + " (" +
+                               m.where(m.gemms[step.index].line) + ")");
       return s;
     }
   }
@@ -404,6 +420,13 @@ sparseopt_status sparseopt_program_load(const char *artifact_dir,
     std::unique_ptr<sparseopt_program_s> program;
     if (Status s = parseArguments(api, artifact_dir, out, program))
       return s;
+    // Like parse errors, a missing library is reported with and without a
+    // GPU; programs without gemm lines never open it.
+    const Manifest &m = program->manifest;
+    if (!m.gemms.empty())
+      if (Status s = loadCublasLt(std::string(api) + ": " +
+                                  m.where(m.gemms.front().line)))
+        return s;
     if (Status s = requireContext(api))
       return s;
     if (Status s = acquireResources(api, *program)) {
@@ -454,6 +477,23 @@ size_t sparseopt_program_output_bytes(sparseopt_program p, int i) {
       return 0;
     return size_t(p->manifest.buffers[p->manifest.outputs[i]].bytes);
   });
+}
+
+int sparseopt_program_num_steps(sparseopt_program p) {
+  const char *api = "sparseopt_program_num_steps";
+  return guardedValue(api, -1, [&]() {
+    return validProgram(api, p) ? countOf(p->manifest.steps.size()) : -1;
+  });
+}
+
+const char *sparseopt_program_step(sparseopt_program p, int i) {
+  const char *api = "sparseopt_program_step";
+  return guardedValue(api, static_cast<const char *>(nullptr),
+                      [&]() -> const char * {
+                        if (!validIndex(api, p, i, p ? p->stepText.size() : 0))
+                          return nullptr;
+                        return p->stepText[i].c_str();
+                      });
 }
 
 const char *sparseopt_program_launch_kernel(sparseopt_program p, int i) {

@@ -263,8 +263,15 @@ void runProgram(const Options &options) {
   sparseopt_program p = session.program;
   int numInputs = sparseopt_program_num_inputs(p);
   int numOutputs = sparseopt_program_num_outputs(p);
-  std::printf("program %s: %d input(s), %d output(s), %d launch(es)\n", dir,
-              numInputs, numOutputs, sparseopt_program_num_launches(p));
+  int numLaunches = sparseopt_program_num_launches(p);
+  // Every step that is not a launch is a gemm; the line keeps its old form
+  // for programs without one.
+  int numGemms = sparseopt_program_num_steps(p) - numLaunches;
+  std::printf("program %s: %d input(s), %d output(s), %d launch(es)", dir,
+              numInputs, numOutputs, numLaunches);
+  if (numGemms > 0)
+    std::printf(", %d gemm(s)", numGemms);
+  std::printf("\n");
 
   Random rng{options.seed};
   std::vector<unsigned char> host;

@@ -127,6 +127,43 @@ func.func @spmm_sweep(%x: tensor<512x256xf16>, %v: tensor<64x128xf16>, %m: tenso
 
 // -----
 
+// Split-K: 3 blocks of 128 weight rows and one token block would leave most
+// multiprocessors idle, so the 33 k-tiles (K = 2056: 65 k32 steps, an odd
+// count) are cut into 4 ranges of 9 (the last runs 3 tiles past K and
+// reads zeros, its metadata replaced by the empty encoding). The kernel
+// writes f32 partial sums to a [4, M, N] workspace; the reduce kernel adds
+// them, the bias and the ReLU, and rounds once.
+// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma split-k=2" | FileCheck %s --check-prefix=SPLIT2
+// RUN: not sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma split-k=33" 2>&1 | FileCheck %s --check-prefix=BADSPLIT
+// CHECK-LABEL: func.func @spmm_split_k
+// CHECK: %[[Y:.*]] = memref.alloc() : memref<40x300xf16>
+// CHECK: %[[WS:.*]] = memref.alloc() : memref<4x40x300xf32>
+// 3 feature blocks x 4 splits, then 40 x 300 outputs over 256-thread blocks.
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%c12, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %{{.*}} args(%{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %[[WS]] : memref<4x40x300xf32>)
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0_reduce blocks in (%c47, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) args(%[[WS]] : memref<4x40x300xf32>, %{{.*}} : memref<300xf16>, %[[Y]] : memref<40x300xf16>)
+// CHECK: gpu.func @sgpu_spmm_0(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[W:.*]]: memref<4x40x300xf32>) kernel
+// CHECK: arith.divui %{{.*}}, %c3 : index
+// CHECK: arith.muli %{{.*}}, %c9 : index
+// CHECK: "wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.f16.f16
+// CHECK: memref.store %{{.*}}, %[[W]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<4x40x300xf32>
+// CHECK-NOT: arith.maximumf
+// CHECK: gpu.func @sgpu_spmm_0_reduce(%[[RW:.*]]: memref<4x40x300xf32>, %[[RB:.*]]: memref<300xf16>, %[[RY:.*]]: memref<40x300xf16>) kernel
+// CHECK-COUNT-4: memref.load %[[RW]]
+// CHECK: memref.load %[[RB]]
+// CHECK: arith.maximumf
+// CHECK: arith.truncf
+// CHECK: memref.store %{{.*}}, %[[RY]]
+// SPLIT2: memref.alloc() : memref<2x40x300xf32>
+// SPLIT2: gpu.func @sgpu_spmm_0_reduce
+// BADSPLIT: error: invalid convert-sgpu-to-gpu option: split-k=33 is not 0 to 32
+func.func @spmm_split_k(%x: tensor<40x2056xf16>, %v: tensor<304x1040xf16>, %m: tensor<19760xi32>, %b: tensor<300xf16>) -> tensor<40x300xf16> {
+  %w = sgpu.assemble %v, %m : tensor<304x1040xf16>, tensor<19760xi32> -> !sgpu.compressed<300x2056xf16, #sgpu.nm<2:4>>
+  %y = sgpu.spmm %x, %w bias(%b : tensor<300xf16>) {activation = #sgpu.activation<relu>} : tensor<40x2056xf16>, !sgpu.compressed<300x2056xf16, #sgpu.nm<2:4>> -> tensor<40x300xf16>
+  return %y : tensor<40x300xf16>
+}
+
+// -----
+
 // A lift that feeds the TMA kernel is gathered into rows of the weight's
 // padded K (here K' = 56 -> 64 columns, 128-byte rows; the columns past K'
 // read zeros), and the tensor map covers that buffer.

@@ -1,14 +1,19 @@
-"""A compiled linear_relu_24 run on the GPU through sparse_opt.runtime and
-compared with torch (GPU machines only).
+"""Programs run on the GPU through sparse_opt.runtime and compared with torch
+(GPU machines only).
 
-Compilation happens elsewhere: SPARSEOPT_GPU_ARTIFACT names the artifact
-directory of examples/linear_relu_24.mlir compiled with sgpu-compile. The
-reference decompresses the weight constants of that directory with the
-format library (sparseopt_sparse24_decompress). Skipped without the
-variable, without torch with CUDA, or when the runtime finds no driver or
-device.
+A compiled linear_relu_24: compilation happens elsewhere,
+SPARSEOPT_GPU_ARTIFACT names the artifact directory of
+examples/linear_relu_24.mlir compiled with sgpu-compile. The reference
+decompresses the weight constants of that directory with the format library
+(sparseopt_sparse24_decompress). Skipped without the variable, without torch
+with CUDA, or when the runtime finds no driver or device.
+
+Gemm lines (cuBLASLt): programs written here by hand, compared with an f32
+torch reference. Skipped when the runtime finds no driver or device (torch is
+then not imported) or without torch with CUDA.
 """
 import ctypes
+import json
 import os
 
 import numpy as np
@@ -30,7 +35,7 @@ def _torch_with_cuda():
 
 
 torch = _torch_with_cuda()
-pytestmark = pytest.mark.skipif(
+needs_artifact = pytest.mark.skipif(
     torch is None, reason="needs SPARSEOPT_GPU_ARTIFACT and torch with CUDA")
 
 
@@ -72,6 +77,7 @@ def reference(prog, x):
     return torch.relu(x.float() @ w.float().T)
 
 
+@needs_artifact
 def test_matches_torch(program):
     m, k = program.signature.inputs[0].shape
     g = torch.Generator(device="cuda").manual_seed(0)
@@ -84,6 +90,7 @@ def test_matches_torch(program):
     assert err <= 2e-3 * ref.abs().max().item(), err
 
 
+@needs_artifact
 def test_outputs_streams_and_strided_inputs(program):
     m, k = program.signature.inputs[0].shape
     x = torch.randn(m, k, device="cuda", dtype=torch.float16)
@@ -100,6 +107,7 @@ def test_outputs_streams_and_strided_inputs(program):
     assert torch.equal(out, y)
 
 
+@needs_artifact
 def test_wrong_arguments_are_rejected(program):
     m, k = program.signature.inputs[0].shape
     with pytest.raises(runtime.SignatureError, match="element type f32, expected f16"):
@@ -108,3 +116,161 @@ def test_wrong_arguments_are_rejected(program):
         program(torch.zeros(m + 1, k, device="cuda", dtype=torch.float16))
     with pytest.raises(runtime.SignatureError, match="is on cpu"):
         program(torch.zeros(m, k, dtype=torch.float16))
+
+
+# ---------------------------------------------------------------------------
+# gemm lines
+# ---------------------------------------------------------------------------
+
+_BYTES = {"f16": 2, "bf16": 2, "f32": 4}
+# Largest error allowed, relative to the largest reference magnitude, by
+# output type: rounding the f32 result to bf16 (8-bit mantissa) or f16
+# (11-bit) dominates; in f32 only the order of the f32 sums differs.
+_TOLERANCE = {"bf16": 1e-2, "f16": 2e-3, "f32": 1e-4}
+
+
+@pytest.fixture(scope="module")
+def cuda_torch():
+    """torch on the GPU the runtime uses, or a skip. Asks the runtime first,
+    so that torch is not imported where there is no driver."""
+    try:
+        runtime.init(0)
+    except (runtime.NoDriverError, runtime.NoDeviceError) as e:
+        pytest.skip("no CUDA GPU: %s" % e.message)
+    try:
+        import torch as t
+    except ImportError:
+        pytest.skip("needs torch")
+    if not t.cuda.is_available():
+        pytest.skip("needs torch with CUDA")
+    return t
+
+
+def write_gemm_artifact(directory, m, n, k, dtype, out, bias=None, relu=False):
+    """An artifact of one gemm line: inputs x [m, k] and w [n, k] (and bias
+    [n] of type `bias`), output y [m, n]."""
+    inputs = [([m, k], dtype), ([n, k], dtype)] + ([([n], bias)] if bias else [])
+    lines = ["sparseopt-program 1", "# written by test_gpu_program.py"]
+    for i, (shape, t) in enumerate(inputs):
+        count = shape[0] * (shape[1] if len(shape) > 1 else 1)
+        lines.append("buffer %d input %d %d" % (10 + i, i, count * _BYTES[t]))
+    lines.append("buffer 20 output 0 %d" % (m * n * _BYTES[out]))
+    gemm = "gemm m=%d n=%d k=%d in=%s out=%s x=b10 w=b11 y=b20" % (m, n, k, dtype, out)
+    if bias:
+        gemm += " bias=b12:%s" % bias
+    if relu:
+        gemm += " act=relu"
+    lines.append(gemm)
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "program.txt").write_text("\n".join(lines) + "\n")
+    spec = lambda shape, t: {"shape": shape, "dtype": t}
+    (directory / "signature.json").write_text(json.dumps({
+        "function": "gemm",
+        "inputs": [spec(shape, t) for shape, t in inputs],
+        "outputs": [spec([m, n], out)]}))
+    return directory
+
+
+def gemm_reference(t, x, w, bias, relu):
+    ref = x.float() @ w.float().T
+    if bias is not None:
+        ref = ref + bias.float()
+    return t.relu(ref) if relu else ref
+
+
+def relative_error(t, y, ref):
+    return ((y.float() - ref).abs().max() / ref.abs().max().clamp_min(1e-30)).item()
+
+
+# (m, n, k, in, out, bias, relu): both input types at a decode-like shape and
+# at one that is a multiple of nothing, the epilogues, f32 outputs and biases.
+GEMMS = [
+    (16, 4096, 1024, "f16", "f16", None, False),
+    (16, 4096, 1024, "bf16", "bf16", None, False),
+    (3, 40, 24, "f16", "f16", None, False),
+    (3, 40, 24, "bf16", "bf16", None, False),
+    (16, 4096, 1024, "bf16", "bf16", "bf16", True),
+    (3, 40, 24, "f16", "f16", "f16", True),
+    (3, 40, 24, "bf16", "f32", "f32", False),
+    (16, 4096, 1024, "f16", "f32", None, True),
+]
+
+
+@pytest.mark.parametrize("m,n,k,dtype,out,bias,relu", GEMMS,
+                         ids=["%dx%dx%d-%s-%s%s%s" % (g[0], g[1], g[2], g[3], g[4],
+                                                      "-bias_" + g[5] if g[5] else "",
+                                                      "-relu" if g[6] else "")
+                              for g in GEMMS])
+def test_gemm_matches_torch(cuda_torch, tmp_path, m, n, k, dtype, out, bias, relu):
+    t = cuda_torch
+    tdt = {"f16": t.float16, "bf16": t.bfloat16, "f32": t.float32}
+    prog = runtime.load(write_gemm_artifact(tmp_path / "gemm", m, n, k, dtype, out, bias, relu))
+    with prog:
+        g = t.Generator(device="cuda").manual_seed(m * n + k)
+        x = t.randn(m, k, generator=g, device="cuda", dtype=tdt[dtype])
+        w = t.randn(n, k, generator=g, device="cuda", dtype=tdt[dtype]) / k ** 0.5
+        args = [x, w]
+        b = None
+        if bias:
+            b = t.randn(n, generator=g, device="cuda", dtype=tdt[bias])
+            args.append(b)
+        y = prog(*args)
+        t.cuda.synchronize()
+        assert y.shape == (m, n) and y.dtype == tdt[out]
+        ref = gemm_reference(t, x, w, b, relu)
+        err = relative_error(t, y, ref)
+        assert err <= _TOLERANCE[out], (err, _TOLERANCE[out])
+        if relu:
+            assert (y >= 0).all()
+
+
+def test_gemm_runs_in_order_and_in_a_cuda_graph(cuda_torch, tmp_path):
+    """Two gemms chained through a temp buffer (file order matters), run
+    captured in a CUDA graph and replayed on new inputs: a run allocates and
+    synchronizes nothing."""
+    t = cuda_torch
+    m, n, k, h = 8, 256, 128, 512
+    d = tmp_path / "chain"
+    d.mkdir()
+    (d / "program.txt").write_text(
+        "sparseopt-program 1\n"
+        "buffer 0 input 0 %d\n"  # x [m, k] bf16
+        "buffer 1 input 1 %d\n"  # w1 [h, k] bf16
+        "buffer 2 input 2 %d\n"  # b1 [h] bf16
+        "buffer 3 input 3 %d\n"  # w2 [n, h] bf16
+        "buffer 4 temp %d\n"     # hidden [m, h] bf16
+        "buffer 5 output 0 %d\n"  # y [m, n] f32
+        "gemm m=%d n=%d k=%d in=bf16 out=bf16 x=b0 w=b1 y=b4 bias=b2:bf16 act=relu\n"
+        "gemm m=%d n=%d k=%d in=bf16 out=f32 x=b4 w=b3 y=b5\n"
+        % (m * k * 2, h * k * 2, h * 2, n * h * 2, m * h * 2, m * n * 4, m, h, k, m, n, h))
+    (d / "signature.json").write_text(json.dumps({
+        "function": "chain",
+        "inputs": [{"shape": s, "dtype": "bf16"} for s in ([m, k], [h, k], [h], [n, h])],
+        "outputs": [{"shape": [m, n], "dtype": "f32"}]}))
+    prog = runtime.load(d)
+    with prog:
+        def make(seed):
+            g = t.Generator(device="cuda").manual_seed(seed)
+            r = lambda *s: t.randn(*s, generator=g, device="cuda", dtype=t.bfloat16)
+            return [r(m, k), r(h, k) / k ** 0.5, r(h), r(n, h) / h ** 0.5]
+
+        def reference(x, w1, b1, w2):
+            hidden = gemm_reference(t, x, w1, b1, True).to(t.bfloat16)
+            return gemm_reference(t, hidden, w2, None, False)
+
+        inputs = make(1)
+        y = t.empty(m, n, device="cuda", dtype=t.float32)
+        prog(*inputs, outputs=y)  # warm-up outside the capture
+        t.cuda.synchronize()
+        assert relative_error(t, y, reference(*inputs)) <= 1e-2
+
+        graph = t.cuda.CUDAGraph()
+        with t.cuda.graph(graph):
+            prog(*inputs, outputs=y)
+        for seed in (2, 3):
+            for dst, src in zip(inputs, make(seed)):
+                dst.copy_(src)
+            y.fill_(float("nan"))
+            graph.replay()
+            t.cuda.synchronize()
+            assert relative_error(t, y, reference(*inputs)) <= 1e-2, seed

@@ -60,7 +60,12 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
     `sgpu.tensor_map`s; the kernel takes them as `!llvm.ptr` parameters listed
     in `sgpu.tensor_map_args` (made by-value grid constants by
     `sgpu-tensor-map-params`). N (16..256) and the stage count come from a
-    tile table (`tile-n` / `stages` override them). Other K take a one-
+    tile table (`tile-n` / `stages` override them). Where the grid would
+    fill less than half the multiprocessors (few 128-row weight blocks and
+    few tokens), the k-tiles are split over several blocks (split-K, at
+    least 8 k-tiles each, `split-k` overrides the count): each writes f32
+    partial sums to a workspace and a generated reduce kernel adds them,
+    the bias and the activation. Other K take a one-
     warpgroup kernel that stages tiles through registers into two shared
     memory stages (no swizzle) and waits for each stage's wgmmas.
 
@@ -71,6 +76,10 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
     of a constant is compressed here (a weight that breaks 2:4 is an error
     naming the row and group), `sgpu.assemble` parts are used as they are;
     compressing weights on the GPU at run time is not generated yet.
+
+    `sgpu.matmul` (a dense GEMM) gets no kernel: it becomes `sgpu.gemm_call`
+    on buffers, which the runtime program runs with cuBLASLt in order with
+    the launches.
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
@@ -87,6 +96,9 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
     Option<"stages", "stages", "int64_t", /*default=*/"0",
            "kernel=wgmma, TMA kernel: shared-memory pipeline stages (2 or "
            "more; 0 = as many as fit, at most 8)">,
+    Option<"splitK", "split-k", "int64_t", /*default=*/"0",
+           "kernel=wgmma, TMA kernel: split-K block count (1 to 32; 0 = the "
+           "tile table)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",

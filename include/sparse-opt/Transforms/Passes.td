@@ -31,20 +31,60 @@ def SGPUSlideSparse : Pass<"sgpu-slide-sparse", "::mlir::ModuleOp"> {
     Bufferization drops tensor encodings, so every structured-sparsity
     encoding must be consumed here: one left on a value that is not a
     recognized matmul weight is an error.
+
+    With `policy=auto` (the default) a cost model measured on the H200
+    (`chip` sm_90a; docs/design.md, "Sparse or dense") keeps a
+    matmul dense where the sparse kernel measured slower than the library
+    GEMM: the weight loses its encoding and the matmul becomes
+    `sgpu.matmul`, with a remark giving the measurement behind the choice.
+    The weight must be a constant or an argument of the function that only
+    this matmul reads (its encoding is then dropped from the signature; the
+    caller's buffer is the dense weight either way). Only layers of the measured size (at least 32 M
+    weight elements) on a measured chip are considered; elsewhere, and with
+    `policy=sparse`, the declared sparsity is always used.
   }];
+  let options = [
+    Option<"policy", "policy", "std::string", /*default=*/"\"auto\"",
+           "auto: keep a matmul dense where the sparse kernel measured "
+           "slower (with a remark); sparse: always use the declared "
+           "sparsity">,
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "Target GPU whose measurements the auto policy uses">
+  ];
   let dependentDialects = ["::mlir::sgpu::SGPUDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::tensor::TensorDialect"];
 }
 
-def SGPUFuseEpilogue : Pass<"sgpu-fuse-epilogue", "::mlir::ModuleOp"> {
-  let summary = "Fuse a bias add and a ReLU that follow sgpu.spmm into its epilogue";
+def SGPUDenseMatmul : Pass<"sgpu-dense-matmul", "::mlir::ModuleOp"> {
+  let summary = "Rewrite dense linear-layer matmuls into sgpu.matmul (library GEMMs)";
   let description = [{
-    Folds the element-wise work that follows an `sgpu.spmm` into the GEMM's
-    epilogue, where it costs no extra pass over memory:
+    Finds `linalg.matmul` ops computing `Y = X . W^T` with a dense weight
+    (no encoding), in the forms importers write for a torch `Linear` (the
+    `N x K` weight with transposing `indexing_maps`, or `linalg.transpose`
+    of it), with a zero-filled accumulator, static shapes and f16/bf16
+    operands (an f16/bf16 or f32 result), and rewrites them into
+    `sgpu.matmul`, which the GPU pipeline runs as a cuBLASLt call. Run it
+    after `sgpu-slide-sparse` (which consumes the sparse weights) and before
+    `sgpu-fuse-epilogue` (which folds a following bias add and ReLU into the
+    call's epilogue).
+
+    Other matmuls are left as they are: a multiply by a `K x N` operand that
+    is not a transpose gets a remark saying so; matmuls of other element
+    types, dynamic shapes or accumulating into a value are skipped silently.
+  }];
+  let dependentDialects = ["::mlir::sgpu::SGPUDialect"];
+}
+
+def SGPUFuseEpilogue : Pass<"sgpu-fuse-epilogue", "::mlir::ModuleOp"> {
+  let summary = "Fuse a bias add and a ReLU that follow sgpu.spmm or sgpu.matmul into its epilogue";
+  let description = [{
+    Folds the element-wise work that follows an `sgpu.spmm` or an
+    `sgpu.matmul` into the GEMM's epilogue, where it costs no extra pass over
+    memory (for `sgpu.matmul`, the library GEMM's bias and ReLU epilogues):
 
     * a bias add: a `linalg.generic` adding a 1-D `N` vector broadcast along
-      the rows (`(d0, d1) -> (d1)`) to the spmm result becomes the spmm's
+      the rows (`(d0, d1) -> (d1)`) to the GEMM result becomes the GEMM's
       `bias` operand;
     * a ReLU: an element-wise `linalg.generic` computing `max(x, 0)`
       (`arith.maximumf`/`arith.maxnumf` against zero, or `arith.cmpf` +

@@ -136,3 +136,21 @@ LogicalResult mlir::sgpu::foldConstantCompresses(Operation *root) {
   }
   return success(ok);
 }
+
+FailureOr<Value> mlir::sgpu::plainConstantWeight(OpBuilder &b, Value weight) {
+  auto cst = weight.getDefiningOp<arith::ConstantOp>();
+  if (!cst)
+    return failure();
+  auto t = cast<RankedTensorType>(weight.getType());
+  auto plain = RankedTensorType::get(t.getShape(), t.getElementType());
+  // The same storage under the plain type: a splat stays a splat, a
+  // resource blob is shared, not copied.
+  TypedAttr value;
+  if (auto dense = dyn_cast<DenseElementsAttr>(cst.getValue()))
+    value = DenseElementsAttr::getFromRawBuffer(plain, dense.getRawData());
+  else if (auto res = dyn_cast<DenseResourceElementsAttr>(cst.getValue()))
+    value = DenseResourceElementsAttr::get(plain, res.getRawHandle());
+  else
+    return failure();
+  return arith::ConstantOp::create(b, weight.getLoc(), value).getResult();
+}

@@ -116,36 +116,98 @@ LogicalResult LiftOp::verify() {
 // spmm
 //===----------------------------------------------------------------------===//
 
+/// The shape rules every GEMM op shares, for Y = X . W^T + b with the
+/// weight given as its rows (N), columns (K) and element type: K and the
+/// element types agree, Y is M x N of X's type or f32, b has N elements.
+static LogicalResult verifyGemm(Operation *op, ShapedType x, int64_t n,
+                                int64_t k, Type wElement, ShapedType y,
+                                Value bias) {
+  if (x.getDimSize(1) != k)
+    return op->emitOpError() << "reduction sizes differ: input has K = "
+                             << x.getDimSize(1) << ", weight has K = " << k;
+  if (x.getElementType() != wElement)
+    return op->emitOpError() << "input element type " << x.getElementType()
+                             << " differs from the weight's " << wElement;
+  if (y.getDimSize(0) != x.getDimSize(0) || y.getDimSize(1) != n)
+    return op->emitOpError() << "result must be " << x.getDimSize(0) << "x"
+                             << n << ", got " << y;
+  if (y.getElementType() != x.getElementType() && !y.getElementType().isF32())
+    return op->emitOpError() << "result element type must be the input's ("
+                             << x.getElementType() << ") or f32, got "
+                             << y.getElementType();
+  if (bias) {
+    auto b = cast<ShapedType>(bias.getType());
+    if (b.getRank() != 1 || b.getDimSize(0) != n)
+      return op->emitOpError() << "bias must be a " << n
+                               << "-element vector (one per output feature), "
+                                  "got "
+                               << b;
+  }
+  return success();
+}
+
+/// The library GEMM (cuBLASLt) adds a bias of the result's element type
+/// only.
+static LogicalResult verifyLibraryBias(Operation *op, Value bias,
+                                       ShapedType result) {
+  if (!bias)
+    return success();
+  Type bt = cast<ShapedType>(bias.getType()).getElementType();
+  if (bt != result.getElementType())
+    return op->emitOpError()
+           << "bias element type must be the result's ("
+           << result.getElementType() << "), got " << bt
+           << " (the library GEMM adds a bias of the result type)";
+  return success();
+}
+
 LogicalResult SpmmOp::verify() {
   if (failed(verifyStaticMatrix(*this, "input", getInput().getType())) ||
       failed(verifyStaticMatrix(*this, "result", getResult().getType())))
     return failure();
-  auto x = getInput().getType();
   CompressedType w = getWeight().getType();
-  auto y = getResult().getType();
-  if (x.getDimSize(1) != w.getCols())
-    return emitOpError() << "reduction sizes differ: input has K = "
-                         << x.getDimSize(1) << ", weight has K = "
-                         << w.getCols();
-  if (x.getElementType() != w.getElementType())
-    return emitOpError() << "input element type " << x.getElementType()
-                         << " differs from the weight's "
-                         << w.getElementType();
-  if (y.getDimSize(0) != x.getDimSize(0) || y.getDimSize(1) != w.getRows())
-    return emitOpError() << "result must be " << x.getDimSize(0) << "x"
-                         << w.getRows() << ", got " << y;
-  if (y.getElementType() != x.getElementType() && !y.getElementType().isF32())
-    return emitOpError() << "result element type must be the input's ("
-                         << x.getElementType() << ") or f32, got "
-                         << y.getElementType();
-  if (Value bias = getBias()) {
-    auto b = cast<RankedTensorType>(bias.getType());
-    if (b.getRank() != 1 || b.getDimSize(0) != w.getRows())
-      return emitOpError() << "bias must be a " << w.getRows()
-                           << "-element vector (one per output feature), got "
-                           << b;
+  return verifyGemm(*this, getInput().getType(), w.getRows(), w.getCols(),
+                    w.getElementType(), getResult().getType(), getBias());
+}
+
+LogicalResult MatmulOp::verify() {
+  if (failed(verifyStaticMatrix(*this, "input", getInput().getType())) ||
+      failed(verifyStaticMatrix(*this, "weight", getWeight().getType())) ||
+      failed(verifyStaticMatrix(*this, "result", getResult().getType())))
+    return failure();
+  auto w = getWeight().getType();
+  if (w.getEncoding())
+    return emitOpError() << "weight must be a plain tensor, got " << w
+                         << " (a structured-sparsity weight goes through "
+                            "sgpu-slide-sparse)";
+  if (failed(verifyGemm(*this, getInput().getType(), w.getDimSize(0),
+                        w.getDimSize(1), w.getElementType(),
+                        getResult().getType(), getBias())))
+    return failure();
+  return verifyLibraryBias(*this, getBias(), getResult().getType());
+}
+
+LogicalResult GemmCallOp::verify() {
+  auto x = cast<MemRefType>(getInput().getType());
+  auto w = cast<MemRefType>(getWeight().getType());
+  auto y = cast<MemRefType>(getResult().getType());
+  for (auto [what, t] : {std::pair<StringRef, MemRefType>{"input", x},
+                         {"weight", w},
+                         {"result", y}}) {
+    if (t.getRank() != 2)
+      return emitOpError() << "expects " << what << " to be rank 2, got "
+                           << t;
+    if (!t.getLayout().isIdentity())
+      return emitOpError() << "expects " << what
+                           << " to be row-major (identity layout), got " << t;
   }
-  return success();
+  if (!x.getElementType().isF16() && !x.getElementType().isBF16())
+    return emitOpError() << "supports f16 or bf16 inputs, got "
+                         << x.getElementType();
+  if (failed(verifyGemm(*this, x, w.getDimSize(0), w.getDimSize(1),
+                        w.getElementType(), y, getBias())))
+    return failure();
+  return verifyLibraryBias(*this, getBias(), y);
 }
 
 //===----------------------------------------------------------------------===//

@@ -4,7 +4,7 @@
  * It loads the PTX (or cubin) that the SparseOpt compiler writes, launches its
  * kernels, manages device memory, streams and events, and runs a compiled
  * "program": an artifact directory holding a manifest (program.txt) that lists
- * buffers and kernel launches.
+ * buffers, kernel launches and dense matrix products (run with cuBLASLt).
  *
  * General conventions
  *  - Every function that can fail returns a sparseopt_status. Nothing aborts,
@@ -14,7 +14,11 @@
  *    Successful calls leave that message unchanged.
  *  - The CUDA driver (libcuda.so.1) is loaded at run time with dlopen; the
  *    library itself does not link against it. The environment variable
- *    SPARSEOPT_CUDA_LIBRARY overrides the library name or path.
+ *    SPARSEOPT_CUDA_LIBRARY overrides the library name or path. cuBLASLt is
+ *    likewise opened with dlopen, and only when a program with a 'gemm' line
+ *    is loaded: SPARSEOPT_CUBLASLT_LIBRARY overrides it, otherwise
+ *    libcublasLt.so.13, libcublasLt.so.12, libcublasLt.so and
+ *    /usr/local/cuda/lib64/libcublasLt.so are tried in that order.
  *  - sparseopt_init() must be called before any function that touches the GPU;
  *    those return SPARSEOPT_ERROR_NOT_INITIALIZED otherwise. Arguments are
  *    validated first, so invalid arguments are reported as
@@ -55,12 +59,15 @@ typedef enum sparseopt_status {
   SPARSEOPT_ERROR_INVALID_ARGUMENT = 1, /* NULL handle/pointer, bad value */
   SPARSEOPT_ERROR_NO_DRIVER = 2,        /* libcuda.so.1 missing or unusable */
   SPARSEOPT_ERROR_NO_DEVICE = 3,        /* no CUDA device / index too large */
-  SPARSEOPT_ERROR_CUDA = 4,             /* any other CUDA driver error */
+  SPARSEOPT_ERROR_CUDA = 4,             /* any other CUDA driver or cuBLASLt
+                                           error */
   SPARSEOPT_ERROR_OUT_OF_MEMORY = 5,    /* device (or host) allocation failed */
   SPARSEOPT_ERROR_IO = 6,               /* file missing or unreadable */
   SPARSEOPT_ERROR_PARSE = 7,            /* malformed manifest */
   SPARSEOPT_ERROR_NOT_FOUND = 8,        /* kernel not found in a module */
-  SPARSEOPT_ERROR_NOT_INITIALIZED = 9   /* sparseopt_init() not called yet */
+  SPARSEOPT_ERROR_NOT_INITIALIZED = 9,  /* sparseopt_init() not called yet */
+  SPARSEOPT_ERROR_NO_LIBRARY = 10       /* a CUDA library a program needs
+                                           (cuBLASLt) is missing or unusable */
 } sparseopt_status;
 
 /* The enumerator's name, e.g. "SPARSEOPT_ERROR_CUDA";
@@ -234,7 +241,9 @@ SPARSEOPT_API sparseopt_status sparseopt_launch(sparseopt_function f,
  *
  *   sparseopt-program 1                   first non-comment line; version 1
  *   module kernels.ptx                    path relative to the artifact dir;
- *                                         exactly one
+ *                                         exactly one (optional when the
+ *                                         program has gemm lines and no
+ *                                         launch)
  *   buffer <id> input <index> <bytes>     caller-provided, input slot <index>
  *   buffer <id> output <index> <bytes>    caller-provided, output slot <index>
  *   buffer <id> constant <file> <bytes>   raw bytes of <file> (relative to the
@@ -243,6 +252,8 @@ SPARSEOPT_API sparseopt_status sparseopt_launch(sparseopt_function f,
  *   buffer <id> temp <bytes>              allocated at load, freed at destroy
  *   launch <kernel> grid <gx> <gy> <gz> block <bx> <by> <bz> smem <bytes>
  *          args <arg>...                  (one line)
+ *   gemm m=<M> n=<N> k=<K> in=<f16|bf16> out=<f16|bf16|f32> x=b<id> w=b<id>
+ *        y=b<id> [bias=b<id>:<f16|bf16|f32>] [act=relu]     (one line)
  *
  * Buffer ids are unique non-negative integers. Input indices must be exactly
  * 0..n-1 and output indices 0..m-1. A launch argument is b<id> (the buffer's
@@ -267,9 +278,27 @@ SPARSEOPT_API sparseopt_status sparseopt_launch(sparseopt_function f,
  * 64-byte aligned (a __grid_constant__ CUtensorMap). The buffer's address
  * must be 16-byte aligned.
  *
+ * A gemm line computes Y[M,N] = act(X[M,K] * W[N,K]^T + bias[N]) with
+ * cuBLASLt: X, W and Y are dense row-major matrices in buffers x, w and y (X
+ * and W of element type 'in', Y of type 'out'), bias is a vector of N
+ * elements of the type written after its buffer id. Products accumulate in
+ * f32 and are scaled in f32 (alpha 1, beta 0: Y is overwritten); act=relu
+ * applies max(0, .) after the bias. The keys are written exactly in the
+ * order shown: the eight required ones, then bias and act when present.
+ * M, N and K are 1..2^31-1. The types are those cuBLASLt computes with f32
+ * accumulation: 'out' is 'in' or f32, and the bias has the type of 'out'
+ * (f16 -> f16 or f32, bf16 -> bf16 or f32). Parsing checks the keys, the
+ * values, these type rules, that the buffers are declared, that each holds
+ * its operand (M*K, N*K, M*N and N elements) and that y is neither x, w nor
+ * the bias. At load cuBLASLt's heuristic chooses one algorithm per line,
+ * for operands aligned to 16 bytes and at most 32 MiB of workspace; a line
+ * it has none for fails the load. At run the x, w, y and bias addresses
+ * must be 16-byte aligned.
+ *
  * The 'args' keyword is required even when no argument follows. Buffers may
- * be declared before or after the launches that use them. Temp buffers are
- * zero-filled at load. Launches run in file order. Zero launches is valid.
+ * be declared before or after the launches and gemms that use them. Temp
+ * buffers are zero-filled at load. Launches and gemms ("steps") run in file
+ * order. Zero launches is valid.
  */
 typedef struct sparseopt_program_s *sparseopt_program;
 
@@ -280,15 +309,22 @@ typedef struct sparseopt_program_s *sparseopt_program;
  * sparseopt_program_destroy.
  * Errors: INVALID_ARGUMENT, IO (manifest, module or constant file missing or
  * unreadable), PARSE (malformed manifest, a tensor map larger than its
- * buffer; the message is "<path>/program.txt:<line>: <what is wrong>"). */
+ * buffer, a gemm operand larger than its buffer; the message is
+ * "<path>/program.txt:<line>: <what is wrong>"). */
 SPARSEOPT_API sparseopt_status sparseopt_program_parse(const char *artifact_dir,
                                                        sparseopt_program *out);
 
 /* Parses as above, then (sparseopt_init must have been called) loads the
  * module, resolves every kernel, uploads the constant buffers and allocates
- * the temporary buffers. Errors: those of parse, plus NOT_INITIALIZED,
- * NOT_FOUND (a launched kernel is missing from the module), OUT_OF_MEMORY,
- * CUDA. Nothing is leaked on failure. */
+ * the temporary buffers. A program with gemm lines also opens cuBLASLt,
+ * creates one cuBLASLt handle and one 32 MiB workspace, and for each gemm
+ * line a matmul descriptor, its layouts and the algorithm cuBLASLt's
+ * heuristic chooses. Errors: those of parse, plus NO_LIBRARY (cuBLASLt
+ * cannot be opened; checked right after parsing, so also reported before
+ * sparseopt_init), NOT_INITIALIZED, NOT_FOUND (a launched kernel is missing
+ * from the module), OUT_OF_MEMORY, CUDA (also: no cuBLASLt algorithm for a
+ * gemm line; the message names the line and its shape and types). Nothing
+ * is leaked on failure. */
 SPARSEOPT_API sparseopt_status sparseopt_program_load(const char *artifact_dir,
                                                       sparseopt_program *out);
 
@@ -300,29 +336,39 @@ SPARSEOPT_API int sparseopt_program_num_outputs(sparseopt_program p);
 SPARSEOPT_API size_t sparseopt_program_input_bytes(sparseopt_program p, int i);
 SPARSEOPT_API size_t sparseopt_program_output_bytes(sparseopt_program p, int i);
 SPARSEOPT_API int sparseopt_program_num_launches(sparseopt_program p);
-/* The kernel name of launch i; owned by the program. */
+/* The kernel name of launch i (the i-th launch line); owned by the program. */
 SPARSEOPT_API const char *sparseopt_program_launch_kernel(sparseopt_program p,
                                                           int i);
+/* Steps are the launch and gemm lines together, in file order (the order a
+ * run enqueues them). sparseopt_program_step(p, i) describes step i, owned
+ * by the program: "launch <kernel>" for a launch, and for a gemm the line as
+ * parsed, with every key in order and numbers in decimal, e.g.
+ * "gemm m=16 n=4096 k=1024 in=f16 out=f16 x=b0 w=b1 y=b2 bias=b3:f32 act=relu". */
+SPARSEOPT_API int sparseopt_program_num_steps(sparseopt_program p);
+SPARSEOPT_API const char *sparseopt_program_step(sparseopt_program p, int i);
 
-/* Enqueues all launches of a loaded program on stream s (NULL: default
- * stream), asynchronously. inputs[i] / outputs[i] are device pointers owned
+/* Enqueues all steps (launches and gemms, in file order) of a loaded program
+ * on stream s (NULL: default stream), asynchronously, without allocating or
+ * synchronizing (a run can be captured in a CUDA graph). inputs[i] / outputs[i] are device pointers owned
  * by the caller (e.g. torch tensors' data_ptr()) of at least
  * sparseopt_program_input_bytes(p, i) / _output_bytes(p, i) bytes; the arrays
  * may be NULL when the program has no inputs / outputs. The program does not
  * clear outputs before running.
- * All runs of a program share its temp buffers, so do not run the same
- * program concurrently on different streams.
+ * All runs of a program share its temp buffers (and cuBLASLt workspace), so
+ * do not run the same program concurrently on different streams.
  * Errors: INVALID_ARGUMENT (NULL program, NULL array or 0 pointer for a
- * non-empty buffer, program only parsed, a tensor map buffer whose address
- * is not 16-byte aligned), NOT_INITIALIZED, CUDA (a failed launch or tensor
- * map encoding; the message names the launch, its manifest line, the kernel
- * and, for a tensor map, the argument index and the buffer). A launch that
- * fails leaves the launches before it enqueued. */
+ * non-empty buffer, program only parsed, a tensor map or gemm operand buffer
+ * whose address is not 16-byte aligned), NOT_INITIALIZED, OUT_OF_MEMORY,
+ * CUDA (a failed launch, tensor map encoding or cublasLtMatmul; the message
+ * names the step, its manifest line, the kernel and, for a tensor map, the
+ * argument index and the buffer, for a gemm the cuBLAS status). A step that
+ * fails leaves the steps before it enqueued. */
 SPARSEOPT_API sparseopt_status sparseopt_program_run(
     sparseopt_program p, const sparseopt_deviceptr *inputs,
     const sparseopt_deviceptr *outputs, sparseopt_stream s);
 
-/* Frees the program's device buffers, unloads its module and frees p.
+/* Frees the program's device buffers, unloads its module, destroys its
+ * cuBLASLt handle, descriptors and workspace, and frees p.
  * Errors: INVALID_ARGUMENT (p NULL); a CUDA error while freeing is reported
  * but p is freed anyway. */
 SPARSEOPT_API sparseopt_status sparseopt_program_destroy(sparseopt_program p);

@@ -626,3 +626,107 @@ func.func @tensor_map_result(%m: memref<64x64xf16>) {
   %t = sgpu.tensor_map %m box [64, 8] swizzle 0 : memref<64x64xf16> -> !llvm.ptr<1>
   return
 }
+
+// -----
+
+func.func @matmul_k(%x: tensor<4x48xf16>, %w: tensor<16x32xf16>) {
+  // expected-error @+1 {{'sgpu.matmul' op reduction sizes differ: input has K = 48, weight has K = 32}}
+  %y = sgpu.matmul %x, %w : tensor<4x48xf16>, tensor<16x32xf16> -> tensor<4x16xf16>
+  return
+}
+
+// -----
+
+func.func @matmul_elem(%x: tensor<4x32xbf16>, %w: tensor<16x32xf16>) {
+  // expected-error @+1 {{'sgpu.matmul' op input element type 'bf16' differs from the weight's 'f16'}}
+  %y = sgpu.matmul %x, %w : tensor<4x32xbf16>, tensor<16x32xf16> -> tensor<4x16xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_result(%x: tensor<4x32xf16>, %w: tensor<16x32xf16>) {
+  // expected-error @+1 {{'sgpu.matmul' op result must be 4x16, got 'tensor<4x8xf16>'}}
+  %y = sgpu.matmul %x, %w : tensor<4x32xf16>, tensor<16x32xf16> -> tensor<4x8xf16>
+  return
+}
+
+// -----
+
+func.func @matmul_result_elem(%x: tensor<4x32xf16>, %w: tensor<16x32xf16>) {
+  // expected-error @+1 {{'sgpu.matmul' op result element type must be the input's ('f16') or f32, got 'bf16'}}
+  %y = sgpu.matmul %x, %w : tensor<4x32xf16>, tensor<16x32xf16> -> tensor<4x16xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_bias(%x: tensor<4x32xf16>, %w: tensor<16x32xf16>, %b: tensor<8xf16>) {
+  // expected-error @+1 {{'sgpu.matmul' op bias must be a 16-element vector (one per output feature), got 'tensor<8xf16>'}}
+  %y = sgpu.matmul %x, %w bias(%b : tensor<8xf16>) : tensor<4x32xf16>, tensor<16x32xf16> -> tensor<4x16xf16>
+  return
+}
+
+// -----
+
+func.func @matmul_bias_type(%x: tensor<4x32xbf16>, %w: tensor<16x32xbf16>, %b: tensor<16xf32>) {
+  // expected-error @+1 {{'sgpu.matmul' op bias element type must be the result's ('bf16'), got 'f32' (the library GEMM adds a bias of the result type)}}
+  %y = sgpu.matmul %x, %w bias(%b : tensor<16xf32>) : tensor<4x32xbf16>, tensor<16x32xbf16> -> tensor<4x16xbf16>
+  return
+}
+
+// -----
+
+func.func @matmul_encoded(%x: tensor<4x32xf16>, %w: tensor<16x32xf16, #sgpu.nm<2:4>>) {
+  // expected-error @+1 {{'sgpu.matmul' op weight must be a plain tensor, got 'tensor<16x32xf16, #sgpu.nm<2:4>>' (a structured-sparsity weight goes through sgpu-slide-sparse)}}
+  %y = sgpu.matmul %x, %w : tensor<4x32xf16>, tensor<16x32xf16, #sgpu.nm<2:4>> -> tensor<4x16xf16>
+  return
+}
+
+// -----
+
+func.func @matmul_dynamic(%x: tensor<?x32xf16>, %w: tensor<16x32xf16>) {
+  // expected-error @+1 {{'sgpu.matmul' op expects input to have a static shape, got 'tensor<?x32xf16>'}}
+  %y = sgpu.matmul %x, %w : tensor<?x32xf16>, tensor<16x32xf16> -> tensor<?x16xf16>
+  return
+}
+
+// -----
+
+func.func @gemm_call_layout(%x: memref<4x32xf16, strided<[64, 1]>>, %w: memref<16x32xf16>, %y: memref<4x16xf16>) {
+  // expected-error @+1 {{'sgpu.gemm_call' op expects input to be row-major (identity layout), got 'memref<4x32xf16, strided<[64, 1]>>'}}
+  sgpu.gemm_call %x, %w into %y : memref<4x32xf16, strided<[64, 1]>>, memref<16x32xf16>, memref<4x16xf16>
+  return
+}
+
+// -----
+
+func.func @gemm_call_rank(%x: memref<4x32xf16>, %w: memref<16x32x1xf16>, %y: memref<4x16xf16>) {
+  // expected-error @+1 {{'sgpu.gemm_call' op expects weight to be rank 2, got 'memref<16x32x1xf16>'}}
+  sgpu.gemm_call %x, %w into %y : memref<4x32xf16>, memref<16x32x1xf16>, memref<4x16xf16>
+  return
+}
+
+// -----
+
+func.func @gemm_call_f32(%x: memref<4x32xf32>, %w: memref<16x32xf32>, %y: memref<4x16xf32>) {
+  // expected-error @+1 {{'sgpu.gemm_call' op supports f16 or bf16 inputs, got 'f32'}}
+  sgpu.gemm_call %x, %w into %y : memref<4x32xf32>, memref<16x32xf32>, memref<4x16xf32>
+  return
+}
+
+// -----
+
+func.func @gemm_call_bias_type(%x: memref<4x32xf16>, %w: memref<16x32xf16>, %b: memref<16xf32>, %y: memref<4x16xf16>) {
+  // expected-error @+1 {{'sgpu.gemm_call' op bias element type must be the result's ('f16'), got 'f32' (the library GEMM adds a bias of the result type)}}
+  sgpu.gemm_call %x, %w bias(%b : memref<16xf32>) into %y : memref<4x32xf16>, memref<16x32xf16>, memref<4x16xf16>
+  return
+}
+
+// -----
+
+func.func @gemm_call_result(%x: memref<4x32xf16>, %w: memref<16x32xf16>, %y: memref<4x15xf16>) {
+  // expected-error @+1 {{'sgpu.gemm_call' op result must be 4x16, got 'memref<4x15xf16>'}}
+  sgpu.gemm_call %x, %w into %y : memref<4x32xf16>, memref<16x32xf16>, memref<4x15xf16>
+  return
+}

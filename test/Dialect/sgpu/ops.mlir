@@ -126,3 +126,30 @@ func.func @tensor_maps(%a: memref<4096x2048xf16>, %b: memref<64x64xbf16>, %c: me
   %te = sgpu.tensor_map %e box [256, 8] swizzle 0 : memref<10x8xf16> -> !llvm.ptr
   return %ta, %tb, %tc, %td, %te : !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr
 }
+
+// -----
+
+// CHECK-LABEL: func @dense_matmul
+// CHECK: sgpu.matmul %{{.*}}, %{{.*}} : tensor<7x40xf16>, tensor<20x40xf16> -> tensor<7x20xf16>
+// CHECK: sgpu.matmul %{{.*}}, %{{.*}} bias(%{{.*}} : tensor<20xf32>) {activation = #sgpu.activation<relu>} : tensor<7x40xbf16>, tensor<20x40xbf16> -> tensor<7x20xf32>
+func.func @dense_matmul(%x: tensor<7x40xf16>, %w: tensor<20x40xf16>,
+                        %xb: tensor<7x40xbf16>, %wb: tensor<20x40xbf16>,
+                        %b: tensor<20xf32>) -> (tensor<7x20xf16>, tensor<7x20xf32>) {
+  %y = sgpu.matmul %x, %w : tensor<7x40xf16>, tensor<20x40xf16> -> tensor<7x20xf16>
+  %z = sgpu.matmul %xb, %wb bias(%b : tensor<20xf32>) {activation = #sgpu.activation<relu>}
+         : tensor<7x40xbf16>, tensor<20x40xbf16> -> tensor<7x20xf32>
+  return %y, %z : tensor<7x20xf16>, tensor<7x20xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func @gemm_call
+// CHECK: sgpu.gemm_call %{{.*}}, %{{.*}} into %{{.*}} : memref<7x40xf16>, memref<20x40xf16>, memref<7x20xf16>
+// CHECK: sgpu.gemm_call %{{.*}}, %{{.*}} bias(%{{.*}} : memref<20xf16>) into %{{.*}} {activation = #sgpu.activation<relu>} : memref<7x40xf16>, memref<20x40xf16>, memref<7x20xf16>
+func.func @gemm_call(%x: memref<7x40xf16>, %w: memref<20x40xf16>, %b: memref<20xf16>,
+                     %y: memref<7x20xf16>) {
+  sgpu.gemm_call %x, %w into %y : memref<7x40xf16>, memref<20x40xf16>, memref<7x20xf16>
+  sgpu.gemm_call %x, %w bias(%b : memref<20xf16>) into %y {activation = #sgpu.activation<relu>}
+      : memref<7x40xf16>, memref<20x40xf16>, memref<7x20xf16>
+  return
+}

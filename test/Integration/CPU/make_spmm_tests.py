@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes the CPU numerics tests for the sparse matmul (spmm-*.mlir).
+"""Writes the CPU numerics tests for the sparse matmul (spmm-*.mlir) and the
+dense library GEMM (matmul-*.mlir).
 
 Each test holds a structured-sparse weight twice: once with its #sgpu.nm
 encoding (2:4, or (2N-2):2N which sgpu-slide-sparse decomposes into
@@ -69,6 +70,12 @@ def weight_nm(n_rows, k, fam):
     return w
 
 
+def weight_dense(n_rows, k):
+    """A dense matrix (no structure) for the library GEMM's reference."""
+    return [[Fraction((n * 7 + j * 3) % 15 - 7, 8) for j in range(k)]
+            for n in range(n_rows)]
+
+
 def activations(m, k):
     return [[Fraction((i * 3 + j * 5) % 9 - 4, 4) for j in range(k)]
             for i in range(m)]
@@ -103,18 +110,18 @@ TEMPLATE = """\
 #id = affine_map<(i, j) -> (i, j)>
 func.func @main() {{
   %x = arith.constant dense<{x}> : tensor<{M}x{K}x{T}>
-  %w = arith.constant dense<{w}> : tensor<{N}x{K}x{T}, #sgpu.nm<{pn}:{pm}>>
+  %w = arith.constant dense<{w}> : tensor<{N}x{K}x{T}{enc}>
   %w_dense = arith.constant dense<{w}> : tensor<{N}x{K}x{T}>
   %z = arith.constant 0.0 : {R}
   %zf = arith.constant 0.0 : f32
 
-  // The sparse path: imported form, rewritten by sgpu-slide-sparse.
+  // The path under test: imported form, rewritten by {rewriter}.
   %e = tensor.empty() : tensor<{M}x{N}x{R}>
   %acc = linalg.fill ins(%z : {R}) outs(%e : tensor<{M}x{N}x{R}>) -> tensor<{M}x{N}x{R}>
   %{mm} = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
                                        affine_map<(m, n, k) -> (n, k)>,
                                        affine_map<(m, n, k) -> (m, n)>]
-      ins(%x, %w : tensor<{M}x{K}x{T}>, tensor<{N}x{K}x{T}, #sgpu.nm<{pn}:{pm}>>)
+      ins(%x, %w : tensor<{M}x{K}x{T}>, tensor<{N}x{K}x{T}{enc}>)
       outs(%acc : tensor<{M}x{N}x{R}>) -> tensor<{M}x{N}x{R}>
 {bias}{act}
   // The dense reference in f32, with the same weight (and bias) values.
@@ -197,7 +204,12 @@ def fmt(v):
 
 def write(name, title, M, N, K, T, R, relu, with_bias=False, pattern=(2, 4)):
     x = activations(M, K)
-    w = weight(N, K) if pattern == (2, 4) else weight_nm(N, K, pattern[1] // 2)
+    if pattern is None:
+        w = weight_dense(N, K)
+    elif pattern == (2, 4):
+        w = weight(N, K)
+    else:
+        w = weight_nm(N, K, pattern[1] // 2)
     bias = bias_values(N) if with_bias else None
     ref = expected(x, w, relu, bias)
     checksum = sum(sum(r) for r in ref)
@@ -213,7 +225,9 @@ def write(name, title, M, N, K, T, R, relu, with_bias=False, pattern=(2, 4)):
     text = TEMPLATE.format(title=title, x=literal(x), w=literal(w), M=M, N=N,
                            K=K, T=T, R=R, act=act, ref_act=ref_act, ext=ext,
                            checksum=fmt(checksum), mm="mm0" if with_bias else "mm",
-                           bias=bias_text, bf=bf, pn=pattern[0], pm=pattern[1])
+                           bias=bias_text, bf=bf,
+                           enc=", #sgpu.nm<{}:{}>".format(*pattern) if pattern else "",
+                           rewriter="sgpu-slide-sparse" if pattern else "sgpu-dense-matmul")
     with open(name, "w") as f:
         f.write(text)
 
@@ -231,3 +245,6 @@ if __name__ == "__main__":
           5, 20, 52, "f16", "f16", True, pattern=(6, 8))
     write("spmm-4to6-bf16.mlir", "4:6 weight, bf16, f32 out", 3, 17, 30, "bf16", "f32", False, pattern=(4, 6))
     write("spmm-8to10-f16.mlir", "8:10 weight", 4, 16, 64, "f16", "f16", False, pattern=(8, 10))
+    write("matmul-dense-bf16-bias-relu.mlir",
+          "dense weight (sgpu.matmul, the library GEMM), bf16, bias + ReLU fused",
+          5, 12, 24, "bf16", "bf16", True, with_bias=True, pattern=None)

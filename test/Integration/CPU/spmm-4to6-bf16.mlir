@@ -11,7 +11,7 @@ func.func @main() {
   %z = arith.constant 0.0 : f32
   %zf = arith.constant 0.0 : f32
 
-  // The sparse path: imported form, rewritten by sgpu-slide-sparse.
+  // The path under test: imported form, rewritten by sgpu-slide-sparse.
   %e = tensor.empty() : tensor<3x17xf32>
   %acc = linalg.fill ins(%z : f32) outs(%e : tensor<3x17xf32>) -> tensor<3x17xf32>
   %mm = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,

@@ -11,7 +11,7 @@ func.func @main() {
   %z = arith.constant 0.0 : bf16
   %zf = arith.constant 0.0 : f32
 
-  // The sparse path: imported form, rewritten by sgpu-slide-sparse.
+  // The path under test: imported form, rewritten by sgpu-slide-sparse.
   %e = tensor.empty() : tensor<3x16xbf16>
   %acc = linalg.fill ins(%z : bf16) outs(%e : tensor<3x16xbf16>) -> tensor<3x16xbf16>
   %mm = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,

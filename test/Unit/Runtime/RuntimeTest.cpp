@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -95,6 +97,7 @@ TEST(Status, StringForEveryCode) {
       {SPARSEOPT_ERROR_PARSE, "SPARSEOPT_ERROR_PARSE"},
       {SPARSEOPT_ERROR_NOT_FOUND, "SPARSEOPT_ERROR_NOT_FOUND"},
       {SPARSEOPT_ERROR_NOT_INITIALIZED, "SPARSEOPT_ERROR_NOT_INITIALIZED"},
+      {SPARSEOPT_ERROR_NO_LIBRARY, "SPARSEOPT_ERROR_NO_LIBRARY"},
   };
   for (const auto &[status, name] : expected)
     EXPECT_STREQ(sparseopt_status_string(status), name);
@@ -264,6 +267,10 @@ TEST(NullArguments, Programs) {
   EXPECT_EQ(sparseopt_program_output_bytes(nullptr, 0), 0u);
   EXPECT_EQ(sparseopt_program_launch_kernel(nullptr, 0), nullptr);
   EXPECT_TRUE(contains(lastError(), "sparseopt_program_launch_kernel"));
+  EXPECT_EQ(sparseopt_program_num_steps(nullptr), -1);
+  EXPECT_TRUE(contains(lastError(), "sparseopt_program_num_steps"));
+  EXPECT_EQ(sparseopt_program_step(nullptr, 0), nullptr);
+  EXPECT_TRUE(contains(lastError(), "sparseopt_program_step"));
 }
 
 //===----------------------------------------------------------------------===//
@@ -395,6 +402,101 @@ TEST_F(ArtifactTest, LoadReportsParseErrorsFirst) {
   EXPECT_EQ(sparseopt_program_load(dir.c_str(), &program),
             SPARSEOPT_ERROR_PARSE);
   EXPECT_TRUE(contains(lastError(), "program.txt:3: unknown directive"));
+}
+
+TEST_F(ArtifactTest, ParsesGemmOnlyProgram) {
+  // No module: a program of gemm lines alone has no kernels. Operands exactly
+  // as large as they need (b0, b2, b3) or larger (b1); buffers declared
+  // before and after use; blanks, tabs and comments as elsewhere.
+  ASSERT_EQ(parse("sparseopt-program 1\n"
+                  "buffer 0 input 0 1024     # x: 16x32 f16\n"
+                  "buffer 1 constant c.bin 100\n"
+                  "buffer 2 output 0 4096    # y: 16x64 f32\n"
+                  "buffer 3 input 1 256      # bias: 64 f32\n"
+                  "buffer 4 temp 5000\n"
+                  "gemm m=16 n=64 k=32 in=f16 out=f32 x=b0 w=b4 y=b2 "
+                  "bias=b3:f32 act=relu\n"
+                  "\tgemm  m=3 n=40 k=24\tin=bf16 out=bf16 x=b5 w=b6 y=b7 "
+                  "# no options\r\n"
+                  "gemm m=3 n=40 k=24 in=f16 out=f16 x=b5 w=b6 y=b7 "
+                  "bias=b8:f16\n"
+                  "gemm m=1 n=1 k=1 in=f16 out=f16 x=b0 w=b0 y=b7 act=relu\n"
+                  "buffer 5 temp 144\n"
+                  "buffer 6 temp 1920\n"
+                  "buffer 7 output 1 240\n"
+                  "buffer 8 temp 80\n"),
+            SPARSEOPT_OK)
+      << lastError();
+  EXPECT_EQ(sparseopt_program_num_inputs(program), 2);
+  EXPECT_EQ(sparseopt_program_num_outputs(program), 2);
+  EXPECT_EQ(sparseopt_program_output_bytes(program, 1), 240u);
+  EXPECT_EQ(sparseopt_program_num_launches(program), 0);
+  ASSERT_EQ(sparseopt_program_num_steps(program), 4);
+  // Each gemm as parsed: every field, keys in order.
+  EXPECT_STREQ(sparseopt_program_step(program, 0),
+               "gemm m=16 n=64 k=32 in=f16 out=f32 x=b0 w=b4 y=b2 "
+               "bias=b3:f32 act=relu");
+  EXPECT_STREQ(sparseopt_program_step(program, 1),
+               "gemm m=3 n=40 k=24 in=bf16 out=bf16 x=b5 w=b6 y=b7");
+  EXPECT_STREQ(sparseopt_program_step(program, 2),
+               "gemm m=3 n=40 k=24 in=f16 out=f16 x=b5 w=b6 y=b7 "
+               "bias=b8:f16");
+  EXPECT_STREQ(sparseopt_program_step(program, 3),
+               "gemm m=1 n=1 k=1 in=f16 out=f16 x=b0 w=b0 y=b7 act=relu");
+  EXPECT_EQ(sparseopt_program_step(program, 4), nullptr);
+  EXPECT_TRUE(contains(lastError(), "index 4 out of range"));
+}
+
+TEST_F(ArtifactTest, ParsesGemmLimits) {
+  // The largest extent, 2^31 - 1, with a buffer of exactly the size it
+  // needs; a module line is allowed in a gemm-only program too.
+  ASSERT_EQ(parse("sparseopt-program 1\nmodule kernels.ptx\n"
+                  "buffer 0 temp 4294967294\n" // 2^31-1 x 1 f16
+                  "buffer 1 temp 2\n"
+                  "buffer 2 temp 8589934588\n" // 2^31-1 x 1 f32
+                  "gemm m=2147483647 n=1 k=1 in=bf16 out=f32 x=b0 w=b1 y=b2\n"),
+            SPARSEOPT_OK)
+      << lastError();
+  ASSERT_EQ(sparseopt_program_num_steps(program), 1);
+  EXPECT_STREQ(sparseopt_program_step(program, 0),
+               "gemm m=2147483647 n=1 k=1 in=bf16 out=f32 x=b0 w=b1 y=b2");
+}
+
+TEST_F(ArtifactTest, GemmsAndLaunchesKeepFileOrder) {
+  ASSERT_EQ(parse("sparseopt-program 1\n"
+                  "module kernels.ptx\n"
+                  "buffer 0 input 0 64\n"
+                  "buffer 1 temp 64\n"
+                  "buffer 2 output 0 64\n"
+                  "launch first grid 1 1 1 block 32 1 1 smem 0 args b0\n"
+                  "gemm m=4 n=4 k=4 in=f16 out=f32 x=b0 w=b1 y=b2\n"
+                  "launch second grid 1 1 1 block 32 1 1 smem 0 args b2\n"
+                  "launch third grid 1 1 1 block 32 1 1 smem 0 args\n"
+                  "gemm m=2 n=4 k=8 in=bf16 out=bf16 x=b0 w=b2 y=b1 "
+                  "act=relu\n"),
+            SPARSEOPT_OK)
+      << lastError();
+  // Launch queries count launch lines only, as before.
+  ASSERT_EQ(sparseopt_program_num_launches(program), 3);
+  EXPECT_STREQ(sparseopt_program_launch_kernel(program, 1), "second");
+  const char *expected[] = {
+      "launch first",
+      "gemm m=4 n=4 k=4 in=f16 out=f32 x=b0 w=b1 y=b2",
+      "launch second",
+      "launch third",
+      "gemm m=2 n=4 k=8 in=bf16 out=bf16 x=b0 w=b2 y=b1 act=relu"};
+  ASSERT_EQ(sparseopt_program_num_steps(program), 5);
+  for (int i = 0; i < 5; ++i)
+    EXPECT_STREQ(sparseopt_program_step(program, i), expected[i]) << i;
+}
+
+TEST_F(ArtifactTest, LaunchOnlyProgramsHaveLaunchSteps) {
+  ASSERT_EQ(parse("sparseopt-program 1\nmodule kernels.ptx\n"
+                  "launch k grid 1 1 1 block 32 1 1 smem 0 args\n"),
+            SPARSEOPT_OK)
+      << lastError();
+  ASSERT_EQ(sparseopt_program_num_steps(program), 1);
+  EXPECT_STREQ(sparseopt_program_step(program, 0), "launch k");
 }
 
 /// One malformed manifest and what parsing it must report.
@@ -595,11 +697,272 @@ const MalformedCase kMalformedCases[] = {
 #undef HEADER
 #undef GRID
 
+// Gemm lines. After the header, GEMM_BUFFERS declares x (16x32 f16), w
+// (64x32 f16), y (16x64 f32) and a bias of 64 f32 on lines 2-5.
+#define GEMM_BUFFERS                                                           \
+  "sparseopt-program 1\nbuffer 0 input 0 1024\nbuffer 1 temp 4096\n"          \
+  "buffer 2 output 0 4096\nbuffer 3 input 1 256\n"
+#define GEMM_SHAPE "gemm m=16 n=64 k=32 in=f16 out=f32 "
+#define GEMM_OPERANDS GEMM_SHAPE "x=b0 w=b1 y=b2"
+
+const MalformedCase kMalformedGemmCases[] = {
+    // A module is optional only when there are gemm lines and no launch.
+    {"LaunchThenGemmWithoutModule",
+     "sparseopt-program 1\nbuffer 0 temp 64\nbuffer 1 temp 64\n"
+     "buffer 2 temp 64\nlaunch k grid 1 1 1 block 32 1 1 smem 0 args\n"
+     "gemm m=4 n=4 k=4 in=f16 out=f32 x=b0 w=b1 y=b2\n",
+     SPARSEOPT_ERROR_PARSE, 6,
+     "missing 'module' directive: a program needs exactly one module"},
+    {"GemmAndLaunchWithoutModule",
+     "sparseopt-program 1\nbuffer 0 temp 64\nbuffer 1 temp 64\n"
+     "buffer 2 temp 64\ngemm m=4 n=4 k=4 in=f16 out=f32 x=b0 w=b1 y=b2\n"
+     "launch k grid 1 1 1 block 32 1 1 smem 0 args\n",
+     SPARSEOPT_ERROR_PARSE, 6, "missing 'module' directive"},
+    {"GemmNoFields", GEMM_BUFFERS "gemm\n", SPARSEOPT_ERROR_PARSE, 6,
+     "missing gemm key 'm' (gemm m=<M> n=<N> k=<K>"},
+    {"GemmZeroM", GEMM_BUFFERS "gemm m=0 n=64 k=32 in=f16 out=f32 x=b0 w=b1 "
+                  "y=b2\n",
+     SPARSEOPT_ERROR_PARSE, 6,
+     "gemm m: expected an integer from 1 to 2147483647, got '0'"},
+    {"GemmNTooLarge", GEMM_BUFFERS "gemm m=16 n=2147483648 k=32 in=f16 "
+                      "out=f32 x=b0 w=b1 y=b2\n",
+     SPARSEOPT_ERROR_PARSE, 6,
+     "gemm n: expected an integer from 1 to 2147483647, got '2147483648'"},
+    {"GemmNonNumericK", GEMM_BUFFERS "gemm m=16 n=64 k=32x in=f16 out=f32 "
+                        "x=b0 w=b1 y=b2\n",
+     SPARSEOPT_ERROR_PARSE, 6, "gemm k: expected an integer from 1 to "
+                               "2147483647, got '32x'"},
+    {"GemmNegativeM", GEMM_BUFFERS "gemm m=-16 n=64 k=32 in=f16 out=f32 "
+                      "x=b0 w=b1 y=b2\n",
+     SPARSEOPT_ERROR_PARSE, 6, "gemm m: expected an integer"},
+    {"GemmUnknownInType", GEMM_BUFFERS "gemm m=16 n=64 k=32 in=f32 out=f32 "
+                          "x=b0 w=b1 y=b2\n",
+     SPARSEOPT_ERROR_PARSE, 6,
+     "gemm in: unknown element type 'f32' (expected f16 or bf16)"},
+    {"GemmUnknownOutType", GEMM_BUFFERS "gemm m=16 n=64 k=32 in=f16 out=f8 "
+                           "x=b0 w=b1 y=b2\n",
+     SPARSEOPT_ERROR_PARSE, 6,
+     "gemm out: unknown element type 'f8' (expected f16, bf16 or f32)"},
+    {"GemmUnknownBiasType", GEMM_BUFFERS GEMM_OPERANDS " bias=b3:i32\n",
+     SPARSEOPT_ERROR_PARSE, 6,
+     "gemm bias: unknown element type 'i32' (expected f16, bf16 or f32)"},
+    {"GemmBiasWithoutType", GEMM_BUFFERS GEMM_OPERANDS " bias=b3\n",
+     SPARSEOPT_ERROR_PARSE, 6,
+     "gemm bias: expected b<buffer id>:<f16|bf16|f32>, got 'b3'"},
+    {"GemmBiasBadBuffer", GEMM_BUFFERS GEMM_OPERANDS " bias=3:f32\n",
+     SPARSEOPT_ERROR_PARSE, 6, "gemm bias: expected b<buffer id>, got '3'"},
+    {"GemmBadBufferReference", GEMM_BUFFERS GEMM_SHAPE "x=0 w=b1 y=b2\n",
+     SPARSEOPT_ERROR_PARSE, 6, "gemm x: expected b<buffer id>, got '0'"},
+    {"GemmUnknownBuffer", GEMM_BUFFERS GEMM_SHAPE "x=b0 w=b1 y=b9\n",
+     SPARSEOPT_ERROR_PARSE, 6, "gemm operand y uses unknown buffer b9"},
+    {"GemmUnknownBiasBuffer", GEMM_BUFFERS GEMM_OPERANDS " bias=b8:f32\n",
+     SPARSEOPT_ERROR_PARSE, 6, "gemm operand bias uses unknown buffer b8"},
+    {"GemmXTooSmall",
+     "sparseopt-program 1\nbuffer 0 input 0 1023\nbuffer 1 temp 4096\n"
+     "buffer 2 output 0 4096\n\n" GEMM_OPERANDS "\n",
+     SPARSEOPT_ERROR_PARSE, 6,
+     "gemm operand x (f16 16x32) needs 1024 bytes but buffer 0 has 1023"},
+    {"GemmWTooSmall",
+     "sparseopt-program 1\nbuffer 0 input 0 1024\nbuffer 1 temp 4095\n"
+     "buffer 2 output 0 4096\n" GEMM_OPERANDS "\n",
+     SPARSEOPT_ERROR_PARSE, 5,
+     "gemm operand w (f16 64x32) needs 4096 bytes but buffer 1 has 4095"},
+    {"GemmYTooSmall",
+     "sparseopt-program 1\nbuffer 0 input 0 1024\nbuffer 1 temp 4096\n"
+     "buffer 2 output 0 2048\n" GEMM_OPERANDS "\n",
+     SPARSEOPT_ERROR_PARSE, 5,
+     "gemm operand y (f32 16x64) needs 4096 bytes but buffer 2 has 2048"},
+    {"GemmBiasShorterThanN",
+     GEMM_BUFFERS "buffer 4 temp 252\n" GEMM_OPERANDS " bias=b4:f32 act=relu\n",
+     SPARSEOPT_ERROR_PARSE, 7,
+     "gemm operand bias (f32 64) needs 256 bytes but buffer 4 has 252"},
+    {"GemmF16BiasShorterThanN",
+     GEMM_BUFFERS "buffer 4 temp 127\n"
+                  "gemm m=16 n=64 k=32 in=f16 out=f16 x=b0 w=b1 y=b2 "
+                  "bias=b4:f16\n",
+     SPARSEOPT_ERROR_PARSE, 7,
+     "gemm operand bias (f16 64) needs 128 bytes but buffer 4 has 127"},
+    // Type combinations cuBLASLt does not compute.
+    {"GemmF16ToBf16", GEMM_BUFFERS "gemm m=16 n=64 k=32 in=f16 out=bf16 "
+                      "x=b0 w=b1 y=b2\n",
+     SPARSEOPT_ERROR_PARSE, 6,
+     "gemm in=f16 out=bf16: the output type must be the input type or f32"},
+    {"GemmBf16ToF16", GEMM_BUFFERS "gemm m=16 n=64 k=32 in=bf16 out=f16 "
+                      "x=b0 w=b1 y=b2 act=relu\n",
+     SPARSEOPT_ERROR_PARSE, 6,
+     "gemm in=bf16 out=f16: the output type must be the input type or f32"},
+    {"GemmBiasTypeNotOutputType", GEMM_BUFFERS GEMM_OPERANDS " bias=b3:f16\n",
+     SPARSEOPT_ERROR_PARSE, 6,
+     "gemm bias type f16 differs from out=f32: cuBLASLt adds a bias of the "
+     "output's type"},
+    {"GemmF32BiasOnF16Output",
+     GEMM_BUFFERS "gemm m=16 n=64 k=32 in=f16 out=f16 x=b0 w=b1 y=b2 "
+                  "bias=b3:f32 act=relu\n",
+     SPARSEOPT_ERROR_PARSE, 6, "gemm bias type f32 differs from out=f16"},
+    {"GemmOutputOverInput", GEMM_BUFFERS GEMM_SHAPE "x=b2 w=b1 y=b2\n",
+     SPARSEOPT_ERROR_PARSE, 6,
+     "gemm output y (buffer 2) is also operand x: cuBLASLt cannot write its "
+     "result over an input"},
+    {"GemmUnknownKey", GEMM_BUFFERS GEMM_OPERANDS " alpha=2\n",
+     SPARSEOPT_ERROR_PARSE, 6,
+     "unknown gemm key 'alpha' (expected m, n, k, in, out, x, w, y, bias or "
+     "act)"},
+    {"GemmKeyCase", GEMM_BUFFERS "gemm M=16 n=64 k=32 in=f16 out=f32 x=b0 "
+                    "w=b1 y=b2\n",
+     SPARSEOPT_ERROR_PARSE, 6, "unknown gemm key 'M'"},
+    {"GemmFieldWithoutEquals", GEMM_BUFFERS "gemm m 16\n",
+     SPARSEOPT_ERROR_PARSE, 6,
+     "invalid gemm field 'm': expected <key>=<value>"},
+    {"GemmFieldWithoutValue", GEMM_BUFFERS "gemm m= n=64\n",
+     SPARSEOPT_ERROR_PARSE, 6,
+     "invalid gemm field 'm=': expected <key>=<value>"},
+    {"GemmFieldWithoutKey", GEMM_BUFFERS GEMM_OPERANDS " =relu\n",
+     SPARSEOPT_ERROR_PARSE, 6,
+     "invalid gemm field '=relu': expected <key>=<value>"},
+    {"GemmDuplicateKey", GEMM_BUFFERS "gemm m=16 m=16 n=64\n",
+     SPARSEOPT_ERROR_PARSE, 6, "duplicate gemm key 'm'"},
+    {"GemmDuplicateOptionalKey",
+     GEMM_BUFFERS GEMM_OPERANDS " act=relu act=relu\n", SPARSEOPT_ERROR_PARSE,
+     6, "duplicate gemm key 'act'"},
+    {"GemmKeysOutOfOrder", GEMM_BUFFERS "gemm n=64 m=16 k=32 in=f16 out=f32 "
+                           "x=b0 w=b1 y=b2\n",
+     SPARSEOPT_ERROR_PARSE, 6, "gemm key 'n' out of order: expected 'm' first"},
+    {"GemmOperandsOutOfOrder", GEMM_BUFFERS GEMM_SHAPE "w=b1 x=b0 y=b2\n",
+     SPARSEOPT_ERROR_PARSE, 6, "gemm key 'w' out of order: expected 'x' first"},
+    {"GemmOptionalBeforeRequired", GEMM_BUFFERS GEMM_SHAPE "x=b0 w=b1 "
+                                   "act=relu y=b2\n",
+     SPARSEOPT_ERROR_PARSE, 6,
+     "gemm key 'act' out of order: expected 'y' first"},
+    {"GemmActBeforeBias", GEMM_BUFFERS GEMM_OPERANDS " act=relu bias=b3:f32\n",
+     SPARSEOPT_ERROR_PARSE, 6,
+     "gemm key 'bias' out of order: it must come before 'act'"},
+    {"GemmMissingKey", GEMM_BUFFERS GEMM_SHAPE "x=b0 w=b1\n",
+     SPARSEOPT_ERROR_PARSE, 6, "missing gemm key 'y'"},
+    {"GemmUnknownActivation", GEMM_BUFFERS GEMM_OPERANDS " act=gelu\n",
+     SPARSEOPT_ERROR_PARSE, 6,
+     "gemm act: unknown activation 'gelu' (expected relu)"},
+    {"GemmUnknownDirectiveHint", GEMM_BUFFERS "matmul m=1\n",
+     SPARSEOPT_ERROR_PARSE, 6,
+     "unknown directive 'matmul' (expected 'module', 'buffer', 'launch' or "
+     "'gemm')"},
+};
+
+#undef GEMM_BUFFERS
+#undef GEMM_SHAPE
+#undef GEMM_OPERANDS
+
 INSTANTIATE_TEST_SUITE_P(
     Parser, MalformedManifest, ::testing::ValuesIn(kMalformedCases),
     [](const ::testing::TestParamInfo<MalformedCase> &info) {
       return std::string(info.param.name);
     });
+
+INSTANTIATE_TEST_SUITE_P(
+    GemmParser, MalformedManifest, ::testing::ValuesIn(kMalformedGemmCases),
+    [](const ::testing::TestParamInfo<MalformedCase> &info) {
+      return std::string(info.param.name);
+    });
+
+//===----------------------------------------------------------------------===//
+// Opening cuBLASLt. Each runs in a fresh process (threadsafe death tests),
+// so that a library opened by another test cannot leak in.
+//===----------------------------------------------------------------------===//
+
+/// A gemm-only program (its gemm on line 5).
+void writeGemmProgram(const TempDir &dir) {
+  dir.write("program.txt", "sparseopt-program 1\n"
+                           "buffer 0 input 0 96\n"
+                           "buffer 1 input 1 192\n"
+                           "buffer 2 output 0 128\n"
+                           "gemm m=4 n=8 k=12 in=f16 out=f32 x=b0 w=b1 y=b2\n");
+}
+
+TEST(CublasLt, MissingLibraryReportsNoLibrary) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        TempDir dir;
+        writeGemmProgram(dir);
+        setenv("SPARSEOPT_CUBLASLT_LIBRARY",
+               "/nonexistent/libcublasLt-missing.so", 1);
+        sparseopt_program program = nullptr;
+        // Reported before initialization, like a parse error.
+        sparseopt_status status = sparseopt_program_load(dir.c_str(), &program);
+        std::fprintf(stderr, "status=%s message=%s\n",
+                     sparseopt_status_string(status), sparseopt_last_error());
+        std::exit(status == SPARSEOPT_ERROR_NO_LIBRARY && program == nullptr
+                      ? 0
+                      : 1);
+      },
+      ::testing::ExitedWithCode(0),
+      "status=SPARSEOPT_ERROR_NO_LIBRARY message=sparseopt_program_load: "
+      ".*program.txt:5: the program's gemm lines need cuBLASLt, which could "
+      "not be opened: tried /nonexistent/libcublasLt-missing.so \\(.*No "
+      "such file.*\\) \\(from SPARSEOPT_CUBLASLT_LIBRARY\\)");
+}
+
+TEST(CublasLt, NotACublasLtLibraryReportsNoLibrary) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // libc.so.6 loads fine but exports no cuBLASLt entry point.
+  EXPECT_EXIT(
+      {
+        TempDir dir;
+        writeGemmProgram(dir);
+        setenv("SPARSEOPT_CUBLASLT_LIBRARY", "libc.so.6", 1);
+        sparseopt_program program = nullptr;
+        sparseopt_status status = sparseopt_program_load(dir.c_str(), &program);
+        std::fprintf(stderr, "message=%s\n", sparseopt_last_error());
+        std::exit(status == SPARSEOPT_ERROR_NO_LIBRARY ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0),
+      "tried libc.so.6 \\(does not export cublasLtGetVersion");
+}
+
+TEST(CublasLt, DefaultSearchNamesEveryFileTried) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  // An empty override means the default list. Where one of its files exists
+  // the load gets past the library (and stops at initialization); otherwise
+  // the message must list all four.
+  EXPECT_EXIT(
+      {
+        TempDir dir;
+        writeGemmProgram(dir);
+        setenv("SPARSEOPT_CUBLASLT_LIBRARY", "", 1);
+        sparseopt_program program = nullptr;
+        sparseopt_status status = sparseopt_program_load(dir.c_str(), &program);
+        std::string message = sparseopt_last_error();
+        bool listed = true;
+        for (const char *name :
+             {"tried libcublasLt.so.13 (", "; libcublasLt.so.12 (",
+              "; libcublasLt.so (", "; /usr/local/cuda/lib64/libcublasLt.so (",
+              "set SPARSEOPT_CUBLASLT_LIBRARY"})
+          listed = listed && message.find(name) != std::string::npos;
+        std::fprintf(stderr, "message=%s\n", message.c_str());
+        bool ok = status == SPARSEOPT_ERROR_NOT_INITIALIZED ||
+                  (status == SPARSEOPT_ERROR_NO_LIBRARY && listed);
+        std::exit(ok ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "message=");
+}
+
+TEST(CublasLt, ProgramsWithoutGemmsNeverOpenIt) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        TempDir dir;
+        dir.write("kernels.ptx", "// not loaded\n");
+        dir.write("program.txt",
+                  "sparseopt-program 1\nmodule kernels.ptx\n"
+                  "buffer 0 temp 64\n"
+                  "launch k grid 1 1 1 block 32 1 1 smem 0 args b0\n");
+        setenv("SPARSEOPT_CUBLASLT_LIBRARY", "/nonexistent/libcublasLt.so", 1);
+        sparseopt_program program = nullptr;
+        sparseopt_status status = sparseopt_program_load(dir.c_str(), &program);
+        std::fprintf(stderr, "status=%s\n", sparseopt_status_string(status));
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "status=SPARSEOPT_ERROR_NOT_INITIALIZED");
+}
 
 //===----------------------------------------------------------------------===//
 // GPU tests: skipped without a driver or device.
@@ -1150,6 +1513,199 @@ TEST(Gpu, ProgramRunRejectsUnalignedTensorMapBuffer) {
   EXPECT_OK(sparseopt_synchronize());
 
   EXPECT_OK(sparseopt_free(in));
+  EXPECT_OK(sparseopt_free(out));
+  EXPECT_OK(sparseopt_program_destroy(program));
+}
+
+//===----------------------------------------------------------------------===//
+// GPU: gemm lines through cuBLASLt. Inputs are multiples of 1/4 in
+// [-0.5, 0.5] (exact in f16 and bf16) and K is small, so every partial sum is
+// exact in f32 and the results can be compared exactly.
+//===----------------------------------------------------------------------===//
+
+/// A deterministic value from {-0.5, -0.25, 0, 0.25, 0.5}.
+float quarter(unsigned i, unsigned salt) {
+  return float(int((i * 7 + salt * 3 + 1) % 5) - 2) * 0.25f;
+}
+
+/// bf16 bits of `value` (exact for the values above: truncation).
+uint16_t toBf16(float value) {
+  uint32_t bits = 0;
+  std::memcpy(&bits, &value, sizeof(bits));
+  return uint16_t(bits >> 16);
+}
+
+/// f16 bits of a value from {-0.5, -0.25, 0, 0.25, 0.5}.
+uint16_t toF16(float value) {
+  uint16_t sign = value < 0 ? 0x8000 : 0;
+  float magnitude = value < 0 ? -value : value;
+  if (magnitude == 0.0f)
+    return sign;
+  return uint16_t(sign | (magnitude == 0.5f ? 0x3800 : 0x3400));
+}
+
+/// The float value of f16 bits (normal numbers and zero).
+float fromF16(uint16_t bits) {
+  int exponent = (bits >> 10) & 0x1f;
+  int mantissa = bits & 0x3ff;
+  float value = exponent == 0
+                    ? std::ldexp(float(mantissa), -24)
+                    : std::ldexp(float(mantissa | 0x400), exponent - 25);
+  return (bits & 0x8000) ? -value : value;
+}
+
+/// Bytes of a vector of 16-bit values, for TempDir::write.
+std::string bytesOf(const std::vector<uint16_t> &values) {
+  return std::string(reinterpret_cast<const char *>(values.data()),
+                     values.size() * sizeof(uint16_t));
+}
+
+// The gemm program's shapes: gemm 0 (bf16 -> f32, bias, ReLU) and gemm 1
+// (f16 -> f16, no epilogue).
+constexpr unsigned kM0 = 3, kN0 = 40, kK0 = 24;
+constexpr unsigned kM1 = 16, kN1 = 64, kK1 = 32;
+
+/// Writes a program mixing gemms and a launch:
+///   y0 = relu(x0 * w0^T + bias) (bf16 in, f32 out), then y0 += 1 (add_one),
+///   then y1 = x1 * w1^T (f16); the launch must see the gemm's result.
+void writeGemmGpuProgram(const TempDir &dir) {
+  dir.write("kernels.ptx", kTestPtx);
+  std::vector<uint16_t> w0(kN0 * kK0), w1(kN1 * kK1);
+  for (unsigned i = 0; i < w0.size(); ++i)
+    w0[i] = toBf16(quarter(i, 1));
+  for (unsigned i = 0; i < w1.size(); ++i)
+    w1[i] = toF16(quarter(i, 3));
+  std::vector<float> bias(kN0);
+  for (unsigned i = 0; i < kN0; ++i)
+    bias[i] = 2.0f * quarter(i, 4);
+  dir.write("w0.bin", bytesOf(w0));
+  dir.write("w1.bin", bytesOf(w1));
+  dir.write("bias.bin", std::string(reinterpret_cast<const char *>(bias.data()),
+                                    bias.size() * sizeof(float)));
+  auto n = [](unsigned value) { return std::to_string(value); };
+  dir.write("program.txt",
+            "sparseopt-program 1\n"
+            "module kernels.ptx\n"
+            "buffer 0 input 0 " + n(kM0 * kK0 * 2) + "\n" +
+            "buffer 1 constant w0.bin " + n(kN0 * kK0 * 2) + "\n" +
+            "buffer 2 constant bias.bin " + n(kN0 * 4) + "\n" +
+            "buffer 3 output 0 " + n(kM0 * kN0 * 4) + "\n" +
+            "buffer 4 input 1 " + n(kM1 * kK1 * 2) + "\n" +
+            "buffer 5 constant w1.bin " + n(kN1 * kK1 * 2) + "\n" +
+            "buffer 6 output 1 " + n(kM1 * kN1 * 2) + "\n" +
+            "gemm m=" + n(kM0) + " n=" + n(kN0) + " k=" + n(kK0) +
+            " in=bf16 out=f32 x=b0 w=b1 y=b3 bias=b2:f32 act=relu\n" +
+            "launch add_one grid 1 1 1 block 128 1 1 smem 0 args b3 i32:" +
+            n(kM0 * kN0) + "\n" +
+            "gemm m=" + n(kM1) + " n=" + n(kN1) + " k=" + n(kK1) +
+            " in=f16 out=f16 x=b4 w=b5 y=b6\n");
+}
+
+TEST(Gpu, ProgramRunsGemms) {
+  REQUIRE_GPU();
+  TempDir dir;
+  writeGemmGpuProgram(dir);
+  sparseopt_program program = nullptr;
+  ASSERT_OK(sparseopt_program_load(dir.c_str(), &program));
+  ASSERT_EQ(sparseopt_program_num_steps(program), 3);
+  ASSERT_EQ(sparseopt_program_num_launches(program), 1);
+
+  std::vector<uint16_t> x0(kM0 * kK0), x1(kM1 * kK1);
+  for (unsigned i = 0; i < x0.size(); ++i)
+    x0[i] = toBf16(quarter(i, 2));
+  for (unsigned i = 0; i < x1.size(); ++i)
+    x1[i] = toF16(quarter(i, 5));
+  sparseopt_deviceptr in[2] = {0, 0}, out[2] = {0, 0};
+  const size_t outBytes[2] = {kM0 * kN0 * 4, kM1 * kN1 * 2};
+  ASSERT_OK(sparseopt_malloc(x0.size() * 2, &in[0]));
+  ASSERT_OK(sparseopt_malloc(x1.size() * 2, &in[1]));
+  ASSERT_OK(sparseopt_memcpy_htod(in[0], x0.data(), x0.size() * 2));
+  ASSERT_OK(sparseopt_memcpy_htod(in[1], x1.data(), x1.size() * 2));
+  for (int o = 0; o < 2; ++o)
+    ASSERT_OK(sparseopt_malloc(outBytes[o], &out[o]));
+
+  sparseopt_stream stream = nullptr;
+  ASSERT_OK(sparseopt_stream_create(&stream));
+  // Twice, on a stream and on the default stream: runs are repeatable.
+  for (sparseopt_stream s : {stream, sparseopt_stream(nullptr)}) {
+    for (int o = 0; o < 2; ++o)
+      ASSERT_OK(sparseopt_memset_d8(out[o], 0xff, outBytes[o]));
+    ASSERT_OK(sparseopt_synchronize());
+    ASSERT_OK(sparseopt_program_run(program, in, out, s));
+    ASSERT_OK(sparseopt_stream_synchronize(s));
+
+    std::vector<float> y0(kM0 * kN0);
+    std::vector<uint16_t> y1(kM1 * kN1);
+    ASSERT_OK(sparseopt_memcpy_dtoh(y0.data(), out[0], outBytes[0]));
+    ASSERT_OK(sparseopt_memcpy_dtoh(y1.data(), out[1], outBytes[1]));
+    for (unsigned r = 0; r < kM0; ++r)
+      for (unsigned c = 0; c < kN0; ++c) {
+        float sum = 2.0f * quarter(c, 4);
+        for (unsigned k = 0; k < kK0; ++k)
+          sum += quarter(r * kK0 + k, 2) * quarter(c * kK0 + k, 1);
+        float expected = (sum > 0.0f ? sum : 0.0f) + 1.0f;
+        ASSERT_EQ(y0[r * kN0 + c], expected) << "y0 (" << r << ", " << c << ")";
+      }
+    for (unsigned r = 0; r < kM1; ++r)
+      for (unsigned c = 0; c < kN1; ++c) {
+        float sum = 0.0f;
+        for (unsigned k = 0; k < kK1; ++k)
+          sum += quarter(r * kK1 + k, 5) * quarter(c * kK1 + k, 3);
+        ASSERT_EQ(fromF16(y1[r * kN1 + c]), sum)
+            << "y1 (" << r << ", " << c << ")";
+      }
+  }
+
+  // An operand that is not 16-byte aligned is refused before cuBLASLt sees
+  // it, and the program stays usable.
+  sparseopt_deviceptr shifted[2] = {in[0] + 2, in[1]};
+  EXPECT_EQ(sparseopt_program_run(program, shifted, out, nullptr),
+            SPARSEOPT_ERROR_INVALID_ARGUMENT);
+  std::string message = lastError();
+  EXPECT_TRUE(contains(message, "sparseopt_program_run: gemm 0 ("));
+  EXPECT_TRUE(contains(message, "program.txt:10): gemm operand x (buffer 0, "
+                                "input 0): device pointer 0x"));
+  EXPECT_TRUE(contains(message, "is not 16-byte aligned"));
+  EXPECT_OK(sparseopt_program_run(program, in, out, nullptr));
+  EXPECT_OK(sparseopt_synchronize());
+
+  EXPECT_OK(sparseopt_stream_destroy(stream));
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_OK(sparseopt_free(in[i]));
+    EXPECT_OK(sparseopt_free(out[i]));
+  }
+  EXPECT_OK(sparseopt_program_destroy(program));
+}
+
+TEST(Gpu, GemmOnlyProgramLoadsWithoutModule) {
+  REQUIRE_GPU();
+  TempDir dir;
+  writeGemmProgram(dir); // m=4 n=8 k=12, f16 -> f32
+  sparseopt_program program = nullptr;
+  ASSERT_OK(sparseopt_program_load(dir.c_str(), &program));
+  std::vector<uint16_t> x(4 * 12), w(8 * 12);
+  for (unsigned i = 0; i < x.size(); ++i)
+    x[i] = toF16(quarter(i, 1));
+  for (unsigned i = 0; i < w.size(); ++i)
+    w[i] = toF16(quarter(i, 2));
+  sparseopt_deviceptr in[2] = {0, 0}, out = 0;
+  ASSERT_OK(sparseopt_malloc(x.size() * 2, &in[0]));
+  ASSERT_OK(sparseopt_malloc(w.size() * 2, &in[1]));
+  ASSERT_OK(sparseopt_malloc(4 * 8 * 4, &out));
+  ASSERT_OK(sparseopt_memcpy_htod(in[0], x.data(), x.size() * 2));
+  ASSERT_OK(sparseopt_memcpy_htod(in[1], w.data(), w.size() * 2));
+  ASSERT_OK(sparseopt_program_run(program, in, &out, nullptr));
+  std::vector<float> y(4 * 8);
+  ASSERT_OK(sparseopt_memcpy_dtoh(y.data(), out, y.size() * 4));
+  for (unsigned r = 0; r < 4; ++r)
+    for (unsigned c = 0; c < 8; ++c) {
+      float sum = 0.0f;
+      for (unsigned k = 0; k < 12; ++k)
+        sum += quarter(r * 12 + k, 1) * quarter(c * 12 + k, 2);
+      ASSERT_EQ(y[r * 8 + c], sum) << "(" << r << ", " << c << ")";
+    }
+  EXPECT_OK(sparseopt_free(in[0]));
+  EXPECT_OK(sparseopt_free(in[1]));
   EXPECT_OK(sparseopt_free(out));
   EXPECT_OK(sparseopt_program_destroy(program));
 }

@@ -31,6 +31,12 @@ LogicalResult foldConstantDecompose(NMDecomposeOp op, bool *folded = nullptr);
 /// sgpu.nm_decompose nested in `root`.
 LogicalResult foldConstantCompresses(Operation *root);
 
+/// The same constant weight without its structured-sparsity encoding (a new
+/// arith.constant at `b`'s insertion point, same bits), for a weight that is
+/// kept dense; failure when `weight` is not a constant with readable 16-bit
+/// data.
+FailureOr<Value> plainConstantWeight(OpBuilder &b, Value weight);
+
 } // namespace sgpu
 } // namespace mlir
 

@@ -135,6 +135,81 @@ def SGPU_SpmmOp : SGPU_Op<"spmm", [Pure]> {
   }];
 }
 
+def SGPU_MatmulOp : SGPU_Op<"matmul", [Pure]> {
+  let summary = "dense matrix multiply, run as a library GEMM on the GPU";
+  let description = [{
+    `Y = act(X . W^T + b)` for activations `X : M x K`, a dense weight
+    `W : N x K` (the torch `Linear` layout) and an optional bias `b : N` of
+    the result's element type (what cuBLASLt adds), accumulating in f32; `Y : M x N` has the element type of X (or f32).
+    The bias and the optional `activation` are applied to the f32
+    accumulator before the single rounding, as in `sgpu.spmm`.
+
+    On the GPU the op is a library call, not a generated kernel:
+    `convert-sgpu-to-gpu` turns it into `sgpu.gemm_call` on buffers, which
+    the runtime program runs with cuBLASLt (a `gemm` line). The CPU
+    reference (`convert-sgpu-to-loops`) lowers it to loops.
+    `sgpu-dense-matmul` produces it from dense `linalg.matmul`, and
+    `sgpu-slide-sparse` where its cost model keeps a sparse-annotated matmul
+    dense because the sparse kernel measured slower.
+
+    ```mlir
+    %y = sgpu.matmul %x, %w bias(%b : tensor<64xf16>) {activation = #sgpu.activation<relu>}
+           : tensor<32x128xf16>, tensor<64x128xf16> -> tensor<32x64xf16>
+    ```
+  }];
+  let arguments = (ins SGPU_Matrix16:$input, SGPU_Matrix16:$weight,
+                       Optional<RankedTensorOf<[F16, BF16, F32]>>:$bias,
+                       OptionalAttr<SGPU_ActivationAttr>:$activation);
+  let results = (outs SGPU_Matrix16OrF32:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`bias` `(` $bias^ `:` type($bias) `)`)? attr-dict
+    `:` type($input) `,` type($weight) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The epilogue activation (none when the attribute is absent).
+    ::mlir::sgpu::Activation getActivationOrNone() {
+      auto a = getActivation();
+      return a ? *a : ::mlir::sgpu::Activation::none;
+    }
+  }];
+}
+
+def SGPU_GemmCallOp : SGPU_Op<"gemm_call"> {
+  let summary = "a library GEMM on buffers, run by the runtime program";
+  let description = [{
+    The buffer form of `sgpu.matmul`, written by `convert-sgpu-to-gpu`:
+    `result = act(input . weight^T + bias)` on statically shaped row-major
+    memrefs (`input : M x K`, `weight : N x K`, `bias : N` of the result's
+    element type, `result : M x N`), f32 accumulation. It is a host operation:
+    `sgpu-emit-artifacts` writes it as a `gemm` line of the runtime program,
+    which calls cuBLASLt on the program's stream, in order with the kernel
+    launches around it.
+
+    ```mlir
+    sgpu.gemm_call %x, %w into %y : memref<16x4096xf16>, memref<14336x4096xf16>, memref<16x14336xf16>
+    ```
+  }];
+  let arguments = (ins Arg<AnyStaticShapeMemRef, "X", [MemRead]>:$input,
+                       Arg<AnyStaticShapeMemRef, "W", [MemRead]>:$weight,
+                       Arg<Optional<AnyStaticShapeMemRef>, "bias",
+                           [MemRead]>:$bias,
+                       Arg<AnyStaticShapeMemRef, "Y", [MemWrite]>:$result,
+                       OptionalAttr<SGPU_ActivationAttr>:$activation);
+  let assemblyFormat = [{
+    $input `,` $weight (`bias` `(` $bias^ `:` type($bias) `)`)? `into`
+    $result attr-dict `:` type($input) `,` type($weight) `,` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The epilogue activation (none when the attribute is absent).
+    ::mlir::sgpu::Activation getActivationOrNone() {
+      auto a = getActivation();
+      return a ? *a : ::mlir::sgpu::Activation::none;
+    }
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // TwELL activation sparsity
 //===----------------------------------------------------------------------===//

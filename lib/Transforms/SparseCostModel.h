@@ -1,0 +1,44 @@
+//===- SparseCostModel.h - sparse kernel or library GEMM -------*- C++ -*-===//
+//
+// Whether a matmul whose weight declares structured sparsity runs faster on
+// the generated sparse kernel or on the dense library GEMM, from the H200
+// measurements in docs/performance.md (bench/results/spmm_issue_*.json).
+// sgpu-slide-sparse{policy=auto} consults it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPARSEOPT_LIB_TRANSFORMS_SPARSECOSTMODEL_H
+#define SPARSEOPT_LIB_TRANSFORMS_SPARSECOSTMODEL_H
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <string>
+
+namespace mlir {
+namespace sgpu {
+
+/// The choice for one matmul Y[M, N] = X[M, K] . W[N, K]^T.
+struct SparseOrDense {
+  bool dense = false;
+  /// Why the library GEMM is faster (the measurement behind the rule);
+  /// empty when the sparse kernel is kept.
+  std::string reason;
+};
+
+/// `patternM` is the group size 2N of an (2N-2):2N pattern (4 for 2:4).
+/// Only the measured target (sm_90a, where the sparse kernel is the TMA
+/// wgmma kernel) and weights of the measured size (at least
+/// kMeasuredWeightElements) can choose dense; elsewhere the declared
+/// sparsity is kept.
+SparseOrDense chooseSparseOrDense(llvm::StringRef chip, int64_t m, int64_t n,
+                                  int64_t k, unsigned patternM);
+
+/// The smallest weight (N * K elements) the rules were measured on is 58.7 M
+/// elements (14336 x 4096); below 32 M elements the choice is not made.
+inline constexpr int64_t kMeasuredWeightElements = int64_t(1) << 25;
+
+} // namespace sgpu
+} // namespace mlir
+
+#endif // SPARSEOPT_LIB_TRANSFORMS_SPARSECOSTMODEL_H

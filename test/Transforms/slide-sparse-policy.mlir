@@ -1,0 +1,124 @@
+// sgpu-slide-sparse{policy=auto} keeps a sparse-annotated matmul dense where
+// the sparse kernel measured slower on the chip (SparseCostModel.cpp), and
+// says so; policy=sparse and unmeasured chips or sizes keep the sparsity.
+// RUN: sparse-opt %s -split-input-file --sgpu-slide-sparse -verify-diagnostics -mlir-elide-elementsattrs-if-larger=4 | FileCheck %s
+// RUN: sparse-opt %s -split-input-file --sgpu-slide-sparse="policy=sparse" -mlir-elide-elementsattrs-if-larger=4 | FileCheck %s --check-prefix=SPARSE
+// RUN: sparse-opt %s -split-input-file --sgpu-slide-sparse="chip=sm_80" -mlir-elide-elementsattrs-if-larger=4 | FileCheck %s --check-prefix=SPARSE
+
+// 2:4 at M = 16 on a 4096-row weight: 32 blocks of 128 rows, measured
+// 0.83-0.90x of the library GEMM.
+// CHECK-LABEL: func @narrow_24_small_m
+// CHECK: %[[W:.*]] = arith.constant dense<0.000000e+00> : tensor<4096x8192xf16>
+// CHECK: sgpu.matmul %{{.*}}, %[[W]] : tensor<16x8192xf16>, tensor<4096x8192xf16> -> tensor<16x4096xf16>
+// CHECK-NOT: sgpu.spmm
+// CHECK-NOT: #sgpu.nm
+// SPARSE-LABEL: func @narrow_24_small_m
+// SPARSE: sgpu.spmm
+// SPARSE-NOT: sgpu.matmul
+func.func @narrow_24_small_m(%x: tensor<16x8192xf16>) -> tensor<16x4096xf16> {
+  %w = arith.constant dense<0.0> : tensor<4096x8192xf16, #sgpu.nm<2:4>>
+  %z = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<16x4096xf16>
+  %acc = linalg.fill ins(%z : f16) outs(%e : tensor<16x4096xf16>) -> tensor<16x4096xf16>
+  // expected-remark @+1 {{kept dense (library GEMM) instead of the #sgpu.nm<2:4> sparse kernel: the 2:4 kernel measured 0.83-0.90x of the library GEMM at M <= 128 on fewer than 66 blocks of 128 weight rows (M = 16, 32 blocks of 128 weight rows); policy=sparse forces the sparse kernel}}
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                      affine_map<(m, n, k) -> (n, k)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : tensor<16x8192xf16>, tensor<4096x8192xf16, #sgpu.nm<2:4>>)
+      outs(%acc : tensor<16x4096xf16>) -> tensor<16x4096xf16>
+  return %y : tensor<16x4096xf16>
+}
+
+// -----
+
+// 6:8 at M = 512 (linalg.transpose form, bf16): the sliding-window kernels
+// lost at every M >= 128.
+// CHECK-LABEL: func @wide_68
+// CHECK: %[[W:.*]] = arith.constant dense<0.000000e+00> : tensor<8192x4096xbf16>
+// CHECK: sgpu.matmul %{{.*}}, %[[W]] : tensor<512x4096xbf16>, tensor<8192x4096xbf16> -> tensor<512x8192xbf16>
+// CHECK-NOT: sgpu.lift
+// SPARSE-LABEL: func @wide_68
+// SPARSE: sgpu.lift
+// SPARSE: sgpu.spmm
+func.func @wide_68(%x: tensor<512x4096xbf16>) -> tensor<512x8192xbf16> {
+  %w = arith.constant dense<0.0> : tensor<8192x4096xbf16, #sgpu.nm<6:8>>
+  %z = arith.constant 0.0 : bf16
+  %et = tensor.empty() : tensor<4096x8192xbf16, #sgpu.nm<6:8>>
+  %wt = linalg.transpose ins(%w : tensor<8192x4096xbf16, #sgpu.nm<6:8>>)
+      outs(%et : tensor<4096x8192xbf16, #sgpu.nm<6:8>>) permutation = [1, 0]
+  %e = tensor.empty() : tensor<512x8192xbf16>
+  %acc = linalg.fill ins(%z : bf16) outs(%e : tensor<512x8192xbf16>) -> tensor<512x8192xbf16>
+  // expected-remark @+1 {{kept dense (library GEMM) instead of the #sgpu.nm<6:8> sparse kernel: the sliding-window kernels measured 0.50-0.92x of the library GEMM at M >= 128}}
+  %y = linalg.matmul ins(%x, %wt : tensor<512x4096xbf16>, tensor<4096x8192xbf16, #sgpu.nm<6:8>>)
+      outs(%acc : tensor<512x8192xbf16>) -> tensor<512x8192xbf16>
+  return %y : tensor<512x8192xbf16>
+}
+
+// -----
+
+// Where the sparse kernel measured faster, it is kept: 2:4 at M = 512.
+// CHECK-LABEL: func @narrow_24_large_m
+// CHECK: sgpu.spmm
+// CHECK-NOT: sgpu.matmul
+// SPARSE-LABEL: func @narrow_24_large_m
+// SPARSE: sgpu.spmm
+func.func @narrow_24_large_m(%x: tensor<512x8192xf16>, %w: tensor<4096x8192xf16, #sgpu.nm<2:4>>) -> tensor<512x4096xf16> {
+  %z = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<512x4096xf16>
+  %acc = linalg.fill ins(%z : f16) outs(%e : tensor<512x4096xf16>) -> tensor<512x4096xf16>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                      affine_map<(m, n, k) -> (n, k)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : tensor<512x8192xf16>, tensor<4096x8192xf16, #sgpu.nm<2:4>>)
+      outs(%acc : tensor<512x4096xf16>) -> tensor<512x4096xf16>
+  return %y : tensor<512x4096xf16>
+}
+
+// -----
+
+// A weight that is an argument read only by this matmul is kept dense too:
+// its encoding leaves the signature.
+// CHECK-LABEL: func @argument_weight
+// CHECK-SAME: %{{.*}}: tensor<4096x8192xf16>) -> tensor<16x4096xf16>
+// CHECK: sgpu.matmul
+// CHECK-NOT: sgpu.spmm
+// SPARSE-LABEL: func @argument_weight
+// SPARSE-SAME: #sgpu.nm<2:4>
+// SPARSE: sgpu.spmm
+func.func @argument_weight(%x: tensor<16x8192xf16>, %w: tensor<4096x8192xf16, #sgpu.nm<2:4>>) -> tensor<16x4096xf16> {
+  %z = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<16x4096xf16>
+  %acc = linalg.fill ins(%z : f16) outs(%e : tensor<16x4096xf16>) -> tensor<16x4096xf16>
+  // expected-remark @+1 {{kept dense (library GEMM) instead of the #sgpu.nm<2:4> sparse kernel}}
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                      affine_map<(m, n, k) -> (n, k)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : tensor<16x8192xf16>, tensor<4096x8192xf16, #sgpu.nm<2:4>>)
+      outs(%acc : tensor<16x4096xf16>) -> tensor<16x4096xf16>
+  return %y : tensor<16x4096xf16>
+}
+
+// -----
+
+// An argument weight with other readers keeps its declared sparsity (the
+// signature must keep the encoding for them).
+// CHECK-LABEL: func @shared_argument_weight
+// CHECK-COUNT-2: sgpu.spmm
+// CHECK-NOT: sgpu.matmul
+func.func @shared_argument_weight(%x: tensor<16x8192xf16>, %w: tensor<4096x8192xf16, #sgpu.nm<2:4>>)
+    -> (tensor<16x4096xf16>, tensor<16x4096xf16>) {
+  %z = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<16x4096xf16>
+  %acc = linalg.fill ins(%z : f16) outs(%e : tensor<16x4096xf16>) -> tensor<16x4096xf16>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                      affine_map<(m, n, k) -> (n, k)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : tensor<16x8192xf16>, tensor<4096x8192xf16, #sgpu.nm<2:4>>)
+      outs(%acc : tensor<16x4096xf16>) -> tensor<16x4096xf16>
+  %y2 = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                       affine_map<(m, n, k) -> (n, k)>,
+                                       affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : tensor<16x8192xf16>, tensor<4096x8192xf16, #sgpu.nm<2:4>>)
+      outs(%acc : tensor<16x4096xf16>) -> tensor<16x4096xf16>
+  return %y, %y2 : tensor<16x4096xf16>, tensor<16x4096xf16>
+}

@@ -1,0 +1,71 @@
+//===- SparseCostModelTest.cpp - the sparse-or-dense rules ----------------===//
+//
+// Each measured regime of docs/performance.md gives the choice the rules
+// must make; shapes and chips outside the measurements keep the declared
+// sparsity.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SparseCostModel.h"
+
+#include <gtest/gtest.h>
+
+using mlir::sgpu::chooseSparseOrDense;
+
+namespace {
+
+bool dense(const char *chip, int64_t m, int64_t n, int64_t k, unsigned p) {
+  return chooseSparseOrDense(chip, m, n, k, p).dense;
+}
+
+// The three measured layers.
+constexpr int64_t kWideN = 14336, kWideK = 4096;   // 112 blocks
+constexpr int64_t kNarrowN = 4096, kNarrowK = 14336; // 32 blocks
+constexpr int64_t kTwoWaveN = 18944, kTwoWaveK = 3584; // 148 blocks
+
+TEST(SparseCostModel, TwoFourKeepsSparseWhereItWon) {
+  for (int64_t m : {512, 4096, 16384}) {
+    EXPECT_FALSE(dense("sm_90a", m, kWideN, kWideK, 4));
+    EXPECT_FALSE(dense("sm_90a", m, kNarrowN, kNarrowK, 4));
+    EXPECT_FALSE(dense("sm_90a", m, kTwoWaveN, kTwoWaveK, 4));
+  }
+  for (int64_t m : {16, 128}) {
+    EXPECT_FALSE(dense("sm_90a", m, kWideN, kWideK, 4));
+    EXPECT_FALSE(dense("sm_90a", m, kTwoWaveN, kTwoWaveK, 4));
+  }
+}
+
+TEST(SparseCostModel, TwoFourSmallGridAtSmallMGoesDense) {
+  for (int64_t m : {1, 16, 128}) {
+    auto c = chooseSparseOrDense("sm_90a", m, kNarrowN, kNarrowK, 4);
+    EXPECT_TRUE(c.dense) << "M = " << m;
+    EXPECT_NE(c.reason.find("32 blocks"), std::string::npos) << c.reason;
+  }
+  EXPECT_FALSE(dense("sm_90a", 129, kNarrowN, kNarrowK, 4));
+}
+
+TEST(SparseCostModel, SlidingWindowsGoDenseWhereTheyLost) {
+  for (unsigned p : {6u, 8u, 10u})
+    for (int64_t m : {128, 512, 4096, 16384}) {
+      EXPECT_TRUE(dense("sm_90a", m, kWideN, kWideK, p));
+      EXPECT_TRUE(dense("sm_90a", m, kNarrowN, kNarrowK, p));
+      EXPECT_TRUE(dense("sm_90a", m, kTwoWaveN, kTwoWaveK, p));
+    }
+  // M = 16: only 4:6 on a one-wave grid won (1.05-1.22x).
+  EXPECT_FALSE(dense("sm_90a", 16, kWideN, kWideK, 6));
+  EXPECT_TRUE(dense("sm_90a", 16, kWideN, kWideK, 8));
+  EXPECT_TRUE(dense("sm_90a", 16, kWideN, kWideK, 10));
+  EXPECT_TRUE(dense("sm_90a", 16, kTwoWaveN, kTwoWaveK, 6));
+  EXPECT_TRUE(dense("sm_90a", 16, kNarrowN, kNarrowK, 6));
+}
+
+TEST(SparseCostModel, UnmeasuredChipsAndSizesKeepTheDeclaredSparsity) {
+  EXPECT_FALSE(dense("sm_80", 16, kNarrowN, kNarrowK, 8));
+  EXPECT_FALSE(dense("sm_100a", 4096, kWideN, kWideK, 8));
+  // 4096 x 4096 = 16.8 M weights: below the measured sizes.
+  EXPECT_FALSE(dense("sm_90a", 16, 4096, 4096, 8));
+  EXPECT_FALSE(dense("sm_90", 4096, kWideN, kWideK, 8));
+  EXPECT_TRUE(chooseSparseOrDense("sm_90a", 16, 4096, 4096, 8).reason.empty());
+}
+
+} // namespace
