@@ -30,7 +30,10 @@ KALIGN = [(4096, 14336, k) for k in (5440, 5464, 5504, 6528, 6560, 6592)]
 # The decode end of the issue grid, where the compiler may keep a layer dense
 # (sgpu-slide-sparse policy=auto): compiled with --policy auto.
 SMALL_TOKENS = [16, 128]
-SETS = ("issue", "quick", "correctness", "sweep", "kalign", "small")
+# Split-K sweeps (--options split-k=S): 2:4 f16 at decode token counts on
+# the three issue layers (32, 112 and 148 blocks of 128 weight rows).
+SPLITK = [(m, n, k) for n, k in ISSUE_LAYERS for m in SMALL_TOKENS]
+SETS = ("issue", "quick", "correctness", "sweep", "kalign", "small", "splitk")
 
 
 def family(variant):
@@ -52,8 +55,8 @@ def cases(which="issue"):
                     for m in SMALL_TOKENS:
                         yield variant, dtype, "timing", m, n, k
         return
-    if which in ("sweep", "kalign"):
-        for m, n, k in (SWEEP if which == "sweep" else KALIGN):
+    if which in ("sweep", "kalign", "splitk"):
+        for m, n, k in {"sweep": SWEEP, "kalign": KALIGN, "splitk": SPLITK}[which]:
             yield "2:4", "f16", "timing", m, n, k
         return
     for variant in VARIANTS:

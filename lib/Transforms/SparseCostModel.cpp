@@ -3,17 +3,17 @@
 // The rules, measured on an H200 (fp16 and bf16, one process, CUDA-graph
 // replay; N x K in {14336 x 4096, 4096 x 14336, 18944 x 3584}, M in {16,
 // 128, 512, 4096, 16384}; docs/performance.md, "Sliding-window sparse
-// GEMM"):
+// GEMM"; split-K for small grids included):
 //
-//  * 2:4 beats cuBLAS at every M >= 512 (1.05-1.52x) and at M <= 128 when
-//    the weight has at least 66 blocks of 128 rows, half the 132
-//    multiprocessors (1.03-1.53x); with fewer blocks (N = 4096) it measured
-//    0.83-0.90x at M <= 128: the grid leaves most multiprocessors idle.
-//  * 4:6, 6:8 and 8:10 lose to cuBLAS at every M >= 128 (0.50-0.92x): the
-//    windows multiply the MMA work by 2(N-1)/N and the lift is a separate
-//    pass over memory. At M = 16 only 4:6 on a one-wave grid (66..132
-//    blocks) wins (1.05-1.22x); 6:8 and 8:10 there are even (0.97-1.06x)
-//    and the library is kept.
+//  * 2:4 beats cuBLAS at every measured shape (0.99-1.54x at M <= 128,
+//    1.05-1.52x at M >= 512): always kept.
+//  * 4:6 and 6:8 win only at M = 16 when the grid is at most one wave of
+//    128-row blocks (N = 14336: 112 blocks; N = 4096: 32 blocks, split-K):
+//    4:6 1.04-1.13x, 6:8 1.00-1.04x. With more blocks than multiprocessors
+//    (N = 18944: 148 blocks, two waves) they lose at M = 16 (0.89-0.95x),
+//    and they lose at every M >= 128 (0.64-0.94x): the windows multiply the
+//    MMA work by 2(N-1)/N and the lift is a separate pass over memory.
+//  * 8:10 and wider lose everywhere measured (0.57-0.95x).
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,21 +38,21 @@ SparseOrDense mlir::sgpu::chooseSparseOrDense(llvm::StringRef chip, int64_t m,
   int64_t blocks = (n + kBlockRows - 1) / kBlockRows;
   std::string shape = "M = " + std::to_string(m) + ", " +
                       std::to_string(blocks) + " blocks of 128 weight rows";
+  if (patternM == 4)
+    return keep;
   SparseOrDense dense;
   dense.dense = true;
-  if (patternM == 4) {
-    if (m > 128 || blocks >= kNumSMs / 2)
-      return keep;
-    dense.reason = "the 2:4 kernel measured 0.83-0.90x of the library GEMM "
-                   "at M <= 128 on fewer than 66 blocks of 128 weight rows (" +
-                   shape + ")";
-    return dense;
-  }
-  if (patternM == 6 && m <= 16 && blocks >= kNumSMs / 2 && blocks <= kNumSMs)
+  if ((patternM == 6 || patternM == 8) && m <= 16 && blocks <= kNumSMs)
     return keep;
-  dense.reason = "the sliding-window kernels measured 0.50-0.92x of the "
-                 "library GEMM at M >= 128 and at most even at M = 16 "
-                 "outside 4:6 on one wave of blocks (" +
-                 shape + ")";
+  if (patternM == 6 || patternM == 8)
+    dense.reason = "the 4:6 and 6:8 kernels measured 0.64-0.95x of the "
+                   "library GEMM unless M <= 16 on at most one wave of "
+                   "blocks (" +
+                   shape + ")";
+  else
+    dense.reason = "the 8:10 kernel measured 0.57-0.95x of the library "
+                   "GEMM at every measured shape, and wider patterns do "
+                   "more MMA work still (" +
+                   shape + ")";
   return dense;
 }

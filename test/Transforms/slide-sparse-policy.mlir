@@ -5,34 +5,34 @@
 // RUN: sparse-opt %s -split-input-file --sgpu-slide-sparse="policy=sparse" -mlir-elide-elementsattrs-if-larger=4 | FileCheck %s --check-prefix=SPARSE
 // RUN: sparse-opt %s -split-input-file --sgpu-slide-sparse="chip=sm_80" -mlir-elide-elementsattrs-if-larger=4 | FileCheck %s --check-prefix=SPARSE
 
-// 2:4 at M = 16 on a 4096-row weight: 32 blocks of 128 rows, measured
-// 0.83-0.90x of the library GEMM.
-// CHECK-LABEL: func @narrow_24_small_m
+// 8:10 lost to the library GEMM at every measured shape.
+// CHECK-LABEL: func @narrow_810_small_m
 // CHECK: %[[W:.*]] = arith.constant dense<0.000000e+00> : tensor<4096x8192xf16>
 // CHECK: sgpu.matmul %{{.*}}, %[[W]] : tensor<16x8192xf16>, tensor<4096x8192xf16> -> tensor<16x4096xf16>
 // CHECK-NOT: sgpu.spmm
 // CHECK-NOT: #sgpu.nm
-// SPARSE-LABEL: func @narrow_24_small_m
+// SPARSE-LABEL: func @narrow_810_small_m
+// SPARSE: sgpu.lift
 // SPARSE: sgpu.spmm
 // SPARSE-NOT: sgpu.matmul
-func.func @narrow_24_small_m(%x: tensor<16x8192xf16>) -> tensor<16x4096xf16> {
-  %w = arith.constant dense<0.0> : tensor<4096x8192xf16, #sgpu.nm<2:4>>
+func.func @narrow_810_small_m(%x: tensor<16x8192xf16>) -> tensor<16x4096xf16> {
+  %w = arith.constant dense<0.0> : tensor<4096x8192xf16, #sgpu.nm<8:10>>
   %z = arith.constant 0.0 : f16
   %e = tensor.empty() : tensor<16x4096xf16>
   %acc = linalg.fill ins(%z : f16) outs(%e : tensor<16x4096xf16>) -> tensor<16x4096xf16>
-  // expected-remark @+1 {{kept dense (library GEMM) instead of the #sgpu.nm<2:4> sparse kernel: the 2:4 kernel measured 0.83-0.90x of the library GEMM at M <= 128 on fewer than 66 blocks of 128 weight rows (M = 16, 32 blocks of 128 weight rows); policy=sparse forces the sparse kernel}}
+  // expected-remark @+1 {{kept dense (library GEMM) instead of the #sgpu.nm<8:10> sparse kernel: the 8:10 kernel measured 0.57-0.95x of the library GEMM at every measured shape, and wider patterns do more MMA work still (M = 16, 32 blocks of 128 weight rows); policy=sparse forces the sparse kernel}}
   %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
                                       affine_map<(m, n, k) -> (n, k)>,
                                       affine_map<(m, n, k) -> (m, n)>]
-      ins(%x, %w : tensor<16x8192xf16>, tensor<4096x8192xf16, #sgpu.nm<2:4>>)
+      ins(%x, %w : tensor<16x8192xf16>, tensor<4096x8192xf16, #sgpu.nm<8:10>>)
       outs(%acc : tensor<16x4096xf16>) -> tensor<16x4096xf16>
   return %y : tensor<16x4096xf16>
 }
 
 // -----
 
-// 6:8 at M = 512 (linalg.transpose form, bf16): the sliding-window kernels
-// lost at every M >= 128.
+// 6:8 at M = 512 (linalg.transpose form, bf16): 4:6 and 6:8 lost at every
+// M >= 128.
 // CHECK-LABEL: func @wide_68
 // CHECK: %[[W:.*]] = arith.constant dense<0.000000e+00> : tensor<8192x4096xbf16>
 // CHECK: sgpu.matmul %{{.*}}, %[[W]] : tensor<512x4096xbf16>, tensor<8192x4096xbf16> -> tensor<512x8192xbf16>
@@ -48,7 +48,7 @@ func.func @wide_68(%x: tensor<512x4096xbf16>) -> tensor<512x8192xbf16> {
       outs(%et : tensor<4096x8192xbf16, #sgpu.nm<6:8>>) permutation = [1, 0]
   %e = tensor.empty() : tensor<512x8192xbf16>
   %acc = linalg.fill ins(%z : bf16) outs(%e : tensor<512x8192xbf16>) -> tensor<512x8192xbf16>
-  // expected-remark @+1 {{kept dense (library GEMM) instead of the #sgpu.nm<6:8> sparse kernel: the sliding-window kernels measured 0.50-0.92x of the library GEMM at M >= 128}}
+  // expected-remark @+1 {{kept dense (library GEMM) instead of the #sgpu.nm<6:8> sparse kernel: the 4:6 and 6:8 kernels measured 0.64-0.95x of the library GEMM unless M <= 16 on at most one wave of blocks (M = 512, 64 blocks of 128 weight rows)}}
   %y = linalg.matmul ins(%x, %wt : tensor<512x4096xbf16>, tensor<4096x8192xbf16, #sgpu.nm<6:8>>)
       outs(%acc : tensor<512x8192xbf16>) -> tensor<512x8192xbf16>
   return %y : tensor<512x8192xbf16>
@@ -56,7 +56,8 @@ func.func @wide_68(%x: tensor<512x4096xbf16>) -> tensor<512x8192xbf16> {
 
 // -----
 
-// Where the sparse kernel measured faster, it is kept: 2:4 at M = 512.
+// Where the sparse kernel measured faster, it is kept: 2:4 at any M, and
+// 4:6 at M = 16 on 64 blocks.
 // CHECK-LABEL: func @narrow_24_large_m
 // CHECK: sgpu.spmm
 // CHECK-NOT: sgpu.matmul
@@ -76,26 +77,44 @@ func.func @narrow_24_large_m(%x: tensor<512x8192xf16>, %w: tensor<4096x8192xf16,
 
 // -----
 
-// A weight that is an argument read only by this matmul is kept dense too:
-// its encoding leaves the signature.
-// CHECK-LABEL: func @argument_weight
-// CHECK-SAME: %{{.*}}: tensor<4096x8192xf16>) -> tensor<16x4096xf16>
-// CHECK: sgpu.matmul
-// CHECK-NOT: sgpu.spmm
-// SPARSE-LABEL: func @argument_weight
-// SPARSE-SAME: #sgpu.nm<2:4>
-// SPARSE: sgpu.spmm
-func.func @argument_weight(%x: tensor<16x8192xf16>, %w: tensor<4096x8192xf16, #sgpu.nm<2:4>>) -> tensor<16x4096xf16> {
-  %z = arith.constant 0.0 : f16
-  %e = tensor.empty() : tensor<16x4096xf16>
-  %acc = linalg.fill ins(%z : f16) outs(%e : tensor<16x4096xf16>) -> tensor<16x4096xf16>
-  // expected-remark @+1 {{kept dense (library GEMM) instead of the #sgpu.nm<2:4> sparse kernel}}
+// CHECK-LABEL: func @narrow_46_decode
+// CHECK: sgpu.lift
+// CHECK: sgpu.spmm
+// CHECK-NOT: sgpu.matmul
+func.func @narrow_46_decode(%x: tensor<16x8192xbf16>, %w: tensor<8192x8192xbf16, #sgpu.nm<4:6>>) -> tensor<16x8192xbf16> {
+  %z = arith.constant 0.0 : bf16
+  %e = tensor.empty() : tensor<16x8192xbf16>
+  %acc = linalg.fill ins(%z : bf16) outs(%e : tensor<16x8192xbf16>) -> tensor<16x8192xbf16>
   %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
                                       affine_map<(m, n, k) -> (n, k)>,
                                       affine_map<(m, n, k) -> (m, n)>]
-      ins(%x, %w : tensor<16x8192xf16>, tensor<4096x8192xf16, #sgpu.nm<2:4>>)
-      outs(%acc : tensor<16x4096xf16>) -> tensor<16x4096xf16>
-  return %y : tensor<16x4096xf16>
+      ins(%x, %w : tensor<16x8192xbf16>, tensor<8192x8192xbf16, #sgpu.nm<4:6>>)
+      outs(%acc : tensor<16x8192xbf16>) -> tensor<16x8192xbf16>
+  return %y : tensor<16x8192xbf16>
+}
+
+// -----
+
+// A weight that is an argument read only by this matmul is kept dense too:
+// its encoding leaves the signature.
+// CHECK-LABEL: func @argument_weight
+// CHECK-SAME: %{{.*}}: tensor<4096x8192xf16>) -> tensor<128x4096xf16>
+// CHECK: sgpu.matmul
+// CHECK-NOT: sgpu.spmm
+// SPARSE-LABEL: func @argument_weight
+// SPARSE-SAME: #sgpu.nm<6:8>
+// SPARSE: sgpu.spmm
+func.func @argument_weight(%x: tensor<128x8192xf16>, %w: tensor<4096x8192xf16, #sgpu.nm<6:8>>) -> tensor<128x4096xf16> {
+  %z = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<128x4096xf16>
+  %acc = linalg.fill ins(%z : f16) outs(%e : tensor<128x4096xf16>) -> tensor<128x4096xf16>
+  // expected-remark @+1 {{kept dense (library GEMM) instead of the #sgpu.nm<6:8> sparse kernel}}
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                      affine_map<(m, n, k) -> (n, k)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : tensor<128x8192xf16>, tensor<4096x8192xf16, #sgpu.nm<6:8>>)
+      outs(%acc : tensor<128x4096xf16>) -> tensor<128x4096xf16>
+  return %y : tensor<128x4096xf16>
 }
 
 // -----
@@ -105,20 +124,20 @@ func.func @argument_weight(%x: tensor<16x8192xf16>, %w: tensor<4096x8192xf16, #s
 // CHECK-LABEL: func @shared_argument_weight
 // CHECK-COUNT-2: sgpu.spmm
 // CHECK-NOT: sgpu.matmul
-func.func @shared_argument_weight(%x: tensor<16x8192xf16>, %w: tensor<4096x8192xf16, #sgpu.nm<2:4>>)
-    -> (tensor<16x4096xf16>, tensor<16x4096xf16>) {
+func.func @shared_argument_weight(%x: tensor<128x8192xf16>, %w: tensor<4096x8192xf16, #sgpu.nm<6:8>>)
+    -> (tensor<128x4096xf16>, tensor<128x4096xf16>) {
   %z = arith.constant 0.0 : f16
-  %e = tensor.empty() : tensor<16x4096xf16>
-  %acc = linalg.fill ins(%z : f16) outs(%e : tensor<16x4096xf16>) -> tensor<16x4096xf16>
+  %e = tensor.empty() : tensor<128x4096xf16>
+  %acc = linalg.fill ins(%z : f16) outs(%e : tensor<128x4096xf16>) -> tensor<128x4096xf16>
   %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
                                       affine_map<(m, n, k) -> (n, k)>,
                                       affine_map<(m, n, k) -> (m, n)>]
-      ins(%x, %w : tensor<16x8192xf16>, tensor<4096x8192xf16, #sgpu.nm<2:4>>)
-      outs(%acc : tensor<16x4096xf16>) -> tensor<16x4096xf16>
+      ins(%x, %w : tensor<128x8192xf16>, tensor<4096x8192xf16, #sgpu.nm<6:8>>)
+      outs(%acc : tensor<128x4096xf16>) -> tensor<128x4096xf16>
   %y2 = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
                                        affine_map<(m, n, k) -> (n, k)>,
                                        affine_map<(m, n, k) -> (m, n)>]
-      ins(%x, %w : tensor<16x8192xf16>, tensor<4096x8192xf16, #sgpu.nm<2:4>>)
-      outs(%acc : tensor<16x4096xf16>) -> tensor<16x4096xf16>
-  return %y, %y2 : tensor<16x4096xf16>, tensor<16x4096xf16>
+      ins(%x, %w : tensor<128x8192xf16>, tensor<4096x8192xf16, #sgpu.nm<6:8>>)
+      outs(%acc : tensor<128x4096xf16>) -> tensor<128x4096xf16>
+  return %y, %y2 : tensor<128x4096xf16>, tensor<128x4096xf16>
 }

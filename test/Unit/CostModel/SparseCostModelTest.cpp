@@ -23,40 +23,37 @@ constexpr int64_t kWideN = 14336, kWideK = 4096;   // 112 blocks
 constexpr int64_t kNarrowN = 4096, kNarrowK = 14336; // 32 blocks
 constexpr int64_t kTwoWaveN = 18944, kTwoWaveK = 3584; // 148 blocks
 
-TEST(SparseCostModel, TwoFourKeepsSparseWhereItWon) {
-  for (int64_t m : {512, 4096, 16384}) {
+TEST(SparseCostModel, TwoFourAlwaysKeepsTheSparseKernel) {
+  for (int64_t m : {1, 16, 128, 512, 4096, 16384}) {
     EXPECT_FALSE(dense("sm_90a", m, kWideN, kWideK, 4));
     EXPECT_FALSE(dense("sm_90a", m, kNarrowN, kNarrowK, 4));
     EXPECT_FALSE(dense("sm_90a", m, kTwoWaveN, kTwoWaveK, 4));
   }
-  for (int64_t m : {16, 128}) {
-    EXPECT_FALSE(dense("sm_90a", m, kWideN, kWideK, 4));
-    EXPECT_FALSE(dense("sm_90a", m, kTwoWaveN, kTwoWaveK, 4));
-  }
 }
 
-TEST(SparseCostModel, TwoFourSmallGridAtSmallMGoesDense) {
-  for (int64_t m : {1, 16, 128}) {
-    auto c = chooseSparseOrDense("sm_90a", m, kNarrowN, kNarrowK, 4);
-    EXPECT_TRUE(c.dense) << "M = " << m;
-    EXPECT_NE(c.reason.find("32 blocks"), std::string::npos) << c.reason;
-  }
-  EXPECT_FALSE(dense("sm_90a", 129, kNarrowN, kNarrowK, 4));
-}
-
-TEST(SparseCostModel, SlidingWindowsGoDenseWhereTheyLost) {
-  for (unsigned p : {6u, 8u, 10u})
-    for (int64_t m : {128, 512, 4096, 16384}) {
-      EXPECT_TRUE(dense("sm_90a", m, kWideN, kWideK, p));
-      EXPECT_TRUE(dense("sm_90a", m, kNarrowN, kNarrowK, p));
-      EXPECT_TRUE(dense("sm_90a", m, kTwoWaveN, kTwoWaveK, p));
+TEST(SparseCostModel, FourSixAndSixEightWinOnlyAtDecodeOnOneWave) {
+  for (unsigned p : {6u, 8u}) {
+    EXPECT_FALSE(dense("sm_90a", 16, kWideN, kWideK, p));
+    EXPECT_FALSE(dense("sm_90a", 16, kNarrowN, kNarrowK, p));
+    EXPECT_FALSE(dense("sm_90a", 1, kNarrowN, kNarrowK, p));
+    // Two waves of blocks.
+    auto c = chooseSparseOrDense("sm_90a", 16, kTwoWaveN, kTwoWaveK, p);
+    EXPECT_TRUE(c.dense);
+    EXPECT_NE(c.reason.find("148 blocks"), std::string::npos) << c.reason;
+    for (int64_t m : {17, 128, 512, 4096, 16384}) {
+      EXPECT_TRUE(dense("sm_90a", m, kWideN, kWideK, p)) << m;
+      EXPECT_TRUE(dense("sm_90a", m, kNarrowN, kNarrowK, p)) << m;
     }
-  // M = 16: only 4:6 on a one-wave grid won (1.05-1.22x).
-  EXPECT_FALSE(dense("sm_90a", 16, kWideN, kWideK, 6));
-  EXPECT_TRUE(dense("sm_90a", 16, kWideN, kWideK, 8));
-  EXPECT_TRUE(dense("sm_90a", 16, kWideN, kWideK, 10));
-  EXPECT_TRUE(dense("sm_90a", 16, kTwoWaveN, kTwoWaveK, 6));
-  EXPECT_TRUE(dense("sm_90a", 16, kNarrowN, kNarrowK, 6));
+  }
+}
+
+TEST(SparseCostModel, EightTenAndWiderGoDense) {
+  for (unsigned p : {10u, 12u, 16u})
+    for (int64_t m : {1, 16, 128, 4096}) {
+      auto c = chooseSparseOrDense("sm_90a", m, kWideN, kWideK, p);
+      EXPECT_TRUE(c.dense);
+      EXPECT_NE(c.reason.find("8:10"), std::string::npos) << c.reason;
+    }
 }
 
 TEST(SparseCostModel, UnmeasuredChipsAndSizesKeepTheDeclaredSparsity) {
