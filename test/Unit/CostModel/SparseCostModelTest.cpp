@@ -32,10 +32,12 @@ TEST(SparseCostModel, TwoFourAlwaysKeepsTheSparseKernel) {
 }
 
 TEST(SparseCostModel, FourSixAndSixEightWinOnlyAtDecodeOnOneWave) {
+  // The split-K grid (32 blocks): 4:6 won, 6:8 tied.
+  EXPECT_FALSE(dense("sm_90a", 16, kNarrowN, kNarrowK, 6));
+  EXPECT_FALSE(dense("sm_90a", 1, kNarrowN, kNarrowK, 6));
+  EXPECT_TRUE(dense("sm_90a", 16, kNarrowN, kNarrowK, 8));
   for (unsigned p : {6u, 8u}) {
     EXPECT_FALSE(dense("sm_90a", 16, kWideN, kWideK, p));
-    EXPECT_FALSE(dense("sm_90a", 16, kNarrowN, kNarrowK, p));
-    EXPECT_FALSE(dense("sm_90a", 1, kNarrowN, kNarrowK, p));
     // Two waves of blocks.
     auto c = chooseSparseOrDense("sm_90a", 16, kTwoWaveN, kTwoWaveK, p);
     EXPECT_TRUE(c.dense);
