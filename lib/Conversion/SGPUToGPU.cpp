@@ -7,7 +7,9 @@
 // multiple of 8; elsewhere (kernel=mma) the mma.sp::ordered_metadata
 // m16n8k32 kernel below. A lift feeding a TMA spmm is lowered with it.
 // sgpu.matmul (dense) is no kernel: it becomes sgpu.gemm_call, a cuBLASLt
-// call of the runtime program.
+// call of the runtime program. A sparse weight that is a function argument
+// is compressed by a generated kernel of the program's prepare stage
+// (WeightPrepare.cpp), once, when the runtime binds it.
 //
 // Mapping Y[M, N] = X[M, K] . W[N, K]^T onto the MMA: the sparse A operand is
 // the weight (MMA rows = output features), B is X^T (MMA columns = tokens),
@@ -22,6 +24,7 @@
 #include "sparse-opt/Conversion/TargetInfo.h"
 #include "IndexMath.h"
 #include "LiftToGPU.h"
+#include "WeightPrepare.h"
 #include "SpmmEpilogue.h"
 #include "SpmmTMA.h"
 #include "SpmmWGMMA.h"
@@ -297,6 +300,8 @@ struct ConvertSGPUToGPUPass
     SmallVector<SpmmOp> spmms;
     SmallVector<LiftOp> lifts;
     SmallVector<MatmulOp> matmuls;
+    // Weight arguments compressed by a generated kernel at bind time.
+    SmallVector<Operation *> prepares;
     module.walk([&](Operation *op) {
       if (auto spmm = dyn_cast<SpmmOp>(op)) {
         if (useWgmma && !target->hasSparseWGMMA()) {
@@ -327,13 +332,19 @@ struct ConvertSGPUToGPUPass
                            << target->ptxVersion % 10
                            << " (use features=+ptx85 or later)";
           failedAny = true;
-        } else if (!spmm.getWeight().getDefiningOp<AssembleOp>()) {
-          spmm.emitError() << "the compressed weight must be known at "
-                              "compile time (a constant, or sgpu.assemble); "
-                              "compressing weights on the GPU at run time is "
-                              "not generated yet";
+        } else if (Operation *producer = spmm.getWeight().getDefiningOp();
+                   !isa_and_nonnull<AssembleOp>(producer) &&
+                   !(producer && isPreparableWeight(producer))) {
+          spmm.emitError() << "the sparse weight must be a constant, "
+                              "sgpu.assemble of its parts, or an argument of "
+                              "the function that only this matmul reads "
+                              "(compressed on the GPU when the program's "
+                              "params are bound); a weight computed in the "
+                              "function is not supported";
           failedAny = true;
         } else {
+          if (!isa<AssembleOp>(producer))
+            prepares.push_back(producer);
           spmms.push_back(spmm);
         }
         return;
@@ -378,7 +389,11 @@ struct ConvertSGPUToGPUPass
                                               b.getArrayAttr({targetAttr}));
     SymbolTable symbols(gpuModule);
 
-    // Spmms first: a TMA spmm lowers the lift that feeds it itself (into
+    // Weight arguments first: their compression becomes sgpu.assemble of
+    // what the prepare kernel writes, which the spmms then read.
+    for (auto [idx, op] : llvm::enumerate(prepares))
+      lowerWeightPrepare(op, gpuModule, symbols, idx);
+    // Spmms next: a TMA spmm lowers the lift that feeds it itself (into
     // rows padded to the weight's padded K); the other lifts follow.
     for (auto [idx, spmm] : llvm::enumerate(spmms))
       lowerSpmm(spmm, gpuModule, symbols, idx);

@@ -12,12 +12,14 @@
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
 #include "BlocksToLoops.h"
 #include "IndexMath.h"
+#include "WeightPrepare.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
 namespace mlir {
@@ -218,21 +220,33 @@ struct ConvertSGPUToLoopsPass
 
     bool failedAny = false;
     SmallVector<Operation *> ops;
+    SmallVector<Operation *> prepares;
     getOperation().walk([&](Operation *op) {
       if (!op->getDialect() || !isa<SGPUDialect>(op->getDialect()))
         return;
       if (auto spmm = dyn_cast<SpmmOp>(op)) {
-        if (!spmm.getWeight().getDefiningOp<AssembleOp>()) {
-          spmm.emitError() << "the compressed weight must be known at "
-                              "compile time (a constant, or sgpu.assemble); "
-                              "run-time compression has no reference "
-                              "lowering yet";
+        Operation *producer = spmm.getWeight().getDefiningOp();
+        if (!isa_and_nonnull<AssembleOp>(producer) &&
+            !(producer && isPreparableWeight(producer))) {
+          spmm.emitError() << "the sparse weight must be a constant, "
+                              "sgpu.assemble of its parts, or an argument of "
+                              "the function that only this matmul reads; a "
+                              "weight computed in the function is not "
+                              "supported";
           failedAny = true;
           return;
         }
+        if (!isa<AssembleOp>(producer))
+          prepares.push_back(producer);
         ops.push_back(op);
         return;
       }
+      // Compressed-weight producers are handled through their spmm.
+      if (isa<CompressOp, NMDecomposeOp>(op) && isPreparableWeight(op) &&
+          !op->use_empty() &&
+          llvm::all_of(op->getUsers(),
+                       [](Operation *u) { return isa<SpmmOp>(u); }))
+        return;
       if (isa<AssembleOp, MatmulOp, AllReduceOp, AllReduceStartOp, AllReduceWaitOp,
               RMSNormOp, LayerNormOp, AttentionOp, LiftOp>(op)) {
         ops.push_back(op);
@@ -245,6 +259,10 @@ struct ConvertSGPUToLoopsPass
     if (failedAny)
       return signalPassFailure();
 
+    // Weight arguments are compressed by loops running the prepare
+    // kernel's work, so the format the GPU builds is checked here too.
+    for (Operation *op : prepares)
+      lowerWeightPrepareToLoops(op);
     for (Operation *op : ops) {
       if (auto spmm = dyn_cast<SpmmOp>(op)) {
         lowerSpmm(spmm, spmm.getWeight().getDefiningOp<AssembleOp>());

@@ -68,6 +68,42 @@ static bool isProgramBuffer(Value v, func::FuncOp host) {
          isa<memref::AllocOp, memref::GetGlobalOp>(def);
 }
 
+/// Whether `op` runs in the program's prepare stage (at bind time).
+static bool isPrepareStep(Operation *op) {
+  if (isa<sgpu::WeightCheckOp>(op))
+    return true;
+  auto stage = op->getAttrOfType<StringAttr>(sgpu::SGPUDialect::kStageAttr);
+  return stage && stage.getValue() == "prepare";
+}
+
+/// Whether every use of `v`, through reshapes, is an operand of a
+/// prepare-stage step (and there is one): an argument the runtime binds once
+/// as a param rather than passing at every run.
+static bool onlyPrepareUses(Value v) {
+  bool any = false;
+  for (Operation *user : v.getUsers()) {
+    if (isReshape(user)) {
+      if (!onlyPrepareUses(user->getResult(0)))
+        return false;
+      any = true;
+      continue;
+    }
+    if (!isPrepareStep(user))
+      return false;
+    any = true;
+  }
+  return any;
+}
+
+/// The argument positions of `host` that are params, in order.
+static SmallVector<int64_t> paramPositions(func::FuncOp host) {
+  SmallVector<int64_t> params;
+  for (BlockArgument arg : host.getArguments())
+    if (onlyPrepareUses(arg))
+      params.push_back(arg.getArgNumber());
+  return params;
+}
+
 /// The `tmap:` launch argument of a tensor map over buffer `id`:
 /// `tmap:b<id>:<dtype>:<d0>x<d1>...:<box0>x<box1>...:<swizzle>`, dimensions
 /// and box outermost first, as in the memref type and the op.
@@ -103,10 +139,12 @@ static SmallVector<std::pair<std::string, int>> countSparseMMA(StringRef ptx) {
 
 /// The host function's interface as JSON: its name and, for every memref
 /// argument ("inputs") and result ("outputs"), the shape and the element
-/// type as MLIR prints it ("f16", "bf16", "f32", "i32", ...). Callers such as
-/// the Python runtime check and allocate tensors with it. Every type is a
+/// type as MLIR prints it ("f16", "bf16", "f32", "i32", ...), and the
+/// argument positions bound as params ("params", when there are any).
+/// Callers such as the Python runtime check and allocate tensors with it. Every type is a
 /// statically shaped memref (exportHost checked that).
-static std::string signatureJson(func::FuncOp host) {
+static std::string signatureJson(func::FuncOp host,
+                                 ArrayRef<int64_t> params) {
   std::string text;
   llvm::raw_string_ostream os(text);
   auto tensors = [&](TypeRange types) {
@@ -126,6 +164,11 @@ static std::string signatureJson(func::FuncOp host) {
   tensors(host.getArgumentTypes());
   os << ", \"outputs\": ";
   tensors(host.getResultTypes());
+  if (!params.empty()) {
+    os << ", \"params\": [";
+    llvm::interleaveComma(params, os);
+    os << "]";
+  }
   os << "}\n";
   return text;
 }
@@ -185,7 +228,8 @@ struct EmitArtifactsPass
 
     if (failed(writeFile("kernels.ptx", ptx)) ||
         failed(writeFile("program.txt", program)) ||
-        failed(writeFile("signature.json", signatureJson(host))))
+        failed(writeFile("signature.json",
+                         signatureJson(host, paramPositions(host)))))
       return signalPassFailure();
 
     std::string summary;
@@ -230,7 +274,30 @@ struct EmitArtifactsPass
     return success();
   }
 
-  LogicalResult exportHost(func::FuncOp host, raw_ostream &os) {
+  /// Writes the buffers and steps of `host`. Without a prepare stage the
+  /// lines follow the function's order; with one, the buffers come first,
+  /// then `stage prepare` and its steps, then `stage run` and the others.
+  LogicalResult exportHost(func::FuncOp host, raw_ostream &out) {
+    bool staged = llvm::any_of(host.getBody().front(), [](Operation &op) {
+      return isPrepareStep(&op);
+    });
+    std::string prepareText, runText, bufferText;
+    llvm::raw_string_ostream prepareOs(prepareText), runOs(runText),
+        bufferOs(bufferText);
+    raw_ostream &os = staged ? bufferOs : out;
+    raw_ostream &steps = staged ? runOs : out;
+    if (failed(exportBuffersAndSteps(host, os, steps, prepareOs)))
+      return failure();
+    if (staged)
+      out << bufferText << "stage prepare\n"
+          << prepareText << "stage run\n"
+          << runText;
+    return success();
+  }
+
+  LogicalResult exportBuffersAndSteps(func::FuncOp host, raw_ostream &os,
+                                      raw_ostream &steps,
+                                      raw_ostream &prepare) {
     ModuleOp module = getOperation();
     if (!host.getBody().hasOneBlock())
       return host.emitError() << "host function must have a single block";
@@ -246,12 +313,17 @@ struct EmitArtifactsPass
       return bytes;
     };
 
-    // Inputs: the function's arguments.
-    for (auto [i, arg] : llvm::enumerate(host.getArguments())) {
+    // The function's arguments: params (read only by prepare steps, bound
+    // once) and inputs (given at every run), each numbered in order.
+    int inputs = 0, params = 0;
+    for (BlockArgument arg : host.getArguments()) {
       FailureOr<int64_t> bytes = addBuffer(arg, host.getLoc());
       if (failed(bytes))
         return failure();
-      os << "buffer " << ids[arg] << " input " << i << " " << *bytes << "\n";
+      bool param = onlyPrepareUses(arg);
+      paramIndex[arg] = param ? params : -1;
+      os << "buffer " << ids[arg] << (param ? " param " : " input ")
+         << (param ? params++ : inputs++) << " " << *bytes << "\n";
     }
 
     // Outputs are allocations the function returns.
@@ -338,12 +410,19 @@ struct EmitArtifactsPass
         }
       }
       if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op)) {
-        if (failed(exportLaunch(launch, ids, os)))
+        bool prep = isPrepareStep(launch);
+        if ((prep && failed(checkPrepareOperands(launch, host))) ||
+            failed(exportLaunch(launch, ids, prep ? prepare : steps)))
           return failure();
         continue;
       }
       if (auto gemm = dyn_cast<sgpu::GemmCallOp>(op)) {
-        if (failed(exportGemm(gemm, ids, os)))
+        if (failed(exportGemm(gemm, ids, steps)))
+          return failure();
+        continue;
+      }
+      if (auto check = dyn_cast<sgpu::WeightCheckOp>(op)) {
+        if (failed(exportCheck(check, ids, prepare)))
           return failure();
         continue;
       }
@@ -358,6 +437,53 @@ struct EmitArtifactsPass
                                "generated kernels and calls library GEMMs "
                                "(sgpu.gemm_call)";
     }
+    return success();
+  }
+
+  /// Param index of each host argument (-1: an input).
+  DenseMap<Value, int> paramIndex;
+
+  /// The argument under reshapes of `v`, or null.
+  static BlockArgument rootArgument(Value v) {
+    while (Operation *def = v.getDefiningOp()) {
+      if (!isReshape(def))
+        return {};
+      v = def->getOperand(0);
+    }
+    return dyn_cast<BlockArgument>(v);
+  }
+
+  /// A prepare-stage launch runs when params are bound, before any input
+  /// exists: it may read params, constants and temporaries only.
+  LogicalResult checkPrepareOperands(gpu::LaunchFuncOp launch,
+                                     func::FuncOp host) {
+    for (Value arg : launch.getKernelOperands()) {
+      BlockArgument root = rootArgument(arg);
+      if (root && root.getOwner() == &host.getBody().front() &&
+          paramIndex.lookup(root) < 0)
+        return launch.emitError()
+               << "a prepare-stage launch reads host argument #"
+               << root.getArgNumber()
+               << ", which is an input given at every run; it may read "
+                  "params, constants and temporaries only";
+    }
+    return success();
+  }
+
+  /// `check b<status> param <index> pattern <n>:<m> groups <G>`.
+  LogicalResult exportCheck(sgpu::WeightCheckOp check,
+                            DenseMap<Value, int> &ids, raw_ostream &os) {
+    auto status = ids.find(check.getStatus());
+    BlockArgument weight = rootArgument(check.getWeight());
+    if (status == ids.end() || !weight || paramIndex.lookup(weight) < 0)
+      return check.emitError()
+             << "a weight check needs a status buffer of the program and a "
+                "weight that is a param (a host argument read only by "
+                "prepare-stage steps)";
+    os << "check b" << status->second << " param "
+       << paramIndex.lookup(weight) << " pattern "
+       << check.getPattern().getN() << ":" << check.getPattern().getM()
+       << " groups " << check.getGroups() << "\n";
     return success();
   }
 

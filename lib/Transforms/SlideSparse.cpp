@@ -105,9 +105,13 @@ struct SlideSparsePass
     if (failed)
       return signalPassFailure();
 
-    for (MatchedMatmul &m : matches)
+    for (MatchedMatmul &m : matches) {
+      // A previous rewrite may have replaced the activation (a chain of
+      // sparse layers): read it from the op now.
+      m.input = m.matmul.getInputs()[0];
       if (mlir::failed(rewrite(m)))
         return signalPassFailure();
+    }
 
     // Clean up transposes and constants that only fed rewritten matmuls.
     cleanupDeadOps(module);
@@ -129,11 +133,28 @@ struct SlideSparsePass
       signalPassFailure();
   }
 
+  /// Whether `user` calls a function whose parameter at `v`'s position
+  /// declares the same encoding: the callee consumes the weight.
+  static bool isEncodedCallOperand(Value v, Operation *user) {
+    auto call = dyn_cast<func::CallOp>(user);
+    if (!call)
+      return false;
+    auto callee = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        call, call.getCalleeAttr());
+    if (!callee)
+      return false;
+    for (OpOperand &use : v.getUses())
+      if (use.getOwner() == user &&
+          callee.getArgumentTypes()[use.getOperandNumber()] != v.getType())
+        return false;
+    return true;
+  }
+
   LogicalResult checkConsumed(Value v, Location loc) {
     if (!getNMPattern(v.getType()))
       return success();
     for (Operation *user : v.getUsers())
-      if (!isa<CompressOp, NMDecomposeOp>(user))
+      if (!isa<CompressOp, NMDecomposeOp>(user) && !isEncodedCallOperand(v, user))
         return user->emitError()
                << "operand carries a structured-sparsity encoding that no "
                   "sparse rewrite consumed; bufferization would drop it "

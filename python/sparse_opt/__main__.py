@@ -96,6 +96,22 @@ def cmd_compile(args):
     return 0
 
 
+def _prune_checked_params(prog, tensors):
+    """Random weights almost never keep a declared sparsity, which the bind
+    checks: keep the first n of every m along each row of a checked param
+    (`check ... param <j> pattern <n>:<m> ...`)."""
+    for line in prog.checks:
+        words = line.split()
+        j = int(words[words.index("param") + 1])
+        n, m = (int(v) for v in words[words.index("pattern") + 1].split(":"))
+        pos = prog.signature.params[j]
+        t = tensors[pos]
+        rows, cols = t.shape[0], t.numel() // t.shape[0]
+        flat = t.view(rows, cols)
+        for start in range(n, m):
+            flat[:, start::m] = 0
+
+
 def cmd_run(args):
     import numpy as np
     from . import runtime
@@ -126,6 +142,8 @@ def cmd_run(args):
         else:
             t = torch.randint(0, 2, tuple(s.shape), generator=gen).to(tdt)
         tensors.append(t.cuda(args.device))
+    if not args.input:
+        _prune_checked_params(prog, tensors)
     outs = prog(*tensors)
     outs = outs if isinstance(outs, tuple) else (outs,)
     torch.cuda.synchronize()

@@ -2,7 +2,9 @@
 
     kernels.ptx      the generated kernels
     program.txt      the runtime program (buffers and launches)
-    signature.json   the host function's inputs and outputs (shape, dtype)
+    signature.json   the host function's arguments ("inputs") and outputs
+                     (shape, dtype), and which arguments are program params
+                     ("params": argument positions, optional)
     summary.txt      each kernel and its count of sparse MMA instructions
     const<N>.bin     constant buffers
 
@@ -52,8 +54,34 @@ class TensorSpec(namedtuple("TensorSpec", "shape dtype")):
         return "%s[%s]" % (self.dtype, ", ".join(str(d) for d in self.shape))
 
 
-class Signature(namedtuple("Signature", "function inputs outputs")):
-    """The host function: its name and tuples of TensorSpec."""
+def _param_positions(value, count):
+    """The "params" of signature.json: sorted, unique argument positions in
+    0..count-1 (absent or None: none)."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise ArtifactError("malformed signature: params must be a list of argument "
+                            "positions, got %r" % (value,))
+    for p in value:
+        if not isinstance(p, int) or isinstance(p, bool):
+            raise ArtifactError("malformed signature: params must be argument positions "
+                                "(integers), got %r" % (p,))
+        if not 0 <= p < count:
+            raise ArtifactError("malformed signature: param position %d is out of range "
+                                "(the function has %d argument%s)"
+                                % (p, count, "" if count == 1 else "s"))
+    if len(set(value)) != len(value):
+        raise ArtifactError("malformed signature: params %r repeat a position" % (value,))
+    if value != sorted(value):
+        raise ArtifactError("malformed signature: params %r are not sorted" % (value,))
+    return tuple(value)
+
+
+class Signature(namedtuple("Signature", "function inputs outputs params", defaults=((),))):
+    """The host function: its name, tuples of TensorSpec for all its
+    arguments (`inputs`, in order) and its outputs, and `params`, the sorted
+    positions of the arguments that are program params (weights bound once
+    with Program.bind); the other arguments are the program's inputs."""
     __slots__ = ()
 
     @classmethod
@@ -62,12 +90,35 @@ class Signature(namedtuple("Signature", "function inputs outputs")):
             return tuple(TensorSpec(tuple(int(d) for d in t["shape"]), str(t["dtype"]))
                          for t in obj[key])
         try:
-            return cls(str(obj["function"]), specs("inputs"), specs("outputs"))
-        except (KeyError, TypeError, ValueError) as e:
+            inputs = specs("inputs")
+            sig = cls(str(obj["function"]), inputs, specs("outputs"))
+            params = obj.get("params")
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise ArtifactError("malformed signature: %r" % (e,)) from e
+        return sig._replace(params=_param_positions(params, len(inputs)))
+
+    @property
+    def param_specs(self):
+        """The TensorSpecs of the params, in param order (program param i is
+        argument params[i])."""
+        return tuple(self.inputs[p] for p in self.params)
+
+    @property
+    def input_positions(self):
+        """The positions of the arguments that are program inputs, in order."""
+        params = set(self.params)
+        return tuple(i for i in range(len(self.inputs)) if i not in params)
+
+    @property
+    def input_specs(self):
+        """The TensorSpecs of the program's inputs: the arguments that are
+        not params, in order."""
+        return tuple(self.inputs[i] for i in self.input_positions)
 
     def __str__(self):
-        return "%s(%s) -> (%s)" % (self.function, ", ".join(map(str, self.inputs)),
+        params = set(self.params)
+        args = [("param " if i in params else "") + str(t) for i, t in enumerate(self.inputs)]
+        return "%s(%s) -> (%s)" % (self.function, ", ".join(args),
                                    ", ".join(map(str, self.outputs)))
 
 

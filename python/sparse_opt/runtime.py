@@ -10,6 +10,12 @@ is handed torch tensors or has to allocate outputs. Arguments are checked
 against the artifact's signature (device, dtype, shape) before anything
 runs; the program runs asynchronously on the given stream (default: torch's
 current stream when torch is used, else the legacy default stream).
+
+Weights that signature.json lists as "params" are bound once: a call binds
+them (the runtime prepares them on the GPU and checks their declared
+sparsity, raising WeightError) when their data pointers differ from the last
+bind, the first call included. A weight changed in place keeps its pointer,
+so bind it again explicitly: prog.bind([w.data_ptr() for w in weights]).
 """
 import ctypes
 import os
@@ -20,6 +26,8 @@ from . import _libs
 from .artifact import Artifact, ArtifactError
 
 __all__ = ["load", "parse", "init", "Program", "SignatureError", "SparseOptRuntimeError",
+           "InvalidArgumentError", "NoDriverError", "NoDeviceError", "CudaError",
+           "OutOfMemoryError", "ProgramFileError", "NoLibraryError", "WeightError",
            "check_arguments", "describe"]
 
 _p, _u64 = ctypes.c_void_p, ctypes.c_uint64
@@ -62,6 +70,16 @@ class ProgramFileError(SparseOptRuntimeError):
     """An artifact file is missing, unreadable (IO) or malformed (PARSE)."""
 
 
+class NoLibraryError(SparseOptRuntimeError):
+    """A CUDA library a program needs (cuBLASLt, for gemm lines) is missing
+    or unusable; the message lists every file tried."""
+
+
+class WeightError(SparseOptRuntimeError):
+    """A param (weight) breaks the n:m sparsity the program declares for it:
+    the message names the param, the row and the group of columns."""
+
+
 _ERRORS = {
     "SPARSEOPT_ERROR_INVALID_ARGUMENT": InvalidArgumentError,
     "SPARSEOPT_ERROR_NO_DRIVER": NoDriverError,
@@ -70,6 +88,8 @@ _ERRORS = {
     "SPARSEOPT_ERROR_OUT_OF_MEMORY": OutOfMemoryError,
     "SPARSEOPT_ERROR_IO": ProgramFileError,
     "SPARSEOPT_ERROR_PARSE": ProgramFileError,
+    "SPARSEOPT_ERROR_NO_LIBRARY": NoLibraryError,
+    "SPARSEOPT_ERROR_WEIGHT": WeightError,
 }
 
 
@@ -90,6 +110,18 @@ def _configure(lib):
     lib.sparseopt_program_parse.argtypes = [ctypes.c_char_p, ctypes.POINTER(_p)]
     lib.sparseopt_program_load.argtypes = [ctypes.c_char_p, ctypes.POINTER(_p)]
     lib.sparseopt_program_run.argtypes = [_p, ctypes.POINTER(_u64), ctypes.POINTER(_u64), _p]
+    lib.sparseopt_program_bind.argtypes = [_p, ctypes.POINTER(_u64), ctypes.c_size_t, _p]
+    lib.sparseopt_program_num_params.argtypes = [_p]
+    lib.sparseopt_program_param_bytes.argtypes = [_p, ctypes.c_int]
+    lib.sparseopt_program_param_bytes.restype = ctypes.c_size_t
+    lib.sparseopt_program_num_steps.argtypes = [_p]
+    lib.sparseopt_program_step.argtypes = [_p, ctypes.c_int]
+    lib.sparseopt_program_step.restype = ctypes.c_char_p
+    lib.sparseopt_program_step_stage.argtypes = [_p, ctypes.c_int]
+    lib.sparseopt_program_step_stage.restype = ctypes.c_char_p
+    lib.sparseopt_program_num_checks.argtypes = [_p]
+    lib.sparseopt_program_check.argtypes = [_p, ctypes.c_int]
+    lib.sparseopt_program_check.restype = ctypes.c_char_p
     lib.sparseopt_program_destroy.argtypes = [_p]
     lib.sparseopt_program_num_inputs.argtypes = [_p]
     lib.sparseopt_program_num_outputs.argtypes = [_p]
@@ -185,9 +217,9 @@ def _compatible(expected, actual):
 
 def check_arguments(specs, args, role, device):
     """Raises SignatureError unless `args` (Args) match `specs` (TensorSpecs)
-    in number, device ("cuda:<device>"), element type and shape. Inputs may be
-    non-contiguous torch tensors (they are copied); everything else must be
-    C-contiguous."""
+    in number, device ("cuda:<device>"), element type and shape. Inputs (all
+    the function's arguments, params included) may be non-contiguous torch
+    tensors (they are copied); everything else must be C-contiguous."""
     if len(args) != len(specs):
         raise SignatureError("the program takes %d %s%s, got %d"
                              % (len(specs), role, "" if len(specs) == 1 else "s", len(args)))
@@ -239,31 +271,46 @@ def _torch_stream(torch, stream, device):
 
 class Program:
     """A program from an artifact directory: `signature`, `artifact`, byte
-    sizes and kernels. Call it on tensors (loaded programs only)."""
+    sizes (`input_bytes`, `param_bytes`, `output_bytes`, as the runtime sees
+    them), kernels and steps. Call it on tensors (loaded programs only)."""
 
     def __init__(self, handle, artifact, device, loaded):
         self._lib, self._handle = _lib(), handle
         self.artifact, self.device, self.loaded = artifact, device, loaded
+        # The key of the last successful bind (None: not bound) and the
+        # contiguous copies it bound, kept alive while bound.
+        self._bound_key, self._bound_copies = None, ()
         lib = self._lib
         self.input_bytes = [lib.sparseopt_program_input_bytes(handle, i)
                             for i in range(lib.sparseopt_program_num_inputs(handle))]
+        self.param_bytes = [lib.sparseopt_program_param_bytes(handle, i)
+                            for i in range(lib.sparseopt_program_num_params(handle))]
         self.output_bytes = [lib.sparseopt_program_output_bytes(handle, i)
                              for i in range(lib.sparseopt_program_num_outputs(handle))]
         self.kernels = [lib.sparseopt_program_launch_kernel(handle, i).decode()
                         for i in range(lib.sparseopt_program_num_launches(handle))]
+        self.steps = [(lib.sparseopt_program_step_stage(handle, i).decode(),
+                       lib.sparseopt_program_step(handle, i).decode())
+                      for i in range(lib.sparseopt_program_num_steps(handle))]
+        self.checks = [lib.sparseopt_program_check(handle, i).decode()
+                       for i in range(lib.sparseopt_program_num_checks(handle))]
         self.signature = artifact.signature
-        sig_in = [s.nbytes for s in self.signature.inputs]
+        sig_in = [s.nbytes for s in self.signature.input_specs]
+        sig_param = [s.nbytes for s in self.signature.param_specs]
         sig_out = [s.nbytes for s in self.signature.outputs]
-        if sig_in != self.input_bytes or sig_out != self.output_bytes:
+        if (sig_in != self.input_bytes or sig_param != self.param_bytes
+                or sig_out != self.output_bytes):
             self.close()
             raise ArtifactError("signature.json (%s) does not match program.txt (inputs %s, "
-                                "outputs %s bytes)" % (artifact.signature, self.input_bytes,
-                                                       self.output_bytes))
+                                "params %s, outputs %s bytes)"
+                                % (artifact.signature, self.input_bytes, self.param_bytes,
+                                   self.output_bytes))
 
     def close(self):
         if self._handle:
             self._lib.sparseopt_program_destroy(self._handle)
             self._handle = None
+            self._bound_key, self._bound_copies = None, ()
 
     def __enter__(self):
         return self
@@ -277,29 +324,76 @@ class Program:
         except Exception:
             pass
 
+    @property
+    def bound(self):
+        """Whether the params are bound (always true without params once
+        loaded: the runtime prepares such a program at load)."""
+        if not self._handle:
+            return False
+        return self._bound_key is not None if self.param_bytes else self.loaded
+
+    def bind(self, params, stream=None):
+        """Binds the params, raw device pointers (ints) in param order, on a
+        raw stream handle (None: the legacy default stream): the runtime
+        zeroes its temporaries, runs the prepare steps, waits for the stream
+        and checks each param's declared sparsity (WeightError). The pointers
+        must stay valid while the program runs. Needed again after a weight
+        changed in place (a call rebinds only when pointers change)."""
+        self._bind(list(params), stream, tuple(params), ())
+
+    def _bind(self, ptrs, stream, key, copies):
+        if not self._handle:
+            raise ValueError("the program is closed")
+        arr = (_u64 * len(ptrs))(*ptrs)
+        # A failed bind leaves the runtime's program unbound.
+        self._bound_key, self._bound_copies = None, ()
+        _check(self._lib.sparseopt_program_bind(self._handle, arr, len(ptrs),
+                                                _raw_stream(stream)))
+        self._bound_key, self._bound_copies = key, copies
+
     def run(self, inputs, outputs, stream=None):
         """Enqueues the program on raw device pointers (ints) and a raw
         stream handle (None: the legacy default stream). No checks beyond
-        the runtime's."""
+        the runtime's; a program with params must be bound."""
         if not self._handle:
             raise ValueError("the program is closed")
         ins = (_u64 * len(inputs))(*inputs)
         outs = (_u64 * len(outputs))(*outputs)
         _check(self._lib.sparseopt_program_run(self._handle, ins, outs, _raw_stream(stream)))
 
-    def __call__(self, *inputs, outputs=None, stream=None):
-        """Runs on CUDA tensors; returns the output tensor (a tuple when
+    def _split(self, args):
+        """(params, inputs) of the function's arguments, by signature.json."""
+        sig = self.signature
+        return [args[i] for i in sig.params], [args[i] for i in sig.input_positions]
+
+    @staticmethod
+    def _param_key(a):
+        """What identifies a param argument for rebinding: its pointer, and
+        for a non-contiguous torch tensor (copied before binding) its strides."""
+        if a.contiguous:
+            return a.ptr
+        return (a.ptr, tuple(a.obj.stride()))
+
+    def __call__(self, *args, outputs=None, stream=None):
+        """Runs on CUDA tensors, all the function's arguments in signature
+        order (params included); returns the output tensor (a tuple when
         there are several). With outputs=None they are allocated with torch;
-        otherwise they are written and returned."""
-        ins = [describe(x) for x in inputs]
-        check_arguments(self.signature.inputs, ins, "input", self.device)
+        otherwise they are written and returned. Params are bound first when
+        their pointers differ from the last bind's."""
+        described = [describe(x) for x in args]
+        check_arguments(self.signature.inputs, described, "input", self.device)
+        params, ins = self._split(described)
+        key = tuple(self._param_key(a) for a in params)
+        rebind = bool(params) and key != self._bound_key
         outs = None
         if outputs is not None:
             outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
             outs = [describe(o) for o in outputs]
             check_arguments(self.signature.outputs, outs, "output", self.device)
-        if outs is not None and not any(a.is_torch for a in ins + outs):
+        if outs is not None and not any(a.is_torch for a in described + outs):
             # No torch involved: run on the caller's pointers as they are.
+            if rebind:
+                self._bind([a.ptr for a in params], stream, key, ())
             self.run([a.ptr for a in ins], [a.ptr for a in outs], stream)
             return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
@@ -307,6 +401,11 @@ class Program:
         ts = _torch_stream(torch, stream, self.device)
         with torch.cuda.device(self.device), torch.cuda.stream(ts):
             # Copies and outputs are made on the stream the program runs on.
+            if rebind:
+                copies = tuple(a.obj.contiguous() for a in params if not a.contiguous)
+                it = iter(copies)
+                ptrs = [a.ptr if a.contiguous else next(it).data_ptr() for a in params]
+                self._bind(ptrs, ts.cuda_stream, key, copies)
             ins = [a if a.contiguous else describe(a.obj.contiguous()) for a in ins]
             if outs is None:
                 outputs = [torch.empty(s.shape, dtype=getattr(torch, _TO_TORCH[s.dtype]),

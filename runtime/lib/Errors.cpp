@@ -84,6 +84,8 @@ const char *sparseopt_status_string(sparseopt_status s) {
     return "SPARSEOPT_ERROR_NOT_INITIALIZED";
   case SPARSEOPT_ERROR_NO_LIBRARY:
     return "SPARSEOPT_ERROR_NO_LIBRARY";
+  case SPARSEOPT_ERROR_WEIGHT:
+    return "SPARSEOPT_ERROR_WEIGHT";
   }
   return "SPARSEOPT_UNKNOWN_STATUS";
 }

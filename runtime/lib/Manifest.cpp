@@ -21,6 +21,8 @@ std::string bufferRole(const BufferDecl &buffer) {
     return "input " + std::to_string(buffer.slot);
   case BufferKind::Output:
     return "output " + std::to_string(buffer.slot);
+  case BufferKind::Param:
+    return "param " + std::to_string(buffer.slot);
   case BufferKind::Constant:
     return "constant";
   case BufferKind::Temp:
@@ -96,6 +98,17 @@ std::string describeGemm(const GemmDecl &gemm) {
   return text;
 }
 
+const char *stepStageName(StepStage stage) {
+  return stage == StepStage::Prepare ? "prepare" : "run";
+}
+
+std::string describeCheck(const CheckDecl &check) {
+  return "check b" + std::to_string(check.bufferId) + " param " +
+         std::to_string(check.param) + " pattern " + std::to_string(check.n) +
+         ":" + std::to_string(check.m) + " groups " +
+         std::to_string(check.groups);
+}
+
 namespace {
 
 /// The keys of a `gemm` line in the order they must appear; the first
@@ -104,6 +117,8 @@ constexpr const char *kGemmKeys[] = {"m", "n", "k", "in", "out",
                                      "x", "w", "y", "bias", "act"};
 constexpr size_t kGemmKeyCount = sizeof(kGemmKeys) / sizeof(kGemmKeys[0]);
 constexpr size_t kGemmRequiredKeys = 8;
+constexpr const char *kCheckSyntax =
+    "check b<id> param <index> pattern <n>:<m> groups <G>";
 constexpr const char *kGemmSyntax =
     "gemm m=<M> n=<N> k=<K> in=<f16|bf16> out=<f16|bf16|f32> x=b<id> "
     "w=b<id> y=b<id> [bias=b<id>:<f16|bf16|f32>] [act=relu]";
@@ -185,6 +200,11 @@ private:
   std::map<uint64_t, size_t> bufferById;    ///< id -> index into m.buffers
   std::map<int, size_t> inputSlots;         ///< slot -> index into m.buffers
   std::map<int, size_t> outputSlots;        ///< slot -> index into m.buffers
+  std::map<int, size_t> paramSlots;         ///< slot -> index into m.buffers
+  /// The stage of the steps read from here on, and the lines of the
+  /// `stage prepare` and `stage run` directives (0 while not seen).
+  StepStage stage = StepStage::Run;
+  int prepareLine = 0, runLine = 0;
 
   Status errorAt(int where, Status status, const std::string &message) {
     return fail(status, m.where(where) + ": " + message);
@@ -232,8 +252,116 @@ private:
       return parseLaunch();
     if (directive == "gemm")
       return parseGemm();
+    if (directive == "stage")
+      return parseStage();
+    if (directive == "check")
+      return parseCheck();
     return error("unknown directive " + quoted(directive) +
-                 " (expected 'module', 'buffer', 'launch' or 'gemm')");
+                 " (expected 'module', 'buffer', 'launch', 'gemm', 'stage' "
+                 "or 'check')");
+  }
+
+  /// stage prepare | stage run. Each at most once, prepare first; steps
+  /// before any stage line are run steps, so 'stage prepare' must precede
+  /// every step.
+  Status parseStage() {
+    if (tokens.size() != 2 ||
+        (tokens[1] != "prepare" && tokens[1] != "run")) {
+      std::string got;
+      for (const std::string &token : tokens)
+        got += (got.empty() ? "" : " ") + token;
+      return error("expected 'stage prepare' or 'stage run', got " +
+                   quoted(got));
+    }
+    if (tokens[1] == "prepare") {
+      if (prepareLine != 0)
+        return error("a second 'stage prepare' (the first is at line " +
+                     std::to_string(prepareLine) + ")");
+      if (runLine != 0)
+        return error("'stage prepare' after 'stage run' (line " +
+                     std::to_string(runLine) +
+                     "): the prepare stage comes first");
+      if (!m.steps.empty())
+        return error("'stage prepare' after a step (line " +
+                     std::to_string(stepLine(m.steps.front())) +
+                     "): steps before any 'stage' line are run steps, and "
+                     "the prepare stage comes first");
+      prepareLine = line;
+      stage = StepStage::Prepare;
+      return SPARSEOPT_OK;
+    }
+    if (runLine != 0)
+      return error("a second 'stage run' (the first is at line " +
+                   std::to_string(runLine) + ")");
+    runLine = line;
+    stage = StepStage::Run;
+    return SPARSEOPT_OK;
+  }
+
+  /// The manifest line of `step`.
+  int stepLine(const StepDecl &step) const {
+    return step.kind == StepKind::Launch ? m.launches[step.index].line
+                                         : m.gemms[step.index].line;
+  }
+
+  /// check b<id> param <index> pattern <n>:<m> groups <G>
+  /// The buffer and the param are resolved in finish().
+  Status parseCheck() {
+    if (stage != StepStage::Prepare)
+      return error(std::string("a 'check' line is only allowed in the prepare "
+                               "stage (after 'stage prepare'") +
+                   (runLine != 0 ? ", before 'stage run' at line " +
+                                       std::to_string(runLine)
+                                 : std::string()) +
+                   ")");
+    auto syntax = [&](const std::string &why) {
+      return error(why + " (" + kCheckSyntax + ")");
+    };
+    if (tokens.size() != 8)
+      return syntax("expected 8 fields on a check line, got " +
+                    std::to_string(tokens.size()));
+    for (auto [index, expected] : {std::make_pair(size_t(2), "param"),
+                                   std::make_pair(size_t(4), "pattern"),
+                                   std::make_pair(size_t(6), "groups")})
+      if (tokens[index] != expected)
+        return syntax(std::string("expected '") + expected + "', got " +
+                      quoted(tokens[index]));
+    CheckDecl check;
+    check.line = line;
+    const std::string &buffer = tokens[1];
+    if (buffer.size() < 2 || buffer[0] != 'b' ||
+        !parseNumber(buffer.substr(1), check.bufferId))
+      return error("check: expected b<buffer id>, got " + quoted(buffer));
+    if (Status s = unsignedField(3, "check param index", INT_MAX - 1,
+                                 check.param))
+      return s;
+    if (Status s = checkPattern(tokens[5], check))
+      return s;
+    if (!parseNumber(tokens[7], check.groups) || check.groups == 0 ||
+        check.groups > kMaxCheckGroups)
+      return error("check groups: expected an integer from 1 to " +
+                   std::to_string(kMaxCheckGroups) + ", got " +
+                   quoted(tokens[7]));
+    m.checks.push_back(check);
+    return SPARSEOPT_OK;
+  }
+
+  /// <n>:<m>, 2:4 or (2N-2):2N for N = 2..8: the patterns the sparse kernels
+  /// compute.
+  Status checkPattern(const std::string &text, CheckDecl &check) {
+    size_t colon = text.find(':');
+    unsigned n = 0, groupSize = 0;
+    bool numbers = colon != std::string::npos &&
+                   parseNumber(text.substr(0, colon), n) &&
+                   parseNumber(text.substr(colon + 1), groupSize);
+    if (!numbers || groupSize < 4 || groupSize > 16 || groupSize % 2 != 0 ||
+        n != groupSize - 2)
+      return error("check pattern " + quoted(text) +
+                   ": expected <n>:<m> with m even, 4 <= m <= 16 and n = m - "
+                   "2 (2:4, 4:6, 6:8, 8:10, 10:12, 12:14 or 14:16)");
+    check.n = n;
+    check.m = groupSize;
+    return SPARSEOPT_OK;
   }
 
   Status parseHeader() {
@@ -273,7 +401,8 @@ private:
 
   Status parseBuffer() {
     if (tokens.size() < 3)
-      return error("expected 'buffer <id> <input|output|constant|temp> ...'");
+      return error(
+          "expected 'buffer <id> <input|output|param|constant|temp> ...'");
     BufferDecl buffer;
     buffer.line = line;
     if (Status s = unsignedField(1, "buffer id", UINT64_MAX, buffer.id))
@@ -286,15 +415,19 @@ private:
 
     const std::string &kind = tokens[2];
     Status status = SPARSEOPT_OK;
-    if (kind == "input" || kind == "output")
-      status = parseSlotBuffer(buffer, kind == "input");
+    if (kind == "input")
+      status = parseSlotBuffer(buffer, BufferKind::Input);
+    else if (kind == "output")
+      status = parseSlotBuffer(buffer, BufferKind::Output);
+    else if (kind == "param")
+      status = parseSlotBuffer(buffer, BufferKind::Param);
     else if (kind == "constant")
       status = parseConstantBuffer(buffer);
     else if (kind == "temp")
       status = parseTempBuffer(buffer);
     else
       status = error("unknown buffer kind " + quoted(kind) +
-                     " (expected input, output, constant or temp)");
+                     " (expected input, output, param, constant or temp)");
     if (status != SPARSEOPT_OK)
       return status;
 
@@ -303,18 +436,24 @@ private:
     return SPARSEOPT_OK;
   }
 
-  /// buffer <id> input|output <index> <bytes>
-  Status parseSlotBuffer(BufferDecl &buffer, bool isInput) {
-    const char *kind = isInput ? "input" : "output";
+  /// buffer <id> input|output|param <index> <bytes>: each kind has its
+  /// own index space.
+  Status parseSlotBuffer(BufferDecl &buffer, BufferKind slotKind) {
+    const char *kind = slotKind == BufferKind::Input    ? "input"
+                       : slotKind == BufferKind::Output ? "output"
+                                                        : "param";
     if (tokens.size() != 5)
       return error(std::string("expected 'buffer <id> ") + kind +
                    " <index> <bytes>'");
-    buffer.kind = isInput ? BufferKind::Input : BufferKind::Output;
+    buffer.kind = slotKind;
     if (Status s = unsignedField(3, "slot index", INT_MAX - 1, buffer.slot))
       return s;
     if (Status s = unsignedField(4, "byte size", UINT64_MAX, buffer.bytes))
       return s;
-    std::map<int, size_t> &slots = isInput ? inputSlots : outputSlots;
+    std::map<int, size_t> &slots = slotKind == BufferKind::Input ? inputSlots
+                                   : slotKind == BufferKind::Output
+                                       ? outputSlots
+                                       : paramSlots;
     auto previous = slots.find(buffer.slot);
     if (previous != slots.end()) {
       const BufferDecl &other = m.buffers[previous->second];
@@ -395,7 +534,7 @@ private:
         return s;
       launch.args.push_back(arg);
     }
-    m.steps.push_back({StepKind::Launch, m.launches.size()});
+    m.steps.push_back({StepKind::Launch, m.launches.size(), stage});
     m.launches.push_back(std::move(launch));
     return SPARSEOPT_OK;
   }
@@ -446,7 +585,7 @@ private:
                    kGemmSyntax + ")");
     if (Status s = gemmTypes(gemm))
       return s;
-    m.steps.push_back({StepKind::Gemm, m.gemms.size()});
+    m.steps.push_back({StepKind::Gemm, m.gemms.size(), stage});
     m.gemms.push_back(gemm);
     return SPARSEOPT_OK;
   }
@@ -735,7 +874,90 @@ private:
 
     if (Status s = contiguousSlots(inputSlots, "input", m.inputs))
       return s;
-    return contiguousSlots(outputSlots, "output", m.outputs);
+    if (Status s = contiguousSlots(outputSlots, "output", m.outputs))
+      return s;
+    if (Status s = contiguousSlots(paramSlots, "param", m.params))
+      return s;
+
+    for (const StepDecl &step : m.steps)
+      if (step.stage == StepStage::Prepare)
+        if (Status s = prepareStepBuffers(step))
+          return s;
+    for (CheckDecl &check : m.checks)
+      if (Status s = resolveCheck(check))
+        return s;
+    return SPARSEOPT_OK;
+  }
+
+  /// Prepare steps run at bind time, when there are no inputs or outputs:
+  /// they may use params, temps and constants only.
+  Status prepareStepBuffers(const StepDecl &step) {
+    auto refuse = [&](const std::string &what, size_t index) {
+      const BufferDecl &buffer = m.buffers[index];
+      if (buffer.kind != BufferKind::Input && buffer.kind != BufferKind::Output)
+        return SPARSEOPT_OK;
+      return errorAt(stepLine(step), SPARSEOPT_ERROR_PARSE,
+                     "prepare-stage " + what + " uses buffer " +
+                         std::to_string(buffer.id) + " (" + bufferRole(buffer) +
+                         "): prepare steps run at bind time and may use only "
+                         "params, temps and constants");
+    };
+    if (step.kind == StepKind::Launch) {
+      const LaunchDecl &launch = m.launches[step.index];
+      for (size_t a = 0; a < launch.args.size(); ++a) {
+        const ArgDecl &arg = launch.args[a];
+        if (arg.kind != ArgKind::Buffer && arg.kind != ArgKind::TensorMap)
+          continue;
+        if (Status s = refuse("launch of kernel " + quoted(launch.kernel) +
+                                  " argument " + std::to_string(a),
+                              arg.buffer))
+          return s;
+      }
+      return SPARSEOPT_OK;
+    }
+    const GemmDecl &gemm = m.gemms[step.index];
+    std::vector<std::pair<const char *, const GemmOperand *>> operands = {
+        {"x", &gemm.x}, {"w", &gemm.w}, {"y", &gemm.y}};
+    if (gemm.hasBias)
+      operands.push_back({"bias", &gemm.bias});
+    for (const auto &[name, operand] : operands)
+      if (Status s = refuse(std::string("gemm operand ") + name,
+                            operand->buffer))
+        return s;
+    return SPARSEOPT_OK;
+  }
+
+  /// A check reads the first int32 of a temp buffer and reports on a
+  /// declared param.
+  Status resolveCheck(CheckDecl &check) {
+    auto found = bufferById.find(check.bufferId);
+    if (found == bufferById.end())
+      return errorAt(check.line, SPARSEOPT_ERROR_PARSE,
+                     "check uses unknown buffer b" +
+                         std::to_string(check.bufferId));
+    check.buffer = found->second;
+    const BufferDecl &buffer = m.buffers[check.buffer];
+    if (buffer.kind != BufferKind::Temp)
+      return errorAt(check.line, SPARSEOPT_ERROR_PARSE,
+                     "check buffer " + std::to_string(buffer.id) + " is " +
+                         (buffer.kind == BufferKind::Constant
+                              ? std::string("a constant")
+                              : "bound to " + bufferRole(buffer)) +
+                         ": a check reads a temp buffer");
+    if (buffer.bytes < 4)
+      return errorAt(check.line, SPARSEOPT_ERROR_PARSE,
+                     "check buffer " + std::to_string(buffer.id) + " has " +
+                         std::to_string(buffer.bytes) +
+                         " bytes: a check reads an int32 (4 bytes)");
+    if (size_t(check.param) >= m.params.size())
+      return errorAt(check.line, SPARSEOPT_ERROR_PARSE,
+                     "check names param " + std::to_string(check.param) +
+                         " but the program declares " +
+                         (m.params.empty()
+                              ? std::string("no params")
+                              : "params 0.." +
+                                    std::to_string(m.params.size() - 1)));
+    return SPARSEOPT_OK;
   }
 
   /// Binds the operands of `gemm` to their buffers and checks that each

@@ -3,7 +3,9 @@
 // The in-memory form of an artifact directory's manifest and its parser.
 // Parsing touches no GPU: it reads program.txt and checks that the module
 // file and each constant file exist (constants with the declared size) and
-// that every operand of a launch's tensor map or of a gemm fits its buffer.
+// that every operand of a launch's tensor map or of a gemm fits its buffer,
+// that prepare-stage steps use no input or output, and that each `check`
+// line names a temp buffer and a declared param.
 // The format is documented in sparseopt/runtime.h.
 //
 //===----------------------------------------------------------------------===//
@@ -23,19 +25,19 @@ inline constexpr const char *kManifestFileName = "program.txt";
 /// The only manifest version understood.
 inline constexpr int kManifestVersion = 1;
 
-enum class BufferKind { Input, Output, Constant, Temp };
+enum class BufferKind { Input, Output, Param, Constant, Temp };
 
 /// One `buffer` line.
 struct BufferDecl {
   uint64_t id = 0;
   BufferKind kind = BufferKind::Temp;
-  int slot = 0;       ///< input/output index
+  int slot = 0;       ///< input/output/param index (each kind its own space)
   uint64_t bytes = 0; ///< size in bytes
   std::string file;   ///< constant: path (artifact dir already prepended)
   int line = 0;
 };
 
-/// "input 0", "output 1", "constant" or "temp" for messages.
+/// "input 0", "output 1", "param 2", "constant" or "temp" for messages.
 std::string bufferRole(const BufferDecl &buffer);
 
 enum class ArgKind { Buffer, I32, I64, F32, TensorMap };
@@ -135,11 +137,39 @@ std::string describeGemm(const GemmDecl &gemm);
 
 enum class StepKind { Launch, Gemm };
 
+/// When a step runs: at every sparseopt_program_run (the default, and every
+/// step of a program without `stage` lines), or once per
+/// sparseopt_program_bind, after `stage prepare`.
+enum class StepStage { Prepare, Run };
+
+/// "prepare" or "run".
+const char *stepStageName(StepStage stage);
+
 /// One step of the program, in file order: a `launch` or a `gemm` line.
 struct StepDecl {
   StepKind kind = StepKind::Launch;
   size_t index = 0; ///< into Manifest::launches or Manifest::gemms
+  StepStage stage = StepStage::Run;
 };
+
+/// The largest group count of a `check` line (an int32, like gemm extents).
+inline constexpr uint64_t kMaxCheckGroups = INT32_MAX;
+
+/// One `check` line (prepare stage only): after the prepare steps, the first
+/// int32 of temp buffer `buffer` is 0 when param `param` keeps its declared
+/// n:m pattern, else 2147483647 - (row * groups + group) of a group of m
+/// consecutive elements with more than n nonzeros.
+struct CheckDecl {
+  uint64_t bufferId = 0; ///< the id as written
+  size_t buffer = 0;     ///< index into Manifest::buffers
+  int param = 0;         ///< the param index
+  unsigned n = 2, m = 4; ///< 2:4 or (2N-2):2N, N = 2..8
+  uint64_t groups = 1;   ///< groups of m elements per row, 1..kMaxCheckGroups
+  int line = 0;
+};
+
+/// "check b5 param 0 pattern 2:4 groups 16": the line as parsed.
+std::string describeCheck(const CheckDecl &check);
 
 /// A parsed and validated manifest.
 struct Manifest {
@@ -150,11 +180,16 @@ struct Manifest {
   std::vector<BufferDecl> buffers;
   std::vector<LaunchDecl> launches;
   std::vector<GemmDecl> gemms;
-  /// Every launch and gemm in file order, the order a run enqueues them.
+  /// Every launch and gemm in file order. The prepare steps (if any) come
+  /// first; a bind enqueues them, a run enqueues the run steps.
   std::vector<StepDecl> steps;
-  /// Index into `buffers` of the buffer bound to each input/output slot.
+  /// The `check` lines in file order.
+  std::vector<CheckDecl> checks;
+  /// Index into `buffers` of the buffer bound to each input/output/param
+  /// slot.
   std::vector<size_t> inputs;
   std::vector<size_t> outputs;
+  std::vector<size_t> params;
   /// Number of `tmap:` launch arguments (their TensorMapDecl::slot values are
   /// 0..tensorMaps-1).
   size_t tensorMaps = 0;
@@ -166,7 +201,8 @@ struct Manifest {
 /// Reads and validates <artifactDir>/program.txt into `out`.
 /// Errors: IO (a file is missing or unreadable), PARSE (malformed manifest,
 /// constant size mismatch, a tensor map or gemm operand larger than its
-/// buffer); messages start with "<manifest path>:<line>: ".
+/// buffer, a prepare step using an input or output, a bad `check` line);
+/// messages start with "<manifest path>:<line>: ".
 Status parseManifest(const std::string &artifactDir, Manifest &out);
 
 } // namespace sparseopt

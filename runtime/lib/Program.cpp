@@ -3,9 +3,11 @@
 // A program couples a parsed manifest with its GPU resources: the loaded
 // module, one resolved kernel per launch, the device memory of its constant
 // and temporary buffers, the encoded TMA tensor maps of its `tmap:`
-// arguments and the cuBLASLt plans of its gemm lines. Running it binds the
-// caller's input and output pointers, (re-)encodes the tensor maps whose
-// buffer moved, and enqueues the launches and gemms in manifest order.
+// arguments and the cuBLASLt plans of its gemm lines. Binding it takes the
+// caller's param pointers, zeroes the temporaries, runs the prepare steps and
+// evaluates the check lines; running it takes the caller's input and output
+// pointers, (re-)encodes the tensor maps whose buffer moved, and enqueues the
+// run steps in manifest order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,6 +43,8 @@ struct sparseopt_program_s {
   Manifest manifest;
   /// What sparseopt_program_step returns, parallel to manifest.steps.
   std::vector<std::string> stepText;
+  /// What sparseopt_program_check returns, parallel to manifest.checks.
+  std::vector<std::string> checkText;
   /// True once the GPU resources below exist (sparseopt_program_load).
   bool loaded = false;
   sparseopt_module module = nullptr;
@@ -54,9 +58,19 @@ struct sparseopt_program_s {
   std::vector<EncodedTensorMap> tensorMaps;
   /// The cuBLASLt handle, workspace and plans of the gemm lines.
   GemmResources gemms;
-  /// Serializes runs that write program state: `tensorMaps`, so that a map
-  /// cannot change between its encoding and the launch that copies it, and
-  /// the bias pointers in the gemm descriptors, likewise.
+  /// The param pointers of the last successful sparseopt_program_bind,
+  /// parallel to manifest.params; `bound` says whether there was one since
+  /// load (a failed bind clears it). A program without params is bound from
+  /// its load on.
+  std::vector<CUdeviceptr> params;
+  bool bound = false;
+  /// Whether the manifest has prepare steps (then a bind can change
+  /// `bound` even without params).
+  bool hasPrepareSteps = false;
+  /// Serializes runs and binds that write or read program state:
+  /// `tensorMaps`, so that a map cannot change between its encoding and the
+  /// launch that copies it, the bias pointers in the gemm descriptors,
+  /// likewise, and `params`/`bound`.
   std::mutex runMutex;
 };
 
@@ -175,6 +189,10 @@ Status parseProgram(const char *dir,
     program->stepText.push_back(step.kind == StepKind::Gemm
                                     ? describeGemm(m.gemms[step.index])
                                     : "launch " + m.launches[step.index].kernel);
+  for (const CheckDecl &check : m.checks)
+    program->checkText.push_back(describeCheck(check));
+  for (const StepDecl &step : m.steps)
+    program->hasPrepareSteps |= step.stage == StepStage::Prepare;
   out = std::move(program);
   return SPARSEOPT_OK;
 }
@@ -328,23 +346,16 @@ Status runLaunch(const char *api, sparseopt_program_s &p, size_t index,
                       params.empty() ? nullptr : params.data());
 }
 
-/// Enqueues every launch and gemm of a loaded program, in manifest order.
-Status runProgram(const char *api, sparseopt_program_s &p,
-                  const sparseopt_deviceptr *inputs,
-                  const sparseopt_deviceptr *outputs, CUstream stream) {
+/// Enqueues the steps of stage `stage` of a loaded program, in manifest
+/// order, over the buffers at `address` (parallel to the manifest's
+/// buffers). The caller holds the run mutex when the program has state.
+Status runSteps(const char *api, sparseopt_program_s &p, StepStage stage,
+                std::vector<CUdeviceptr> &address, CUstream stream) {
   const Manifest &m = p.manifest;
-  std::unique_lock<std::mutex> lock(p.runMutex, std::defer_lock);
-  if (!p.tensorMaps.empty() || !m.gemms.empty())
-    lock.lock();
-  // Device address of every buffer for this run.
-  std::vector<CUdeviceptr> address(p.memory);
-  for (size_t i = 0; i < m.inputs.size(); ++i)
-    address[m.inputs[i]] = CUdeviceptr(inputs[i]);
-  for (size_t i = 0; i < m.outputs.size(); ++i)
-    address[m.outputs[i]] = CUdeviceptr(outputs[i]);
-
   std::vector<void *> params;
   for (const StepDecl &step : m.steps) {
+    if (step.stage != stage)
+      continue;
     if (step.kind == StepKind::Launch) {
       if (Status s = runLaunch(api, p, step.index, address, params, stream)) {
         addErrorContext(api, "launch " + std::to_string(step.index) + " (" +
@@ -359,6 +370,102 @@ Status runProgram(const char *api, sparseopt_program_s &p,
       return s;
     }
   }
+  return SPARSEOPT_OK;
+}
+
+/// True when the program's state (tensor maps, gemm descriptors, bound
+/// params) must be guarded by the run mutex.
+bool hasRunState(const sparseopt_program_s &p) {
+  const Manifest &m = p.manifest;
+  return !p.tensorMaps.empty() || !m.gemms.empty() || !m.params.empty() ||
+         p.hasPrepareSteps;
+}
+
+/// Enqueues the run steps of a loaded, bound program, in manifest order.
+Status runProgram(const char *api, sparseopt_program_s &p,
+                  const sparseopt_deviceptr *inputs,
+                  const sparseopt_deviceptr *outputs, CUstream stream) {
+  const Manifest &m = p.manifest;
+  std::unique_lock<std::mutex> lock(p.runMutex, std::defer_lock);
+  if (hasRunState(p))
+    lock.lock();
+  if (!p.bound)
+    return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
+                "the program has " + std::to_string(m.params.size()) +
+                    " params: bind them first (sparseopt_program_bind)");
+  // Device address of every buffer for this run.
+  std::vector<CUdeviceptr> address(p.memory);
+  for (size_t i = 0; i < m.inputs.size(); ++i)
+    address[m.inputs[i]] = CUdeviceptr(inputs[i]);
+  for (size_t i = 0; i < m.outputs.size(); ++i)
+    address[m.outputs[i]] = CUdeviceptr(outputs[i]);
+  for (size_t i = 0; i < m.params.size(); ++i)
+    address[m.params[i]] = p.params[i];
+  return runSteps(api, p, StepStage::Run, address, stream);
+}
+
+/// The message of a check that found a group breaking its pattern: `value`
+/// is 2147483647 - (row * groups + group).
+std::string weightMessage(const CheckDecl &check, int32_t value) {
+  int64_t flat = int64_t(INT32_MAX) - int64_t(value);
+  uint64_t groups = check.groups;
+  uint64_t row = uint64_t(flat) / groups, group = uint64_t(flat) % groups;
+  uint64_t first = group * check.m;
+  return "param " + std::to_string(check.param) + " breaks its declared " +
+         std::to_string(check.n) + ":" + std::to_string(check.m) +
+         " sparsity: row " + std::to_string(row) + ", group " +
+         std::to_string(group) + " (columns " + std::to_string(first) + ".." +
+         std::to_string(first + check.m - 1) + ") has more than " +
+         std::to_string(check.n) + " nonzeros";
+}
+
+/// Binds `params` (parallel to the manifest's params; may be NULL when
+/// there are none) to a loaded program: zeroes every temp buffer and runs
+/// the prepare steps on `stream`, waits for that stream, then evaluates the
+/// check lines in file order. The program is bound only when all of that
+/// succeeds.
+Status bindProgram(const char *api, sparseopt_program_s &p,
+                   const sparseopt_deviceptr *params, CUstream stream) {
+  const Manifest &m = p.manifest;
+  std::lock_guard<std::mutex> lock(p.runMutex);
+  p.bound = false;
+  // Prepare kernels may accumulate (with atomics) into zeroed temps; the
+  // memsets are ordered before them on the same stream.
+  for (size_t i = 0; i < m.buffers.size(); ++i) {
+    const BufferDecl &buffer = m.buffers[i];
+    if (buffer.kind != BufferKind::Temp || p.memory[i] == 0)
+      continue;
+    CUresult result = driver().cuMemsetD8Async(p.memory[i], 0,
+                                               size_t(buffer.bytes), stream);
+    if (result != CUDA_SUCCESS)
+      return cudaFail(result, api,
+                      m.where(buffer.line) + ": zeroing temp buffer " +
+                          std::to_string(buffer.id) + " (cuMemsetD8Async)");
+  }
+  std::vector<CUdeviceptr> address(p.memory);
+  for (size_t i = 0; i < m.params.size(); ++i)
+    address[m.params[i]] = CUdeviceptr(params[i]);
+  if (Status s = runSteps(api, p, StepStage::Prepare, address, stream))
+    return s;
+  CUresult result = driver().cuStreamSynchronize(stream);
+  if (result != CUDA_SUCCESS)
+    return cudaFail(result, api,
+                    "waiting for the prepare steps (cuStreamSynchronize)");
+  for (const CheckDecl &check : m.checks) {
+    int32_t value = 0;
+    result = driver().cuMemcpyDtoH_v2(&value, p.memory[check.buffer],
+                                      sizeof(value));
+    if (result != CUDA_SUCCESS)
+      return cudaFail(result, api,
+                      m.where(check.line) + ": reading the result of " +
+                          describeCheck(check) + " (cuMemcpyDtoH)");
+    if (value != 0)
+      return fail(SPARSEOPT_ERROR_WEIGHT, api, weightMessage(check, value));
+  }
+  p.params.clear();
+  for (size_t i = 0; i < m.params.size(); ++i)
+    p.params.push_back(CUdeviceptr(params[i]));
+  p.bound = true;
   return SPARSEOPT_OK;
 }
 
@@ -429,7 +536,16 @@ sparseopt_status sparseopt_program_load(const char *artifact_dir,
         return s;
     if (Status s = requireContext(api))
       return s;
-    if (Status s = acquireResources(api, *program)) {
+    Status s = acquireResources(api, *program);
+    // A program without params is bound at load: its prepare steps (if
+    // any) run now, on the legacy default stream.
+    if (s == SPARSEOPT_OK && m.params.empty()) {
+      if (program->hasPrepareSteps)
+        s = bindProgram(api, *program, nullptr, nullptr);
+      else
+        program->bound = true;
+    }
+    if (s != SPARSEOPT_OK) {
       std::string message = sparseopt_last_error();
       releaseResources(api, *program);
       fail(s, message); // keep the first error, not a cleanup one
@@ -451,6 +567,22 @@ int sparseopt_program_num_outputs(sparseopt_program p) {
   const char *api = "sparseopt_program_num_outputs";
   return guardedValue(api, -1, [&]() {
     return validProgram(api, p) ? countOf(p->manifest.outputs.size()) : -1;
+  });
+}
+
+int sparseopt_program_num_params(sparseopt_program p) {
+  const char *api = "sparseopt_program_num_params";
+  return guardedValue(api, -1, [&]() {
+    return validProgram(api, p) ? countOf(p->manifest.params.size()) : -1;
+  });
+}
+
+size_t sparseopt_program_param_bytes(sparseopt_program p, int i) {
+  const char *api = "sparseopt_program_param_bytes";
+  return guardedValue(api, size_t(0), [&]() -> size_t {
+    if (!validIndex(api, p, i, p ? p->manifest.params.size() : 0))
+      return 0;
+    return size_t(p->manifest.buffers[p->manifest.params[i]].bytes);
   });
 }
 
@@ -496,6 +628,35 @@ const char *sparseopt_program_step(sparseopt_program p, int i) {
                       });
 }
 
+const char *sparseopt_program_step_stage(sparseopt_program p, int i) {
+  const char *api = "sparseopt_program_step_stage";
+  return guardedValue(api, static_cast<const char *>(nullptr),
+                      [&]() -> const char * {
+                        if (!validIndex(api, p, i,
+                                        p ? p->manifest.steps.size() : 0))
+                          return nullptr;
+                        return stepStageName(p->manifest.steps[i].stage);
+                      });
+}
+
+int sparseopt_program_num_checks(sparseopt_program p) {
+  const char *api = "sparseopt_program_num_checks";
+  return guardedValue(api, -1, [&]() {
+    return validProgram(api, p) ? countOf(p->manifest.checks.size()) : -1;
+  });
+}
+
+const char *sparseopt_program_check(sparseopt_program p, int i) {
+  const char *api = "sparseopt_program_check";
+  return guardedValue(api, static_cast<const char *>(nullptr),
+                      [&]() -> const char * {
+                        if (!validIndex(api, p, i,
+                                        p ? p->checkText.size() : 0))
+                          return nullptr;
+                        return p->checkText[i].c_str();
+                      });
+}
+
 const char *sparseopt_program_launch_kernel(sparseopt_program p, int i) {
   const char *api = "sparseopt_program_launch_kernel";
   return guardedValue(api, static_cast<const char *>(nullptr),
@@ -528,6 +689,32 @@ sparseopt_status sparseopt_program_run(sparseopt_program p,
     if (Status st = requireContext(api))
       return st;
     return runProgram(api, *p, inputs, outputs, toCUstream(s));
+  });
+}
+
+sparseopt_status sparseopt_program_bind(sparseopt_program p,
+                                        const sparseopt_deviceptr *params,
+                                        size_t num_params,
+                                        sparseopt_stream s) {
+  const char *api = "sparseopt_program_bind";
+  return guarded(api, [&]() -> Status {
+    if (p == nullptr)
+      return nullArgument(api, "p");
+    const Manifest &m = p->manifest;
+    if (num_params != m.params.size())
+      return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
+                  "the program has " + std::to_string(m.params.size()) +
+                      " param(s), got " + std::to_string(num_params));
+    if (Status st = checkPointers(api, m, m.params, params, "param"))
+      return st;
+    if (!p->loaded)
+      return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
+                  "program " + m.dir +
+                      " was only parsed: load it with sparseopt_program_load "
+                      "to bind it");
+    if (Status st = requireContext(api))
+      return st;
+    return bindProgram(api, *p, params, toCUstream(s));
   });
 }
 

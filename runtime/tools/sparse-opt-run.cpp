@@ -3,16 +3,19 @@
 // Usage: sparse-opt-run <artifact-dir> [--iters N] [--warmup N] [--seed S]
 //                       [--device D] [--dtype f16|bf16|f32] [--help]
 //
-// Loads the program in <artifact-dir>, fills every input with deterministic
-// pseudo-random values, runs it once to compute output checksums, then runs
-// warm-up and timed iterations measured with CUDA events. For each output it
+// Loads the program in <artifact-dir>, fills every input and param with
+// deterministic pseudo-random values (params that a check line guards are
+// pruned to its n:m pattern), binds the params, runs it once to compute
+// output checksums, then runs warm-up and timed iterations measured with
+// CUDA events. For each output it
 // prints the byte size and a checksum (the sum of its elements decoded as
 // --dtype), then the median time per run in microseconds.
 //
 // Input values are drawn from {-0.5, -0.25, 0, 0.25, 0.5}, which are exact in
 // f16, bf16 and f32, so checksums of simple programs are reproducible.
-// Inputs and outputs are treated as arrays of --dtype elements; trailing
-// bytes that do not form a whole element are zero-filled and not summed.
+// Inputs, params and outputs are treated as arrays of --dtype elements;
+// trailing bytes that do not form a whole element are zero-filled and not
+// summed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,13 +37,16 @@ const char *const kUsage =
     "\n"
     "Runs the compiled program in <artifact-dir> (its program.txt manifest)\n"
     "on a CUDA GPU and reports output checksums and the median run time.\n"
+    "Inputs and params (weights) get deterministic values; params are bound\n"
+    "once, before the runs.\n"
     "\n"
     "options:\n"
     "  --iters N     timed runs (default 10, at least 1)\n"
     "  --warmup N    untimed runs before timing (default 3)\n"
     "  --seed S      seed of the pseudo-random inputs (default 0)\n"
     "  --device D    CUDA device ordinal (default 0)\n"
-    "  --dtype T     element type of inputs/outputs: f16 (default), bf16, f32\n"
+    "  --dtype T     element type of inputs/params/outputs: f16 (default),\n"
+    "                bf16, f32\n"
     "  --help        print this help\n";
 
 /// Thrown (and caught in main) to report a failure and exit with status 1.
@@ -183,6 +189,36 @@ void fillInput(std::vector<unsigned char> &bytes, DType dtype, Random &rng) {
   }
 }
 
+/// One `check` line of the program, as sparseopt_program_check prints it.
+struct CheckPattern {
+  int param = 0;
+  unsigned n = 0, m = 0;
+  unsigned long long groups = 0;
+};
+
+/// Reads "check b<id> param <index> pattern <n>:<m> groups <G>".
+bool parseCheckText(const char *text, CheckPattern &out) {
+  unsigned long long buffer = 0;
+  int consumed = 0;
+  return text != nullptr &&
+         std::sscanf(text, "check b%llu param %d pattern %u:%u groups %llu%n",
+                     &buffer, &out.param, &out.n, &out.m, &out.groups,
+                     &consumed) == 5 &&
+         text[consumed] == '\0' && out.m != 0 && out.groups != 0;
+}
+
+/// Zeroes, in every group of m consecutive --dtype elements of each row of
+/// groups * m elements, all but the first n: the param then keeps the
+/// pattern its check line declares (when its element type is --dtype).
+void pruneToPattern(std::vector<unsigned char> &bytes, DType dtype,
+                    const CheckPattern &pattern) {
+  size_t size = elementBytes(dtype);
+  unsigned long long row = pattern.groups * pattern.m;
+  for (size_t at = 0, i = 0; at + size <= bytes.size(); at += size, ++i)
+    if ((i % row) % pattern.m >= pattern.n)
+      std::fill(bytes.begin() + at, bytes.begin() + at + size, 0);
+}
+
 float halfToFloat(unsigned short h) {
   unsigned sign = (h >> 15) & 1u, exponent = (h >> 10) & 0x1fu,
            mantissa = h & 0x3ffu;
@@ -224,7 +260,7 @@ double checksum(const std::vector<unsigned char> &bytes, DType dtype) {
 /// Owns the GPU objects of one invocation and releases them in reverse.
 struct Session {
   sparseopt_program program = nullptr;
-  std::vector<sparseopt_deviceptr> inputs, outputs;
+  std::vector<sparseopt_deviceptr> inputs, params, outputs;
   sparseopt_stream stream = nullptr;
   sparseopt_event start = nullptr, end = nullptr;
 
@@ -236,6 +272,8 @@ struct Session {
     if (stream)
       sparseopt_stream_destroy(stream);
     for (sparseopt_deviceptr p : outputs)
+      sparseopt_free(p);
+    for (sparseopt_deviceptr p : params)
       sparseopt_free(p);
     for (sparseopt_deviceptr p : inputs)
       sparseopt_free(p);
@@ -263,6 +301,7 @@ void runProgram(const Options &options) {
   sparseopt_program p = session.program;
   int numInputs = sparseopt_program_num_inputs(p);
   int numOutputs = sparseopt_program_num_outputs(p);
+  int numParams = sparseopt_program_num_params(p);
   int numLaunches = sparseopt_program_num_launches(p);
   // Every step that is not a launch is a gemm; the line keeps its old form
   // for programs without one.
@@ -271,6 +310,8 @@ void runProgram(const Options &options) {
               numInputs, numOutputs, numLaunches);
   if (numGemms > 0)
     std::printf(", %d gemm(s)", numGemms);
+  if (numParams > 0)
+    std::printf(", %d param(s)", numParams);
   std::printf("\n");
 
   Random rng{options.seed};
@@ -284,6 +325,29 @@ void runProgram(const Options &options) {
     if (bytes != 0)
       check(sparseopt_memcpy_htod(session.inputs.back(), host.data(), bytes));
   }
+  // Params after the inputs, so that the inputs of programs without params
+  // keep their values.
+  std::vector<CheckPattern> checks;
+  for (int i = 0, n = sparseopt_program_num_checks(p); i < n; ++i) {
+    CheckPattern pattern;
+    const char *text = sparseopt_program_check(p, i);
+    if (!parseCheckText(text, pattern))
+      failWith(std::string("cannot read check line '") +
+               (text ? text : "") + "'");
+    checks.push_back(pattern);
+  }
+  for (int i = 0; i < numParams; ++i) {
+    size_t bytes = sparseopt_program_param_bytes(p, i);
+    session.params.push_back(0);
+    check(sparseopt_malloc(bytes, &session.params.back()));
+    host.assign(bytes, 0);
+    fillInput(host, options.dtype, rng);
+    for (const CheckPattern &pattern : checks)
+      if (pattern.param == i)
+        pruneToPattern(host, options.dtype, pattern);
+    if (bytes != 0)
+      check(sparseopt_memcpy_htod(session.params.back(), host.data(), bytes));
+  }
   for (int i = 0; i < numOutputs; ++i) {
     size_t bytes = sparseopt_program_output_bytes(p, i);
     session.outputs.push_back(0);
@@ -295,6 +359,11 @@ void runProgram(const Options &options) {
   check(sparseopt_event_create(&session.start));
   check(sparseopt_event_create(&session.end));
   check(sparseopt_synchronize()); // inputs and zeroed outputs are in place
+  // Once: the prepare steps and the checks (a weight that breaks its
+  // declared sparsity fails here).
+  if (numParams > 0)
+    check(sparseopt_program_bind(p, session.params.data(),
+                                 session.params.size(), session.stream));
 
   // One run on zeroed outputs gives the checksums.
   check(sparseopt_program_run(p, session.inputs.data(), session.outputs.data(),

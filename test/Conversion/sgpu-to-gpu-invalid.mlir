@@ -1,10 +1,23 @@
 // RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu -verify-diagnostics
 
-func.func @runtime_compress(%x: tensor<8x32xf16>, %w: tensor<16x32xf16>) -> tensor<8x16xf16> {
-  %c = sgpu.compress %w : tensor<16x32xf16> -> !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>
-  // expected-error @+1 {{the compressed weight must be known at compile time (a constant, or sgpu.assemble); compressing weights on the GPU at run time is not generated yet}}
+// A weight computed in the function: no param to bind and prepare.
+func.func @computed_weight(%x: tensor<8x32xf16>, %w: tensor<16x32xf16>) -> tensor<8x16xf16> {
+  %w2 = arith.addf %w, %w : tensor<16x32xf16>
+  %c = sgpu.compress %w2 : tensor<16x32xf16> -> !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>
+  // expected-error @+1 {{the sparse weight must be a constant, sgpu.assemble of its parts, or an argument of the function that only this matmul reads (compressed on the GPU when the program's params are bound); a weight computed in the function is not supported}}
   %y = sgpu.spmm %x, %c : tensor<8x32xf16>, !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>> -> tensor<8x16xf16>
   return %y : tensor<8x16xf16>
+}
+
+// -----
+
+// A weight argument that is also returned: the program needs it at every
+// run, so it cannot be a param prepared once.
+func.func @shared_weight(%x: tensor<8x32xf16>, %w: tensor<16x32xf16>) -> (tensor<8x16xf16>, tensor<16x32xf16>) {
+  %c = sgpu.compress %w : tensor<16x32xf16> -> !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>>
+  // expected-error @+1 {{the sparse weight must be a constant, sgpu.assemble of its parts, or an argument of the function that only this matmul reads (compressed on the GPU when the program's params are bound); a weight computed in the function is not supported}}
+  %y = sgpu.spmm %x, %c : tensor<8x32xf16>, !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>> -> tensor<8x16xf16>
+  return %y, %w : tensor<8x16xf16>, tensor<16x32xf16>
 }
 
 // -----

@@ -119,3 +119,33 @@ func.func @argument_four_six(%x: tensor<3x30xbf16>, %w: tensor<20x30xbf16, #sgpu
       ins(%x, %w : tensor<3x30xbf16>, tensor<20x30xbf16, #sgpu.nm<4:6>>) outs(%acc : tensor<3x20xbf16>) -> tensor<3x20xbf16>
   return %y : tensor<3x20xbf16>
 }
+
+// -----
+
+// Two sparse layers in a chain: the second reads the first's rewritten
+// result (argument weights: compressed by the GPU lowering, at bind time).
+// CHECK-LABEL: func @chain
+// CHECK: %[[C1:.*]] = sgpu.compress %arg1
+// CHECK: %[[H:.*]] = sgpu.spmm %arg0, %[[C1]]
+// CHECK: %[[C2:.*]] = sgpu.nm_decompose %arg2
+// CHECK: %[[L:.*]] = sgpu.lift %[[H]]
+// CHECK: sgpu.spmm %[[L]], %[[C2]]
+func.func @chain(%x: tensor<16x64xbf16>, %w1: tensor<64x64xbf16, #sgpu.nm<2:4>>,
+                 %w2: tensor<32x64xbf16, #sgpu.nm<8:10>>) -> tensor<16x32xbf16> {
+  %z = arith.constant 0.0 : bf16
+  %e1 = tensor.empty() : tensor<16x64xbf16>
+  %a1 = linalg.fill ins(%z : bf16) outs(%e1 : tensor<16x64xbf16>) -> tensor<16x64xbf16>
+  %h = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                      affine_map<(m, n, k) -> (n, k)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w1 : tensor<16x64xbf16>, tensor<64x64xbf16, #sgpu.nm<2:4>>)
+      outs(%a1 : tensor<16x64xbf16>) -> tensor<16x64xbf16>
+  %e2 = tensor.empty() : tensor<16x32xbf16>
+  %a2 = linalg.fill ins(%z : bf16) outs(%e2 : tensor<16x32xbf16>) -> tensor<16x32xbf16>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                      affine_map<(m, n, k) -> (n, k)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+      ins(%h, %w2 : tensor<16x64xbf16>, tensor<32x64xbf16, #sgpu.nm<8:10>>)
+      outs(%a2 : tensor<16x32xbf16>) -> tensor<16x32xbf16>
+  return %y : tensor<16x32xbf16>
+}

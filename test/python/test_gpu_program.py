@@ -274,3 +274,100 @@ def test_gemm_runs_in_order_and_in_a_cuda_graph(cuda_torch, tmp_path):
             graph.replay()
             t.cuda.synchronize()
             assert relative_error(t, y, reference(*inputs)) <= 1e-2, seed
+
+
+# ---------------------------------------------------------------------------
+# params: bound once, prepared at bind time, checked
+# ---------------------------------------------------------------------------
+
+def write_param_artifact(directory, m, n, k):
+    """x [m, k] bf16 (input 0) and W [n, k] bf16 (argument 1, param 0) ->
+    y = x W^T [m, n] f32. The prepare stage copies W into a temp (a gemm with
+    the identity) that the run reads, and writes W[0, 0] (times 1.0, as f32
+    bits) into the buffer of a 2:4 check: the check passes while W[0, 0] is
+    0 and reports a row and group otherwise."""
+    directory.mkdir(parents=True)
+    eye = np.zeros((k, k), dtype=np.uint16)
+    np.fill_diagonal(eye, 0x3F80)  # bf16 1.0
+    (directory / "eye.bin").write_bytes(eye.tobytes())
+    (directory / "one.bin").write_bytes(np.array([0x3F80], dtype=np.uint16).tobytes())
+    (directory / "program.txt").write_text(
+        "sparseopt-program 1\n"
+        "buffer 0 input 0 %d\n"
+        "buffer 1 param 0 %d\n"
+        "buffer 2 constant eye.bin %d\n"
+        "buffer 3 constant one.bin 2\n"
+        "buffer 4 temp %d\n"
+        "buffer 5 temp 4\n"
+        "buffer 6 output 0 %d\n"
+        "stage prepare\n"
+        "gemm m=%d n=%d k=%d in=bf16 out=bf16 x=b1 w=b2 y=b4\n"
+        "gemm m=1 n=1 k=1 in=bf16 out=f32 x=b3 w=b1 y=b5\n"
+        "check b5 param 0 pattern 2:4 groups %d\n"
+        "stage run\n"
+        "gemm m=%d n=%d k=%d in=bf16 out=f32 x=b0 w=b4 y=b6\n"
+        % (m * k * 2, n * k * 2, k * k * 2, n * k * 2, m * n * 4, n, k, k, k // 4, m, n, k))
+    (directory / "signature.json").write_text(json.dumps({
+        "function": "linear",
+        "inputs": [{"shape": [m, k], "dtype": "bf16"}, {"shape": [n, k], "dtype": "bf16"}],
+        "outputs": [{"shape": [m, n], "dtype": "f32"}],
+        "params": [1]}))
+    return directory
+
+
+def test_params_are_bound_once_prepared_and_checked(cuda_torch, tmp_path):
+    t = cuda_torch
+    m, n, k = 8, 32, 64
+    prog = runtime.load(write_param_artifact(tmp_path / "linear", m, n, k))
+    with prog:
+        assert prog.param_bytes == [n * k * 2] and prog.input_bytes == [m * k * 2]
+        binds = []
+        real_bind = prog._bind
+        prog._bind = lambda ptrs, *rest: (binds.append(list(ptrs)), real_bind(ptrs, *rest))[1]
+
+        g = t.Generator(device="cuda").manual_seed(5)
+        x = t.randn(m, k, generator=g, device="cuda", dtype=t.bfloat16)
+        w = t.randn(n, k, generator=g, device="cuda", dtype=t.bfloat16)
+        w[0, 0] = 0
+        ref = gemm_reference(t, x, w, None, False)
+
+        y = prog(x, w)  # the first call binds
+        t.cuda.synchronize()
+        assert binds == [[w.data_ptr()]] and prog.bound
+        assert relative_error(t, y, ref) <= _TOLERANCE["f32"]
+        assert t.equal(prog(x, w), y)  # same weight: no new bind
+        assert len(binds) == 1
+
+        # Changed in place: the prepared copy is stale until bound again.
+        w.mul_(2)
+        assert t.equal(prog(x, w), y) and len(binds) == 1
+        prog.bind([w.data_ptr()], stream=t.cuda.current_stream().cuda_stream)
+        assert relative_error(t, prog(x, w), 2 * ref) <= _TOLERANCE["f32"]
+
+        # A non-contiguous weight is copied once; the copy lives while bound.
+        strided = w.t().contiguous().t()
+        assert not strided.is_contiguous()
+        y2 = prog(x, strided)
+        assert len(binds) == 3 and len(prog._bound_copies) == 1
+        assert binds[-1] == [prog._bound_copies[0].data_ptr()]
+        assert relative_error(t, y2, 2 * ref) <= _TOLERANCE["f32"]
+        prog(x, strided)
+        assert len(binds) == 3
+
+        # A weight that breaks its declared 2:4 sparsity. The check reads
+        # 1.0f = 0x3F800000 = 1065353216: flat 2147483647 - 1065353216 =
+        # 1082130431 = 67633151 * 16 + 15 with k / 4 = 16 groups per row.
+        bad = w.clone()
+        bad[0, 0] = 1.0
+        with pytest.raises(runtime.WeightError) as e:
+            prog(x, bad)
+        assert e.value.status_name == "SPARSEOPT_ERROR_WEIGHT"
+        assert e.value.message == (
+            "sparseopt_program_bind: param 0 breaks its declared 2:4 sparsity: row 67633151, "
+            "group 15 (columns 60..63) has more than 2 nonzeros")
+        assert not prog.bound
+        with pytest.raises(runtime.InvalidArgumentError, match="bind them first"):
+            prog.run([x.data_ptr()], [y.data_ptr()])
+        # The next call binds again.
+        assert relative_error(t, prog(x, w), 2 * ref) <= _TOLERANCE["f32"]
+        assert binds[-1] == [w.data_ptr()]

@@ -1,5 +1,6 @@
 """sparse_opt.runtime without a GPU: imports on the runtime library alone,
-reports a missing driver, checks arguments against the signature."""
+reports a missing driver, checks arguments against the signature, splits
+params from inputs."""
 import json
 import shutil
 
@@ -7,15 +8,15 @@ import pytest
 
 from conftest import run_python
 from sparse_opt import runtime
-from sparse_opt.artifact import ArtifactError, TensorSpec, element_bytes
+from sparse_opt.artifact import ArtifactError, Signature, TensorSpec, element_bytes
 
 
 class FakeCudaArray:
     """Exposes __cuda_array_interface__ (the pointer is never dereferenced)."""
 
-    def __init__(self, shape, typestr="<f2", strides=None):
+    def __init__(self, shape, typestr="<f2", strides=None, ptr=0x10000):
         self.__cuda_array_interface__ = {"shape": tuple(shape), "typestr": typestr,
-                                         "data": (0x10000, False), "strides": strides,
+                                         "data": (ptr, False), "strides": strides,
                                          "version": 3}
 
 
@@ -135,3 +136,236 @@ def test_element_types():
     assert [element_bytes(t) for t in ("f16", "bf16", "f32", "i8", "i1", "i64", "index")] == \
         [2, 2, 4, 1, 1, 8, 8]
     assert runtime._compatible("i8", "ui8") and not runtime._compatible("f16", "bf16")
+
+
+# ---------------------------------------------------------------------------
+# Params: signature.json's "params", Program's split, binding, error classes
+# ---------------------------------------------------------------------------
+
+def _sig(params=None, n=3, **extra):
+    obj = {"function": "f", "inputs": [{"shape": [2, 4 * (i + 1)], "dtype": "f16"}
+                                       for i in range(n)],
+           "outputs": [{"shape": [2], "dtype": "f32"}]}
+    if params is not None:
+        obj["params"] = params
+    obj.update(extra)
+    return obj
+
+
+def test_signature_params():
+    sig = Signature.from_json(_sig([0, 2]))
+    assert sig.params == (0, 2)
+    assert sig.param_specs == (TensorSpec((2, 4), "f16"), TensorSpec((2, 12), "f16"))
+    assert sig.input_positions == (1,)
+    assert sig.input_specs == (TensorSpec((2, 8), "f16"),)
+    assert len(sig.inputs) == 3  # inputs stay all the function's arguments
+    assert str(sig) == "f(param f16[2, 4], f16[2, 8], param f16[2, 12]) -> (f32[2])"
+    for none in (None, [], "null"):
+        obj = _sig() if none is None else _sig([] if none == [] else None)
+        if none == "null":
+            obj["params"] = None
+        sig = Signature.from_json(obj)
+        assert sig.params == () and sig.param_specs == ()
+        assert sig.input_specs == sig.inputs and sig.input_positions == (0, 1, 2)
+        assert str(sig) == "f(f16[2, 4], f16[2, 8], f16[2, 12]) -> (f32[2])"
+    # A Signature made without params has none.
+    assert Signature("g", (), ()).params == ()
+
+
+@pytest.mark.parametrize("params,message", [
+    (1, "params must be a list of argument positions, got 1"),
+    ({"w": 1}, "params must be a list"),
+    (["1"], "params must be argument positions (integers), got '1'"),
+    ([1.0], "(integers), got 1.0"),
+    ([True], "(integers), got True"),
+    ([3], "param position 3 is out of range (the function has 3 arguments)"),
+    ([-1], "param position -1 is out of range"),
+    ([1, 1], "params [1, 1] repeat a position"),
+    ([2, 0], "params [2, 0] are not sorted"),
+])
+def test_signature_rejects_bad_params(params, message):
+    with pytest.raises(ArtifactError) as e:
+        Signature.from_json(_sig(params))
+    assert "malformed signature: " in str(e.value)
+    assert message in str(e.value)
+
+
+# x0 [4, 16] f16 (input 0), W [16, 16] f16 (param 0), x1 [2, 16] f16
+# (input 1), V [8, 16] f16 (param 1) -> y [4, 16] f32, z [2, 8] f32. The
+# prepare stage makes T from W, the run reads T and V.
+_PARAM_PROGRAM = """\
+sparseopt-program 1
+buffer 0 input 0 128
+buffer 1 param 0 512
+buffer 2 input 1 64
+buffer 3 param 1 256
+buffer 4 constant eye.bin 512
+buffer 5 temp 512
+buffer 6 temp 4
+buffer 7 output 0 256
+buffer 8 output 1 64
+stage prepare
+gemm m=16 n=16 k=16 in=f16 out=f16 x=b1 w=b4 y=b5
+check b6 param 0 pattern 2:4 groups 4
+stage run
+gemm m=4 n=16 k=16 in=f16 out=f32 x=b0 w=b5 y=b7
+gemm m=2 n=8 k=16 in=f16 out=f32 x=b2 w=b3 y=b8
+"""
+
+
+def write_param_artifact(directory, params=(1, 3)):
+    directory.mkdir()
+    (directory / "program.txt").write_text(_PARAM_PROGRAM)
+    (directory / "eye.bin").write_bytes(bytes(512))
+    spec = lambda shape, t="f16": {"shape": shape, "dtype": t}
+    (directory / "signature.json").write_text(json.dumps({
+        "function": "two_layers",
+        "inputs": [spec([4, 16]), spec([16, 16]), spec([2, 16]), spec([8, 16])],
+        "outputs": [spec([4, 16], "f32"), spec([2, 8], "f32")],
+        "params": list(params)}))
+    return directory
+
+
+class RecordingLib:
+    """Stands in for the runtime library: records binds and runs (with the
+    pointers as the runtime receives them) and answers `bind_status`."""
+
+    def __init__(self, real):
+        self.real, self.calls, self.bind_status = real, [], 0
+
+    def sparseopt_program_bind(self, handle, params, count, stream):
+        self.calls.append(("bind", [params[i] for i in range(count)], stream))
+        return self.bind_status
+
+    def sparseopt_program_run(self, handle, inputs, outputs, stream):
+        self.calls.append(("run", [inputs[i] for i in range(2)],
+                           [outputs[i] for i in range(2)], stream))
+        return 0
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+
+def test_program_reads_params(tmp_path):
+    prog = runtime.parse(write_param_artifact(tmp_path / "art"))
+    with prog:
+        assert prog.input_bytes == [128, 64]
+        assert prog.param_bytes == [512, 256]
+        assert prog.output_bytes == [256, 64]
+        assert prog.steps == [
+            ("prepare", "gemm m=16 n=16 k=16 in=f16 out=f16 x=b1 w=b4 y=b5"),
+            ("run", "gemm m=4 n=16 k=16 in=f16 out=f32 x=b0 w=b5 y=b7"),
+            ("run", "gemm m=2 n=8 k=16 in=f16 out=f32 x=b2 w=b3 y=b8")]
+        assert prog.checks == ["check b6 param 0 pattern 2:4 groups 4"]
+        assert prog.signature.params == (1, 3)
+        assert not prog.bound
+
+
+def test_signature_params_must_match_the_program(tmp_path):
+    # Without params in signature.json all four arguments would be inputs.
+    with pytest.raises(ArtifactError) as e:
+        runtime.parse(write_param_artifact(tmp_path / "none", params=()))
+    assert "does not match program.txt (inputs [128, 64], params [512, 256], " \
+        "outputs [256, 64] bytes)" in str(e.value)
+    # The wrong arguments as params: sizes differ.
+    with pytest.raises(ArtifactError, match="does not match program.txt"):
+        runtime.parse(write_param_artifact(tmp_path / "swapped", params=(0, 2)))
+    # A malformed "params" fails before the runtime is asked.
+    with pytest.raises(ArtifactError,
+                       match=r"param position 4 is out of range \(the function has 4 arguments\)"):
+        runtime.parse(write_param_artifact(tmp_path / "bad", params=(1, 4)))
+
+
+def test_call_binds_params_and_runs_inputs(tmp_path):
+    prog = runtime.parse(write_param_artifact(tmp_path / "art"))
+    x0, w, x1, v = (FakeCudaArray((4, 16), ptr=0x1000), FakeCudaArray((16, 16), ptr=0x2000),
+                    FakeCudaArray((2, 16), ptr=0x3000), FakeCudaArray((8, 16), ptr=0x4000))
+    outs = [FakeCudaArray((4, 16), "<f4", ptr=0x5000), FakeCudaArray((2, 8), "<f4", ptr=0x6000)]
+
+    # Through the real runtime: the call binds first, which a parsed program
+    # refuses.
+    with pytest.raises(runtime.InvalidArgumentError) as e:
+        prog(x0, w, x1, v, outputs=outs)
+    assert e.value.message.startswith("sparseopt_program_bind: program ")
+    assert "only parsed" in e.value.message
+
+    lib = RecordingLib(prog._lib)
+    prog._lib = lib
+    run = ("run", [0x1000, 0x3000], [0x5000, 0x6000], None)
+    # All the function's arguments, in signature order: params go to bind
+    # (param order), the others to run (input order).
+    assert prog(x0, w, x1, v, outputs=outs) is not None
+    assert lib.calls == [("bind", [0x2000, 0x4000], None), run]
+    assert prog.bound
+    # The same params: no new bind.
+    lib.calls.clear()
+    prog(x0, w, x1, v, outputs=outs, stream=0x77)
+    assert lib.calls == [run[:3] + (0x77,)]
+    # Another weight: bound again, on the call's stream.
+    lib.calls.clear()
+    w2 = FakeCudaArray((16, 16), ptr=0x7000)
+    prog(x0, w2, x1, v, outputs=outs, stream=0x77)
+    assert lib.calls == [("bind", [0x7000, 0x4000], 0x77), run[:3] + (0x77,)]
+    # An explicit bind (a weight changed in place) counts as the last bind.
+    lib.calls.clear()
+    prog.bind([0x2000, 0x4000])
+    prog(x0, w, x1, v, outputs=outs)
+    assert lib.calls == [("bind", [0x2000, 0x4000], None), run]
+
+    # A bind that fails raises the runtime's error class and leaves the
+    # program unbound: the next call binds again.
+    lib.calls.clear()
+    lib.bind_status = 11
+    with pytest.raises(runtime.WeightError) as e:
+        prog(x0, w2, x1, v, outputs=outs)
+    assert e.value.status == 11 and e.value.status_name == "SPARSEOPT_ERROR_WEIGHT"
+    assert lib.calls == [("bind", [0x7000, 0x4000], None)]
+    assert not prog.bound
+    lib.bind_status = 0
+    lib.calls.clear()
+    prog(x0, w2, x1, v, outputs=outs)
+    assert lib.calls == [("bind", [0x7000, 0x4000], None), run]
+
+    # Arguments are checked against all of the function's arguments before
+    # anything is bound or run.
+    lib.calls.clear()
+    with pytest.raises(runtime.SignatureError, match="the program takes 4 inputs, got 2"):
+        prog(x0, x1, outputs=outs)
+    with pytest.raises(runtime.SignatureError,
+                       match=r"input 1 has shape \[2, 16\], expected \[16, 16\]"):
+        prog(x0, x1, w, v, outputs=outs)
+    with pytest.raises(runtime.SignatureError, match="input 3 is not contiguous"):
+        prog(x0, w, x1, FakeCudaArray((8, 16), strides=(2, 16)), outputs=outs)
+    assert lib.calls == []
+    prog._lib = lib.real
+    prog.close()
+
+
+def test_program_without_params_never_binds(example_artifact):
+    prog = runtime.parse(example_artifact.directory)
+    assert prog.param_bytes == [] and prog.signature.params == ()
+    lib = RecordingLib(prog._lib)
+    lib.sparseopt_program_run = lambda h, i, o, s: lib.calls.append(("run", i[0], o[0])) or 0
+    prog._lib = lib
+    prog(FakeCudaArray((128, 256), ptr=0x1000), outputs=FakeCudaArray((128, 512), ptr=0x2000))
+    assert lib.calls == [("run", 0x1000, 0x2000)]
+    prog._lib = lib.real
+    prog.close()
+
+
+def test_error_classes():
+    lib = runtime._lib()
+    for status, name, cls in [(1, "SPARSEOPT_ERROR_INVALID_ARGUMENT", runtime.InvalidArgumentError),
+                              (2, "SPARSEOPT_ERROR_NO_DRIVER", runtime.NoDriverError),
+                              (7, "SPARSEOPT_ERROR_PARSE", runtime.ProgramFileError),
+                              (10, "SPARSEOPT_ERROR_NO_LIBRARY", runtime.NoLibraryError),
+                              (11, "SPARSEOPT_ERROR_WEIGHT", runtime.WeightError)]:
+        assert lib.sparseopt_status_string(status).decode() == name
+        assert runtime._ERRORS[name] is cls
+        assert issubclass(cls, runtime.SparseOptRuntimeError) and issubclass(cls, RuntimeError)
+        with pytest.raises(cls) as e:
+            runtime._check(status)
+        assert e.value.status == status and e.value.status_name == name
+    assert lib.sparseopt_status_string(12).decode() == "SPARSEOPT_UNKNOWN_STATUS"
+    for name in ("WeightError", "NoLibraryError"):
+        assert name in runtime.__all__

@@ -29,7 +29,8 @@ def ConvertSGPUToLoops : Pass<"convert-sgpu-to-loops", "::mlir::ModuleOp"> {
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
-                           "::mlir::scf::SCFDialect"];
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
@@ -74,8 +75,15 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
     chip/feature pair cannot express is an error at the op, never a backend
     crash. Compressed weights must be known at compile time: `sgpu.compress`
     of a constant is compressed here (a weight that breaks 2:4 is an error
-    naming the row and group), `sgpu.assemble` parts are used as they are;
-    compressing weights on the GPU at run time is not generated yet.
+    naming the row and group), `sgpu.assemble` parts are used as they are,
+    and a weight that is an argument of the function read only by its
+    `sgpu.compress` / `sgpu.nm_decompose` is compressed by a generated
+    kernel (`sgpu_prepare_<i>`: the greedy window assignment and the 2:4
+    encoding, bit-identical to the compile-time compression) launched in
+    the program's prepare stage (`sgpu.stage = "prepare"`), followed by an
+    `sgpu.weight_check` of its status word; the runtime runs it once, when
+    the weight is bound as a param, and fails the bind with the first row
+    and group that break the pattern.
 
     `sgpu.matmul` (a dense GEMM) gets no kernel: it becomes `sgpu.gemm_call`
     on buffers, which the runtime program runs with cuBLASLt in order with

@@ -2,6 +2,7 @@
 
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SparseTensor/IR/SparseTensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -74,6 +75,20 @@ LogicalResult SGPUDialect::verifyOperationAttribute(Operation *op,
   StringRef name = attr.getName().getValue();
   if (name == kTensorMapArgsAttr)
     return verifyTensorMapArgs(op, attr);
+  if (name == kStageAttr) {
+    if (!isa<gpu::LaunchFuncOp>(op))
+      return op->emitError() << "'" << name
+                             << "' is a gpu.launch_func attribute, not an "
+                                "attribute of '"
+                             << op->getName() << "'";
+    auto stage = dyn_cast<StringAttr>(attr.getValue());
+    if (!stage || stage.getValue() != "prepare")
+      return op->emitError() << "'" << name
+                             << "' must be \"prepare\" (the only stage "
+                                "besides the default run stage), got "
+                             << attr.getValue();
+    return success();
+  }
   if (name == kLadderLayersAttr || name == kTwellAttr) {
     if (!isa<ModuleOp>(op))
       return op->emitError() << "'" << name
@@ -95,7 +110,8 @@ LogicalResult SGPUDialect::verifyOperationAttribute(Operation *op,
   }
   return op->emitError() << "unknown sgpu attribute '" << name
                          << "' (known: " << kLadderLayersAttr << ", "
-                         << kTwellAttr << ", " << kTensorMapArgsAttr << ")";
+                         << kTwellAttr << ", " << kTensorMapArgsAttr << ", "
+                         << kStageAttr << ")";
 }
 
 //===----------------------------------------------------------------------===//

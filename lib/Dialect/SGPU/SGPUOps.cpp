@@ -210,6 +210,18 @@ LogicalResult GemmCallOp::verify() {
   return verifyLibraryBias(*this, getBias(), y);
 }
 
+LogicalResult WeightCheckOp::verify() {
+  auto status = cast<MemRefType>(getStatus().getType());
+  if (status.getShape() != ArrayRef<int64_t>{1})
+    return emitOpError() << "status must be memref<1xi32>, got " << status;
+  if (cast<MemRefType>(getWeight().getType()).getRank() != 2)
+    return emitOpError() << "weight must be rank 2, got "
+                         << getWeight().getType();
+  if (getGroups() < 1)
+    return emitOpError() << "groups must be at least 1, got " << getGroups();
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // TwELL
 //===----------------------------------------------------------------------===//

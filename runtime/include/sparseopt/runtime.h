@@ -4,7 +4,8 @@
  * It loads the PTX (or cubin) that the SparseOpt compiler writes, launches its
  * kernels, manages device memory, streams and events, and runs a compiled
  * "program": an artifact directory holding a manifest (program.txt) that lists
- * buffers, kernel launches and dense matrix products (run with cuBLASLt).
+ * buffers, kernel launches and dense matrix products (run with cuBLASLt),
+ * some of which prepare the weights ("params") once when they are bound.
  *
  * General conventions
  *  - Every function that can fail returns a sparseopt_status. Nothing aborts,
@@ -66,8 +67,11 @@ typedef enum sparseopt_status {
   SPARSEOPT_ERROR_PARSE = 7,            /* malformed manifest */
   SPARSEOPT_ERROR_NOT_FOUND = 8,        /* kernel not found in a module */
   SPARSEOPT_ERROR_NOT_INITIALIZED = 9,  /* sparseopt_init() not called yet */
-  SPARSEOPT_ERROR_NO_LIBRARY = 10       /* a CUDA library a program needs
+  SPARSEOPT_ERROR_NO_LIBRARY = 10,      /* a CUDA library a program needs
                                            (cuBLASLt) is missing or unusable */
+  SPARSEOPT_ERROR_WEIGHT = 11           /* a param (weight) given to
+                                           sparseopt_program_bind breaks its
+                                           declared n:m sparsity */
 } sparseopt_status;
 
 /* The enumerator's name, e.g. "SPARSEOPT_ERROR_CUDA";
@@ -246,6 +250,9 @@ SPARSEOPT_API sparseopt_status sparseopt_launch(sparseopt_function f,
  *                                         launch)
  *   buffer <id> input <index> <bytes>     caller-provided, input slot <index>
  *   buffer <id> output <index> <bytes>    caller-provided, output slot <index>
+ *   buffer <id> param <index> <bytes>     caller-provided device buffer bound
+ *                                         with sparseopt_program_bind (index
+ *                                         among the params, 0..P-1)
  *   buffer <id> constant <file> <bytes>   raw bytes of <file> (relative to the
  *                                         artifact dir, size must equal
  *                                         <bytes>), uploaded at load
@@ -254,12 +261,19 @@ SPARSEOPT_API sparseopt_status sparseopt_launch(sparseopt_function f,
  *          args <arg>...                  (one line)
  *   gemm m=<M> n=<N> k=<K> in=<f16|bf16> out=<f16|bf16|f32> x=b<id> w=b<id>
  *        y=b<id> [bias=b<id>:<f16|bf16|f32>] [act=relu]     (one line)
+ *   stage prepare                         the steps after this line run at
+ *                                         bind time
+ *   stage run                             the steps after this line run at
+ *                                         every sparseopt_program_run
+ *   check b<id> param <index> pattern <n>:<m> groups <G>
  *
- * Buffer ids are unique non-negative integers. Input indices must be exactly
- * 0..n-1 and output indices 0..m-1. A launch argument is b<id> (the buffer's
- * device pointer, a 64-bit parameter), i32:<value> (decimal, -2^31..2^32-1),
- * i64:<value> (decimal, signed or unsigned 64-bit), f32:<value> (decimal
- * or exponent notation, 4-byte float) or a TMA tensor map:
+ * Buffer ids are unique non-negative integers. Inputs, outputs and params
+ * have an index space each: input indices must be exactly 0..n-1, output
+ * indices 0..m-1 and param indices 0..P-1. A launch argument is b<id> (the
+ * buffer's device pointer, a 64-bit parameter), i32:<value> (decimal,
+ * -2^31..2^32-1), i64:<value> (decimal, signed or unsigned 64-bit),
+ * f32:<value> (decimal or exponent notation, 4-byte float) or a TMA tensor
+ * map:
  *
  *   tmap:b<id>:<dtype>:<d0>x<d1>...:<box0>x<box1>...:<swizzle>
  *                                         e.g. tmap:b2:f16:4096x2048:128x32:64
@@ -297,8 +311,27 @@ SPARSEOPT_API sparseopt_status sparseopt_launch(sparseopt_function f,
  *
  * The 'args' keyword is required even when no argument follows. Buffers may
  * be declared before or after the launches and gemms that use them. Temp
- * buffers are zero-filled at load. Launches and gemms ("steps") run in file
- * order. Zero launches is valid.
+ * buffers are zero-filled at load (and again at each bind). Launches and
+ * gemms ("steps") run in file order. Zero launches is valid.
+ *
+ * Stages. Without a 'stage' line every step is a run step, enqueued by each
+ * sparseopt_program_run. 'stage prepare' and 'stage run' appear at most once
+ * each, prepare first, and 'stage prepare' before every step (steps before
+ * any 'stage' line are run steps): the steps between them are prepare steps,
+ * those after 'stage run' run steps. Prepare steps run once per
+ * sparseopt_program_bind, typically compressing the params (weights) into
+ * the sparse kernels' format in temp buffers that the run steps read; they
+ * may use params, temps and constants, not inputs or outputs. Run steps may
+ * use every buffer, params included.
+ *
+ * A check line (allowed only in the prepare stage) names a temp buffer of at
+ * least 4 bytes and a declared param index; the pattern is 2:4 or
+ * (2N-2):2N for N = 2..8 (n = m - 2, m even, 4 <= m <= 16) and G >= 1 (at
+ * most 2^31-1) is the number of groups of m elements in a row of the param.
+ * The prepare kernels leave 0 in the buffer's first int32 when the param
+ * keeps its pattern, else 2147483647 - (row * G + group) for a group with
+ * more than n nonzeros. Bind reads it after the prepare steps; see
+ * sparseopt_program_bind.
  */
 typedef struct sparseopt_program_s *sparseopt_program;
 
@@ -316,7 +349,9 @@ SPARSEOPT_API sparseopt_status sparseopt_program_parse(const char *artifact_dir,
 
 /* Parses as above, then (sparseopt_init must have been called) loads the
  * module, resolves every kernel, uploads the constant buffers and allocates
- * the temporary buffers. A program with gemm lines also opens cuBLASLt,
+ * the temporary buffers. A program without params then runs its prepare
+ * steps, if any (see sparseopt_program_bind), on the default stream and
+ * waits for them. A program with gemm lines also opens cuBLASLt,
  * creates one cuBLASLt handle and one 32 MiB workspace, and for each gemm
  * line a matmul descriptor, its layouts and the algorithm cuBLASLt's
  * heuristic chooses. Errors: those of parse, plus NO_LIBRARY (cuBLASLt
@@ -330,11 +365,13 @@ SPARSEOPT_API sparseopt_status sparseopt_program_load(const char *artifact_dir,
 
 /* Queries; valid on parsed and loaded programs. On a NULL program or an
  * index out of range they set the last error and return -1 (counts), 0
- * (byte sizes) or NULL (kernel name). */
+ * (byte sizes) or NULL (kernel name, texts). */
 SPARSEOPT_API int sparseopt_program_num_inputs(sparseopt_program p);
 SPARSEOPT_API int sparseopt_program_num_outputs(sparseopt_program p);
+SPARSEOPT_API int sparseopt_program_num_params(sparseopt_program p);
 SPARSEOPT_API size_t sparseopt_program_input_bytes(sparseopt_program p, int i);
 SPARSEOPT_API size_t sparseopt_program_output_bytes(sparseopt_program p, int i);
+SPARSEOPT_API size_t sparseopt_program_param_bytes(sparseopt_program p, int i);
 SPARSEOPT_API int sparseopt_program_num_launches(sparseopt_program p);
 /* The kernel name of launch i (the i-th launch line); owned by the program. */
 SPARSEOPT_API const char *sparseopt_program_launch_kernel(sparseopt_program p,
@@ -346,10 +383,49 @@ SPARSEOPT_API const char *sparseopt_program_launch_kernel(sparseopt_program p,
  * "gemm m=16 n=4096 k=1024 in=f16 out=f16 x=b0 w=b1 y=b2 bias=b3:f32 act=relu". */
 SPARSEOPT_API int sparseopt_program_num_steps(sparseopt_program p);
 SPARSEOPT_API const char *sparseopt_program_step(sparseopt_program p, int i);
+/* The stage of step i: "prepare" or "run" (static strings). */
+SPARSEOPT_API const char *sparseopt_program_step_stage(sparseopt_program p,
+                                                       int i);
+/* The check lines in file order; sparseopt_program_check(p, i) is check i as
+ * parsed, owned by the program, e.g. "check b5 param 0 pattern 2:4 groups 16". */
+SPARSEOPT_API int sparseopt_program_num_checks(sparseopt_program p);
+SPARSEOPT_API const char *sparseopt_program_check(sparseopt_program p, int i);
 
-/* Enqueues all steps (launches and gemms, in file order) of a loaded program
- * on stream s (NULL: default stream), asynchronously, without allocating or
- * synchronizing (a run can be captured in a CUDA graph). inputs[i] / outputs[i] are device pointers owned
+/* Binds the params of a loaded program: params[i] is the caller's device
+ * pointer for param i (at least sparseopt_program_param_bytes(p, i) bytes;
+ * the array may be NULL when num_params is 0), num_params must equal
+ * sparseopt_program_num_params(p). On stream s (NULL: default stream) it
+ * zeroes every temp buffer (asynchronously: prepare kernels may accumulate
+ * into them with atomics), enqueues the prepare steps in file order, and
+ * waits for s; then it reads the first int32 of each check line's buffer,
+ * in file order. A nonzero value v fails the bind with WEIGHT and the
+ * message "param <index> breaks its declared <n>:<m> sparsity: row <row>,
+ * group <group> (columns <group*m>..<group*m+m-1>) has more than <n>
+ * nonzeros", where row = f / G and group = f % G for f = 2147483647 - v.
+ * On success the program keeps the param pointers (the run steps use them:
+ * they must stay valid while the program runs) and is bound. Binding again
+ * is allowed (temps are zeroed, the prepare steps rerun and the checks
+ * re-evaluated); a failed bind leaves the program unbound. A weight changed
+ * in place must be bound again for the prepare steps to see it.
+ * A program without params needs no bind: load runs its prepare steps (if
+ * any) on the default stream; binding it with 0 params runs them again.
+ * bind synchronizes s, so it cannot be captured in a CUDA graph; do not
+ * bind while a run of the same program is in flight on another stream.
+ * Errors: INVALID_ARGUMENT (NULL program, wrong count, NULL array or 0
+ * pointer for a non-empty param, program only parsed, an unaligned tensor
+ * map or gemm operand), NOT_INITIALIZED, OUT_OF_MEMORY, CUDA (a failed
+ * memset, prepare step or synchronization; prepare steps are named as in
+ * sparseopt_program_run), WEIGHT. */
+SPARSEOPT_API sparseopt_status sparseopt_program_bind(
+    sparseopt_program p, const sparseopt_deviceptr *params, size_t num_params,
+    sparseopt_stream s);
+
+/* Enqueues the run steps (launches and gemms, in file order; every step of a
+ * program without 'stage' lines) of a loaded program on stream s (NULL:
+ * default stream), asynchronously, without allocating or synchronizing (a
+ * run can be captured in a CUDA graph). A program with params must have been
+ * bound (sparseopt_program_bind); params are the pointers of the last
+ * successful bind. inputs[i] / outputs[i] are device pointers owned
  * by the caller (e.g. torch tensors' data_ptr()) of at least
  * sparseopt_program_input_bytes(p, i) / _output_bytes(p, i) bytes; the arrays
  * may be NULL when the program has no inputs / outputs. The program does not
@@ -357,8 +433,10 @@ SPARSEOPT_API const char *sparseopt_program_step(sparseopt_program p, int i);
  * All runs of a program share its temp buffers (and cuBLASLt workspace), so
  * do not run the same program concurrently on different streams.
  * Errors: INVALID_ARGUMENT (NULL program, NULL array or 0 pointer for a
- * non-empty buffer, program only parsed, a tensor map or gemm operand buffer
- * whose address is not 16-byte aligned), NOT_INITIALIZED, OUT_OF_MEMORY,
+ * non-empty buffer, program only parsed, a program with params not bound:
+ * "the program has <P> params: bind them first (sparseopt_program_bind)", a
+ * tensor map or gemm operand buffer whose address is not 16-byte aligned),
+ * NOT_INITIALIZED, OUT_OF_MEMORY,
  * CUDA (a failed launch, tensor map encoding or cublasLtMatmul; the message
  * names the step, its manifest line, the kernel and, for a tensor map, the
  * argument index and the buffer, for a gemm the cuBLAS status). A step that

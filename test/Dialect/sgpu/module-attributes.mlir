@@ -19,7 +19,7 @@ module attributes {sgpu.twell = 256 : i64} {
 
 // -----
 
-// expected-error @+1 {{unknown sgpu attribute 'sgpu.ladder' (known: sgpu.ladder_layers, sgpu.twell, sgpu.tensor_map_args)}}
+// expected-error @+1 {{unknown sgpu attribute 'sgpu.ladder' (known: sgpu.ladder_layers, sgpu.twell, sgpu.tensor_map_args, sgpu.stage)}}
 module attributes {sgpu.ladder = 2 : i64} {
 }
 
@@ -31,3 +31,36 @@ module {
     return
   }
 }
+
+// -----
+
+// sgpu.stage marks a launch of the program's prepare stage.
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @f() kernel { gpu.return }
+  }
+  func.func @stage_ok() {
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @k::@f blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) {sgpu.stage = "prepare"}
+    return
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @f() kernel { gpu.return }
+  }
+  func.func @stage_value() {
+    %c1 = arith.constant 1 : index
+    // expected-error @+1 {{'sgpu.stage' must be "prepare" (the only stage besides the default run stage), got "run"}}
+    gpu.launch_func @k::@f blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) {sgpu.stage = "run"}
+    return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{'sgpu.stage' is a gpu.launch_func attribute, not an attribute of 'func.func'}}
+func.func @stage_on_func() attributes {sgpu.stage = "prepare"} { return }

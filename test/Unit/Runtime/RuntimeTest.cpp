@@ -98,7 +98,11 @@ TEST(Status, StringForEveryCode) {
       {SPARSEOPT_ERROR_NOT_FOUND, "SPARSEOPT_ERROR_NOT_FOUND"},
       {SPARSEOPT_ERROR_NOT_INITIALIZED, "SPARSEOPT_ERROR_NOT_INITIALIZED"},
       {SPARSEOPT_ERROR_NO_LIBRARY, "SPARSEOPT_ERROR_NO_LIBRARY"},
+      {SPARSEOPT_ERROR_WEIGHT, "SPARSEOPT_ERROR_WEIGHT"},
   };
+  // Codes are ABI: appended, never renumbered.
+  EXPECT_EQ(int(SPARSEOPT_ERROR_NO_LIBRARY), 10);
+  EXPECT_EQ(int(SPARSEOPT_ERROR_WEIGHT), 11);
   for (const auto &[status, name] : expected)
     EXPECT_STREQ(sparseopt_status_string(status), name);
   EXPECT_STREQ(sparseopt_status_string(static_cast<sparseopt_status>(42)),
@@ -271,6 +275,20 @@ TEST(NullArguments, Programs) {
   EXPECT_TRUE(contains(lastError(), "sparseopt_program_num_steps"));
   EXPECT_EQ(sparseopt_program_step(nullptr, 0), nullptr);
   EXPECT_TRUE(contains(lastError(), "sparseopt_program_step"));
+
+  const sparseopt_deviceptr param[1] = {0x1000};
+  EXPECT_INVALID(sparseopt_program_bind(nullptr, param, 1, nullptr), "p");
+  EXPECT_TRUE(contains(lastError(), "sparseopt_program_bind"));
+  EXPECT_EQ(sparseopt_program_num_params(nullptr), -1);
+  EXPECT_TRUE(contains(lastError(), "sparseopt_program_num_params"));
+  EXPECT_EQ(sparseopt_program_param_bytes(nullptr, 0), 0u);
+  EXPECT_TRUE(contains(lastError(), "sparseopt_program_param_bytes"));
+  EXPECT_EQ(sparseopt_program_step_stage(nullptr, 0), nullptr);
+  EXPECT_TRUE(contains(lastError(), "sparseopt_program_step_stage"));
+  EXPECT_EQ(sparseopt_program_num_checks(nullptr), -1);
+  EXPECT_TRUE(contains(lastError(), "sparseopt_program_num_checks"));
+  EXPECT_EQ(sparseopt_program_check(nullptr, 0), nullptr);
+  EXPECT_TRUE(contains(lastError(), "sparseopt_program_check"));
 }
 
 //===----------------------------------------------------------------------===//
@@ -486,8 +504,13 @@ TEST_F(ArtifactTest, GemmsAndLaunchesKeepFileOrder) {
       "launch third",
       "gemm m=2 n=4 k=8 in=bf16 out=bf16 x=b0 w=b2 y=b1 act=relu"};
   ASSERT_EQ(sparseopt_program_num_steps(program), 5);
-  for (int i = 0; i < 5; ++i)
+  for (int i = 0; i < 5; ++i) {
     EXPECT_STREQ(sparseopt_program_step(program, i), expected[i]) << i;
+    // Without 'stage' lines every step is a run step.
+    EXPECT_STREQ(sparseopt_program_step_stage(program, i), "run") << i;
+  }
+  EXPECT_EQ(sparseopt_program_num_params(program), 0);
+  EXPECT_EQ(sparseopt_program_num_checks(program), 0);
 }
 
 TEST_F(ArtifactTest, LaunchOnlyProgramsHaveLaunchSteps) {
@@ -497,6 +520,159 @@ TEST_F(ArtifactTest, LaunchOnlyProgramsHaveLaunchSteps) {
       << lastError();
   ASSERT_EQ(sparseopt_program_num_steps(program), 1);
   EXPECT_STREQ(sparseopt_program_step(program, 0), "launch k");
+}
+
+TEST_F(ArtifactTest, ParsesParamsStagesAndChecks) {
+  // Params have their own index space (input 1 and param 1 coexist), are
+  // declared anywhere, and may be used by prepare and run steps alike;
+  // checks name temps and params, whatever their order in the prepare
+  // stage; comments, tabs and CRLF as elsewhere.
+  ASSERT_EQ(parse("sparseopt-program 1\n"
+                  "module kernels.ptx\n"
+                  "buffer 0 input 0 128        # x [4, 16] f16\n"
+                  "buffer 1 param 0 512        # W [16, 16] f16\n"
+                  "buffer 3 input 1 16\n"
+                  "buffer 4 temp 512\n"
+                  "buffer 5 temp 4             # check result\n"
+                  "buffer 6 output 0 256\n"
+                  "buffer 7 constant c.bin 100\n"
+                  "stage prepare   # at bind time\n"
+                  "check b9 param 1 pattern 14:16 groups 2147483647\n"
+                  "launch compress grid 1 1 1 block 32 1 1 smem 0 args b1 b4 "
+                  "b5 b7 b2 i32:16\n"
+                  "\tgemm m=16 n=16 k=16 in=f16 out=f16 x=b8 w=b1 y=b4\r\n"
+                  "check\tb5 param 0 pattern 2:4 groups 4\n"
+                  "stage run\n"
+                  "gemm m=4 n=16 k=16 in=f16 out=f32 x=b0 w=b4 y=b6\n"
+                  "launch spmm grid 1 1 1 block 32 1 1 smem 0 args b0 b4 b6 "
+                  "b1 b2 b3 b5 tmap:b1:f16:16x16:16x8:0\n"
+                  "gemm m=4 n=16 k=16 in=f16 out=f32 x=b0 w=b1 y=b6\n"
+                  "buffer 2 param 1 32         # declared after its uses\n"
+                  "buffer 9 temp 8\n"
+                  "buffer 8 temp 512\n"),
+            SPARSEOPT_OK)
+      << lastError();
+  EXPECT_EQ(sparseopt_program_num_inputs(program), 2);
+  EXPECT_EQ(sparseopt_program_input_bytes(program, 1), 16u);
+  EXPECT_EQ(sparseopt_program_num_outputs(program), 1);
+  ASSERT_EQ(sparseopt_program_num_params(program), 2);
+  EXPECT_EQ(sparseopt_program_param_bytes(program, 0), 512u);
+  EXPECT_EQ(sparseopt_program_param_bytes(program, 1), 32u);
+  EXPECT_EQ(sparseopt_program_param_bytes(program, 2), 0u);
+  EXPECT_TRUE(contains(lastError(), "index 2 out of range (the program has 2)"));
+
+  const char *steps[][2] = {
+      {"launch compress", "prepare"},
+      {"gemm m=16 n=16 k=16 in=f16 out=f16 x=b8 w=b1 y=b4", "prepare"},
+      {"gemm m=4 n=16 k=16 in=f16 out=f32 x=b0 w=b4 y=b6", "run"},
+      {"launch spmm", "run"},
+      {"gemm m=4 n=16 k=16 in=f16 out=f32 x=b0 w=b1 y=b6", "run"}};
+  ASSERT_EQ(sparseopt_program_num_steps(program), 5);
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_STREQ(sparseopt_program_step(program, i), steps[i][0]) << i;
+    EXPECT_STREQ(sparseopt_program_step_stage(program, i), steps[i][1]) << i;
+  }
+  EXPECT_EQ(sparseopt_program_step_stage(program, 5), nullptr);
+  EXPECT_TRUE(contains(lastError(), "sparseopt_program_step_stage: index 5"));
+  ASSERT_EQ(sparseopt_program_num_launches(program), 2);
+  EXPECT_STREQ(sparseopt_program_launch_kernel(program, 1), "spmm");
+
+  ASSERT_EQ(sparseopt_program_num_checks(program), 2);
+  EXPECT_STREQ(sparseopt_program_check(program, 0),
+               "check b9 param 1 pattern 14:16 groups 2147483647");
+  EXPECT_STREQ(sparseopt_program_check(program, 1),
+               "check b5 param 0 pattern 2:4 groups 4");
+  EXPECT_EQ(sparseopt_program_check(program, 2), nullptr);
+  EXPECT_TRUE(contains(lastError(), "sparseopt_program_check: index 2"));
+}
+
+TEST_F(ArtifactTest, ParsesEveryCheckPattern) {
+  // 2:4 and (2N-2):2N for N = 2..8, the smallest group count.
+  std::string manifest = "sparseopt-program 1\nmodule kernels.ptx\n"
+                         "buffer 0 param 0 2\n"
+                         "buffer 1 temp 4\nstage prepare\n";
+  const char *patterns[] = {"2:4",   "4:6",   "6:8",  "8:10",
+                            "10:12", "12:14", "14:16"};
+  for (const char *pattern : patterns)
+    manifest += std::string("check b1 param 0 pattern ") + pattern +
+                " groups 1\n";
+  ASSERT_EQ(parse(manifest), SPARSEOPT_OK) << lastError();
+  ASSERT_EQ(sparseopt_program_num_checks(program), 7);
+  for (int i = 0; i < 7; ++i)
+    EXPECT_EQ(sparseopt_program_check(program, i),
+              std::string("check b1 param 0 pattern ") + patterns[i] +
+                  " groups 1");
+  EXPECT_EQ(sparseopt_program_num_steps(program), 0);
+  EXPECT_EQ(sparseopt_program_num_inputs(program), 0);
+}
+
+TEST_F(ArtifactTest, StageLinesAreOptional) {
+  // 'stage run' alone (after run steps, which it leaves run steps), an
+  // empty prepare stage, and steps before 'stage run' without 'stage
+  // prepare': all run steps.
+  ASSERT_EQ(parse("sparseopt-program 1\nmodule kernels.ptx\n"
+                  "launch a grid 1 1 1 block 32 1 1 smem 0 args\n"
+                  "stage run\n"
+                  "launch b grid 1 1 1 block 32 1 1 smem 0 args\n"),
+            SPARSEOPT_OK)
+      << lastError();
+  ASSERT_EQ(sparseopt_program_num_steps(program), 2);
+  EXPECT_STREQ(sparseopt_program_step_stage(program, 0), "run");
+  EXPECT_STREQ(sparseopt_program_step_stage(program, 1), "run");
+  EXPECT_EQ(sparseopt_program_destroy(program), SPARSEOPT_OK);
+  program = nullptr;
+
+  ASSERT_EQ(parse("sparseopt-program 1\nmodule kernels.ptx\n"
+                  "stage prepare\nstage run\n"
+                  "launch b grid 1 1 1 block 32 1 1 smem 0 args\n"),
+            SPARSEOPT_OK)
+      << lastError();
+  ASSERT_EQ(sparseopt_program_num_steps(program), 1);
+  EXPECT_STREQ(sparseopt_program_step_stage(program, 0), "run");
+  EXPECT_EQ(sparseopt_program_destroy(program), SPARSEOPT_OK);
+  program = nullptr;
+
+  // Only a prepare stage: every step is a prepare step.
+  ASSERT_EQ(parse("sparseopt-program 1\nmodule kernels.ptx\n"
+                  "buffer 0 param 0 64\nstage prepare\n"
+                  "launch p grid 1 1 1 block 32 1 1 smem 0 args b0\n"),
+            SPARSEOPT_OK)
+      << lastError();
+  ASSERT_EQ(sparseopt_program_num_steps(program), 1);
+  EXPECT_STREQ(sparseopt_program_step_stage(program, 0), "prepare");
+}
+
+TEST_F(ArtifactTest, ParsedProgramCannotBind) {
+  ASSERT_EQ(parse("sparseopt-program 1\nmodule kernels.ptx\n"
+                  "buffer 0 param 0 64\nbuffer 1 input 0 8\n"
+                  "buffer 2 param 1 0\n"),
+            SPARSEOPT_OK)
+      << lastError();
+  const sparseopt_deviceptr params[2] = {0x1000, 0};
+  // The count, then the pointers (an empty param may be 0), then the state.
+  EXPECT_EQ(sparseopt_program_bind(program, params, 1, nullptr),
+            SPARSEOPT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(lastError(), "sparseopt_program_bind: the program has "
+                                    "2 param(s), got 1"));
+  EXPECT_EQ(sparseopt_program_bind(program, nullptr, 0, nullptr),
+            SPARSEOPT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(lastError(), "has 2 param(s), got 0"));
+  EXPECT_EQ(sparseopt_program_bind(program, nullptr, 2, nullptr),
+            SPARSEOPT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(lastError(), "params must not be NULL: the program "
+                                    "has 2 param(s)"));
+  const sparseopt_deviceptr null[2] = {0, 0};
+  EXPECT_EQ(sparseopt_program_bind(program, null, 2, nullptr),
+            SPARSEOPT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(lastError(), "param 0 is a null device pointer"));
+  EXPECT_EQ(sparseopt_program_bind(program, params, 2, nullptr),
+            SPARSEOPT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(lastError(), "sparseopt_program_bind: program "));
+  EXPECT_TRUE(contains(lastError(), "was only parsed"));
+  // A run of a parsed program fails on that, not on the missing bind.
+  EXPECT_EQ(sparseopt_program_run(program, params, nullptr, nullptr),
+            SPARSEOPT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(lastError(), "only parsed"));
 }
 
 /// One malformed manifest and what parsing it must report.
@@ -843,13 +1019,207 @@ const MalformedCase kMalformedGemmCases[] = {
      "gemm act: unknown activation 'gelu' (expected relu)"},
     {"GemmUnknownDirectiveHint", GEMM_BUFFERS "matmul m=1\n",
      SPARSEOPT_ERROR_PARSE, 6,
-     "unknown directive 'matmul' (expected 'module', 'buffer', 'launch' or "
-     "'gemm')"},
+     "unknown directive 'matmul' (expected 'module', 'buffer', 'launch', "
+     "'gemm', 'stage' or 'check')"},
 };
 
 #undef GEMM_BUFFERS
 #undef GEMM_SHAPE
 #undef GEMM_OPERANDS
+
+// Params, stages and checks. PARAM_BUFFERS declares on lines 3-7 a param
+// (64 bytes), a temp of 64 bytes, an input, an output (64 bytes each) and a
+// temp of 3 bytes; the first line after it is line 8.
+#define HEADER "sparseopt-program 1\nmodule kernels.ptx\n"
+#define GRID " grid 1 1 1 block 32 1 1 smem 0 args"
+#define PARAM_BUFFERS                                                          \
+  HEADER "buffer 0 param 0 64\nbuffer 1 temp 64\nbuffer 2 input 0 64\n"       \
+         "buffer 3 output 0 64\nbuffer 4 temp 3\n"
+#define PREPARE PARAM_BUFFERS "stage prepare\n" // line 8
+#define CHECK_SYNTAX                                                           \
+  " (check b<id> param <index> pattern <n>:<m> groups <G>)"
+#define PATTERN_RULE                                                           \
+  ": expected <n>:<m> with m even, 4 <= m <= 16 and n = m - 2 (2:4, 4:6, "    \
+  "6:8, 8:10, 10:12, 12:14 or 14:16)"
+
+const MalformedCase kMalformedParamCases[] = {
+    // Param buffers: a dense index space of their own.
+    {"ParamIndexGap", HEADER "buffer 0 param 0 8\nbuffer 1 param 2 8\n",
+     SPARSEOPT_ERROR_PARSE, 4,
+     "param indices must be contiguous from 0: index 2 is declared but index "
+     "1 is missing"},
+    {"ParamIndicesAreTheirOwn", HEADER "buffer 0 input 0 8\nbuffer 1 param 1 8\n",
+     SPARSEOPT_ERROR_PARSE, 4,
+     "param indices must be contiguous from 0: index 1 is declared but index "
+     "0 is missing"},
+    {"InputIndicesIgnoreParams",
+     HEADER "buffer 0 param 0 8\nbuffer 1 input 1 8\n", SPARSEOPT_ERROR_PARSE,
+     4, "input indices must be contiguous from 0: index 1 is declared"},
+    {"DuplicateParamIndex", HEADER "buffer 0 param 0 8\nbuffer 1 param 0 8\n",
+     SPARSEOPT_ERROR_PARSE, 4, "param index 0 is already bound to buffer 0"},
+    {"ParamWithoutBytes", HEADER "buffer 0 param 0\n", SPARSEOPT_ERROR_PARSE, 3,
+     "expected 'buffer <id> param <index> <bytes>'"},
+    {"ParamNonNumericIndex", HEADER "buffer 0 param w 8\n",
+     SPARSEOPT_ERROR_PARSE, 3, "slot index: expected an integer"},
+    {"UnknownBufferKindListsParam", HEADER "buffer 0 weight 0 8\n",
+     SPARSEOPT_ERROR_PARSE, 3,
+     "unknown buffer kind 'weight' (expected input, output, param, constant "
+     "or temp)"},
+    // Stage lines.
+    {"StageUnknown", HEADER "stage compile\n", SPARSEOPT_ERROR_PARSE, 3,
+     "expected 'stage prepare' or 'stage run', got 'stage compile'"},
+    {"StageWithoutName", HEADER "stage\n", SPARSEOPT_ERROR_PARSE, 3,
+     "expected 'stage prepare' or 'stage run', got 'stage'"},
+    {"StageExtraToken", HEADER "stage run now\n", SPARSEOPT_ERROR_PARSE, 3,
+     "got 'stage run now'"},
+    {"StagePrepareTwice", HEADER "stage prepare\n\nstage prepare\n",
+     SPARSEOPT_ERROR_PARSE, 5,
+     "a second 'stage prepare' (the first is at line 3)"},
+    {"StageRunTwice", HEADER "stage prepare\nstage run\nstage run\n",
+     SPARSEOPT_ERROR_PARSE, 5, "a second 'stage run' (the first is at line 4)"},
+    {"StagePrepareAfterRun", HEADER "stage run\nstage prepare\n",
+     SPARSEOPT_ERROR_PARSE, 4,
+     "'stage prepare' after 'stage run' (line 3): the prepare stage comes "
+     "first"},
+    {"StagePrepareAfterStep",
+     HEADER "buffer 0 temp 8\nlaunch k" GRID " b0\nstage prepare\n",
+     SPARSEOPT_ERROR_PARSE, 5,
+     "'stage prepare' after a step (line 4): steps before any 'stage' line "
+     "are run steps, and the prepare stage comes first"},
+    {"StagePrepareAfterGemm",
+     HEADER "buffer 0 temp 64\ngemm m=4 n=4 k=4 in=f16 out=f32 x=b0 w=b0 "
+            "y=b1\nbuffer 1 temp 64\nstage prepare\n",
+     SPARSEOPT_ERROR_PARSE, 6, "'stage prepare' after a step (line 4)"},
+    // Check lines: where they may appear.
+    {"CheckWithoutStage", PARAM_BUFFERS "check b1 param 0 pattern 2:4 groups 1\n",
+     SPARSEOPT_ERROR_PARSE, 8,
+     "a 'check' line is only allowed in the prepare stage (after 'stage "
+     "prepare')"},
+    {"CheckInRunStage",
+     PREPARE "stage run\ncheck b1 param 0 pattern 2:4 groups 1\n",
+     SPARSEOPT_ERROR_PARSE, 10,
+     "a 'check' line is only allowed in the prepare stage (after 'stage "
+     "prepare', before 'stage run' at line 9)"},
+    // Their syntax.
+    {"CheckFieldCount", PREPARE "check b1 param 0 pattern 2:4\n",
+     SPARSEOPT_ERROR_PARSE, 9,
+     "expected 8 fields on a check line, got 6" CHECK_SYNTAX},
+    {"CheckExtraField", PREPARE "check b1 param 0 pattern 2:4 groups 1 2\n",
+     SPARSEOPT_ERROR_PARSE, 9, "expected 8 fields on a check line, got 9"},
+    {"CheckParamKeyword", PREPARE "check b1 input 0 pattern 2:4 groups 1\n",
+     SPARSEOPT_ERROR_PARSE, 9, "expected 'param', got 'input'" CHECK_SYNTAX},
+    {"CheckPatternKeyword",
+     PREPARE "check b1 param 0 sparsity 2:4 groups 1\n", SPARSEOPT_ERROR_PARSE,
+     9, "expected 'pattern', got 'sparsity'"},
+    {"CheckGroupsKeyword", PREPARE "check b1 param 0 pattern 2:4 rows 1\n",
+     SPARSEOPT_ERROR_PARSE, 9, "expected 'groups', got 'rows'"},
+    {"CheckBufferSyntax", PREPARE "check 1 param 0 pattern 2:4 groups 1\n",
+     SPARSEOPT_ERROR_PARSE, 9, "check: expected b<buffer id>, got '1'"},
+    {"CheckBufferIdSyntax", PREPARE "check b param 0 pattern 2:4 groups 1\n",
+     SPARSEOPT_ERROR_PARSE, 9, "check: expected b<buffer id>, got 'b'"},
+    {"CheckParamIndex", PREPARE "check b1 param p0 pattern 2:4 groups 1\n",
+     SPARSEOPT_ERROR_PARSE, 9,
+     "check param index: expected an integer from 0 to 2147483646, got 'p0'"},
+    // Patterns: 2:4 or (2N-2):2N, N = 2..8.
+    {"CheckPattern3of4", PREPARE "check b1 param 0 pattern 3:4 groups 1\n",
+     SPARSEOPT_ERROR_PARSE, 9, "check pattern '3:4'" PATTERN_RULE},
+    {"CheckPattern1of4", PREPARE "check b1 param 0 pattern 1:4 groups 1\n",
+     SPARSEOPT_ERROR_PARSE, 9, "check pattern '1:4'" PATTERN_RULE},
+    {"CheckPattern2of6", PREPARE "check b1 param 0 pattern 2:6 groups 1\n",
+     SPARSEOPT_ERROR_PARSE, 9, "check pattern '2:6'" PATTERN_RULE},
+    {"CheckPattern0of2", PREPARE "check b1 param 0 pattern 0:2 groups 1\n",
+     SPARSEOPT_ERROR_PARSE, 9, "check pattern '0:2'" PATTERN_RULE},
+    {"CheckPattern3of5", PREPARE "check b1 param 0 pattern 3:5 groups 1\n",
+     SPARSEOPT_ERROR_PARSE, 9, "check pattern '3:5'" PATTERN_RULE},
+    {"CheckPattern16of18", PREPARE "check b1 param 0 pattern 16:18 groups 1\n",
+     SPARSEOPT_ERROR_PARSE, 9, "check pattern '16:18'" PATTERN_RULE},
+    {"CheckPatternWithoutColon",
+     PREPARE "check b1 param 0 pattern 24 groups 1\n", SPARSEOPT_ERROR_PARSE,
+     9, "check pattern '24'" PATTERN_RULE},
+    {"CheckPatternWithoutN", PREPARE "check b1 param 0 pattern :4 groups 1\n",
+     SPARSEOPT_ERROR_PARSE, 9, "check pattern ':4'"},
+    {"CheckPatternTwoColons",
+     PREPARE "check b1 param 0 pattern 2:4:8 groups 1\n",
+     SPARSEOPT_ERROR_PARSE, 9, "check pattern '2:4:8'"},
+    {"CheckPatternSigned", PREPARE "check b1 param 0 pattern +2:4 groups 1\n",
+     SPARSEOPT_ERROR_PARSE, 9, "check pattern '+2:4'"},
+    // Group counts: 1..2^31-1.
+    {"CheckZeroGroups", PREPARE "check b1 param 0 pattern 2:4 groups 0\n",
+     SPARSEOPT_ERROR_PARSE, 9,
+     "check groups: expected an integer from 1 to 2147483647, got '0'"},
+    {"CheckTooManyGroups",
+     PREPARE "check b1 param 0 pattern 2:4 groups 2147483648\n",
+     SPARSEOPT_ERROR_PARSE, 9,
+     "check groups: expected an integer from 1 to 2147483647, got "
+     "'2147483648'"},
+    {"CheckNonNumericGroups", PREPARE "check b1 param 0 pattern 2:4 groups 4x\n",
+     SPARSEOPT_ERROR_PARSE, 9, "check groups: expected an integer"},
+    // What they name: a temp of at least 4 bytes and a declared param.
+    {"CheckUnknownBuffer", PREPARE "check b9 param 0 pattern 2:4 groups 1\n",
+     SPARSEOPT_ERROR_PARSE, 9, "check uses unknown buffer b9"},
+    {"CheckBufferIsParam", PREPARE "check b0 param 0 pattern 2:4 groups 1\n",
+     SPARSEOPT_ERROR_PARSE, 9,
+     "check buffer 0 is bound to param 0: a check reads a temp buffer"},
+    {"CheckBufferIsInput", PREPARE "check b2 param 0 pattern 2:4 groups 1\n",
+     SPARSEOPT_ERROR_PARSE, 9,
+     "check buffer 2 is bound to input 0: a check reads a temp buffer"},
+    {"CheckBufferIsOutput", PREPARE "check b3 param 0 pattern 2:4 groups 1\n",
+     SPARSEOPT_ERROR_PARSE, 9,
+     "check buffer 3 is bound to output 0: a check reads a temp buffer"},
+    {"CheckBufferIsConstant",
+     PREPARE "buffer 5 constant c.bin 100\ncheck b5 param 0 pattern 2:4 "
+             "groups 1\n",
+     SPARSEOPT_ERROR_PARSE, 10,
+     "check buffer 5 is a constant: a check reads a temp buffer"},
+    {"CheckBufferTooSmall", PREPARE "check b4 param 0 pattern 2:4 groups 1\n",
+     SPARSEOPT_ERROR_PARSE, 9,
+     "check buffer 4 has 3 bytes: a check reads an int32 (4 bytes)"},
+    {"CheckUnknownParam", PREPARE "check b1 param 1 pattern 2:4 groups 1\n",
+     SPARSEOPT_ERROR_PARSE, 9,
+     "check names param 1 but the program declares params 0..0"},
+    {"CheckWithoutParams",
+     HEADER "buffer 1 temp 4\nstage prepare\ncheck b1 param 0 pattern 2:4 "
+            "groups 1\n",
+     SPARSEOPT_ERROR_PARSE, 5,
+     "check names param 0 but the program declares no params"},
+    // Prepare steps run at bind time: params, temps and constants only.
+    {"PrepareLaunchUsesInput", PREPARE "launch k" GRID " b0 b1 i32:3 b2\n",
+     SPARSEOPT_ERROR_PARSE, 9,
+     "prepare-stage launch of kernel 'k' argument 3 uses buffer 2 (input 0): "
+     "prepare steps run at bind time and may use only params, temps and "
+     "constants"},
+    {"PrepareLaunchUsesOutput", PREPARE "launch k" GRID " b3\n",
+     SPARSEOPT_ERROR_PARSE, 9,
+     "prepare-stage launch of kernel 'k' argument 0 uses buffer 3 (output 0)"},
+    {"PrepareTensorMapOverInput",
+     PREPARE "launch k" GRID " b0 tmap:b2:f32:16:16:0\n", SPARSEOPT_ERROR_PARSE,
+     9, "prepare-stage launch of kernel 'k' argument 1 uses buffer 2 (input 0)"},
+    {"PrepareGemmReadsInput",
+     PREPARE "gemm m=4 n=4 k=4 in=f16 out=f32 x=b2 w=b0 y=b1\n",
+     SPARSEOPT_ERROR_PARSE, 9,
+     "prepare-stage gemm operand x uses buffer 2 (input 0): prepare steps run "
+     "at bind time"},
+    {"PrepareGemmWritesOutput",
+     PREPARE "gemm m=4 n=4 k=4 in=f16 out=f32 x=b1 w=b0 y=b3\n",
+     SPARSEOPT_ERROR_PARSE, 9,
+     "prepare-stage gemm operand y uses buffer 3 (output 0)"},
+    {"PrepareGemmBiasIsInput",
+     PREPARE "buffer 5 temp 64\n"
+             "gemm m=4 n=4 k=4 in=f16 out=f32 x=b1 w=b0 y=b5 bias=b2:f32\n",
+     SPARSEOPT_ERROR_PARSE, 10,
+     "prepare-stage gemm operand bias uses buffer 2 (input 0)"},
+    {"PrepareStepBufferDeclaredLater",
+     PREPARE "launch k" GRID " b7\nstage run\nbuffer 7 input 1 8\n",
+     SPARSEOPT_ERROR_PARSE, 9,
+     "prepare-stage launch of kernel 'k' argument 0 uses buffer 7 (input 1)"},
+};
+
+#undef HEADER
+#undef GRID
+#undef PARAM_BUFFERS
+#undef PREPARE
+#undef CHECK_SYNTAX
+#undef PATTERN_RULE
 
 INSTANTIATE_TEST_SUITE_P(
     Parser, MalformedManifest, ::testing::ValuesIn(kMalformedCases),
@@ -859,6 +1229,12 @@ INSTANTIATE_TEST_SUITE_P(
 
 INSTANTIATE_TEST_SUITE_P(
     GemmParser, MalformedManifest, ::testing::ValuesIn(kMalformedGemmCases),
+    [](const ::testing::TestParamInfo<MalformedCase> &info) {
+      return std::string(info.param.name);
+    });
+
+INSTANTIATE_TEST_SUITE_P(
+    ParamParser, MalformedManifest, ::testing::ValuesIn(kMalformedParamCases),
     [](const ::testing::TestParamInfo<MalformedCase> &info) {
       return std::string(info.param.name);
     });
@@ -1706,6 +2082,274 @@ TEST(Gpu, GemmOnlyProgramLoadsWithoutModule) {
     }
   EXPECT_OK(sparseopt_free(in[0]));
   EXPECT_OK(sparseopt_free(in[1]));
+  EXPECT_OK(sparseopt_free(out));
+  EXPECT_OK(sparseopt_program_destroy(program));
+}
+
+//===----------------------------------------------------------------------===//
+// GPU: params, prepare steps and checks. The prepare steps are gemm lines
+// (cuBLASLt), so no kernel of the compiler is needed: a prepare gemm turns a
+// param into a temp that a run gemm consumes, and a prepare gemm of a
+// constant and a param writes the int32 that a check reads.
+//===----------------------------------------------------------------------===//
+
+/// f16 bits of 1.0, 2.0, 3.0, 0.5 and -2.0.
+constexpr uint16_t kF16One = 0x3C00, kF16Two = 0x4000, kF16Three = 0x4200,
+                   kF16Half = 0x3800, kF16MinusTwo = 0xC000;
+
+// The shapes of the prepared-weight program: x [kPM, kPK], W [kPK, kPK].
+constexpr unsigned kPM = 4, kPK = 16;
+
+/// Writes a program with one param W [16, 16] f16 whose prepare stage
+/// computes T = 2 W^T (a gemm of the constant 2I and W) and whose run stage
+/// computes y0 = x T^T = 2 x W from the prepared T and y1 = x W^T from the
+/// param itself, then writes 1.0 into the check buffer (a run step may use
+/// any buffer): the next bind must zero it again, or its check fails.
+void writePreparedWeightProgram(const TempDir &dir) {
+  std::vector<uint16_t> twoI(kPK * kPK, 0);
+  for (unsigned i = 0; i < kPK; ++i)
+    twoI[i * kPK + i] = kF16Two;
+  dir.write("two_i.bin", bytesOf(twoI));
+  dir.write("one.bin", bytesOf({kF16One}));
+  auto n = [](unsigned value) { return std::to_string(value); };
+  dir.write("program.txt",
+            "sparseopt-program 1\n"
+            "buffer 0 input 0 " + n(kPM * kPK * 2) + "\n" +       // 2: x
+            "buffer 1 param 0 " + n(kPK * kPK * 2) + "\n" +       // 3: W
+            "buffer 2 constant two_i.bin " + n(kPK * kPK * 2) + "\n" +
+            "buffer 3 temp " + n(kPK * kPK * 2) + "\n" +          // 5: T
+            "buffer 4 output 0 " + n(kPM * kPK * 4) + "\n" +      // 6: y0
+            "buffer 5 output 1 " + n(kPM * kPK * 4) + "\n" +      // 7: y1
+            "buffer 6 temp 4\n"                                   // 8: check
+            "buffer 7 constant one.bin 2\n"                       // 9
+            "stage prepare\n"                                     // 10
+            "gemm m=16 n=16 k=16 in=f16 out=f16 x=b2 w=b1 y=b3\n" // 11
+            "check b6 param 0 pattern 2:4 groups 4\n"             // 12
+            "stage run\n"                                         // 13
+            "gemm m=4 n=16 k=16 in=f16 out=f32 x=b0 w=b3 y=b4\n"  // 14
+            "gemm m=4 n=16 k=16 in=f16 out=f32 x=b0 w=b1 y=b5\n"  // 15
+            "gemm m=1 n=1 k=1 in=f16 out=f32 x=b7 w=b7 y=b6\n");  // 16
+}
+
+/// Uploads the f16 values of `host` into new device memory.
+sparseopt_deviceptr upload(const std::vector<uint16_t> &host) {
+  sparseopt_deviceptr device = 0;
+  EXPECT_EQ(sparseopt_malloc(host.size() * 2, &device), SPARSEOPT_OK);
+  EXPECT_EQ(sparseopt_memcpy_htod(device, host.data(), host.size() * 2),
+            SPARSEOPT_OK);
+  return device;
+}
+
+TEST(Gpu, ProgramBindsParamsAndRunsPreparedWeights) {
+  REQUIRE_GPU();
+  TempDir dir;
+  writePreparedWeightProgram(dir);
+  sparseopt_program program = nullptr;
+  ASSERT_OK(sparseopt_program_load(dir.c_str(), &program));
+  ASSERT_EQ(sparseopt_program_num_params(program), 1);
+  ASSERT_EQ(sparseopt_program_param_bytes(program, 0), kPK * kPK * 2u);
+  ASSERT_EQ(sparseopt_program_num_inputs(program), 1);
+  ASSERT_EQ(sparseopt_program_num_steps(program), 4);
+  EXPECT_STREQ(sparseopt_program_step_stage(program, 0), "prepare");
+  EXPECT_STREQ(sparseopt_program_step_stage(program, 3), "run");
+
+  std::vector<uint16_t> x(kPM * kPK), w[2] = {std::vector<uint16_t>(kPK * kPK),
+                                              std::vector<uint16_t>(kPK * kPK)};
+  for (unsigned i = 0; i < x.size(); ++i)
+    x[i] = toF16(quarter(i, 7));
+  for (unsigned v = 0; v < 2; ++v)
+    for (unsigned i = 0; i < kPK * kPK; ++i)
+      w[v][i] = toF16(quarter(i, 8 + v));
+  sparseopt_deviceptr in = upload(x), param[2] = {upload(w[0]), upload(w[1])};
+  sparseopt_deviceptr out[2] = {0, 0};
+  const size_t outBytes = kPM * kPK * 4;
+  for (int o = 0; o < 2; ++o)
+    ASSERT_OK(sparseopt_malloc(outBytes, &out[o]));
+  ASSERT_OK(sparseopt_synchronize());
+
+  // Not bound yet.
+  EXPECT_EQ(sparseopt_program_run(program, &in, out, nullptr),
+            SPARSEOPT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(lastError(), "sparseopt_program_run: the program has 1 params: "
+                         "bind them first (sparseopt_program_bind)");
+  EXPECT_EQ(sparseopt_program_bind(program, param, 2, nullptr),
+            SPARSEOPT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(lastError(), "the program has 1 param(s), got 2"));
+  EXPECT_EQ(sparseopt_program_bind(program, nullptr, 1, nullptr),
+            SPARSEOPT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(lastError(), "params must not be NULL"));
+
+  sparseopt_stream stream = nullptr;
+  ASSERT_OK(sparseopt_stream_create(&stream));
+  // Bind W0 on a stream and run twice (the run scribbles on the check
+  // buffer, harmless to runs); then bind W1 on the default stream: the
+  // check passes only because bind zeroes the temps again.
+  struct Case {
+    int weight;
+    sparseopt_stream stream;
+  };
+  for (Case c : {Case{0, stream}, Case{1, nullptr}, Case{0, stream}}) {
+    ASSERT_OK(sparseopt_program_bind(program, &param[c.weight], 1, c.stream));
+    for (int run = 0; run < 2; ++run) {
+      for (int o = 0; o < 2; ++o)
+        ASSERT_OK(sparseopt_memset_d8(out[o], 0xff, outBytes));
+      ASSERT_OK(sparseopt_synchronize());
+      ASSERT_OK(sparseopt_program_run(program, &in, out, c.stream));
+      ASSERT_OK(sparseopt_stream_synchronize(c.stream));
+      std::vector<float> y0(kPM * kPK), y1(kPM * kPK);
+      ASSERT_OK(sparseopt_memcpy_dtoh(y0.data(), out[0], outBytes));
+      ASSERT_OK(sparseopt_memcpy_dtoh(y1.data(), out[1], outBytes));
+      for (unsigned r = 0; r < kPM; ++r)
+        for (unsigned j = 0; j < kPK; ++j) {
+          float prepared = 0.0f, direct = 0.0f;
+          for (unsigned k = 0; k < kPK; ++k) {
+            float xv = quarter(r * kPK + k, 7);
+            prepared += xv * 2.0f * quarter(k * kPK + j, 8 + c.weight);
+            direct += xv * quarter(j * kPK + k, 8 + c.weight);
+          }
+          ASSERT_EQ(y0[r * kPK + j], prepared)
+              << "W" << c.weight << " y0 (" << r << ", " << j << ")";
+          ASSERT_EQ(y1[r * kPK + j], direct)
+              << "W" << c.weight << " y1 (" << r << ", " << j << ")";
+        }
+    }
+  }
+
+  EXPECT_OK(sparseopt_stream_destroy(stream));
+  EXPECT_OK(sparseopt_free(in));
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_OK(sparseopt_free(param[i]));
+    EXPECT_OK(sparseopt_free(out[i]));
+  }
+  EXPECT_OK(sparseopt_program_destroy(program));
+}
+
+/// A program whose check reads 1.0 * W[0] as f32 bits (a prepare gemm of a
+/// constant and the param), so the first weight element decides the check,
+/// and whose run copies W[0] into its f32 output.
+void writeCheckedWeightProgram(const TempDir &dir) {
+  dir.write("one.bin", bytesOf({kF16One}));
+  dir.write("program.txt",
+            "sparseopt-program 1\n"
+            "buffer 0 param 0 32                                 # W: 16 f16\n"
+            "buffer 1 constant one.bin 2\n"
+            "buffer 2 temp 4\n"
+            "buffer 3 output 0 4\n"
+            "stage prepare\n"
+            "gemm m=1 n=1 k=1 in=f16 out=f32 x=b1 w=b0 y=b2\n"
+            "check b2 param 0 pattern 6:8 groups 1000\n"
+            "stage run\n"
+            "gemm m=1 n=1 k=1 in=f16 out=f32 x=b1 w=b0 y=b3\n");
+}
+
+TEST(Gpu, BindReportsBrokenSparsity) {
+  REQUIRE_GPU();
+  TempDir dir;
+  writeCheckedWeightProgram(dir);
+  sparseopt_program program = nullptr;
+  ASSERT_OK(sparseopt_program_load(dir.c_str(), &program));
+  std::vector<uint16_t> w(16, 0);
+  sparseopt_deviceptr param = upload(w), out = 0;
+  ASSERT_OK(sparseopt_malloc(4, &out));
+  auto setFirst = [&](uint16_t bits) {
+    w[0] = bits;
+    return sparseopt_memcpy_htod(param, w.data(), w.size() * 2);
+  };
+  auto runOnce = [&](float &y) {
+    y = -1.0f;
+    sparseopt_status status =
+        sparseopt_program_run(program, nullptr, &out, nullptr);
+    if (status == SPARSEOPT_OK)
+      status = sparseopt_synchronize();
+    if (status == SPARSEOPT_OK)
+      status = sparseopt_memcpy_dtoh(&y, out, 4);
+    return status;
+  };
+
+  // A zero leaves the check at 0.
+  ASSERT_OK(sparseopt_program_bind(program, &param, 1, nullptr));
+  float y = -1.0f;
+  ASSERT_OK(runOnce(y));
+  EXPECT_EQ(y, 0.0f);
+
+  // 1.0 as f32 is 0x3F800000 = 1065353216: flat = 2147483647 - 1065353216
+  // = 1082130431 = 1082130 * 1000 + 431, columns 431 * 8 = 3448 to 3455.
+  ASSERT_OK(setFirst(kF16One));
+  EXPECT_EQ(sparseopt_program_bind(program, &param, 1, nullptr),
+            SPARSEOPT_ERROR_WEIGHT);
+  EXPECT_EQ(lastError(), "sparseopt_program_bind: param 0 breaks its declared "
+                         "6:8 sparsity: row 1082130, group 431 (columns "
+                         "3448..3455) has more than 6 nonzeros");
+  EXPECT_STREQ(sparseopt_status_string(SPARSEOPT_ERROR_WEIGHT),
+               "SPARSEOPT_ERROR_WEIGHT");
+  // A failed bind leaves the program unbound, even though it was bound.
+  EXPECT_EQ(runOnce(y), SPARSEOPT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(lastError(), "the program has 1 params: bind them "
+                                    "first (sparseopt_program_bind)"));
+
+  // A negative value (-2.0 is 0xC0000000 = -1073741824 as an int32):
+  // flat = 3221225471 = 3221225 * 1000 + 471, columns 3768 to 3775.
+  ASSERT_OK(setFirst(kF16MinusTwo));
+  EXPECT_EQ(sparseopt_program_bind(program, &param, 1, nullptr),
+            SPARSEOPT_ERROR_WEIGHT);
+  EXPECT_TRUE(contains(lastError(), "row 3221225, group 471 (columns "
+                                    "3768..3775) has more than 6 nonzeros"));
+
+  // Fixed in place and bound again: usable.
+  ASSERT_OK(setFirst(0));
+  ASSERT_OK(sparseopt_program_bind(program, &param, 1, nullptr));
+  ASSERT_OK(runOnce(y));
+  EXPECT_EQ(y, 0.0f);
+  // A weight changed in place without a new bind: the run steps read the
+  // param directly, so the run sees it (only prepared temps go stale).
+  ASSERT_OK(setFirst(kF16Half));
+  ASSERT_OK(runOnce(y));
+  EXPECT_EQ(y, 0.5f);
+
+  EXPECT_OK(sparseopt_free(param));
+  EXPECT_OK(sparseopt_free(out));
+  EXPECT_OK(sparseopt_program_destroy(program));
+}
+
+TEST(Gpu, ProgramWithoutParamsPreparesAtLoad) {
+  REQUIRE_GPU();
+  TempDir dir;
+  // Prepare: t = 2 * 3 from constants; run: y = x * t.
+  dir.write("two.bin", bytesOf({kF16Two}));
+  dir.write("three.bin", bytesOf({kF16Three}));
+  dir.write("program.txt", "sparseopt-program 1\n"
+                           "buffer 0 constant two.bin 2\n"
+                           "buffer 1 constant three.bin 2\n"
+                           "buffer 2 temp 2\n"
+                           "buffer 3 input 0 2\n"
+                           "buffer 4 output 0 4\n"
+                           "stage prepare\n"
+                           "gemm m=1 n=1 k=1 in=f16 out=f16 x=b0 w=b1 y=b2\n"
+                           "stage run\n"
+                           "gemm m=1 n=1 k=1 in=f16 out=f32 x=b3 w=b2 y=b4\n");
+  sparseopt_program program = nullptr;
+  ASSERT_OK(sparseopt_program_load(dir.c_str(), &program));
+  EXPECT_EQ(sparseopt_program_num_params(program), 0);
+  sparseopt_deviceptr in = upload({kF16Half}), out = 0;
+  ASSERT_OK(sparseopt_malloc(4, &out));
+  // No bind needed: load ran the prepare step.
+  for (int bind = 0; bind < 2; ++bind) {
+    if (bind == 1) { // binding 0 params reruns it
+      ASSERT_OK(sparseopt_program_bind(program, nullptr, 0, nullptr));
+    }
+    ASSERT_OK(sparseopt_memset_d8(out, 0, 4));
+    ASSERT_OK(sparseopt_synchronize());
+    ASSERT_OK(sparseopt_program_run(program, &in, &out, nullptr));
+    ASSERT_OK(sparseopt_synchronize());
+    float y = 0.0f;
+    ASSERT_OK(sparseopt_memcpy_dtoh(&y, out, 4));
+    EXPECT_EQ(y, 3.0f) << "bind " << bind;
+  }
+  const sparseopt_deviceptr extra[1] = {in};
+  EXPECT_EQ(sparseopt_program_bind(program, extra, 1, nullptr),
+            SPARSEOPT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(lastError(), "the program has 0 param(s), got 1"));
+  EXPECT_OK(sparseopt_free(in));
   EXPECT_OK(sparseopt_free(out));
   EXPECT_OK(sparseopt_program_destroy(program));
 }

@@ -47,6 +47,10 @@ def SGPU_Dialect : Dialect {
       `sgpu.tensor_map`, each an `!llvm.ptr`. `sgpu-tensor-map-params` checks
       the indices against the signature of the lowered `llvm.func` and turns
       those arguments into by-value `__grid_constant__` parameters.
+    * `sgpu.stage` (`gpu.launch_func`, the string `"prepare"`): the launch
+      belongs to the program's prepare stage, run once when the runtime
+      binds the program's params (weights compressed on the GPU), not at
+      every run. `sgpu-emit-artifacts` writes it under `stage prepare`.
   }];
   let dependentDialects = ["::mlir::tensor::TensorDialect",
                            "::mlir::LLVM::LLVMDialect"];
@@ -63,6 +67,8 @@ def SGPU_Dialect : Dialect {
     /// maps (array<i64>), consumed by sgpu-tensor-map-params.
     static constexpr ::llvm::StringLiteral kTensorMapArgsAttr =
         "sgpu.tensor_map_args";
+    /// Launch attribute: the program stage of a gpu.launch_func ("prepare").
+    static constexpr ::llvm::StringLiteral kStageAttr = "sgpu.stage";
   }];
 }
 

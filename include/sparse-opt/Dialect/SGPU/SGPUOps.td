@@ -210,6 +210,34 @@ def SGPU_GemmCallOp : SGPU_Op<"gemm_call"> {
   }];
 }
 
+def SGPU_WeightCheckOp : SGPU_Op<"weight_check"> {
+  let summary = "report a weight argument that breaks its declared sparsity";
+  let description = [{
+    A host operation after the generated kernel that compresses the weight
+    argument `weight` (a (2N-2):2N or 2:4 weight given to the program as a
+    param and prepared on the GPU once, when it is bound): `status` is the
+    kernel's status word, 0 when every group of the weight keeps its
+    pattern, else `2^31 - 1 - (row * groups + group)` for the first
+    offending group (the kernel takes the maximum over the offenders).
+    `sgpu-emit-artifacts` writes it as a `check` line of the program's
+    prepare stage; the runtime reads the word when the params are bound and
+    fails with an error naming the row and the group.
+
+    ```mlir
+    sgpu.weight_check %status for %w {pattern = #sgpu.nm<6:8>, groups = 512}
+        : memref<1xi32>, memref<4096x4096xf16>
+    ```
+  }];
+  // No declared memory effects: the op reports an error, so it must never
+  // be removed as dead.
+  let arguments = (ins MemRefOf<[I32]>:$status, AnyStaticShapeMemRef:$weight,
+                       SGPU_NMSparsityAttr:$pattern, I64Attr:$groups);
+  let assemblyFormat = [{
+    $status `for` $weight attr-dict `:` type($status) `,` type($weight)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // TwELL activation sparsity
 //===----------------------------------------------------------------------===//

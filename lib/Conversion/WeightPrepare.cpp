@@ -1,0 +1,392 @@
+//===- WeightPrepare.cpp - weight arguments compressed on the GPU ---------===//
+//
+// The kernel: one thread per (row n, group g) of the padded compressed
+// weight, a group being 2N weight columns (one 2:4 chunk for N = 2) that
+// feed N-1 windows (lifted chunks) g*(N-1) .. g*(N-1)+N-2. The thread
+//  * loads the group (zeros past the weight), counts its nonzeros and, over
+//    2N-2, raises the status word to 2^31-1 - (n * groups + g) (an atomic
+//    max, so the first offending group in row-major order wins);
+//  * assigns each nonzero to a window greedily, left to right, at most two
+//    per window: the assignment of lib/Formats/SlidingWindow.cpp, so the
+//    result is bit-identical to the compile-time compression;
+//  * encodes every window as lib/Formats/Sparse24.cpp encodes a chunk (the
+//    kept positions p0 < p1, an empty chunk as (0, 1), a single nonzero at
+//    q as (q, 3) or (0, 3)), stores the two values and ORs the nibble into
+//    the metadata word (the words are shared by 8 chunks of 2 rows, so the
+//    buffer starts zeroed and the OR is atomic).
+// Every row and chunk of the padded format is written, padding included.
+//
+//===----------------------------------------------------------------------===//
+
+#include "WeightPrepare.h"
+#include "IndexMath.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::sgpu;
+
+namespace {
+
+constexpr int64_t kThreads = 256;
+
+/// encodeChunk's nibble for each mask of nonzero lanes (bit l: lane l),
+/// packed 4 bits per mask: nibble(mask) = (table >> 4 * mask) & 0xf.
+uint64_t nibbleTable() {
+  uint64_t table = 0;
+  for (unsigned mask = 0; mask < 16; ++mask) {
+    int lanes[4], count = 0;
+    for (int l = 0; l < 4; ++l)
+      if (mask & (1u << l))
+        lanes[count++] = l;
+    int p0 = 0, p1 = 1;
+    if (count == 1) {
+      p0 = lanes[0] < 3 ? lanes[0] : 0;
+      p1 = 3;
+    } else if (count >= 2) { // more than 2 only in a reported violation
+      p0 = lanes[0];
+      p1 = lanes[1];
+    }
+    table |= static_cast<uint64_t>(p0 | (p1 << 2)) << (4 * mask);
+  }
+  return table;
+}
+
+class PrepareKernelBuilder {
+public:
+  PrepareKernelBuilder(OpBuilder &b, Location loc, int64_t rows, int64_t k,
+                       int64_t familyN, CompressedType ctype)
+      : b(b), loc(loc), im{b, loc}, rows(rows), k(k), fam(familyN),
+        windows(familyN - 1), width(2 * familyN),
+        groups((k + 2 * familyN - 1) / (2 * familyN)),
+        chunks(ctype.getPaddedCols() / 4),
+        threadGroups((ctype.getPaddedCols() / 4 + familyN - 2) /
+                     (familyN - 1)),
+        kSteps(ctype.getPaddedCols() / 32),
+        paddedRows(ctype.getPaddedRows()) {}
+
+  int64_t totalThreads() const { return paddedRows * threadGroups; }
+  int64_t realGroups() const { return groups; }
+
+  int64_t numRows() const { return paddedRows; }
+  int64_t numGroups() const { return threadGroups; }
+
+  /// The GPU kernel: one thread per (row, group).
+  void build(gpu::GPUFuncOp func) {
+    Block &entry = func.getBody().front();
+    b.setInsertionPointToStart(&entry);
+    Value t = im.add(im.mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
+                            kThreads),
+                     gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+    auto inside = scf::IfOp::create(b, loc, im.lt(t, totalThreads()), false);
+    b.setInsertionPointToStart(&inside.getThenRegion().front());
+    emitGroup(im.div(t, threadGroups), im.rem(t, threadGroups),
+              entry.getArgument(0), entry.getArgument(1),
+              entry.getArgument(2), entry.getArgument(3));
+    b.setInsertionPointToEnd(&entry);
+    gpu::ReturnOp::create(b, loc);
+  }
+
+  /// The work of one (row n, group g) at the builder's insertion point: the
+  /// body of the GPU kernel and of the CPU reference's loop nest.
+  void emitGroup(Value n, Value g, Value w, Value values, Value meta,
+                 Value status) {
+    Type elem = cast<MemRefType>(w.getType()).getElementType();
+    Type i16 = b.getI16Type(), i32 = b.getI32Type();
+
+    // The group's elements as bits (zero past the weight) and their
+    // nonzero flags (a zero of either sign is zero).
+    Value zero16 = arith::ConstantIntOp::create(b, loc, i16, 0);
+    Value rowOk = im.lt(n, rows);
+    SmallVector<Value> bits, nz;
+    Value count = im.i32(0);
+    for (int64_t p = 0; p < width; ++p) {
+      Value col = im.add(im.mul(g, width), p);
+      Value ok = im.andi(rowOk, im.lt(col, k));
+      Value v = memref::LoadOp::create(
+          b, loc, w, ValueRange{im.clamp(n, ok), im.clamp(col, ok)});
+      v = arith::BitcastOp::create(b, loc, i16, v);
+      v = arith::SelectOp::create(b, loc, ok, v, zero16);
+      Value mag = arith::AndIOp::create(
+          b, loc, v, arith::ConstantIntOp::create(b, loc, i16, 0x7fff));
+      Value isNz = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                         mag, zero16);
+      bits.push_back(v);
+      nz.push_back(isNz);
+      count = arith::AddIOp::create(
+          b, loc, count, arith::ExtUIOp::create(b, loc, i32, isNz));
+    }
+
+    // Over the pattern's 2N-2 nonzeros: report (n, g), first one wins.
+    {
+      Value bad = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                        count, im.i32(2 * (fam - 1)));
+      auto report = scf::IfOp::create(b, loc, bad, false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&report.getThenRegion().front());
+      Value flat = arith::IndexCastUIOp::create(
+          b, loc, i32, im.add(im.mul(n, groups), g));
+      Value code = arith::SubIOp::create(b, loc, im.i32(0x7fffffff), flat);
+      memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::maxs, code,
+                                  status, ValueRange{im.c(0)});
+    }
+
+    // Greedy window assignment, left to right (window -1: none).
+    SmallVector<Value> used(windows, im.i32(0));
+    SmallVector<Value> window;
+    Value none = im.i32(-1);
+    for (int64_t p = 0; p < width; ++p) {
+      int64_t first = std::max<int64_t>(p / 2 - 1, 0);
+      int64_t last = std::min<int64_t>(p / 2, windows - 1);
+      Value assigned = none;
+      for (int64_t j = last; j >= first; --j) {
+        // Checked last to first so that the earliest free window wins.
+        Value free = arith::AndIOp::create(
+            b, loc, nz[p],
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, used[j],
+                                  im.i32(2)));
+        assigned = arith::SelectOp::create(b, loc, free, im.i32(j), assigned);
+      }
+      for (int64_t j = first; j <= last; ++j) {
+        Value mine = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           assigned, im.i32(j));
+        used[j] = arith::AddIOp::create(
+            b, loc, used[j], arith::ExtUIOp::create(b, loc, i32, mine));
+      }
+      window.push_back(assigned);
+    }
+
+    // Every window: its lifted chunk's two values and nibble.
+    Value table = arith::ConstantIntOp::create(
+        b, loc, b.getI64Type(), static_cast<int64_t>(nibbleTable()));
+    for (int64_t j = 0; j < windows; ++j) {
+      Value c = im.add(im.mul(g, windows), j);
+      auto exists = scf::IfOp::create(b, loc, im.lt(c, chunks), false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&exists.getThenRegion().front());
+      SmallVector<Value> lane;
+      Value mask = im.i32(0);
+      for (int64_t l = 0; l < 4; ++l) {
+        int64_t p = 2 * j + l;
+        Value mine = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           window[p], im.i32(j));
+        lane.push_back(arith::SelectOp::create(b, loc, mine, bits[p], zero16));
+        mask = arith::OrIOp::create(
+            b, loc, mask,
+            arith::ShLIOp::create(b, loc,
+                                  arith::ExtUIOp::create(b, loc, i32, mine),
+                                  im.i32(l)));
+      }
+      Value shift64 = arith::ExtUIOp::create(
+          b, loc, b.getI64Type(),
+          arith::MulIOp::create(b, loc, mask, im.i32(4)));
+      Value nibble = arith::TruncIOp::create(
+          b, loc, i32,
+          arith::AndIOp::create(
+              b, loc, arith::ShRUIOp::create(b, loc, table, shift64),
+              arith::ConstantIntOp::create(b, loc, b.getI64Type(), 0xf)));
+      Value p0 = arith::AndIOp::create(b, loc, nibble, im.i32(3));
+      Value p1 = arith::ShRUIOp::create(b, loc, nibble, im.i32(2));
+      for (auto [slot, pos] : llvm::enumerate(SmallVector<Value>{p0, p1})) {
+        Value v = lane[3];
+        for (int64_t l = 2; l >= 0; --l)
+          v = arith::SelectOp::create(
+              b, loc,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, pos,
+                                    im.i32(l)),
+              lane[l], v);
+        memref::StoreOp::create(
+            b, loc, arith::BitcastOp::create(b, loc, elem, v), values,
+            ValueRange{n, im.add(im.mul(c, 2), static_cast<int64_t>(slot))});
+      }
+      // The nibble's word and bit offset (lib/Formats/Sparse24.cpp).
+      Value rowInTile = im.rem(n, 16);
+      Value group16 = im.div(c, 4);
+      Value word = im.add(
+          im.mul(im.add(im.mul(im.add(im.mul(im.div(n, 16), kSteps),
+                                      im.div(group16, 2)),
+                               8),
+                        im.rem(rowInTile, 8)),
+                 2),
+          im.rem(group16, 2));
+      Value shift = arith::IndexCastUIOp::create(
+          b, loc, i32,
+          im.add(im.mul(im.div(rowInTile, 8), 16), im.mul(im.rem(c, 4), 4)));
+      memref::AtomicRMWOp::create(
+          b, loc, arith::AtomicRMWKind::ori,
+          arith::ShLIOp::create(b, loc, nibble, shift), meta,
+          ValueRange{word});
+    }
+  }
+
+private:
+  OpBuilder &b;
+  Location loc;
+  IndexMath im;
+  int64_t rows, k, fam, windows, width, groups, chunks, threadGroups, kSteps,
+      paddedRows;
+};
+
+} // namespace
+
+bool mlir::sgpu::isPreparableWeight(Operation *op) {
+  if (!isa<CompressOp, NMDecomposeOp>(op))
+    return false;
+  auto arg = dyn_cast<BlockArgument>(op->getOperand(0));
+  if (!arg || !arg.hasOneUse())
+    return false;
+  auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  return func && arg.getOwner() == &func.getBody().front();
+}
+
+void mlir::sgpu::lowerWeightPrepare(Operation *op, gpu::GPUModuleOp gpuModule,
+                                    SymbolTable &symbols, size_t index) {
+  Location loc = op->getLoc();
+  Value weight = op->getOperand(0);
+  auto wt = cast<RankedTensorType>(weight.getType());
+  auto ctype = cast<CompressedType>(op->getResult(0).getType());
+  NMSparsityAttr pattern = getNMPattern(wt);
+  int64_t familyN = pattern ? pattern.getFamilyN() : 2;
+  auto memrefOf = [](Type t) {
+    auto r = cast<RankedTensorType>(t);
+    return MemRefType::get(r.getShape(), r.getElementType());
+  };
+  MemRefType wm = MemRefType::get(wt.getShape(), wt.getElementType());
+  MemRefType vm = memrefOf(ctype.getValuesType());
+  MemRefType mm = memrefOf(ctype.getMetadataType());
+  MemRefType sm = MemRefType::get({1}, IntegerType::get(op->getContext(), 32));
+
+  OpBuilder kb(gpuModule.getBodyRegion());
+  kb.setInsertionPointToEnd(gpuModule.getBody());
+  auto func = gpu::GPUFuncOp::create(
+      kb, loc, "sgpu_prepare_" + std::to_string(index),
+      kb.getFunctionType({wm, vm, mm, sm}, {}));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), kb.getUnitAttr());
+  func.setKnownBlockSizeAttr(kb.getDenseI32ArrayAttr({kThreads, 1, 1}));
+  symbols.insert(func);
+  PrepareKernelBuilder builder(kb, loc, wt.getDimSize(0), wt.getDimSize(1),
+                               familyN, ctype);
+  builder.build(func);
+
+  OpBuilder b(op);
+  Value w = bufferization::ToBufferOp::create(b, loc, wm, weight,
+                                              /*read_only=*/b.getUnitAttr());
+  Value values = memref::AllocOp::create(b, loc, vm);
+  Value meta = memref::AllocOp::create(b, loc, mm);
+  Value status = memref::AllocOp::create(b, loc, sm);
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto launch = gpu::LaunchFuncOp::create(
+      b, loc, func,
+      gpu::KernelDim3{c((builder.totalThreads() + kThreads - 1) / kThreads),
+                      c(1), c(1)},
+      gpu::KernelDim3{c(kThreads), c(1), c(1)},
+      /*dynamicSharedMemorySize=*/Value(), ValueRange{w, values, meta, status});
+  launch->setAttr(SGPUDialect::kStageAttr, b.getStringAttr("prepare"));
+  WeightCheckOp::create(
+      b, loc, status, w,
+      pattern ? pattern : NMSparsityAttr::get(op->getContext(), 2, 4),
+      b.getI64IntegerAttr(builder.realGroups()));
+  auto toTensor = [&](Value buf, Type t) -> Value {
+    return bufferization::ToTensorOp::create(b, loc, t, buf,
+                                             /*restrict=*/b.getUnitAttr(),
+                                             /*writable=*/b.getUnitAttr());
+  };
+  Value assembled = AssembleOp::create(
+      b, loc, ctype, toTensor(values, ctype.getValuesType()),
+      toTensor(meta, ctype.getMetadataType()));
+  op->getResult(0).replaceAllUsesWith(assembled);
+  op->erase();
+}
+
+void mlir::sgpu::lowerWeightPrepareToLoops(Operation *op) {
+  Location loc = op->getLoc();
+  Value weight = op->getOperand(0);
+  auto wt = cast<RankedTensorType>(weight.getType());
+  auto ctype = cast<CompressedType>(op->getResult(0).getType());
+  NMSparsityAttr pattern = getNMPattern(wt);
+  int64_t familyN = pattern ? pattern.getFamilyN() : 2;
+  auto memrefOf = [](Type t) {
+    auto r = cast<RankedTensorType>(t);
+    return MemRefType::get(r.getShape(), r.getElementType());
+  };
+  OpBuilder b(op);
+  IndexMath im{b, loc};
+  Value w = bufferization::ToBufferOp::create(
+      b, loc, MemRefType::get(wt.getShape(), wt.getElementType()), weight,
+      /*read_only=*/b.getUnitAttr());
+  // Zeroed like the runtime's temporaries: the nibbles are ORed in.
+  auto zeroed = [&](MemRefType t) -> Value {
+    Value buf = memref::AllocOp::create(b, loc, t);
+    Value zero = arith::ConstantOp::create(b, loc, t.getElementType(),
+                                           b.getZeroAttr(t.getElementType()));
+    int64_t n = t.getNumElements();
+    Value flat = t.getRank() == 1
+                     ? buf
+                     : memref::CollapseShapeOp::create(
+                           b, loc, buf,
+                           ArrayRef<ReassociationIndices>{{0, 1}})
+                           .getResult();
+    scf::ForOp::create(b, loc, im.c(0), im.c(n), im.c(1), ValueRange{},
+                       [&](OpBuilder &, Location, Value i, ValueRange) {
+                         memref::StoreOp::create(b, loc, zero, flat, i);
+                         scf::YieldOp::create(b, loc);
+                       });
+    return buf;
+  };
+  Value values = zeroed(memrefOf(ctype.getValuesType()));
+  Value meta = zeroed(memrefOf(ctype.getMetadataType()));
+  Value status = zeroed(MemRefType::get({1}, b.getI32Type()));
+  PrepareKernelBuilder builder(b, loc, wt.getDimSize(0), wt.getDimSize(1),
+                               familyN, ctype);
+  scf::ForOp::create(
+      b, loc, im.c(0), im.c(builder.numRows()), im.c(1), ValueRange{},
+      [&](OpBuilder &, Location, Value n, ValueRange) {
+        scf::ForOp::create(
+            b, loc, im.c(0), im.c(builder.numGroups()), im.c(1),
+            ValueRange{}, [&](OpBuilder &, Location, Value g, ValueRange) {
+              builder.emitGroup(n, g, w, values, meta, status);
+              scf::YieldOp::create(b, loc);
+            });
+        scf::YieldOp::create(b, loc);
+      });
+  // A weight that breaks its pattern: the reference prints the row and
+  // group the status word names (the runtime fails the bind instead). An
+  // assert would abort before the buffered output reaches the caller.
+  Value word = memref::LoadOp::create(b, loc, status, ValueRange{im.c(0)});
+  Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, word,
+                                   im.i32(0));
+  std::string what;
+  llvm::raw_string_ostream os(what);
+  os << "a weight argument breaks its declared "
+     << (pattern ? pattern : NMSparsityAttr::get(op->getContext(), 2, 4))
+     << " sparsity";
+  {
+    auto bad = scf::IfOp::create(b, loc, ok, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&bad.getElseRegion().front());
+    Value flat = arith::SubIOp::create(b, loc, im.i32(0x7fffffff), word);
+    int64_t groups = builder.realGroups();
+    Value row = arith::DivUIOp::create(b, loc, flat, im.i32(groups));
+    Value group = arith::RemUIOp::create(b, loc, flat, im.i32(groups));
+    vector::PrintOp::create(b, loc, what + ": row ");
+    vector::PrintOp::create(b, loc, row);
+    vector::PrintOp::create(b, loc, "group ");
+    vector::PrintOp::create(b, loc, group);
+  }
+  auto toTensor = [&](Value buf, Type t) -> Value {
+    return bufferization::ToTensorOp::create(b, loc, t, buf,
+                                             /*restrict=*/b.getUnitAttr(),
+                                             /*writable=*/b.getUnitAttr());
+  };
+  Value assembled = AssembleOp::create(
+      b, loc, ctype, toTensor(values, ctype.getValuesType()),
+      toTensor(meta, ctype.getMetadataType()));
+  op->getResult(0).replaceAllUsesWith(assembled);
+  op->erase();
+}

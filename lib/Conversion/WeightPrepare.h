@@ -1,0 +1,41 @@
+//===- WeightPrepare.h - weight arguments compressed on the GPU -*- C++ -*-===//
+//
+// A sparse weight that the program receives as an argument (not a constant)
+// is compressed into the spmm kernels' format by a generated kernel that runs
+// once, when the runtime binds the weight (the program's prepare stage),
+// with a status word that names the first group breaking the pattern.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPARSEOPT_LIB_CONVERSION_WEIGHTPREPARE_H
+#define SPARSEOPT_LIB_CONVERSION_WEIGHTPREPARE_H
+
+#include "sparse-opt/Dialect/SGPU/SGPU.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir {
+namespace sgpu {
+
+/// Whether `op` (sgpu.compress or sgpu.nm_decompose) compresses an argument
+/// of the enclosing function that nothing else reads: a weight the runtime
+/// can bind once and prepare.
+bool isPreparableWeight(Operation *op);
+
+/// Replaces `op` (sgpu.compress or sgpu.nm_decompose, isPreparableWeight)
+/// by a launch of a generated kernel `sgpu_prepare_<index>` in the prepare
+/// stage, an sgpu.weight_check of its status word and sgpu.assemble of the
+/// compressed values and metadata it writes.
+void lowerWeightPrepare(Operation *op, gpu::GPUModuleOp gpuModule,
+                        SymbolTable &symbols, size_t index);
+
+/// The CPU reference of the same: `op` becomes loops running the kernel's
+/// per-(row, group) work, a printed message naming the first row and group
+/// that break the pattern (if any), and sgpu.assemble of the result.
+void lowerWeightPrepareToLoops(Operation *op);
+
+} // namespace sgpu
+} // namespace mlir
+
+#endif // SPARSEOPT_LIB_CONVERSION_WEIGHTPREPARE_H

@@ -1,0 +1,127 @@
+"""Sparse weights given to a compiled model as arguments (GPU machines only).
+
+The compiler turns such a weight into a param of the program: a generated
+kernel compresses it on the GPU when it is bound (the first call binds), and
+a weight that breaks its declared pattern fails the bind with WeightError
+naming the row and group. Compared with torch's dense product of the same
+weight. Skipped when the runtime finds no driver or device, or without torch
+with CUDA.
+"""
+import pytest
+
+import sparse_opt
+from sparse_opt import runtime
+
+LINEAR = """
+func.func @linear(%x: tensor<{m}x{k}x{t}>, %w: tensor<{n}x{k}x{t}, #sgpu.nm<{p}>>,
+                  %b: tensor<{n}x{t}>) -> tensor<{m}x{n}x{t}> {{
+  %z = arith.constant 0.0 : {t}
+  %e = tensor.empty() : tensor<{m}x{n}x{t}>
+  %acc = linalg.fill ins(%z : {t}) outs(%e : tensor<{m}x{n}x{t}>) -> tensor<{m}x{n}x{t}>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                      affine_map<(m, n, k) -> (n, k)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : tensor<{m}x{k}x{t}>, tensor<{n}x{k}x{t}, #sgpu.nm<{p}>>)
+      outs(%acc : tensor<{m}x{n}x{t}>) -> tensor<{m}x{n}x{t}>
+  %eb = tensor.empty() : tensor<{m}x{n}x{t}>
+  %yb = linalg.generic {{indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (j)>,
+                                         affine_map<(i, j) -> (i, j)>],
+                        iterator_types = ["parallel", "parallel"]}}
+      ins(%y, %b : tensor<{m}x{n}x{t}>, tensor<{n}x{t}>) outs(%eb : tensor<{m}x{n}x{t}>) {{
+  ^bb0(%a: {t}, %c: {t}, %o: {t}):
+    %s = arith.addf %a, %c : {t}
+    linalg.yield %s : {t}
+  }} -> tensor<{m}x{n}x{t}>
+  return %yb : tensor<{m}x{n}x{t}>
+}}
+"""
+
+# Relative to max|reference|: one rounding of the output dominates.
+TOLERANCE = {"f16": 2e-3, "bf16": 1.6e-2}
+
+
+@pytest.fixture(scope="module")
+def cuda_torch():
+    try:
+        runtime.init(0)
+    except (runtime.NoDriverError, runtime.NoDeviceError) as e:
+        pytest.skip("no CUDA GPU: %s" % e.message)
+    try:
+        import torch
+    except ImportError:
+        pytest.skip("needs torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs torch with CUDA")
+    return torch
+
+
+def pruned(torch, n, k, m, dtype, gen):
+    """A random N x K weight keeping the m-2 largest |w| of every group of m
+    (m = 2N of an (2N-2):2N pattern) along K."""
+    kp = (k + m - 1) // m * m
+    w = torch.randn(n, kp, generator=gen, device="cuda")
+    g = w.view(n, kp // m, m)
+    keep = g.abs().topk(m - 2, dim=2).indices
+    mask = torch.zeros_like(g, dtype=torch.bool).scatter_(2, keep, True)
+    return (g * mask).view(n, kp)[:, :k].to(dtype).contiguous()
+
+
+@pytest.mark.parametrize("pattern,dtype,m,n,k", [
+    ("2:4", "f16", 16, 128, 256),
+    ("2:4", "bf16", 70, 200, 136),    # M, N and K off the tiles
+    ("6:8", "f16", 33, 96, 200),      # K off the groups of 8
+    ("4:6", "bf16", 8, 64, 96),
+    ("8:10", "f16", 128, 256, 512),
+])
+def test_argument_weight_matches_torch(cuda_torch, tmp_path, pattern, dtype, m, n, k):
+    torch = cuda_torch
+    tdt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
+    art = sparse_opt.compile_mlir(LINEAR.format(m=m, n=n, k=k, t=dtype, p=pattern), tmp_path)
+    assert "stage prepare" in art.program and "param 0" in art.program
+    prog = runtime.load(tmp_path)
+    assert prog.signature.params == (1,)
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    x = torch.randn(m, k, generator=gen, device="cuda").to(tdt)
+    w = pruned(torch, n, k, int(pattern.split(":")[1]), tdt, gen)
+    b = torch.randn(n, generator=gen, device="cuda").to(tdt)
+    y = prog(x, w, b)
+    ref = x.float() @ w.float().t() + b.float()
+    err = ((y.float() - ref).abs().max() / ref.abs().max()).item()
+    assert err <= TOLERANCE[dtype], err
+    # Same weight object: no rebind; new activations only.
+    x2 = torch.randn(m, k, generator=gen, device="cuda").to(tdt)
+    y2 = prog(x2, w, b)
+    ref2 = x2.float() @ w.float().t() + b.float()
+    assert ((y2.float() - ref2).abs().max() / ref2.abs().max()).item() <= TOLERANCE[dtype]
+    # A new weight (another address) is bound and compressed again.
+    w3 = pruned(torch, n, k, int(pattern.split(":")[1]), tdt, gen)
+    y3 = prog(x, w3, b)
+    ref3 = x.float() @ w3.float().t() + b.float()
+    assert ((y3.float() - ref3).abs().max() / ref3.abs().max()).item() <= TOLERANCE[dtype]
+    prog.close()
+
+
+def test_broken_pattern_fails_the_bind(cuda_torch, tmp_path):
+    torch = cuda_torch
+    m, n, k = 16, 64, 128
+    sparse_opt.compile_mlir(LINEAR.format(m=m, n=n, k=k, t="f16", p="6:8"), tmp_path)
+    prog = runtime.load(tmp_path)
+    gen = torch.Generator(device="cuda").manual_seed(2)
+    w = pruned(torch, n, k, 8, torch.float16, gen)
+    # Row 37, group 5 (columns 40..47): 7 nonzeros; row 50, group 2 too.
+    w[37, 40:47] = 1.0
+    w[50, 16:24] = 1.0
+    x = torch.randn(m, k, generator=gen, device="cuda").half()
+    b = torch.zeros(n, device="cuda").half()
+    with pytest.raises(runtime.WeightError) as info:
+        prog(x, w, b)
+    msg = str(info.value)
+    assert "param 0 breaks its declared 6:8 sparsity: row 37, group 5 (columns 40..47)" in msg, msg
+    # Fixed in place: the address did not change, so bind explicitly.
+    w[37, 46:48] = 0.0
+    w[50, 22:24] = 0.0
+    prog.bind([w.data_ptr()], torch.cuda.current_stream().cuda_stream)
+    y = prog(x, w, b)
+    ref = x.float() @ w.float().t()
+    assert ((y.float() - ref).abs().max() / ref.abs().max()).item() <= TOLERANCE["f16"]
+    prog.close()
