@@ -410,20 +410,27 @@ private:
         b, loc, "wgmma.wait_group.sync.aligned 0;",
         ArrayRef<Value>(last).drop_front(nAcc), metaConstraints(),
         ArrayRef<Value>(last).take_front(nAcc));
-    Value row0 = im.add(im.add(f0, im.mul(c, 64)), im.add(im.mul(warp, 16), g));
-    if (cfg.splits == 1) {
-      buildSpmmEpilogue(b, loc, im, s, acc, bias, y, row0, tok0, t,
-                        s.m % cfg.tokensPerBlock == 0, s.n % kBlockRows == 0);
+    Value featBase = im.add(im.add(f0, im.mul(c, 64)), im.mul(warp, 16));
+    Value row0 = im.add(featBase, g);
+    bool fullM = s.m % cfg.tokensPerBlock == 0;
+    bool fullN = s.n % kBlockRows == 0;
+    // Split-K: the raw f32 partial sums go to the workspace.
+    SpmmShape out = s;
+    Value outBias = bias;
+    if (cfg.splits > 1) {
+      out.hasBias = false;
+      out.activation = Activation::none;
+      out.resultType = b.getF32Type();
+      outBias = Value();
+    }
+    // Pairs of adjacent features per store where rows allow 4-byte stores.
+    if (s.n % 2 == 0) {
+      buildSpmmEpiloguePaired(b, loc, im, out, acc, outBias, y, featBase, g,
+                              t, tok0, fullM, fullN, split);
       return;
     }
-    // Split-K: the raw f32 partial sums into the workspace.
-    SpmmShape partial = s;
-    partial.hasBias = false;
-    partial.activation = Activation::none;
-    partial.resultType = b.getF32Type();
-    buildSpmmEpilogue(b, loc, im, partial, acc, Value(), y, row0, tok0, t,
-                      s.m % cfg.tokensPerBlock == 0, s.n % kBlockRows == 0,
-                      split);
+    buildSpmmEpilogue(b, loc, im, out, acc, outBias, y, row0, tok0, t, fullM,
+                      fullN, split);
   }
 
   OpBuilder &b;

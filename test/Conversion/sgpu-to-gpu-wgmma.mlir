@@ -59,10 +59,13 @@
 // CHECK: scf.if
 // CHECK: "mbarrier.arrive.shared::cta.b64 _, [$0];"
 // CHECK: "wgmma.wait_group.sync.aligned 0;", "=f,{{.*}},=f,r,r,0,1,{{.*}},31,~{memory}"
-// The epilogue masks the token and feature tails.
+// The epilogue gathers adjacent features (shuffles), then stores them in
+// pairs, masking the token and feature tails.
+// CHECK: gpu.shuffle idx
 // CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK: vector.from_elements %{{.*}}, %{{.*}} : vector<2xf16>
 // CHECK: scf.if
-// CHECK: memref.store %{{.*}} : memref<70x20xf16>
+// CHECK: vector.store %{{.*}} {alignment = 4 : i64} : memref<70x20xf16>, vector<2xf16>
 func.func @spmm(%x: tensor<70x40xf16>, %v: tensor<32x32xf16>, %m: tensor<64xi32>) -> tensor<70x20xf16> {
   %w = sgpu.assemble %v, %m : tensor<32x32xf16>, tensor<64xi32> -> !sgpu.compressed<20x40xf16, #sgpu.nm<2:4>>
   %y = sgpu.spmm %x, %w : tensor<70x40xf16>, !sgpu.compressed<20x40xf16, #sgpu.nm<2:4>> -> tensor<70x20xf16>
@@ -96,7 +99,7 @@ func.func @spmm(%x: tensor<70x40xf16>, %v: tensor<32x32xf16>, %m: tensor<64xi32>
 // CHECK: arith.maximumf
 // CHECK-NOT: arith.truncf
 // CHECK-NOT: scf.if
-// CHECK: memref.store %{{.*}} : memref<4096x4096xf32>
+// CHECK: vector.store %{{.*}} {alignment = 8 : i64} : memref<4096x4096xf32>, vector<2xf32>
 func.func @spmm_bf16(%x: tensor<4096x4096xbf16>, %v: tensor<4096x2048xbf16>, %m: tensor<524288xi32>) -> tensor<4096x4096xf32> {
   %w = sgpu.assemble %v, %m : tensor<4096x2048xbf16>, tensor<524288xi32> -> !sgpu.compressed<4096x4096xbf16, #sgpu.nm<2:4>>
   %y = sgpu.spmm %x, %w {activation = #sgpu.activation<relu>} : tensor<4096x4096xbf16>, !sgpu.compressed<4096x4096xbf16, #sgpu.nm<2:4>> -> tensor<4096x4096xf32>
@@ -145,7 +148,7 @@ func.func @spmm_sweep(%x: tensor<512x256xf16>, %v: tensor<64x128xf16>, %m: tenso
 // CHECK: arith.divui %{{.*}}, %c3 : index
 // CHECK: arith.muli %{{.*}}, %c9 : index
 // CHECK: "wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.f16.f16
-// CHECK: memref.store %{{.*}}, %[[W]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<4x40x300xf32>
+// CHECK: vector.store %{{.*}}, %[[W]][%{{.*}}, %{{.*}}, %{{.*}}] {alignment = 8 : i64} : memref<4x40x300xf32>, vector<2xf32>
 // CHECK-NOT: arith.maximumf
 // CHECK: gpu.func @sgpu_spmm_0_reduce(%[[RW:.*]]: memref<4x40x300xf32>, %[[RB:.*]]: memref<300xf16>, %[[RY:.*]]: memref<40x300xf16>) kernel
 // CHECK-COUNT-4: memref.load %[[RW]]

@@ -32,7 +32,9 @@
 // PTX: mbarrier.arrive.shared::cta.b64 _, [%r{{[0-9]+}}];
 // PTX: wgmma.wait_group.sync.aligned 0;
 // PTX: max.NaN.f32
-// PTX: st.global.b32
+// The epilogue pairs adjacent features through shuffles: 8-byte f32 stores.
+// PTX: shfl.sync.idx.b32
+// PTX: st.global.v2.b32
 // PTX: setmaxnreg.dec.sync.aligned.u32 40;
 // PTX: prefetch.tensormap [%rd{{[0-9]+}}];
 // PTX: mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r{{[0-9]+}}], %r{{[0-9]+}};

@@ -6,11 +6,21 @@ a weight that breaks its declared pattern fails the bind with WeightError
 naming the row and group. Compared with torch's dense product of the same
 weight. Skipped when the runtime finds no driver or device, or without torch
 with CUDA.
+
+The GPU machine has no compiler: there, SPARSEOPT_GPU_WEIGHT_ARTIFACTS names
+a folder compiled elsewhere with
+
+  python3 test/python/test_gpu_weights.py --compile DIR
 """
+import os
+import pathlib
+import sys
+
 import pytest
 
-import sparse_opt
 from sparse_opt import runtime
+
+PRECOMPILED = os.environ.get("SPARSEOPT_GPU_WEIGHT_ARTIFACTS")
 
 LINEAR = """
 func.func @linear(%x: tensor<{m}x{k}x{t}>, %w: tensor<{n}x{k}x{t}, #sgpu.nm<{p}>>,
@@ -66,19 +76,49 @@ def pruned(torch, n, k, m, dtype, gen):
     return (g * mask).view(n, kp)[:, :k].to(dtype).contiguous()
 
 
-@pytest.mark.parametrize("pattern,dtype,m,n,k", [
+CASES = [
     ("2:4", "f16", 16, 128, 256),
     ("2:4", "bf16", 70, 200, 136),    # M, N and K off the tiles
     ("6:8", "f16", 33, 96, 200),      # K off the groups of 8
     ("4:6", "bf16", 8, 64, 96),
     ("8:10", "f16", 128, 256, 512),
-])
+]
+BROKEN = ("6:8", "f16", 16, 64, 128)
+
+
+def case_name(pattern, dtype, m, n, k):
+    return "linear_%s_%s_m%d_n%d_k%d" % (pattern.replace(":", "to"), dtype, m, n, k)
+
+
+def compile_case(directory, case):
+    import sparse_opt
+    pattern, dtype, m, n, k = case
+    return sparse_opt.compile_mlir(LINEAR.format(m=m, n=n, k=k, t=dtype, p=pattern), directory)
+
+
+def artifact(tmp_path, case):
+    """The compiled case: from SPARSEOPT_GPU_WEIGHT_ARTIFACTS, or compiled
+    now (needs the compiler library)."""
+    if PRECOMPILED:
+        d = pathlib.Path(PRECOMPILED) / case_name(*case)
+        if not d.is_dir():
+            pytest.skip("%s has no %s" % (PRECOMPILED, d.name))
+        return d
+    try:
+        compile_case(tmp_path, case)
+    except Exception as e:  # no compiler library on this machine
+        pytest.skip("cannot compile here: %s" % e)
+    return tmp_path
+
+
+@pytest.mark.parametrize("pattern,dtype,m,n,k", CASES)
 def test_argument_weight_matches_torch(cuda_torch, tmp_path, pattern, dtype, m, n, k):
     torch = cuda_torch
     tdt = {"f16": torch.float16, "bf16": torch.bfloat16}[dtype]
-    art = sparse_opt.compile_mlir(LINEAR.format(m=m, n=n, k=k, t=dtype, p=pattern), tmp_path)
-    assert "stage prepare" in art.program and "param 0" in art.program
-    prog = runtime.load(tmp_path)
+    d = artifact(tmp_path, (pattern, dtype, m, n, k))
+    program_text = (d / "program.txt").read_text()
+    assert "stage prepare" in program_text and "param 0" in program_text
+    prog = runtime.load(d)
     assert prog.signature.params == (1,)
     gen = torch.Generator(device="cuda").manual_seed(1)
     x = torch.randn(m, k, generator=gen, device="cuda").to(tdt)
@@ -103,9 +143,8 @@ def test_argument_weight_matches_torch(cuda_torch, tmp_path, pattern, dtype, m, 
 
 def test_broken_pattern_fails_the_bind(cuda_torch, tmp_path):
     torch = cuda_torch
-    m, n, k = 16, 64, 128
-    sparse_opt.compile_mlir(LINEAR.format(m=m, n=n, k=k, t="f16", p="6:8"), tmp_path)
-    prog = runtime.load(tmp_path)
+    _, _, m, n, k = BROKEN
+    prog = runtime.load(artifact(tmp_path, BROKEN))
     gen = torch.Generator(device="cuda").manual_seed(2)
     w = pruned(torch, n, k, 8, torch.float16, gen)
     # Row 37, group 5 (columns 40..47): 7 nonzeros; row 50, group 2 too.
@@ -125,3 +164,14 @@ def test_broken_pattern_fails_the_bind(cuda_torch, tmp_path):
     ref = x.float() @ w.float().t()
     assert ((y.float() - ref).abs().max() / ref.abs().max()).item() <= TOLERANCE["f16"]
     prog.close()
+
+
+if __name__ == "__main__":
+    # python3 test/python/test_gpu_weights.py --compile DIR
+    if len(sys.argv) != 3 or sys.argv[1] != "--compile":
+        sys.exit("usage: test_gpu_weights.py --compile DIR")
+    for c in CASES + [BROKEN]:
+        out = pathlib.Path(sys.argv[2]) / case_name(*c)
+        out.mkdir(parents=True, exist_ok=True)
+        compile_case(out, c)
+    print("compiled %d cases into %s" % (len(CASES) + 1, sys.argv[2]))
