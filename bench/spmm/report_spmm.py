@@ -3,8 +3,6 @@
 docs/performance.md (between its spmm markers):
 
   spmm_issue_{a,b}_h200.json   the issue grid, TMA warpgroup kernel
-  spmm_small_h200.json         its M <= 128 rows again, with split-K (they
-                               replace those rows)
                                -> spmm-issue, spmm-bars; docs/img/spmm_issue_h200.png
   spmm_small_auto_h200.json    the compiler's sparse-or-dense choice at M <= 128
                                -> spmm-choice, and the M <= 128 bar
@@ -75,22 +73,13 @@ def plot(records):
 VARIANTS = ["2:4", "4:6", "6:8", "8:10"]
 
 
-def _key(r):
-    return (r["variant"], r["dtype"], r["kind"], r["shape"]["M"], r["shape"]["N"], r["shape"]["K"])
-
-
 def issue_records():
-    """The issue grid; records of spmm_small_h200.json (the same cases
-    measured again with the current kernel) replace theirs."""
+    """The issue grid (both halves, the current kernel)."""
     out = []
     for part in ("a", "b"):
         f = RESULTS.with_name("spmm_issue_%s_h200.json" % part)
         if f.exists():
             out += json.loads(f.read_text())
-    small = RESULTS.with_name("spmm_small_h200.json")
-    if small.exists():
-        newer = {_key(r): r for r in json.loads(small.read_text())}
-        out = [newer.pop(_key(r), r) for r in out] + list(newer.values())
     return out
 
 
