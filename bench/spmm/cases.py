@@ -33,7 +33,7 @@ SMALL_TOKENS = [16, 128]
 # Split-K sweeps (--options split-k=S): 2:4 f16 at decode token counts on
 # the three issue layers (32, 112 and 148 blocks of 128 weight rows).
 SPLITK = [(m, n, k) for n, k in ISSUE_LAYERS for m in SMALL_TOKENS]
-SETS = ("issue", "quick", "correctness", "sweep", "kalign", "small", "splitk")
+SETS = ("issue", "quick", "correctness", "sweep", "kalign", "small", "splitk", "large")
 
 
 def family(variant):
@@ -48,6 +48,13 @@ def cases(which="issue"):
     "sweep" (2:4 f16 timings only, for tile/stage sweeps) or "small" (the
     issue grid's M <= 128 timings, for the sparse-or-dense choice)."""
     assert which in SETS, which
+    if which == "large":
+        # The prefill end of the issue grid, 2:4 only (schedule A/B runs).
+        for dtype in DTYPES:
+            for n, k in ISSUE_LAYERS:
+                for m in (4096, 16384):
+                    yield "2:4", dtype, "timing", m, n, k
+        return
     if which == "small":
         for variant in VARIANTS:
             for dtype in DTYPES:

@@ -475,7 +475,8 @@ struct ConvertSGPUToGPUPass
     b.setInsertionPointToEnd(gpuModule.getBody());
     Type ptrType = LLVM::LLVMPointerType::get(b.getContext());
     WgmmaSpmmLaunch wg = getWgmmaSpmmLaunch(shape);
-    TmaSpmmConfig tma = getTmaSpmmConfig(shape, tileN, stages, splitK);
+    TmaSpmmConfig tma =
+        getTmaSpmmConfig(shape, tileN, stages, splitK, persistent);
     // Split-K: the kernel writes f32 partial sums [splits, M, N] and a
     // reduce kernel applies the epilogue.
     bool splitKernel = useTma && tma.splits > 1;
@@ -574,7 +575,7 @@ struct ConvertSGPUToGPUPass
     int64_t gridY = (shape.paddedN + rowsPerBlock - 1) / rowsPerBlock;
     int64_t smem = 0;
     if (useTma) {
-      gridX = tma.gridX * tma.gridY;
+      gridX = tma.gridSize;
       gridY = 1;
       smem = tma.dynamicSharedBytes;
     } else if (useWgmma) {
@@ -584,8 +585,6 @@ struct ConvertSGPUToGPUPass
     Value smemBytes;
     if (smem)
       smemBytes = arith::ConstantIntOp::create(b, loc, b.getI32Type(), smem);
-    if (splitKernel)
-      gridX *= tma.splits;
     gpu::LaunchFuncOp::create(b, loc, func,
                               gpu::KernelDim3{c(gridX), c(gridY), c(1)},
                               gpu::KernelDim3{c(threads), c(1), c(1)},

@@ -106,31 +106,7 @@ public:
     Value y = entry.getArguments().back();
 
     tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-    // Block order: a one-dimensional grid walked in groups of kGroup token
-    // blocks, feature blocks fastest inside a group, so that the blocks
-    // resident at one time share a few token blocks of X and a band of W
-    // in L2 (row-major order re-streams all of X for every pair of feature
-    // blocks once X outgrows L2).
-    Value lin = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
-    // Split-K: the split is the slowest index, so the blocks of one split
-    // are ordered as a whole grid would be.
-    if (cfg.splits > 1) {
-      int64_t perSplit = cfg.gridX * cfg.gridY;
-      split = im.div(lin, perSplit);
-      lin = im.rem(lin, perSplit);
-      kt0 = im.mul(split, cfg.kTilesPerSplit);
-    } else {
-      kt0 = im.c(0);
-    }
-    int64_t perGroup = kGroup * cfg.gridY;
-    Value inGroup = im.rem(lin, perGroup);
-    Value first = im.mul(im.div(lin, perGroup), kGroup);
-    Value rows = arith::MinUIOp::create(b, loc, im.sub(im.c(cfg.gridX), first),
-                                        im.c(kGroup));
-    Value bx = im.add(first, arith::RemUIOp::create(b, loc, inGroup, rows));
-    Value by = arith::DivUIOp::create(b, loc, inGroup, rows);
-    f0 = im.mul(by, kBlockRows);
-    tok0 = im.mul(bx, cfg.tokensPerBlock);
+    bid = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
 
     // Shared memory: the dynamic window, aligned up to 1024 bytes.
     auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
@@ -184,6 +160,50 @@ public:
   }
 
 private:
+  /// Sets the coordinates of output tile `tile` (split, first k-tile,
+  /// first feature, first token) at the insertion point.
+  ///
+  /// Tile order: a one-dimensional index walked in groups of kGroup token
+  /// blocks, feature blocks fastest inside a group, so that the tiles in
+  /// flight at one time share a few token blocks of X and a band of W in
+  /// L2 (row-major order re-streams all of X for every pair of feature
+  /// blocks once X outgrows L2). Split-K: the split is the slowest index.
+  void setTile(Value tile) {
+    Value lin = tile;
+    if (cfg.splits > 1) {
+      int64_t perSplit = cfg.gridX * cfg.gridY;
+      split = im.div(lin, perSplit);
+      lin = im.rem(lin, perSplit);
+      kt0 = im.mul(split, cfg.kTilesPerSplit);
+    } else {
+      kt0 = im.c(0);
+    }
+    int64_t perGroup = kGroup * cfg.gridY;
+    Value inGroup = im.rem(lin, perGroup);
+    Value first = im.mul(im.div(lin, perGroup), kGroup);
+    Value rows = arith::MinUIOp::create(b, loc, im.sub(im.c(cfg.gridX), first),
+                                        im.c(kGroup));
+    Value bx = im.add(first, arith::RemUIOp::create(b, loc, inGroup, rows));
+    Value by = arith::DivUIOp::create(b, loc, inGroup, rows);
+    f0 = im.mul(by, kBlockRows);
+    tok0 = im.mul(bx, cfg.tokensPerBlock);
+  }
+
+  /// The block's loop over its tiles: tile = blockIdx, blockIdx + grid, ...
+  /// (one iteration unless the grid is persistent). `body` gets the tile
+  /// and the block's k-tile count before it (the ring of stages continues
+  /// from tile to tile).
+  void forEachTile(function_ref<void(Value tile, Value itBase)> body) {
+    int64_t total = cfg.gridX * cfg.gridY * cfg.splits;
+    scf::ForOp::create(
+        b, loc, bid, im.c(total), im.c(cfg.gridSize), ValueRange{},
+        [&](OpBuilder &, Location, Value tile, ValueRange) {
+          Value ordinal = im.div(im.sub(tile, bid), cfg.gridSize);
+          body(tile, im.mul(ordinal, blockTiles));
+          scf::YieldOp::create(b, loc);
+        });
+  }
+
   // --- shared-memory addresses (i32, shared window) ---------------------
   int64_t aOffset(int64_t st) const { return st * stride; }
   int64_t barriersOffset() const { return cfg.barriersOffset; }
@@ -247,36 +267,42 @@ private:
     b.setInsertionPointToStart(&only.getThenRegion().front());
     for (Value tm : {tmX, tmA, tmE})
       asmVoid(b, loc, "prefetch.tensormap [$0];", {tm}, "l");
-    Value rowTile0 = toI32(im.div(f0, 16));
-    Value featRow0 = toI32(f0);
-    Value tokRow0 = toI32(tok0);
     int64_t txBytes = stride;
-    scf::ForOp::create(
-        b, loc, im.c(0), im.c(blockTiles), im.c(1), ValueRange{},
-        [&](OpBuilder &, Location, Value kt, ValueRange) {
-          Value st = im.rem(kt, cfg.stages);
-          // Free once the consumers released it; the first pass over the
-          // stages waits on the parity of the phase before the first
-          // (complete from the start).
-          Value parity = toI32(im.rem(im.add(im.div(kt, cfg.stages), 1), 2));
-          waitBarrier(emptyBarrier(st), parity);
-          Value full = fullBarrier(st);
-          asmVoid(b, loc,
-                  "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
-                  {full, im.i32(txBytes)}, "r,r");
-          // Coordinates of the block's global k-tile.
-          Value kt32 = toI32(im.add(kt0, kt));
-          auto mul32 = [&](Value v, int64_t c) {
-            return arith::MulIOp::create(b, loc, v, im.i32(c)).getResult();
-          };
-          load2d(smemAddr(stageOffset(st, 0)), tmA, mul32(kt32, kKTile / 2),
-                 featRow0, full);
-          load2d(smemAddr(stageOffset(st, kABytes)), tmX,
-                 mul32(kt32, kKTile), tokRow0, full);
-          load2d(smemAddr(stageOffset(st, kABytes + bBytes(cfg.tokensPerBlock))),
-                 tmE, mul32(kt32, kSteps * 16), rowTile0, full);
-          scf::YieldOp::create(b, loc);
-        });
+    forEachTile([&](Value tile, Value itBase) {
+      setTile(tile);
+      Value rowTile0 = toI32(im.div(f0, 16));
+      Value featRow0 = toI32(f0);
+      Value tokRow0 = toI32(tok0);
+      scf::ForOp::create(
+          b, loc, im.c(0), im.c(blockTiles), im.c(1), ValueRange{},
+          [&](OpBuilder &, Location, Value kt, ValueRange) {
+            Value it = im.add(itBase, kt);
+            Value st = im.rem(it, cfg.stages);
+            // Free once the consumers released it; the first pass over
+            // the stages waits on the parity of the phase before the
+            // first (complete from the start).
+            Value parity =
+                toI32(im.rem(im.add(im.div(it, cfg.stages), 1), 2));
+            waitBarrier(emptyBarrier(st), parity);
+            Value full = fullBarrier(st);
+            asmVoid(b, loc,
+                    "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
+                    {full, im.i32(txBytes)}, "r,r");
+            // Coordinates of the tile's global k-tile.
+            Value kt32 = toI32(im.add(kt0, kt));
+            auto mul32 = [&](Value v, int64_t c) {
+              return arith::MulIOp::create(b, loc, v, im.i32(c)).getResult();
+            };
+            load2d(smemAddr(stageOffset(st, 0)), tmA,
+                   mul32(kt32, kKTile / 2), featRow0, full);
+            load2d(smemAddr(stageOffset(st, kABytes)), tmX,
+                   mul32(kt32, kKTile), tokRow0, full);
+            load2d(smemAddr(stageOffset(
+                       st, kABytes + bBytes(cfg.tokensPerBlock))),
+                   tmE, mul32(kt32, kSteps * 16), rowTile0, full);
+            scf::YieldOp::create(b, loc);
+          });
+    });
   }
 
   /// A 2-D TMA tile load (coordinates innermost first) completing on the
@@ -301,10 +327,9 @@ private:
     Value rtLocal = im.add(im.mul(c, 4), warp);
     Value eWord0 = im.add(im.mul(rtLocal, kSteps * 16),
                           im.add(im.mul(g, 2), im.rem(t, 2)));
-    // Row tiles past the padded weight read zeros: use the valid encoding.
+    // Row tiles past the padded weight read zeros: use the valid encoding
+    // (set per output tile).
     Value rowTileOk;
-    if ((s.paddedN / 16) % (kBlockRows / 16) != 0)
-      rowTileOk = im.lt(im.add(im.div(f0, 16), rtLocal), s.paddedN / 16);
     Value isLane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                           lane, im.c(0));
 
@@ -331,10 +356,14 @@ private:
     // tile's loads run; they are inputs of this tile's wait_group 1, which
     // retires that group, so ptxas keeps them allocated and unchanged until
     // then. Returns the accumulators, then this tile's metadata words.
+    // `kt` counts the k-tiles of the output tile, `itBase` the block's
+    // k-tiles before it: the ring of stages runs on across tiles.
+    Value itBase;
     auto tileStep = [&](Value kt, ValueRange acc,
                         ValueRange keep) -> SmallVector<Value> {
-      Value st = im.rem(kt, cfg.stages);
-      waitBarrier(fullBarrier(st), toI32(im.rem(im.div(kt, cfg.stages), 2)));
+      Value it = im.add(itBase, kt);
+      Value st = im.rem(it, cfg.stages);
+      waitBarrier(fullBarrier(st), toI32(im.rem(im.div(it, cfg.stages), 2)));
       SmallVector<Value> e;
       for (int64_t j = 0; j < kSteps; ++j) {
         Value idx = im.add(
@@ -375,7 +404,7 @@ private:
       auto rel = scf::IfOp::create(b, loc, release, false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&rel.getThenRegion().front());
-      Value prev = im.rem(im.add(kt, cfg.stages - 1), cfg.stages);
+      Value prev = im.rem(im.add(it, cfg.stages - 1), cfg.stages);
       asmVoid(b, loc, "mbarrier.arrive.shared::cta.b64 _, [$0];",
               {emptyBarrier(prev)}, "r");
       d.append(e.begin(), e.end());
@@ -387,6 +416,37 @@ private:
     // overwrites the operand of tile i's group, which is still in flight
     // (ptxas serializes every wgmma when it sees such a write, C7514). Tile
     // B's words are carried around the loop to tile A's wait.
+    forEachTile([&](Value tile, Value base) {
+      setTile(tile);
+      itBase = base;
+      rowTileOk = Value();
+      if ((s.paddedN / 16) % (kBlockRows / 16) != 0)
+        rowTileOk = im.lt(im.add(im.div(f0, 16), rtLocal), s.paddedN / 16);
+      SmallVector<Value> acc = mainloop(tileStep, zero);
+      // The tile's last group is complete: release its stage for the
+      // producer, which is already loading the next tile.
+      auto rel = scf::IfOp::create(b, loc, isLane0, false);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&rel.getThenRegion().front());
+        Value lastSt = im.rem(im.add(itBase, blockTiles - 1), cfg.stages);
+        asmVoid(b, loc, "mbarrier.arrive.shared::cta.b64 _, [$0];",
+                {emptyBarrier(lastSt)}, "r");
+      }
+      epilogue(acc, y, c, warp, g, t);
+    });
+  }
+
+  /// One output tile's k-loop on `tileStep`; returns the accumulators once
+  /// every group has completed.
+  ///
+  /// Two k-tiles per iteration (A, B): the metadata words of consecutive
+  /// tiles are distinct registers, so loading tile i+1's words never
+  /// overwrites the operand of tile i's group, which is still in flight
+  /// (ptxas serializes every wgmma when it sees such a write, C7514). Tile
+  /// B's words are carried around the loop to tile A's wait.
+  template <typename StepFn>
+  SmallVector<Value> mainloop(StepFn &tileStep, Value zero) {
     SmallVector<Value> init(nAcc, zero);
     for (int64_t j = 0; j < kSteps; ++j)
       init.push_back(im.i32(static_cast<int32_t>(kEmptyMetadata)));
@@ -406,10 +466,14 @@ private:
       last = tileStep(im.c(blockTiles - 1),
                       ArrayRef<Value>(last).take_front(nAcc),
                       ArrayRef<Value>(last).drop_front(nAcc));
-    SmallVector<Value> acc = asmOnAcc(
-        b, loc, "wgmma.wait_group.sync.aligned 0;",
-        ArrayRef<Value>(last).drop_front(nAcc), metaConstraints(),
-        ArrayRef<Value>(last).take_front(nAcc));
+    return asmOnAcc(b, loc, "wgmma.wait_group.sync.aligned 0;",
+                    ArrayRef<Value>(last).drop_front(nAcc), metaConstraints(),
+                    ArrayRef<Value>(last).take_front(nAcc));
+  }
+
+  /// Stores one output tile's accumulators (consumer warpgroup `c`).
+  void epilogue(ArrayRef<Value> acc, Value y, Value c, Value warp, Value g,
+                Value t) {
     Value featBase = im.add(im.add(f0, im.mul(c, 64)), im.mul(warp, 16));
     Value row0 = im.add(featBase, g);
     bool fullM = s.m % cfg.tokensPerBlock == 0;
@@ -441,9 +505,10 @@ private:
   /// k-tiles of one block (its split).
   int64_t nAcc, kSteps32, blockTiles, stride;
   Value tmX, tmA, tmE, bias;
-  Value tid, f0, tok0, baseIdx, padWords, words;
-  /// The block's split (null without split-K) and its first k-tile.
-  Value split, kt0;
+  Value tid, bid, baseIdx, padWords, words;
+  /// The current output tile: first feature and token, its split (null
+  /// without split-K) and first k-tile.
+  Value f0, tok0, split, kt0;
 };
 
 } // namespace
@@ -471,7 +536,8 @@ std::string mlir::sgpu::verifyTmaSpmmOverrides(int64_t tileN, int64_t stages,
 }
 
 TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
-                                           int64_t stages, int64_t splitK) {
+                                           int64_t stages, int64_t splitK,
+                                           bool persistent) {
   TmaSpmmConfig cfg;
   cfg.threads = kThreads;
   cfg.gridY = (s.paddedN + kBlockRows - 1) / kBlockRows;
@@ -496,6 +562,11 @@ TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
     splits = std::min(splitK, kTiles);
   cfg.kTilesPerSplit = (kTiles + splits - 1) / splits;
   cfg.splits = (kTiles + cfg.kTilesPerSplit - 1) / cfg.kTilesPerSplit;
+  // Persistent: one block per multiprocessor walks the tiles, so the
+  // producer loads the next tile while the consumers store this one.
+  int64_t tiles = cfg.gridX * cfg.gridY * cfg.splits;
+  cfg.persistent = persistent;
+  cfg.gridSize = persistent ? std::min(tiles, kNumSMs) : tiles;
   int64_t barrierBytes = 16 * kMaxStages;
   cfg.stages = std::min<int64_t>(
       {bn == 256 ? kMaxStages256 : kMaxStages, cfg.kTilesPerSplit,

@@ -34,7 +34,12 @@ struct TmaSpmmConfig {
   /// and applies the epilogue.
   int64_t splits;
   int64_t kTilesPerSplit;
-  /// The launch is one-dimensional, gridX * gridY * splits blocks, in
+  /// Persistent grid: gridSize = min(tiles, multiprocessors) blocks, each
+  /// walking tiles blockIdx, blockIdx + gridSize, ...; otherwise one block
+  /// per tile (gridSize = gridX * gridY * splits).
+  bool persistent;
+  int64_t gridSize;
+  /// The launch is one-dimensional, gridSize blocks; tiles are numbered in
   /// grouped order within each split (see SpmmTMA.cpp).
   int64_t dynamicSharedBytes;
   /// Byte offset (after the 1024-aligned base) of the mbarriers: past the
@@ -56,7 +61,8 @@ bool tmaSpmmApplies(const SpmmShape &s);
 /// sweep), as does `splitK` other than 0 for the split count; check them
 /// first with verifyTmaSpmmOverrides.
 TmaSpmmConfig getTmaSpmmConfig(const SpmmShape &s, int64_t tileN = 0,
-                               int64_t stages = 0, int64_t splitK = 0);
+                               int64_t stages = 0, int64_t splitK = 0,
+                               bool persistent = true);
 
 /// Why the overrides cannot be used (empty when they can): tileN must be 0
 /// or a power of two in [16, 256]; stages 0 or at least 2, and the stages

@@ -41,6 +41,12 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
       llvm::cl::desc("wgmma TMA kernel: split-K block count (1..32; 0 = the "
                      "tile table)"),
       llvm::cl::init(0)};
+  PassOptions::Option<bool> persistent{
+      *this, "persistent",
+      llvm::cl::desc("wgmma TMA kernel: a persistent grid (one block per "
+                     "multiprocessor walking the tiles); false: a block per "
+                     "tile"),
+      llvm::cl::init(true)};
   PassOptions::Option<std::string> sparsePolicy{
       *this, "sparse-policy",
       llvm::cl::desc("auto: keep a sparse-annotated matmul dense (a library "
@@ -78,7 +84,9 @@ LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
      << " kernel=" << opts.kernel.getValue()
      << " tile-n=" << opts.tileN.getValue()
      << " stages=" << opts.stages.getValue()
-     << " split-k=" << opts.splitK.getValue() << "},";
+     << " split-k=" << opts.splitK.getValue()
+     << " persistent=" << (opts.persistent.getValue() ? "true" : "false")
+     << "},";
   os << "one-shot-bufferize{bufferize-function-boundaries=true "
         "function-boundary-type-conversion=identity-layout-map},";
   os << "canonicalize,";

@@ -23,10 +23,7 @@
 // CHECK: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%[[C2]], %{{.*}}, %{{.*}}) threads in (%[[C384]], %{{.*}}, %{{.*}}) dynamic_shared_memory_size %[[SMEM]] args(%[[TX]] : !llvm.ptr, %[[TV]] : !llvm.ptr, %[[TE]] : !llvm.ptr, %{{.*}} : memref<70x20xf16>)
 // CHECK: gpu.module @sgpu_kernels [#nvvm.target<O = 3, chip = "sm_90a", features = "+ptx85">]
 // CHECK: gpu.func @sgpu_spmm_0(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: memref<70x20xf16>) kernel attributes {known_block_size = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32, sgpu.tensor_map_args = array<i64: 0, 1, 2>}
-// Grouped block order: 8 token blocks per group, feature blocks fastest.
-// CHECK: %[[LIN:.*]] = gpu.block_id x
-// CHECK: arith.remui %[[LIN]]
-// CHECK: arith.minui
+// CHECK: %[[BID:.*]] = gpu.block_id x
 // CHECK: gpu.dynamic_shared_memory
 // Thread 0 initializes the stage's full (1 arrival) and empty (8 consumer
 // warps) barriers.
@@ -35,9 +32,14 @@
 // CHECK-NOT: mbarrier.init
 // CHECK: "fence.mbarrier_init.release.cluster;"
 // CHECK: gpu.barrier
-// The producer warpgroup.
+// The producer warpgroup. It walks the block's output tiles (here the
+// grid has one block per tile: 2 tiles, 2 blocks), each in the grouped
+// order: 8 token blocks per group, feature blocks fastest.
 // CHECK: "setmaxnreg.dec.sync.aligned.u32 40;"
 // CHECK-COUNT-3: "prefetch.tensormap [$0];"
+// CHECK: scf.for %[[TILE:.*]] = %[[BID]] to %c2{{.*}} step %c2
+// CHECK: arith.remui %[[TILE]]
+// CHECK: arith.minui
 // CHECK: scf.for
 // CHECK: mbarrier.try_wait.parity.shared::cta.b64
 // CHECK: "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;"
@@ -83,9 +85,16 @@ func.func @spmm(%x: tensor<70x40xf16>, %v: tensor<32x32xf16>, %m: tensor<64xi32>
 // CHECK: sgpu.tensor_map %{{.*}} box [8, 32] swizzle 0 : memref<256x2048xi32> -> !llvm.ptr
 // 4 x (8192 + 32768 + 1024) + 64 + 1024 bytes
 // CHECK-DAG: %[[SMEM:.*]] = arith.constant 169024 : i32
-// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%c512, %c1{{.*}}, %c1{{.*}}) threads in (%c384, {{.*}} dynamic_shared_memory_size %[[SMEM]]
+// 512 output tiles: a persistent grid of 132 blocks walks them (with
+// persistent=false, one block per tile).
+// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma persistent=false" | FileCheck %s --check-prefix=PERTILE
+// PERTILE-LABEL: func.func @spmm_bf16
+// PERTILE: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%c512,
+// PERTILE: scf.for %{{.*}} = %{{.*}} to %c512{{.*}} step %c512
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%c132, %c1{{.*}}, %c1{{.*}}) threads in (%c384, {{.*}} dynamic_shared_memory_size %[[SMEM]]
 // CHECK: gpu.func @sgpu_spmm_0
 // CHECK-COUNT-8: mbarrier.init
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c512{{.*}} step %c132
 // 64 k-tiles: 32 pairs, each two tiles of two wgmmas, no odd tile.
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c32{{.*}} step
 // CHECK-COUNT-2: "wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.bf16.bf16 {$0, {{.*}}, $127}, $128, $129, $130, 0, 1, 1, 1, 0, 0;"

@@ -66,7 +66,11 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
     few tokens), the k-tiles are split over several blocks (split-K, at
     least 8 k-tiles each, `split-k` overrides the count): each writes f32
     partial sums to a workspace and a generated reduce kernel adds them,
-    the bias and the activation. Other K take a one-
+    the bias and the activation. The grid is persistent (`persistent`,
+    default true): at most one block per multiprocessor (132), each walking
+    the output tiles in the grouped order with its stage ring running on
+    across tiles, so the next tile's loads overlap this tile's epilogue.
+    Other K take a one-
     warpgroup kernel that stages tiles through registers into two shared
     memory stages (no swizzle) and waits for each stage's wgmmas.
 
@@ -104,6 +108,10 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
     Option<"stages", "stages", "int64_t", /*default=*/"0",
            "kernel=wgmma, TMA kernel: shared-memory pipeline stages (2 or "
            "more; 0 = as many as fit, at most 8)">,
+    Option<"persistent", "persistent", "bool", /*default=*/"true",
+           "kernel=wgmma, TMA kernel: one block per multiprocessor walking "
+           "the output tiles (the producer loads the next tile during the "
+           "epilogue); false: one block per tile">,
     Option<"splitK", "split-k", "int64_t", /*default=*/"0",
            "kernel=wgmma, TMA kernel: split-K block count (1 to 32; 0 = the "
            "tile table)">,
