@@ -7,6 +7,7 @@ docs/performance.md (between its spmm markers):
   spmm_small_auto_h200.json    the compiler's sparse-or-dense choice at M <= 128
                                -> spmm-choice, and the M <= 128 bar
   spmm_splitk_*_h200.json      split-K sweep -> spmm-splitk
+  spmm_persistent_{on,off}_h200.json   persistent grid A/B -> spmm-persistent
   spmm_sweep_*_h200.json       tile / stage sweeps -> spmm-sweep
   spmm_h200.json, spmm_wgmma_h200.json   the earlier kernels (history)
                                -> spmm-2to4, spmm-wgmma; docs/img/spmm_2to4_h200.png
@@ -107,6 +108,23 @@ def choice_table(records):
     out += ["", "%d cases: the sparse kernel kept in %d (%.2f–%.2f× cuBLAS), the library GEMM chosen in %d "
             "(%.2f–%.2f× of torch's own cuBLAS call: the same library, run-to-run noise); all within tolerance." % (
                 len(records), len(sp), min(sp), max(sp), len(dn), min(dn), max(dn))]
+    return "\n".join(out)
+
+
+def persistent_table():
+    on, off = (RESULTS.with_name("spmm_persistent_%s_h200.json" % w) for w in ("on", "off"))
+    if not (on.exists() and off.exists()):
+        return ""
+    key = lambda r: (r["dtype"], r["shape"]["M"], r["shape"]["N"], r["shape"]["K"])  # noqa: E731
+    offs = {key(r): r for r in json.loads(off.read_text())}
+    out = ["| dtype | M × N × K (2:4) | one block per tile | persistent | cuBLAS | cuSPARSELt | persistent / cuBLAS |"
+           " persistent / cuSPARSELt |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for r in json.loads(on.read_text()):
+        o = offs[key(r)]
+        b = r["baselines"]
+        out.append("| %s | %d × %d × %d | %.1f | %.1f | %.1f | %.1f | %.2f× | %.2f× |" % (
+            r["dtype"], r["shape"]["M"], r["shape"]["N"], r["shape"]["K"], o["ours_us"], r["ours_us"],
+            b["cublas"], b["cusparselt"], b["cublas"] / r["ours_us"], b["cusparselt"] / r["ours_us"]))
     return "\n".join(out)
 
 
@@ -273,6 +291,7 @@ def main():
         if chosen:
             doc = replace(doc, "spmm-choice", choice_table(chosen))
         doc = replace(doc, "spmm-splitk", splitk_table())
+        doc = replace(doc, "spmm-persistent", persistent_table())
         issue_plot(issue)
     a, b = doc.index(BEGIN) + len(BEGIN), doc.index(END)
     doc = doc[:a] + "\n" + table(records) + "\n" + doc[b:]
