@@ -7,8 +7,9 @@
 //    2N-2, raises the status word to 2^31-1 - (n * groups + g) (an atomic
 //    max, so the first offending group in row-major order wins);
 //  * assigns each nonzero to a window greedily, left to right, at most two
-//    per window: the assignment of lib/Formats/SlidingWindow.cpp, so the
-//    result is bit-identical to the compile-time compression;
+//    per window: the assignment of lib/Formats/SlidingWindow.cpp, the
+//    compile-time path (tests compare the products: CPU reference with
+//    exact values, GPU against torch);
 //  * encodes every window as lib/Formats/Sparse24.cpp encodes a chunk (the
 //    kept positions p0 < p1, an empty chunk as (0, 1), a single nonzero at
 //    q as (q, 3) or (0, 3)), stores the two values and ORs the nibble into

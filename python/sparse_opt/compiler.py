@@ -266,15 +266,28 @@ class Module:
     def __str__(self):
         return self.print()
 
-    def compile(self, output_dir, chip="sm_90a", features="+ptx85"):
+    def compile(self, output_dir, chip="sm_90a", features="+ptx85", sparse_policy="auto"):
         """Runs sgpu-compile on this module (which becomes the compiled IR),
         writes the artifacts and compiled.mlir to output_dir and returns the
-        Artifact."""
+        Artifact. `sparse_policy`: "auto" keeps a sparse-annotated layer
+        dense where the sparse kernel measured slower (a remark in
+        `compiler.last_diagnostics` says so), "sparse" always uses the
+        declared sparsity."""
+        if sparse_policy not in ("auto", "sparse"):
+            raise ValueError("sparse_policy must be 'auto' or 'sparse', got %r" % (sparse_policy,))
         output_dir = os.path.abspath(os.fspath(output_dir))
-        status = self.compiler._lib.sparseopt_ir_compile(
-            self._h(), chip.encode() if chip else None,
-            features.encode() if features else None, output_dir.encode())
-        self.compiler._check(status, "compilation for %s (%s) failed" % (chip, features))
+        if sparse_policy == "auto":
+            status = self.compiler._lib.sparseopt_ir_compile(
+                self._h(), chip.encode() if chip else None,
+                features.encode() if features else None, output_dir.encode())
+            self.compiler._check(status, "compilation for %s (%s) failed" % (chip, features))
+        else:
+            for name, value in (("chip", chip), ("features", features), ("output directory", output_dir)):
+                if not value or any(c in value for c in " \t'\"{}"):
+                    raise CompileError("%s %r must be non-empty, without spaces, quotes or braces"
+                                       % (name, value))
+            self.run("sgpu-compile{chip=%s features=%s sparse-policy=%s output-dir=%s}"
+                     % (chip, features, sparse_policy, output_dir))
         with open(os.path.join(output_dir, "compiled.mlir"), "w") as f:
             f.write(self.print() + "\n")
         return Artifact(output_dir)
@@ -286,9 +299,10 @@ def _is_path(source):
     return isinstance(source, str) and "\n" not in source and os.path.isfile(source)
 
 
-def compile_mlir(source, output_dir, chip="sm_90a", features="+ptx85"):
+def compile_mlir(source, output_dir, chip="sm_90a", features="+ptx85", sparse_policy="auto"):
     """Compiles MLIR text or an .mlir file to an artifact directory with
-    sgpu-compile; returns the Artifact. Raises CompileError."""
+    sgpu-compile; returns the Artifact. Raises CompileError. See
+    Module.compile for `sparse_policy`."""
     with Compiler() as c:
         m = c.parse_file(source) if _is_path(source) else c.parse(source)
-        return m.compile(output_dir, chip=chip, features=features)
+        return m.compile(output_dir, chip=chip, features=features, sparse_policy=sparse_policy)

@@ -189,3 +189,33 @@ def test_missing_compiler_library_is_a_clear_error(build_dir, tmp_path):
         SPARSEOPT_LIB_DIR=str(tmp_path))
     assert r.returncode == 0, r.stderr
     assert "libsparseopt_compiler.so not found in %s" % tmp_path in r.stdout
+
+
+# A decode-sized 8:10 layer of the measured size (4096 x 8192 weights) on a
+# weight argument: the cost model keeps it dense unless told otherwise.
+DECODE_810 = """func.func @layer(%x: tensor<16x8192xf16>, %w: tensor<4096x8192xf16, #sgpu.nm<8:10>>) -> tensor<16x4096xf16> {
+  %z = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<16x4096xf16>
+  %acc = linalg.fill ins(%z : f16) outs(%e : tensor<16x4096xf16>) -> tensor<16x4096xf16>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : tensor<16x8192xf16>, tensor<4096x8192xf16, #sgpu.nm<8:10>>) outs(%acc : tensor<16x4096xf16>) -> tensor<16x4096xf16>
+  return %y : tensor<16x4096xf16>
+}
+"""
+
+
+def test_sparse_policy(build_dir, tmp_path):
+    from sparse_opt.compiler import Compiler
+    with Compiler() as c:
+        art = c.parse(DECODE_810).compile(tmp_path / "auto")
+        # Kept dense, said in a remark: one cuBLASLt step, the weight an input.
+        assert any(d.severity == "remark" and "kept dense (library GEMM)" in d.message
+                   for d in c.last_diagnostics), c.last_diagnostics
+    lines = art.program.splitlines()
+    assert [l.split()[0] for l in lines if l.split()[0] in ("launch", "gemm")] == ["gemm"]
+    assert "buffer 1 input 1 67108864" in lines
+    art = compile_mlir(DECODE_810, tmp_path / "sparse", sparse_policy="sparse")
+    assert "stage prepare" in art.program and "buffer 1 param 0 67108864" in art.program
+    assert "launch sgpu_spmm_0" in art.program and "gemm" not in art.program
+    with pytest.raises(ValueError):
+        compile_mlir(DECODE_810, tmp_path / "bad", sparse_policy="dense")

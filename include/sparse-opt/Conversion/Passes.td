@@ -83,7 +83,7 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
     and a weight that is an argument of the function read only by its
     `sgpu.compress` / `sgpu.nm_decompose` is compressed by a generated
     kernel (`sgpu_prepare_<i>`: the greedy window assignment and the 2:4
-    encoding, bit-identical to the compile-time compression) launched in
+    encoding of the compile-time compression) launched in
     the program's prepare stage (`sgpu.stage = "prepare"`), followed by an
     `sgpu.weight_check` of its status word; the runtime runs it once, when
     the weight is bound as a param, and fails the bind with the first row
