@@ -232,6 +232,30 @@ private:
       paddedRows;
 };
 
+/// Replaces `op` (a compress or decompose) by sgpu.assemble of the
+/// `values` and `meta` buffers it was lowered into.
+void replaceByAssembled(OpBuilder &b, Operation *op, CompressedType ctype,
+                        Value values, Value meta) {
+  Location loc = op->getLoc();
+  auto toTensor = [&](Value buf, Type t) -> Value {
+    return bufferization::ToTensorOp::create(b, loc, t, buf,
+                                             /*restrict=*/b.getUnitAttr(),
+                                             /*writable=*/b.getUnitAttr());
+  };
+  Value assembled = AssembleOp::create(
+      b, loc, ctype, toTensor(values, ctype.getValuesType()),
+      toTensor(meta, ctype.getMetadataType()));
+  op->getResult(0).replaceAllUsesWith(assembled);
+  op->erase();
+}
+
+/// The declared pattern of the weight `op` compresses (2:4 for a weight
+/// without an encoding, which sgpu.compress takes as 2:4).
+NMSparsityAttr declaredPattern(Operation *op) {
+  NMSparsityAttr pattern = getNMPattern(op->getOperand(0).getType());
+  return pattern ? pattern : NMSparsityAttr::get(op->getContext(), 2, 4);
+}
+
 } // namespace
 
 bool mlir::sgpu::isPreparableWeight(Operation *op) {
@@ -250,8 +274,8 @@ void mlir::sgpu::lowerWeightPrepare(Operation *op, gpu::GPUModuleOp gpuModule,
   Value weight = op->getOperand(0);
   auto wt = cast<RankedTensorType>(weight.getType());
   auto ctype = cast<CompressedType>(op->getResult(0).getType());
-  NMSparsityAttr pattern = getNMPattern(wt);
-  int64_t familyN = pattern ? pattern.getFamilyN() : 2;
+  NMSparsityAttr pattern = declaredPattern(op);
+  int64_t familyN = pattern.getFamilyN();
   auto memrefOf = [](Type t) {
     auto r = cast<RankedTensorType>(t);
     return MemRefType::get(r.getShape(), r.getElementType());
@@ -289,20 +313,9 @@ void mlir::sgpu::lowerWeightPrepare(Operation *op, gpu::GPUModuleOp gpuModule,
       gpu::KernelDim3{c(kThreads), c(1), c(1)},
       /*dynamicSharedMemorySize=*/Value(), ValueRange{w, values, meta, status});
   launch->setAttr(SGPUDialect::kStageAttr, b.getStringAttr("prepare"));
-  WeightCheckOp::create(
-      b, loc, status, w,
-      pattern ? pattern : NMSparsityAttr::get(op->getContext(), 2, 4),
-      b.getI64IntegerAttr(builder.realGroups()));
-  auto toTensor = [&](Value buf, Type t) -> Value {
-    return bufferization::ToTensorOp::create(b, loc, t, buf,
-                                             /*restrict=*/b.getUnitAttr(),
-                                             /*writable=*/b.getUnitAttr());
-  };
-  Value assembled = AssembleOp::create(
-      b, loc, ctype, toTensor(values, ctype.getValuesType()),
-      toTensor(meta, ctype.getMetadataType()));
-  op->getResult(0).replaceAllUsesWith(assembled);
-  op->erase();
+  WeightCheckOp::create(b, loc, status, w, pattern,
+                        b.getI64IntegerAttr(builder.realGroups()));
+  replaceByAssembled(b, op, ctype, values, meta);
 }
 
 void mlir::sgpu::lowerWeightPrepareToLoops(Operation *op) {
@@ -310,8 +323,8 @@ void mlir::sgpu::lowerWeightPrepareToLoops(Operation *op) {
   Value weight = op->getOperand(0);
   auto wt = cast<RankedTensorType>(weight.getType());
   auto ctype = cast<CompressedType>(op->getResult(0).getType());
-  NMSparsityAttr pattern = getNMPattern(wt);
-  int64_t familyN = pattern ? pattern.getFamilyN() : 2;
+  NMSparsityAttr pattern = declaredPattern(op);
+  int64_t familyN = pattern.getFamilyN();
   auto memrefOf = [](Type t) {
     auto r = cast<RankedTensorType>(t);
     return MemRefType::get(r.getShape(), r.getElementType());
@@ -364,9 +377,7 @@ void mlir::sgpu::lowerWeightPrepareToLoops(Operation *op) {
                                    im.i32(0));
   std::string what;
   llvm::raw_string_ostream os(what);
-  os << "a weight argument breaks its declared "
-     << (pattern ? pattern : NMSparsityAttr::get(op->getContext(), 2, 4))
-     << " sparsity";
+  os << "a weight argument breaks its declared " << pattern << " sparsity";
   {
     auto bad = scf::IfOp::create(b, loc, ok, /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(b);
@@ -380,14 +391,5 @@ void mlir::sgpu::lowerWeightPrepareToLoops(Operation *op) {
     vector::PrintOp::create(b, loc, "group ");
     vector::PrintOp::create(b, loc, group);
   }
-  auto toTensor = [&](Value buf, Type t) -> Value {
-    return bufferization::ToTensorOp::create(b, loc, t, buf,
-                                             /*restrict=*/b.getUnitAttr(),
-                                             /*writable=*/b.getUnitAttr());
-  };
-  Value assembled = AssembleOp::create(
-      b, loc, ctype, toTensor(values, ctype.getValuesType()),
-      toTensor(meta, ctype.getMetadataType()));
-  op->getResult(0).replaceAllUsesWith(assembled);
-  op->erase();
+  replaceByAssembled(b, op, ctype, values, meta);
 }

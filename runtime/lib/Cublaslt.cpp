@@ -1,6 +1,7 @@
 //===- Cublaslt.cpp - dlopen cuBLASLt and run a program's gemm lines ------===//
 
 #include "Cublaslt.h"
+#include "EntryPoints.h"
 
 #include <dlfcn.h>
 
@@ -14,22 +15,7 @@
 namespace sparseopt {
 namespace {
 
-// Compile-time guard for the entry-point table, as in Driver.cpp: a listed
-// name must not be a macro of cublasLt.h, otherwise dlsym would look up a
-// different symbol than the one whose prototype typed the pointer.
-constexpr bool sameString(const char *a, const char *b) {
-  while (*a != '\0' && *a == *b) {
-    ++a;
-    ++b;
-  }
-  return *a == *b;
-}
-#define SPARSEOPT_STRINGIFY_EXPANDED(x) SPARSEOPT_STRINGIFY(x)
-#define SPARSEOPT_STRINGIFY(x) #x
-#define SPARSEOPT_CHECK_NOT_A_MACRO(name)                                      \
-  static_assert(sameString(SPARSEOPT_STRINGIFY_EXPANDED(name), #name),        \
-                #name " is a macro in cublasLt.h: list the symbol it "         \
-                      "expands to");
+// The entry-point table lists no macro (EntryPoints.h).
 SPARSEOPT_CUBLASLT_ENTRY_POINTS(SPARSEOPT_CHECK_NOT_A_MACRO)
 SPARSEOPT_CUBLASLT_OPTIONAL_ENTRY_POINTS(SPARSEOPT_CHECK_NOT_A_MACRO)
 #undef SPARSEOPT_CHECK_NOT_A_MACRO

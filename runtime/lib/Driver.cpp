@@ -1,6 +1,7 @@
 //===- Driver.cpp - dlopen the CUDA driver and resolve its entry points ---===//
 
 #include "Driver.h"
+#include "EntryPoints.h"
 
 #include <dlfcn.h>
 
@@ -12,21 +13,7 @@
 namespace sparseopt {
 namespace {
 
-// Compile-time guard for the entry-point table: a listed name must not be a
-// cuda.h macro, otherwise dlsym would look up the old (unversioned) symbol
-// while the pointer type came from the versioned declaration.
-constexpr bool sameString(const char *a, const char *b) {
-  while (*a != '\0' && *a == *b) {
-    ++a;
-    ++b;
-  }
-  return *a == *b;
-}
-#define SPARSEOPT_STRINGIFY_EXPANDED(x) SPARSEOPT_STRINGIFY(x)
-#define SPARSEOPT_STRINGIFY(x) #x
-#define SPARSEOPT_CHECK_NOT_A_MACRO(name)                                      \
-  static_assert(sameString(SPARSEOPT_STRINGIFY_EXPANDED(name), #name),        \
-                #name " is a macro in cuda.h: list the symbol it expands to");
+// The entry-point table lists no macro (EntryPoints.h).
 SPARSEOPT_DRIVER_ENTRY_POINTS(SPARSEOPT_CHECK_NOT_A_MACRO)
 #undef SPARSEOPT_CHECK_NOT_A_MACRO
 

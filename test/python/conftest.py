@@ -74,3 +74,21 @@ def example_artifact(build_dir, tmp_path_factory):
     """examples/linear_relu_24.mlir compiled (sm_90a) through the C API."""
     from sparse_opt.compiler import compile_mlir
     return compile_mlir(EXAMPLE, tmp_path_factory.mktemp("linear_relu_24"))
+
+
+@pytest.fixture(scope="module")
+def cuda_torch():
+    """torch on the GPU the runtime uses, or a skip. Asks the runtime first,
+    so that torch is not imported where there is no driver."""
+    from sparse_opt import runtime
+    try:
+        runtime.init(0)
+    except (runtime.NoDriverError, runtime.NoDeviceError) as e:
+        pytest.skip("no CUDA GPU: %s" % e.message)
+    try:
+        import torch
+    except ImportError:
+        pytest.skip("needs torch")
+    if not torch.cuda.is_available():
+        pytest.skip("needs torch with CUDA")
+    return torch

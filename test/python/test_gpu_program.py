@@ -129,23 +129,6 @@ _BYTES = {"f16": 2, "bf16": 2, "f32": 4}
 _TOLERANCE = {"bf16": 1e-2, "f16": 2e-3, "f32": 1e-4}
 
 
-@pytest.fixture(scope="module")
-def cuda_torch():
-    """torch on the GPU the runtime uses, or a skip. Asks the runtime first,
-    so that torch is not imported where there is no driver."""
-    try:
-        runtime.init(0)
-    except (runtime.NoDriverError, runtime.NoDeviceError) as e:
-        pytest.skip("no CUDA GPU: %s" % e.message)
-    try:
-        import torch as t
-    except ImportError:
-        pytest.skip("needs torch")
-    if not t.cuda.is_available():
-        pytest.skip("needs torch with CUDA")
-    return t
-
-
 def write_gemm_artifact(directory, m, n, k, dtype, out, bias=None, relu=False):
     """An artifact of one gemm line: inputs x [m, k] and w [n, k] (and bias
     [n] of type `bias`), output y [m, n]."""

@@ -50,21 +50,6 @@ func.func @linear(%x: tensor<{m}x{k}x{t}>, %w: tensor<{n}x{k}x{t}, #sgpu.nm<{p}>
 TOLERANCE = {"f16": 2e-3, "bf16": 1.6e-2}
 
 
-@pytest.fixture(scope="module")
-def cuda_torch():
-    try:
-        runtime.init(0)
-    except (runtime.NoDriverError, runtime.NoDeviceError) as e:
-        pytest.skip("no CUDA GPU: %s" % e.message)
-    try:
-        import torch
-    except ImportError:
-        pytest.skip("needs torch")
-    if not torch.cuda.is_available():
-        pytest.skip("needs torch with CUDA")
-    return torch
-
-
 def pruned(torch, n, k, m, dtype, gen):
     """A random N x K weight keeping the m-2 largest |w| of every group of m
     (m = 2N of an (2N-2):2N pattern) along K."""
