@@ -35,7 +35,7 @@ func.func @spmm(%x: tensor<5x40xf16>, %v: tensor<32x32xf16>, %m: tensor<64xi32>)
 func.func @collectives(%x: tensor<8x64xf32>) -> (tensor<8x64xf32>, tensor<8x64xf32>) {
   %a = sgpu.all_reduce %x : tensor<8x64xf32>
   %t = sgpu.all_reduce_start %x : tensor<8x64xf32>
-  %b = sgpu.all_reduce_wait %t : tensor<8x64xf32>
+  %b = sgpu.all_reduce_wait %t, %x : tensor<8x64xf32>
   return %a, %b : tensor<8x64xf32>, tensor<8x64xf32>
 }
 

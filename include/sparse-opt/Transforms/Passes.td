@@ -76,6 +76,27 @@ def SGPUDenseMatmul : Pass<"sgpu-dense-matmul", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::sgpu::SGPUDialect"];
 }
 
+def SGPUAsyncCollectives : Pass<"sgpu-async-collectives", "::mlir::ModuleOp"> {
+  let summary = "Split all-reduces into start/wait and sink each wait to the first use";
+  let description = [{
+    Rewrites every `sgpu.all_reduce` into `sgpu.all_reduce_start` where the
+    all-reduce was (the collectives keep their program order, so every rank
+    of the tensor-parallel group issues them in the same order) and
+    `sgpu.all_reduce_wait` right before the first operation that uses the
+    result (or before the terminator when nothing does), so the work in
+    between overlaps the communication. The wait takes the started input as
+    an operand, which keeps that buffer alive and unwritten until the
+    collective is done.
+
+    The order is checked: an all-reduce must be issued unconditionally in
+    the body of its function, where every rank reaches it; one inside a
+    region (an `scf.if`, a loop, a `linalg` body) is an error at the op.
+    Running the pass again changes nothing (existing start/wait pairs are
+    left as they are).
+  }];
+  let dependentDialects = ["::mlir::sgpu::SGPUDialect"];
+}
+
 def SGPUFuseEpilogue : Pass<"sgpu-fuse-epilogue", "::mlir::ModuleOp"> {
   let summary = "Fuse a bias add and a ReLU that follow sgpu.spmm or sgpu.matmul into its epilogue";
   let description = [{

@@ -509,10 +509,12 @@ LogicalResult AllReduceWaitOp::verify() {
   if (!start)
     return emitOpError() << "token must come from an sgpu.all_reduce_start "
                             "in the same region";
-  if (start.getInput().getType() != getResult().getType())
-    return emitOpError() << "result type " << getResult().getType()
-                         << " differs from the started all-reduce's "
-                         << start.getInput().getType();
+  // The result has the input's type (AllTypesMatch), so this also fixes
+  // the result type.
+  if (getInput() != start.getInput())
+    return emitOpError() << "input must be the value the matching "
+                            "sgpu.all_reduce_start reduces (it keeps that "
+                            "buffer alive until the wait)";
   return success();
 }
 

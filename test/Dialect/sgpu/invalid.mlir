@@ -324,7 +324,7 @@ func.func @all_reduce_int(%x: tensor<8x64xi32>) {
 func.func @start_int(%x: tensor<8x64xi8>) {
   // expected-error @+1 {{'sgpu.all_reduce_start' op reduces f16, bf16 or f32 tensors, got 'i8'}}
   %t = sgpu.all_reduce_start %x : tensor<8x64xi8>
-  %y = sgpu.all_reduce_wait %t : tensor<8x64xi8>
+  %y = sgpu.all_reduce_wait %t, %x : tensor<8x64xi8>
   return
 }
 
@@ -341,25 +341,25 @@ func.func @start_unwaited(%x: tensor<8x64xf32>) {
 func.func @start_twice(%x: tensor<8x64xf32>) {
   // expected-error @+1 {{'sgpu.all_reduce_start' op token must be waited on by exactly one sgpu.all_reduce_wait}}
   %t = sgpu.all_reduce_start %x : tensor<8x64xf32>
-  %a = sgpu.all_reduce_wait %t : tensor<8x64xf32>
-  %b = sgpu.all_reduce_wait %t : tensor<8x64xf32>
+  %a = sgpu.all_reduce_wait %t, %x : tensor<8x64xf32>
+  %b = sgpu.all_reduce_wait %t, %x : tensor<8x64xf32>
   return
 }
 
 // -----
 
-func.func @wait_arg(%t: !sgpu.token) {
+func.func @wait_arg(%t: !sgpu.token, %x: tensor<8x64xf32>) {
   // expected-error @+1 {{'sgpu.all_reduce_wait' op token must come from an sgpu.all_reduce_start in the same region}}
-  %y = sgpu.all_reduce_wait %t : tensor<8x64xf32>
+  %y = sgpu.all_reduce_wait %t, %x : tensor<8x64xf32>
   return
 }
 
 // -----
 
-func.func @wait_type(%x: tensor<8x64xf32>) {
+func.func @wait_input(%x: tensor<8x64xf32>, %z: tensor<8x64xf32>) {
   %t = sgpu.all_reduce_start %x : tensor<8x64xf32>
-  // expected-error @+1 {{'sgpu.all_reduce_wait' op result type 'tensor<8x64xbf16>' differs from the started all-reduce's 'tensor<8x64xf32>'}}
-  %y = sgpu.all_reduce_wait %t : tensor<8x64xbf16>
+  // expected-error @+1 {{'sgpu.all_reduce_wait' op input must be the value the matching sgpu.all_reduce_start reduces (it keeps that buffer alive until the wait)}}
+  %y = sgpu.all_reduce_wait %t, %z : tensor<8x64xf32>
   return
 }
 

@@ -69,12 +69,12 @@ func.func @twell(%h: tensor<128x512xbf16>, %x: tensor<128x64xbf16>, %wu: tensor<
 // CHECK: sgpu.all_reduce %{{.*}} : tensor<16x64xbf16>
 // CHECK: sgpu.all_reduce %{{.*}} {kind = #sgpu.reduce<max>} : tensor<16x64xf32>
 // CHECK: %[[T:.*]] = sgpu.all_reduce_start %{{.*}} : tensor<16x64xbf16>
-// CHECK: sgpu.all_reduce_wait %[[T]] : tensor<16x64xbf16>
+// CHECK: sgpu.all_reduce_wait %[[T]], %{{.*}} : tensor<16x64xbf16>
 func.func @collectives(%x: tensor<16x64xbf16>, %f: tensor<16x64xf32>) -> (tensor<16x64xbf16>, tensor<16x64xf32>, tensor<16x64xbf16>) {
   %a = sgpu.all_reduce %x : tensor<16x64xbf16>
   %b = sgpu.all_reduce %f {kind = #sgpu.reduce<max>} : tensor<16x64xf32>
   %t = sgpu.all_reduce_start %x : tensor<16x64xbf16>
-  %c = sgpu.all_reduce_wait %t : tensor<16x64xbf16>
+  %c = sgpu.all_reduce_wait %t, %x : tensor<16x64xbf16>
   return %a, %b, %c : tensor<16x64xbf16>, tensor<16x64xf32>, tensor<16x64xbf16>
 }
 

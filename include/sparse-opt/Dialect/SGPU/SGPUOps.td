@@ -463,12 +463,14 @@ def SGPU_AllReduceStartOp : SGPU_Op<"all_reduce_start"> {
   let description = [{
     Launches the all-reduce of `input` on the communication stream and
     returns a token; the reduced value is obtained with
-    `sgpu.all_reduce_wait`. `sgpu-async-collectives` creates these from
-    `sgpu.all_reduce` and sinks the wait to the first use.
+    `sgpu.all_reduce_wait`, which also takes `input` so that its buffer
+    stays alive (and unwritten) while the collective reads it.
+    `sgpu-async-collectives` creates these from `sgpu.all_reduce` and sinks
+    the wait to the first use.
 
     ```mlir
     %t = sgpu.all_reduce_start %x : tensor<16x4096xbf16>
-    %r = sgpu.all_reduce_wait %t : tensor<16x4096xbf16>
+    %r = sgpu.all_reduce_wait %t, %x : tensor<16x4096xbf16>
     ```
   }];
   let arguments = (ins AnyRankedTensor:$input,
@@ -478,16 +480,19 @@ def SGPU_AllReduceStartOp : SGPU_Op<"all_reduce_start"> {
   let hasVerifier = 1;
 }
 
-def SGPU_AllReduceWaitOp : SGPU_Op<"all_reduce_wait"> {
+def SGPU_AllReduceWaitOp : SGPU_Op<"all_reduce_wait",
+                                   [AllTypesMatch<["input", "result"]>]> {
   let summary = "wait for an asynchronous all-reduce and return its result";
   let description = [{
     Waits for the all-reduce started by the `sgpu.all_reduce_start` that
-    produced `token` and returns the reduced tensor, whose type must equal
-    the type of the started input. Each token is waited on exactly once.
+    produced `token` and returns the reduced tensor. `input` must be the
+    started input: as an operand of the wait it keeps that buffer alive
+    until the collective is done (bufferization may not reuse it for
+    another result in between). Each token is waited on exactly once.
   }];
-  let arguments = (ins SGPU_TokenType:$token);
+  let arguments = (ins SGPU_TokenType:$token, AnyRankedTensor:$input);
   let results = (outs AnyRankedTensor:$result);
-  let assemblyFormat = "$token attr-dict `:` type($result)";
+  let assemblyFormat = "$token `,` $input attr-dict `:` type($result)";
   let hasVerifier = 1;
 }
 
