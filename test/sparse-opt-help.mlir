@@ -6,6 +6,7 @@
 // CHECK-DAG: --sgpu-compile {{.*}}- Compile input IR to PTX kernels plus a runtime program
 // CHECK-DAG: --sgpu-emit-artifacts {{.*}}- Write the PTX, constants and the runtime program of a compiled module
 // CHECK-DAG: --sgpu-async-collectives {{.*}}- Split all-reduces into start/wait and sink each wait to the first use
+// CHECK-DAG: --sgpu-ladder-residual {{.*}}- Rewrite the tensor-parallel residual chain into ladder form (changes the model)
 // CHECK-DAG: --sgpu-dense-matmul {{.*}}- Rewrite dense linear-layer matmuls into sgpu.matmul (library GEMMs)
 // CHECK-DAG: --sgpu-fuse-epilogue {{.*}}- Fuse a bias add and a ReLU that follow sgpu.spmm or sgpu.matmul into its epilogue
 // CHECK-DAG: --sgpu-reference {{.*}}- Lower input IR through the CPU reference loops to the LLVM dialect

@@ -4,6 +4,8 @@
 // RUN: sparse-opt %s -split-input-file --sgpu-slide-sparse -verify-diagnostics -mlir-elide-elementsattrs-if-larger=4 | FileCheck %s
 // RUN: sparse-opt %s -split-input-file --sgpu-slide-sparse="policy=sparse" -mlir-elide-elementsattrs-if-larger=4 | FileCheck %s --check-prefix=SPARSE
 // RUN: sparse-opt %s -split-input-file --sgpu-slide-sparse="chip=sm_80" -mlir-elide-elementsattrs-if-larger=4 | FileCheck %s --check-prefix=SPARSE
+// RUN: not sparse-opt %s -split-input-file --sgpu-slide-sparse="policy=dense" 2>&1 | FileCheck %s --check-prefix=BADPOLICY
+// BADPOLICY: error: unknown sgpu-slide-sparse policy 'dense'; expected auto or sparse
 
 // 8:10 lost to the library GEMM at every measured shape.
 // CHECK-LABEL: func @narrow_810_small_m

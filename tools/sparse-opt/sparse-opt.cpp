@@ -27,6 +27,8 @@ int main(int argc, char **argv) {
       "sparse kernel measured slower)\n"
       "  --sgpu-dense-matmul        dense linear-layer linalg.matmul -> "
       "sgpu.matmul (a cuBLASLt call on the GPU)\n"
+      "  --sgpu-ladder-residual     the tensor-parallel residual chain in "
+      "ladder form (opt-in: changes the model; layers=K)\n"
       "  --sgpu-async-collectives   sgpu.all_reduce -> start + wait at the "
       "first use (communication overlaps compute)\n"
       "  --sgpu-fuse-epilogue       fuse a bias add and a ReLU into the "

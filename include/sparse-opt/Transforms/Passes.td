@@ -76,6 +76,40 @@ def SGPUDenseMatmul : Pass<"sgpu-dense-matmul", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::sgpu::SGPUDialect"];
 }
 
+def SGPULadderResidual : Pass<"sgpu-ladder-residual", "::mlir::ModuleOp"> {
+  let summary = "Rewrite the tensor-parallel residual chain into ladder form (changes the model)";
+  let description = [{
+    Opt-in, and a change of the model: run it only on models trained (or
+    fine-tuned) with ladder residuals. It recognizes the pre-norm
+    tensor-parallel residual chain `x_i = x_{i-1} + all_reduce(f_i(norm(x_{i-1})))`
+    (a residual add is `arith.addf` on tensors or an element-wise
+    `linalg.generic` add, one operand the result of an `sgpu.all_reduce`
+    used only there; `norm` is `sgpu.rms_norm` or `sgpu.layer_norm`; the
+    blocks alternate attention and MLP) and makes every converted block read
+    the stream one block stale: `x_i = x_{i-1} + all_reduce(f_i(norm(x_{i-2})))`,
+    so the all-reduce of block i can overlap block i+1 (DESIGN.md §5). The
+    first two blocks read the embedding; the residual adds keep their
+    operands, each moved down to its first user (so the next block's work
+    sits between an all-reduce and the add that consumes it), and the last
+    ones still wait for the outstanding reductions before the final norm. `layers=K` converts only the blocks of the last K
+    layers (two blocks per layer); 0 takes the module's
+    `sgpu.ladder_layers`, or every layer when it has none. Converted adds
+    carry `sgpu.ladder_block`; a marked chain is left alone, so running the
+    pass again changes nothing. Follow it with `sgpu-async-collectives`.
+
+    A function whose all-reduces do not form such a chain (an all-reduce
+    not feeding a residual add, an add that does not continue the chain, a
+    block that reads the stream other than through a norm) is an error at
+    the op; a module without any all-reduce is an error too.
+  }];
+  let options = [
+    Option<"layers", "layers", "int64_t", /*default=*/"0",
+           "Convert the last K layers (two blocks each); 0: the module's "
+           "sgpu.ladder_layers, or all layers">
+  ];
+  let dependentDialects = ["::mlir::sgpu::SGPUDialect"];
+}
+
 def SGPUAsyncCollectives : Pass<"sgpu-async-collectives", "::mlir::ModuleOp"> {
   let summary = "Split all-reduces into start/wait and sink each wait to the first use";
   let description = [{

@@ -75,6 +75,14 @@ LogicalResult SGPUDialect::verifyOperationAttribute(Operation *op,
   StringRef name = attr.getName().getValue();
   if (name == kTensorMapArgsAttr)
     return verifyTensorMapArgs(op, attr);
+  if (name == kLadderBlockAttr) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << name
+                             << "' is a unit attribute (on a residual add), "
+                                "got "
+                             << attr.getValue();
+    return success();
+  }
   if (name == kStageAttr) {
     if (!isa<gpu::LaunchFuncOp>(op))
       return op->emitError() << "'" << name
@@ -111,7 +119,7 @@ LogicalResult SGPUDialect::verifyOperationAttribute(Operation *op,
   return op->emitError() << "unknown sgpu attribute '" << name
                          << "' (known: " << kLadderLayersAttr << ", "
                          << kTwellAttr << ", " << kTensorMapArgsAttr << ", "
-                         << kStageAttr << ")";
+                         << kStageAttr << ", " << kLadderBlockAttr << ")";
 }
 
 //===----------------------------------------------------------------------===//

@@ -19,7 +19,7 @@ module attributes {sgpu.twell = 256 : i64} {
 
 // -----
 
-// expected-error @+1 {{unknown sgpu attribute 'sgpu.ladder' (known: sgpu.ladder_layers, sgpu.twell, sgpu.tensor_map_args, sgpu.stage)}}
+// expected-error @+1 {{unknown sgpu attribute 'sgpu.ladder' (known: sgpu.ladder_layers, sgpu.twell, sgpu.tensor_map_args, sgpu.stage, sgpu.ladder_block)}}
 module attributes {sgpu.ladder = 2 : i64} {
 }
 
@@ -64,3 +64,8 @@ module attributes {gpu.container_module} {
 
 // expected-error @+1 {{'sgpu.stage' is a gpu.launch_func attribute, not an attribute of 'func.func'}}
 func.func @stage_on_func() attributes {sgpu.stage = "prepare"} { return }
+
+// -----
+
+// expected-error @+1 {{'sgpu.ladder_block' is a unit attribute (on a residual add), got 1 : i64}}
+func.func @ladder_block_value() attributes {sgpu.ladder_block = 1} { return }

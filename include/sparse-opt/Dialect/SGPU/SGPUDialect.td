@@ -47,6 +47,9 @@ def SGPU_Dialect : Dialect {
       `sgpu.tensor_map`, each an `!llvm.ptr`. `sgpu-tensor-map-params` checks
       the indices against the signature of the lowered `llvm.func` and turns
       those arguments into by-value `__grid_constant__` parameters.
+    * `sgpu.ladder_block` (unit, on a residual add): the block that feeds
+      this add reads the residual stream one block stale (ladder form);
+      `sgpu-ladder-residual` sets it and leaves marked chains alone.
     * `sgpu.stage` (`gpu.launch_func`, the string `"prepare"`): the launch
       belongs to the program's prepare stage, run once when the runtime
       binds the program's params (weights compressed on the GPU), not at
@@ -67,6 +70,8 @@ def SGPU_Dialect : Dialect {
     /// maps (array<i64>), consumed by sgpu-tensor-map-params.
     static constexpr ::llvm::StringLiteral kTensorMapArgsAttr =
         "sgpu.tensor_map_args";
+    /// Residual-add attribute (unit): the add's block is in ladder form.
+    static constexpr ::llvm::StringLiteral kLadderBlockAttr = "sgpu.ladder_block";
     /// Launch attribute: the program stage of a gpu.launch_func ("prepare").
     static constexpr ::llvm::StringLiteral kStageAttr = "sgpu.stage";
   }];
