@@ -315,6 +315,7 @@ struct EmitArtifactsPass
 
     // The function's arguments: params (read only by prepare steps, bound
     // once) and inputs (given at every run), each numbered in order.
+    paramIndex.clear();
     int inputs = 0, params = 0;
     for (BlockArgument arg : host.getArguments()) {
       FailureOr<int64_t> bytes = addBuffer(arg, host.getLoc());

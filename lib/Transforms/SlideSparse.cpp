@@ -204,18 +204,22 @@ struct SlideSparsePass
   }
 
   /// The weight without its encoding: a constant is rebuilt with the plain
-  /// type; an argument of the enclosing function that only this matmul
-  /// reads (directly or through one transpose) has the encoding dropped
-  /// from the function's signature (the buffer a caller passes is the dense
-  /// weight either way). Failure for any other weight.
+  /// type; an argument of an entry function (one nothing in the module
+  /// calls) that only this matmul reads (directly or through one transpose)
+  /// has the encoding dropped from the signature (the buffer a caller
+  /// passes is the dense weight either way). Failure for any other weight.
   static FailureOr<Value> plainWeight(OpBuilder &b, Value weight) {
     if (weight.getDefiningOp<arith::ConstantOp>())
       return plainConstantWeight(b, weight);
     auto arg = dyn_cast<BlockArgument>(weight);
     auto func = arg ? dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp())
                     : func::FuncOp();
+    // The signature may only change where no call in the module passes the
+    // encoded weight (an entry point); a called function keeps it sparse.
+    auto module = func ? func->getParentOfType<ModuleOp>() : ModuleOp();
     if (!func || arg.getOwner() != &func.getBody().front() ||
-        !arg.hasOneUse())
+        !arg.hasOneUse() || !module ||
+        !SymbolTable::symbolKnownUseEmpty(func, module))
       return failure();
     Operation *user = *arg.getUsers().begin();
     if (auto tr = dyn_cast<linalg::TransposeOp>(user))

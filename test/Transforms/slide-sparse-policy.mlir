@@ -143,3 +143,30 @@ func.func @shared_argument_weight(%x: tensor<128x8192xf16>, %w: tensor<4096x8192
       outs(%acc : tensor<128x4096xf16>) -> tensor<128x4096xf16>
   return %y, %y2 : tensor<128x4096xf16>, tensor<128x4096xf16>
 }
+
+// -----
+
+// The weight argument of a called function keeps its sparsity (its
+// signature cannot change under the call), even where the cost model
+// prefers the library GEMM.
+// CHECK-LABEL: func @called_layer
+// CHECK-SAME: #sgpu.nm<8:10>
+// CHECK: sgpu.nm_decompose
+// CHECK: sgpu.spmm
+// CHECK-LABEL: func @caller
+// CHECK: call @called_layer
+func.func @called_layer(%x: tensor<16x8192xf16>, %w: tensor<4096x8192xf16, #sgpu.nm<8:10>>) -> tensor<16x4096xf16> {
+  %z = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<16x4096xf16>
+  %acc = linalg.fill ins(%z : f16) outs(%e : tensor<16x4096xf16>) -> tensor<16x4096xf16>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                      affine_map<(m, n, k) -> (n, k)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : tensor<16x8192xf16>, tensor<4096x8192xf16, #sgpu.nm<8:10>>)
+      outs(%acc : tensor<16x4096xf16>) -> tensor<16x4096xf16>
+  return %y : tensor<16x4096xf16>
+}
+func.func @caller(%x: tensor<16x8192xf16>, %w: tensor<4096x8192xf16, #sgpu.nm<8:10>>) -> tensor<16x4096xf16> {
+  %y = call @called_layer(%x, %w) : (tensor<16x8192xf16>, tensor<4096x8192xf16, #sgpu.nm<8:10>>) -> tensor<16x4096xf16>
+  return %y : tensor<16x4096xf16>
+}
