@@ -32,12 +32,7 @@ struct Loops {
     return arith::ConstantOp::create(b, loc, b.getF32Type(),
                                      b.getF32FloatAttr(v));
   }
-  Value buffer(Value tensor) {
-    auto t = cast<RankedTensorType>(tensor.getType());
-    return bufferization::ToBufferOp::create(
-        b, loc, MemRefType::get(t.getShape(), t.getElementType()), tensor,
-        b.getUnitAttr());
-  }
+  Value buffer(Value tensor) { return readBuffer(b, loc, tensor); }
   /// A buffer viewed as [rows, last dim].
   Value rows(Value buf) {
     auto t = cast<MemRefType>(buf.getType());

@@ -10,6 +10,8 @@
 #define SPARSEOPT_LIB_CONVERSION_INDEXMATH_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir {
@@ -65,6 +67,20 @@ struct IndexMath {
                : arith::ExtFOp::create(b, loc, b.getF32Type(), v).getResult();
   }
 };
+
+/// The identity-layout memref type of a ranked tensor type: the buffers the
+/// lowerings read and write.
+inline MemRefType memrefTypeOf(Type tensor) {
+  auto t = cast<RankedTensorType>(tensor);
+  return MemRefType::get(t.getShape(), t.getElementType());
+}
+
+/// A read-only buffer of `tensor` (bufferization.to_buffer) at `b`.
+inline Value readBuffer(OpBuilder &b, Location loc, Value tensor) {
+  return bufferization::ToBufferOp::create(
+      b, loc, memrefTypeOf(tensor.getType()), tensor,
+      /*read_only=*/b.getUnitAttr());
+}
 
 } // namespace sgpu
 } // namespace mlir

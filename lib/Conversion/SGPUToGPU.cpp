@@ -424,17 +424,11 @@ struct ConvertSGPUToGPUPass
   static void lowerMatmulToCall(MatmulOp op) {
     OpBuilder b(op);
     Location loc = op.getLoc();
-    auto toBuffer = [&](Value v) -> Value {
-      auto t = cast<RankedTensorType>(v.getType());
-      return bufferization::ToBufferOp::create(
-          b, loc, MemRefType::get(t.getShape(), t.getElementType()), v,
-          /*read_only=*/b.getUnitAttr());
-    };
     auto yType = cast<RankedTensorType>(op.getResult().getType());
-    Value x = toBuffer(op.getInput()), w = toBuffer(op.getWeight());
-    Value bias = op.getBias() ? toBuffer(op.getBias()) : Value();
-    Value y = memref::AllocOp::create(
-        b, loc, MemRefType::get(yType.getShape(), yType.getElementType()));
+    Value x = readBuffer(b, loc, op.getInput());
+    Value w = readBuffer(b, loc, op.getWeight());
+    Value bias = op.getBias() ? readBuffer(b, loc, op.getBias()) : Value();
+    Value y = memref::AllocOp::create(b, loc, memrefTypeOf(yType));
     GemmCallOp::create(b, loc, x, w, bias, y, op.getActivationAttr());
     Value result = bufferization::ToTensorOp::create(
         b, loc, yType, y, /*restrict=*/b.getUnitAttr(),

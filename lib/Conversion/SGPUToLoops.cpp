@@ -67,23 +67,11 @@ static void lowerSpmm(SpmmOp op, AssembleOp assemble) {
   CompressedType wt = op.getWeight().getType();
   int64_t m = xt.getDimSize(0), k = xt.getDimSize(1), n = wt.getRows();
   int64_t kSteps = wt.getPaddedCols() / 32;
-  auto memrefOf = [](RankedTensorType t) {
-    return MemRefType::get(t.getShape(), t.getElementType());
-  };
-  Value x = bufferization::ToBufferOp::create(b, loc, memrefOf(xt),
-                                              op.getInput(), b.getUnitAttr());
-  Value vals = bufferization::ToBufferOp::create(
-      b, loc, memrefOf(wt.getValuesType()), assemble.getValues(),
-      b.getUnitAttr());
-  Value meta = bufferization::ToBufferOp::create(
-      b, loc, memrefOf(wt.getMetadataType()), assemble.getMetadata(),
-      b.getUnitAttr());
-  Value bias;
-  if (Value bv = op.getBias())
-    bias = bufferization::ToBufferOp::create(
-        b, loc, memrefOf(cast<RankedTensorType>(bv.getType())), bv,
-        b.getUnitAttr());
-  Value y = memref::AllocOp::create(b, loc, memrefOf(yt));
+  Value x = readBuffer(b, loc, op.getInput());
+  Value vals = readBuffer(b, loc, assemble.getValues());
+  Value meta = readBuffer(b, loc, assemble.getMetadata());
+  Value bias = op.getBias() ? readBuffer(b, loc, op.getBias()) : Value();
+  Value y = memref::AllocOp::create(b, loc, memrefTypeOf(yt));
   Type f32 = b.getF32Type();
   Value zeroF = arith::ConstantOp::create(b, loc, f32, b.getF32FloatAttr(0));
   Value zeroX = arith::ConstantOp::create(b, loc, xt.getElementType(),
@@ -165,16 +153,10 @@ static void lowerMatmul(MatmulOp op) {
   auto xt = cast<RankedTensorType>(op.getInput().getType());
   auto wt = cast<RankedTensorType>(op.getWeight().getType());
   auto yt = cast<RankedTensorType>(op.getResult().getType());
-  auto toBuffer = [&](Value v) -> Value {
-    auto t = cast<RankedTensorType>(v.getType());
-    return bufferization::ToBufferOp::create(
-        b, loc, MemRefType::get(t.getShape(), t.getElementType()), v,
-        b.getUnitAttr());
-  };
-  Value x = toBuffer(op.getInput()), w = toBuffer(op.getWeight());
-  Value bias = op.getBias() ? toBuffer(op.getBias()) : Value();
-  Value y = memref::AllocOp::create(
-      b, loc, MemRefType::get(yt.getShape(), yt.getElementType()));
+  Value x = readBuffer(b, loc, op.getInput());
+  Value w = readBuffer(b, loc, op.getWeight());
+  Value bias = op.getBias() ? readBuffer(b, loc, op.getBias()) : Value();
+  Value y = memref::AllocOp::create(b, loc, memrefTypeOf(yt));
   Type f32 = b.getF32Type();
   Value zeroF = arith::ConstantOp::create(b, loc, f32, b.getF32FloatAttr(0));
   scf::ForOp::create(

@@ -276,13 +276,9 @@ void mlir::sgpu::lowerWeightPrepare(Operation *op, gpu::GPUModuleOp gpuModule,
   auto ctype = cast<CompressedType>(op->getResult(0).getType());
   NMSparsityAttr pattern = declaredPattern(op);
   int64_t familyN = pattern.getFamilyN();
-  auto memrefOf = [](Type t) {
-    auto r = cast<RankedTensorType>(t);
-    return MemRefType::get(r.getShape(), r.getElementType());
-  };
-  MemRefType wm = MemRefType::get(wt.getShape(), wt.getElementType());
-  MemRefType vm = memrefOf(ctype.getValuesType());
-  MemRefType mm = memrefOf(ctype.getMetadataType());
+  MemRefType wm = memrefTypeOf(wt);
+  MemRefType vm = memrefTypeOf(ctype.getValuesType());
+  MemRefType mm = memrefTypeOf(ctype.getMetadataType());
   MemRefType sm = MemRefType::get({1}, IntegerType::get(op->getContext(), 32));
 
   OpBuilder kb(gpuModule.getBodyRegion());
@@ -298,8 +294,7 @@ void mlir::sgpu::lowerWeightPrepare(Operation *op, gpu::GPUModuleOp gpuModule,
   builder.build(func);
 
   OpBuilder b(op);
-  Value w = bufferization::ToBufferOp::create(b, loc, wm, weight,
-                                              /*read_only=*/b.getUnitAttr());
+  Value w = readBuffer(b, loc, weight);
   Value values = memref::AllocOp::create(b, loc, vm);
   Value meta = memref::AllocOp::create(b, loc, mm);
   Value status = memref::AllocOp::create(b, loc, sm);
@@ -325,15 +320,9 @@ void mlir::sgpu::lowerWeightPrepareToLoops(Operation *op) {
   auto ctype = cast<CompressedType>(op->getResult(0).getType());
   NMSparsityAttr pattern = declaredPattern(op);
   int64_t familyN = pattern.getFamilyN();
-  auto memrefOf = [](Type t) {
-    auto r = cast<RankedTensorType>(t);
-    return MemRefType::get(r.getShape(), r.getElementType());
-  };
   OpBuilder b(op);
   IndexMath im{b, loc};
-  Value w = bufferization::ToBufferOp::create(
-      b, loc, MemRefType::get(wt.getShape(), wt.getElementType()), weight,
-      /*read_only=*/b.getUnitAttr());
+  Value w = readBuffer(b, loc, weight);
   // Zeroed like the runtime's temporaries: the nibbles are ORed in.
   auto zeroed = [&](MemRefType t) -> Value {
     Value buf = memref::AllocOp::create(b, loc, t);
@@ -353,8 +342,8 @@ void mlir::sgpu::lowerWeightPrepareToLoops(Operation *op) {
                        });
     return buf;
   };
-  Value values = zeroed(memrefOf(ctype.getValuesType()));
-  Value meta = zeroed(memrefOf(ctype.getMetadataType()));
+  Value values = zeroed(memrefTypeOf(ctype.getValuesType()));
+  Value meta = zeroed(memrefTypeOf(ctype.getMetadataType()));
   Value status = zeroed(MemRefType::get({1}, b.getI32Type()));
   PrepareKernelBuilder builder(b, loc, wt.getDimSize(0), wt.getDimSize(1),
                                familyN, ctype);
