@@ -7,7 +7,8 @@
 // multiple of 8; elsewhere (kernel=mma) the mma.sp::ordered_metadata
 // m16n8k32 kernel below. A lift feeding a TMA spmm is lowered with it.
 // sgpu.matmul (dense) is no kernel: it becomes sgpu.gemm_call, a cuBLASLt
-// call of the runtime program. A sparse weight that is a function argument
+// call of the runtime program, and the all-reduces become NCCL steps of the
+// program (CollectivesToRuntime.cpp). A sparse weight that is a function argument
 // is compressed by a generated kernel of the program's prepare stage
 // (WeightPrepare.cpp), once, when the runtime binds it.
 //
@@ -22,6 +23,7 @@
 #include "sparse-opt/Dialect/SGPU/ConstantWeights.h"
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
 #include "sparse-opt/Conversion/TargetInfo.h"
+#include "CollectivesToRuntime.h"
 #include "IndexMath.h"
 #include "LiftToGPU.h"
 #include "WeightPrepare.h"
@@ -284,7 +286,7 @@ struct ConvertSGPUToGPUPass
     // auto: the warpgroup kernel where the target can express it.
     useWgmma = kernel == "wgmma" ||
                (kernel == "auto" && target->hasSparseWGMMA());
-    std::string overrides = verifyTmaSpmmOverrides(tileN, stages, splitK);
+    std::string overrides = verifyTmaSpmmOverrides(tileN, stages, splitK, reserveSMs);
     if (!overrides.empty()) {
       module.emitError() << "invalid convert-sgpu-to-gpu option: "
                          << overrides;
@@ -357,6 +359,9 @@ struct ConvertSGPUToGPUPass
         matmuls.push_back(matmul);
         return;
       }
+      // Collectives are runtime steps (CollectivesToRuntime.cpp).
+      if (isa<AllReduceOp, AllReduceStartOp, AllReduceWaitOp>(op))
+        return;
       // Compressed-weight producers are reported through their spmm users.
       if (isa<AssembleOp>(op) ||
           (isa<CompressOp, NMDecomposeOp>(op) && !op->use_empty() &&
@@ -374,6 +379,9 @@ struct ConvertSGPUToGPUPass
     // Dense GEMMs are library calls, not kernels.
     for (MatmulOp matmul : matmuls)
       lowerMatmulToCall(matmul);
+    // So are all-reduces: NCCL on the communicator's stream.
+    if (failed(lowerCollectivesToRuntime(module)))
+      return signalPassFailure();
     if (spmms.empty() && lifts.empty())
       return;
 
@@ -470,7 +478,7 @@ struct ConvertSGPUToGPUPass
     Type ptrType = LLVM::LLVMPointerType::get(b.getContext());
     WgmmaSpmmLaunch wg = getWgmmaSpmmLaunch(shape);
     TmaSpmmConfig tma =
-        getTmaSpmmConfig(shape, tileN, stages, splitK, persistent);
+        getTmaSpmmConfig(shape, tileN, stages, splitK, persistent, reserveSMs);
     // Split-K: the kernel writes f32 partial sums [splits, M, N] and a
     // reduce kernel applies the epilogue.
     bool splitKernel = useTma && tma.splits > 1;

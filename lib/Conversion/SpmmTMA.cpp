@@ -516,7 +516,11 @@ private:
 bool mlir::sgpu::tmaSpmmApplies(const SpmmShape &s) { return s.k % 8 == 0; }
 
 std::string mlir::sgpu::verifyTmaSpmmOverrides(int64_t tileN, int64_t stages,
-                                               int64_t splitK) {
+                                               int64_t splitK,
+                                               int64_t reserveSMs) {
+  if (reserveSMs < 0 || reserveSMs >= kNumSMs)
+    return "reserve-sms=" + std::to_string(reserveSMs) + " is not 0 to " +
+           std::to_string(kNumSMs - 1);
   if (tileN != 0 && (tileN < 16 || tileN > 256 || (tileN & (tileN - 1))))
     return "tile-n=" + std::to_string(tileN) +
            " is not 0 or a power of two from 16 to 256";
@@ -537,7 +541,8 @@ std::string mlir::sgpu::verifyTmaSpmmOverrides(int64_t tileN, int64_t stages,
 
 TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
                                            int64_t stages, int64_t splitK,
-                                           bool persistent) {
+                                           bool persistent,
+                                           int64_t reserveSMs) {
   TmaSpmmConfig cfg;
   cfg.threads = kThreads;
   cfg.gridY = (s.paddedN + kBlockRows - 1) / kBlockRows;
@@ -566,7 +571,9 @@ TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
   // producer loads the next tile while the consumers store this one.
   int64_t tiles = cfg.gridX * cfg.gridY * cfg.splits;
   cfg.persistent = persistent;
-  cfg.gridSize = persistent ? std::min(tiles, kNumSMs) : tiles;
+  // Multiprocessors left free keep NCCL's kernels from waiting behind a
+  // grid that occupies every one (tensor-parallel overlap).
+  cfg.gridSize = persistent ? std::min(tiles, kNumSMs - reserveSMs) : tiles;
   int64_t barrierBytes = 16 * kMaxStages;
   cfg.stages = std::min<int64_t>(
       {bn == 256 ? kMaxStages256 : kMaxStages, cfg.kTilesPerSplit,

@@ -34,7 +34,8 @@ struct TmaSpmmConfig {
   /// and applies the epilogue.
   int64_t splits;
   int64_t kTilesPerSplit;
-  /// Persistent grid: gridSize = min(tiles, multiprocessors) blocks, each
+  /// Persistent grid: gridSize = min(tiles, multiprocessors - reserved)
+  /// blocks, each
   /// walking tiles blockIdx, blockIdx + gridSize, ...; otherwise one block
   /// per tile (gridSize = gridX * gridY * splits).
   bool persistent;
@@ -62,13 +63,14 @@ bool tmaSpmmApplies(const SpmmShape &s);
 /// first with verifyTmaSpmmOverrides.
 TmaSpmmConfig getTmaSpmmConfig(const SpmmShape &s, int64_t tileN = 0,
                                int64_t stages = 0, int64_t splitK = 0,
-                               bool persistent = true);
+                               bool persistent = true,
+                               int64_t reserveSMs = 0);
 
 /// Why the overrides cannot be used (empty when they can): tileN must be 0
 /// or a power of two in [16, 256]; stages 0 or at least 2, and the stages
 /// must fit in shared memory; splitK from 0 to 32.
 std::string verifyTmaSpmmOverrides(int64_t tileN, int64_t stages,
-                                   int64_t splitK = 0);
+                                   int64_t splitK = 0, int64_t reserveSMs = 0);
 
 /// Builds the kernel body into `func`, whose arguments are: the tensor maps
 /// of X, of the compressed values and of the metadata (as !llvm.ptr, listed

@@ -47,6 +47,11 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
                      "multiprocessor walking the tiles); false: a block per "
                      "tile"),
       llvm::cl::init(true)};
+  PassOptions::Option<int64_t> reserveSMs{
+      *this, "reserve-sms",
+      llvm::cl::desc("wgmma TMA kernel: multiprocessors a persistent grid "
+                     "leaves free for communication kernels (0..131)"),
+      llvm::cl::init(0)};
   PassOptions::Option<std::string> sparsePolicy{
       *this, "sparse-policy",
       llvm::cl::desc("auto: keep a sparse-annotated matmul dense (a library "
@@ -86,6 +91,7 @@ LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
      << " stages=" << opts.stages.getValue()
      << " split-k=" << opts.splitK.getValue()
      << " persistent=" << (opts.persistent.getValue() ? "true" : "false")
+     << " reserve-sms=" << opts.reserveSMs.getValue()
      << "},";
   os << "one-shot-bufferize{bufferize-function-boundaries=true "
         "function-boundary-type-conversion=identity-layout-map},";

@@ -316,6 +316,9 @@ struct EmitArtifactsPass
     // The function's arguments: params (read only by prepare steps, bound
     // once) and inputs (given at every run), each numbered in order.
     paramIndex.clear();
+    slots.clear();
+    freeSlots.clear();
+    nextSlot = 0;
     int inputs = 0, params = 0;
     for (BlockArgument arg : host.getArguments()) {
       FailureOr<int64_t> bytes = addBuffer(arg, host.getLoc());
@@ -422,6 +425,22 @@ struct EmitArtifactsPass
           return failure();
         continue;
       }
+      if (auto call = dyn_cast<sgpu::AllReduceCallOp>(op)) {
+        if (failed(exportAllReduce(call, ids, steps)))
+          return failure();
+        continue;
+      }
+      if (auto sync = dyn_cast<sgpu::AllReduceSyncOp>(op)) {
+        auto call = sync.getToken().getDefiningOp<sgpu::AllReduceCallOp>();
+        auto slot = slots.find(call);
+        if (slot == slots.end())
+          return sync.emitError() << "waits for an all-reduce the program "
+                                     "has not started";
+        steps << "wait slot=" << slot->second << "\n";
+        freeSlots.push_back(slot->second);
+        slots.erase(slot);
+        continue;
+      }
       if (auto check = dyn_cast<sgpu::WeightCheckOp>(op)) {
         if (failed(exportCheck(check, ids, prepare)))
           return failure();
@@ -435,9 +454,40 @@ struct EmitArtifactsPass
       return op.emitError() << "'" << op.getName()
                             << "' cannot run on the host: the runtime "
                                "program only allocates buffers, launches "
-                               "generated kernels and calls library GEMMs "
-                               "(sgpu.gemm_call)";
+                               "generated kernels, calls library GEMMs "
+                               "(sgpu.gemm_call) and runs collectives "
+                               "(sgpu.all_reduce_call / _sync)";
     }
+    return success();
+  }
+
+  /// The slot of each all-reduce in flight, and the slots free again.
+  DenseMap<Operation *, int> slots;
+  SmallVector<int> freeSlots;
+  int nextSlot = 0;
+
+  /// `allreduce slot=<k> send=b<id> recv=b<id> count=<n> type=<t> op=<op>`:
+  /// an NCCL all-reduce of the runtime. A slot is reused once its wait is
+  /// written, so the numbers stay as small as the collectives in flight.
+  LogicalResult exportAllReduce(sgpu::AllReduceCallOp call,
+                                DenseMap<Value, int> &ids, raw_ostream &os) {
+    auto send = ids.find(call.getSend()), recv = ids.find(call.getRecv());
+    if (send == ids.end() || recv == ids.end())
+      return call.emitError()
+             << "the buffers of an all-reduce must be buffers of the "
+                "runtime program (an argument of the host function, "
+                "memref.alloc or memref.get_global) or reshapes of one";
+    int slot = nextSlot;
+    if (!freeSlots.empty())
+      slot = freeSlots.pop_back_val();
+    else
+      ++nextSlot;
+    slots[call] = slot;
+    auto type = cast<MemRefType>(call.getSend().getType());
+    os << "allreduce slot=" << slot << " send=b" << send->second << " recv=b"
+       << recv->second << " count=" << type.getNumElements()
+       << " type=" << type.getElementType()
+       << " op=" << sgpu::stringifyReduceKind(call.getKind()) << "\n";
     return success();
   }
 

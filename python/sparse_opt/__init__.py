@@ -22,6 +22,8 @@ _EXPORTS = {
     "Program": "runtime",
     "SignatureError": "runtime",
     "SparseOptRuntimeError": "runtime",
+    "Communicator": "runtime",
+    "CollectiveError": "runtime",
     "Artifact": "artifact",
     "ArtifactError": "artifact",
     "LibraryNotFoundError": "_libs",

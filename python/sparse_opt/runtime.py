@@ -80,6 +80,11 @@ class WeightError(SparseOptRuntimeError):
     the message names the param, the row and the group of columns."""
 
 
+class CollectiveError(SparseOptRuntimeError):
+    """A communicator failed: an NCCL error, a failed id exchange or a
+    timeout. The communicator is aborted; make a new one."""
+
+
 _ERRORS = {
     "SPARSEOPT_ERROR_INVALID_ARGUMENT": InvalidArgumentError,
     "SPARSEOPT_ERROR_NO_DRIVER": NoDriverError,
@@ -90,6 +95,7 @@ _ERRORS = {
     "SPARSEOPT_ERROR_PARSE": ProgramFileError,
     "SPARSEOPT_ERROR_NO_LIBRARY": NoLibraryError,
     "SPARSEOPT_ERROR_WEIGHT": WeightError,
+    "SPARSEOPT_ERROR_COLLECTIVE": CollectiveError,
 }
 
 
@@ -132,6 +138,19 @@ def _configure(lib):
     lib.sparseopt_program_num_launches.argtypes = [_p]
     lib.sparseopt_program_launch_kernel.argtypes = [_p, ctypes.c_int]
     lib.sparseopt_program_launch_kernel.restype = ctypes.c_char_p
+    lib.sparseopt_program_num_allreduces.argtypes = [_p]
+    lib.sparseopt_program_set_comm.argtypes = [_p, _p]
+    lib.sparseopt_comm_unique_id.argtypes = [ctypes.c_char_p]
+    lib.sparseopt_comm_init.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_char_p,
+                                        ctypes.c_int, ctypes.POINTER(_p)]
+    lib.sparseopt_comm_init_from_env.argtypes = [ctypes.c_int, ctypes.POINTER(_p)]
+    lib.sparseopt_comm_adopt.argtypes = [_p, ctypes.POINTER(_p)]
+    lib.sparseopt_comm_rank.argtypes = [_p]
+    lib.sparseopt_comm_size.argtypes = [_p]
+    lib.sparseopt_comm_stream.argtypes = [_p]
+    lib.sparseopt_comm_stream.restype = _p
+    lib.sparseopt_comm_synchronize.argtypes = [_p, _p, ctypes.c_int]
+    lib.sparseopt_comm_destroy.argtypes = [_p]
 
 
 def _lib():
@@ -294,6 +313,8 @@ class Program:
                       for i in range(lib.sparseopt_program_num_steps(handle))]
         self.checks = [lib.sparseopt_program_check(handle, i).decode()
                        for i in range(lib.sparseopt_program_num_checks(handle))]
+        self.num_allreduces = lib.sparseopt_program_num_allreduces(handle)
+        self._comm = None
         self.signature = artifact.signature
         sig_in = [s.nbytes for s in self.signature.input_specs]
         sig_param = [s.nbytes for s in self.signature.param_specs]
@@ -350,6 +371,19 @@ class Program:
         _check(self._lib.sparseopt_program_bind(self._handle, arr, len(ptrs),
                                                 _raw_stream(stream)))
         self._bound_key, self._bound_copies = key, copies
+
+    @property
+    def comm(self):
+        """The Communicator the program's all-reduces run on (None: none)."""
+        return self._comm
+
+    @comm.setter
+    def comm(self, communicator):
+        if not self._handle:
+            raise ValueError("the program is closed")
+        _check(self._lib.sparseopt_program_set_comm(
+            self._handle, communicator._handle if communicator is not None else None))
+        self._comm = communicator  # kept alive while the program uses it
 
     def run(self, inputs, outputs, stream=None):
         """Enqueues the program on raw device pointers (ints) and a raw
@@ -419,15 +453,20 @@ class Program:
         return "Program(%r, %s)" % (str(self.artifact.directory), self.signature)
 
 
-def load(artifact_dir, device=0):
+def load(artifact_dir, device=0, comm=None):
     """Initializes the runtime on `device` and loads the artifact directory:
-    uploads constants and loads the kernels. Returns a callable Program."""
+    uploads constants and loads the kernels. Returns a callable Program.
+    A program with all-reduces needs a Communicator: `comm`, or set
+    `program.comm` later."""
     artifact = Artifact(artifact_dir)
     artifact.signature  # a missing or malformed signature fails before the GPU
     init(device)
     handle = _p()
     _check(_lib().sparseopt_program_load(os.fspath(artifact_dir).encode(), ctypes.byref(handle)))
-    return Program(handle, artifact, device, loaded=True)
+    program = Program(handle, artifact, device, loaded=True)
+    if comm is not None:
+        program.comm = comm
+    return program
 
 
 def parse(artifact_dir):

@@ -2,6 +2,7 @@
 
 #include "Cublaslt.h"
 #include "EntryPoints.h"
+#include "Library.h"
 
 #include <dlfcn.h>
 
@@ -37,19 +38,11 @@ bool resolve(void *library, const char *symbol, Fn &slot) {
   return address != nullptr;
 }
 
-/// Opens `name` and resolves every entry point into `table`. On failure
-/// closes what it opened and sets `reason` (dlerror's text, or the missing
-/// symbol).
-bool openLibrary(const char *name, CublasLtApi &table, std::string &reason) {
-  void *library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-  if (library == nullptr) {
-    const char *why = dlerror();
-    reason = why != nullptr ? why : "dlopen failed";
-    return false;
-  }
+/// Resolves every entry point of an opened library into `table`; false
+/// with `reason` naming the first missing one.
+bool resolveTable(void *library, CublasLtApi &table, std::string &reason) {
 #define SPARSEOPT_RESOLVE_ENTRY_POINT(sym)                                     \
   if (!resolve(library, #sym, table.sym)) {                                    \
-    dlclose(library);                                                          \
     reason = "does not export " #sym                                           \
              ": not cuBLASLt, or a version older than CUDA 10.1";              \
     return false;                                                              \
@@ -59,35 +52,30 @@ bool openLibrary(const char *name, CublasLtApi &table, std::string &reason) {
 #define SPARSEOPT_RESOLVE_OPTIONAL_ENTRY_POINT(sym) resolve(library, #sym, table.sym);
   SPARSEOPT_CUBLASLT_OPTIONAL_ENTRY_POINTS(SPARSEOPT_RESOLVE_OPTIONAL_ENTRY_POINT)
 #undef SPARSEOPT_RESOLVE_OPTIONAL_ENTRY_POINT
-  return true; // the library stays open for the life of the process
+  return true;
 }
 
 Status loadLocked(const std::string &context) {
-  const char *override = std::getenv(kCublasLtLibraryEnvVar);
-  std::vector<const char *> names;
-  if (override != nullptr && *override != '\0')
-    names.push_back(override);
-  else
-    names.assign(std::begin(kDefaultCublasLtLibraries),
-                 std::end(kDefaultCublasLtLibraries));
-
+  CublasLtApi table;
   std::string tried;
-  for (const char *name : names) {
-    CublasLtApi table;
-    std::string reason;
-    if (openLibrary(name, table, reason)) {
-      loadedApi = table;
-      loaded.store(true, std::memory_order_release);
-      return SPARSEOPT_OK;
-    }
-    tried += std::string(tried.empty() ? "" : "; ") + name + " (" + reason +
-             ")";
+  bool fromEnv = false;
+  void *library = openFirstLibrary(
+      kCublasLtLibraryEnvVar,
+      std::vector<const char *>(std::begin(kDefaultCublasLtLibraries),
+                                std::end(kDefaultCublasLtLibraries)),
+      [&](void *handle, std::string &reason) {
+        return resolveTable(handle, table, reason);
+      },
+      tried, fromEnv);
+  if (library != nullptr) {
+    loadedApi = table;
+    loaded.store(true, std::memory_order_release);
+    return SPARSEOPT_OK;
   }
   std::string hint =
-      override != nullptr && *override != '\0'
-          ? std::string(" (from ") + kCublasLtLibraryEnvVar + ")"
-          : std::string("; install the CUDA toolkit's cuBLAS or set ") +
-                kCublasLtLibraryEnvVar + " to the library's path";
+      fromEnv ? std::string(" (from ") + kCublasLtLibraryEnvVar + ")"
+              : std::string("; install the CUDA toolkit's cuBLAS or set ") +
+                    kCublasLtLibraryEnvVar + " to the library's path";
   return fail(SPARSEOPT_ERROR_NO_LIBRARY,
               context + ": the program's gemm lines need cuBLASLt, which " +
                   "could not be opened: tried " + tried + hint);

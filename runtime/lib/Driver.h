@@ -44,6 +44,10 @@ namespace sparseopt {
   X(cuStreamCreate)                                                            \
   X(cuStreamDestroy_v2)                                                        \
   X(cuStreamSynchronize)                                                       \
+  X(cuStreamCreateWithPriority)                                                \
+  X(cuStreamWaitEvent)                                                         \
+  X(cuStreamQuery)                                                             \
+  X(cuCtxGetStreamPriorityRange)                                               \
   X(cuEventCreate)                                                             \
   X(cuEventDestroy_v2)                                                         \
   X(cuEventRecord)                                                             \

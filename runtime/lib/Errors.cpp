@@ -86,6 +86,8 @@ const char *sparseopt_status_string(sparseopt_status s) {
     return "SPARSEOPT_ERROR_NO_LIBRARY";
   case SPARSEOPT_ERROR_WEIGHT:
     return "SPARSEOPT_ERROR_WEIGHT";
+  case SPARSEOPT_ERROR_COLLECTIVE:
+    return "SPARSEOPT_ERROR_COLLECTIVE";
   }
   return "SPARSEOPT_UNKNOWN_STATUS";
 }

@@ -98,6 +98,29 @@ std::string describeGemm(const GemmDecl &gemm) {
   return text;
 }
 
+std::string describeAllReduce(const AllReduceDecl &a) {
+  return "allreduce slot=" + std::to_string(a.slot) + " send=b" +
+         std::to_string(a.send.bufferId) + " recv=b" +
+         std::to_string(a.recv.bufferId) + " count=" + std::to_string(a.count) +
+         " type=" + gemmDTypeName(a.type) + " op=" + reduceOpName(a.op);
+}
+
+const char *reduceOpName(ReduceOp op) {
+  switch (op) {
+  case ReduceOp::Sum:
+    return "sum";
+  case ReduceOp::Prod:
+    return "prod";
+  case ReduceOp::Max:
+    return "max";
+  case ReduceOp::Min:
+    return "min";
+  case ReduceOp::Avg:
+    return "avg";
+  }
+  return "sum";
+}
+
 const char *stepStageName(StepStage stage) {
   return stage == StepStage::Prepare ? "prepare" : "run";
 }
@@ -256,9 +279,13 @@ private:
       return parseStage();
     if (directive == "check")
       return parseCheck();
+    if (directive == "allreduce")
+      return parseAllReduce();
+    if (directive == "wait")
+      return parseWait();
     return error("unknown directive " + quoted(directive) +
-                 " (expected 'module', 'buffer', 'launch', 'gemm', 'stage' "
-                 "or 'check')");
+                 " (expected 'module', 'buffer', 'launch', 'gemm', 'stage', "
+                 "'check', 'allreduce' or 'wait')");
   }
 
   /// stage prepare | stage run. Each at most once, prepare first; steps
@@ -300,8 +327,117 @@ private:
 
   /// The manifest line of `step`.
   int stepLine(const StepDecl &step) const {
-    return step.kind == StepKind::Launch ? m.launches[step.index].line
-                                         : m.gemms[step.index].line;
+    switch (step.kind) {
+    case StepKind::Launch:
+      return m.launches[step.index].line;
+    case StepKind::Gemm:
+      return m.gemms[step.index].line;
+    case StepKind::AllReduce:
+      return m.allReduces[step.index].line;
+    case StepKind::Wait:
+      return m.allReduces[step.index].waitLine;
+    }
+    return 0;
+  }
+
+  /// The all-reduce started under each slot and not yet waited for.
+  std::map<int, size_t> openSlots;
+
+  /// allreduce slot=<k> send=b<id> recv=b<id> count=<n>
+  ///           type=<f16|bf16|f32> op=<sum|prod|max|min|avg>
+  /// Keys fixed and ordered, like a gemm line's. Buffers are resolved in
+  /// finish().
+  Status parseAllReduce() {
+    static constexpr const char *kSyntax =
+        "allreduce slot=<k> send=b<id> recv=b<id> count=<n> "
+        "type=<f16|bf16|f32> op=<sum|prod|max|min|avg>";
+    static constexpr const char *kKeys[] = {"slot",  "send", "recv",
+                                            "count", "type", "op"};
+    if (stage != StepStage::Run)
+      return error("an 'allreduce' line is only allowed in the run stage: "
+                   "prepare steps run at bind time, outside any collective "
+                   "order the ranks share");
+    if (tokens.size() != 7)
+      return error("expected 6 fields on an allreduce line, got " +
+                   std::to_string(tokens.size() - 1) + " (" + kSyntax + ")");
+    AllReduceDecl a;
+    a.line = line;
+    for (size_t i = 0; i < 6; ++i) {
+      const std::string &token = tokens[i + 1];
+      std::string prefix = std::string(kKeys[i]) + "=";
+      if (token.compare(0, prefix.size(), prefix) != 0)
+        return error("allreduce field " + std::to_string(i + 1) +
+                     ": expected " + quoted(prefix + "...") + ", got " +
+                     quoted(token) + " (" + kSyntax + ")");
+      std::string value = token.substr(prefix.size());
+      Status s = SPARSEOPT_OK;
+      switch (i) {
+      case 0:
+        if (!parseNumber(value, a.slot) || a.slot < 0)
+          s = error("allreduce slot: expected a non-negative integer, got " +
+                    quoted(value));
+        break;
+      case 1:
+        s = gemmBuffer("allreduce send", value, a.send);
+        break;
+      case 2:
+        s = gemmBuffer("allreduce recv", value, a.recv);
+        break;
+      case 3:
+        if (!parseNumber(value, a.count) || a.count == 0 ||
+            a.count > kMaxAllReduceCount)
+          s = error("allreduce count: expected an integer from 1 to " +
+                    std::to_string(kMaxAllReduceCount) + ", got " +
+                    quoted(value));
+        break;
+      case 4:
+        s = gemmDType("allreduce type", value, true, a.type);
+        break;
+      default: {
+        bool known = false;
+        for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Max,
+                            ReduceOp::Min, ReduceOp::Avg})
+          if (value == reduceOpName(op)) {
+            a.op = op;
+            known = true;
+          }
+        if (!known)
+          s = error("allreduce op: unknown reduction " + quoted(value) +
+                    " (expected sum, prod, max, min or avg)");
+      }
+      }
+      if (s)
+        return s;
+    }
+    auto open = openSlots.find(a.slot);
+    if (open != openSlots.end())
+      return error("allreduce slot " + std::to_string(a.slot) +
+                   " is still in flight (started at line " +
+                   std::to_string(m.allReduces[open->second].line) +
+                   "): wait for it before reusing the slot");
+    openSlots[a.slot] = m.allReduces.size();
+    m.steps.push_back({StepKind::AllReduce, m.allReduces.size(), stage});
+    m.allReduces.push_back(a);
+    return SPARSEOPT_OK;
+  }
+
+  /// wait slot=<k>: the compute stream waits for the all-reduce in flight
+  /// under slot k.
+  Status parseWait() {
+    int slot = -1;
+    if (tokens.size() != 2 || tokens[1].compare(0, 5, "slot=") != 0 ||
+        !parseNumber(tokens[1].substr(5), slot) || slot < 0)
+      return error("expected 'wait slot=<k>' with a non-negative slot");
+    auto open = openSlots.find(slot);
+    if (open == openSlots.end())
+      return error("wait for slot " + std::to_string(slot) +
+                   ", which has no all-reduce in flight (an 'allreduce "
+                   "slot=" + std::to_string(slot) +
+                   " ...' line must come first)");
+    m.allReduces[open->second].waitLine = line;
+    m.steps.push_back({StepKind::Wait, open->second, stage});
+    openSlots.erase(open);
+    return SPARSEOPT_OK;
   }
 
   /// check b<id> param <index> pattern <n>:<m> groups <G>
@@ -612,6 +748,7 @@ private:
   /// Parses the value of key kGemmKeys[index] into `gemm`.
   Status gemmField(GemmDecl &gemm, size_t index, const std::string &value) {
     const char *key = kGemmKeys[index];
+    const std::string what = std::string("gemm ") + key;
     switch (index) {
     case 0:
       return gemmExtent(key, value, gemm.m);
@@ -620,15 +757,15 @@ private:
     case 2:
       return gemmExtent(key, value, gemm.k);
     case 3:
-      return gemmDType(key, value, false, gemm.in);
+      return gemmDType(what, value, false, gemm.in);
     case 4:
-      return gemmDType(key, value, true, gemm.out);
+      return gemmDType(what, value, true, gemm.out);
     case 5:
-      return gemmBuffer(key, value, gemm.x);
+      return gemmBuffer(what, value, gemm.x);
     case 6:
-      return gemmBuffer(key, value, gemm.w);
+      return gemmBuffer(what, value, gemm.w);
     case 7:
-      return gemmBuffer(key, value, gemm.y);
+      return gemmBuffer(what, value, gemm.y);
     case 8:
       return gemmBias(value, gemm);
     default:
@@ -650,8 +787,9 @@ private:
   }
 
   /// f16 | bf16, and f32 when `allowF32`.
-  Status gemmDType(const char *key, const std::string &value, bool allowF32,
-                   GemmDType &out) {
+  /// `what` names the field in messages ("gemm in", "allreduce type").
+  Status gemmDType(const std::string &what, const std::string &value,
+                   bool allowF32, GemmDType &out) {
     if (value == "f16")
       out = GemmDType::F16;
     else if (value == "bf16")
@@ -659,7 +797,7 @@ private:
     else if (value == "f32" && allowF32)
       out = GemmDType::F32;
     else
-      return error(std::string("gemm ") + key + ": unknown element type " +
+      return error(what + ": unknown element type " +
                    quoted(value) +
                    (allowF32 ? " (expected f16, bf16 or f32)"
                              : " (expected f16 or bf16)"));
@@ -667,12 +805,11 @@ private:
   }
 
   /// b<id>
-  Status gemmBuffer(const char *key, const std::string &value,
+  Status gemmBuffer(const std::string &what, const std::string &value,
                     GemmOperand &out) {
     if (value.size() < 2 || value[0] != 'b' ||
         !parseNumber(value.substr(1), out.bufferId))
-      return error(std::string("gemm ") + key +
-                   ": expected b<buffer id>, got " + quoted(value));
+      return error(what + ": expected b<buffer id>, got " + quoted(value));
     return SPARSEOPT_OK;
   }
 
@@ -682,9 +819,9 @@ private:
     if (colon == std::string::npos)
       return error("gemm bias: expected b<buffer id>:<f16|bf16|f32>, got " +
                    quoted(value));
-    if (Status s = gemmBuffer("bias", value.substr(0, colon), gemm.bias))
+    if (Status s = gemmBuffer("gemm bias", value.substr(0, colon), gemm.bias))
       return s;
-    if (Status s = gemmDType("bias", value.substr(colon + 1), true,
+    if (Status s = gemmDType("gemm bias", value.substr(colon + 1), true,
                              gemm.biasType))
       return s;
     gemm.hasBias = true;
@@ -843,8 +980,9 @@ private:
                      "missing 'sparseopt-program " +
                          std::to_string(kManifestVersion) +
                          "' header: the manifest has no directives");
-    // A program of gemm lines alone runs without kernels of its own.
-    bool gemmsOnly = m.launches.empty() && !m.gemms.empty();
+    // A program of gemm and allreduce lines alone needs no kernels.
+    bool gemmsOnly =
+        m.launches.empty() && (!m.gemms.empty() || !m.allReduces.empty());
     if (m.moduleLine == 0 && !gemmsOnly)
       return errorAt(last, SPARSEOPT_ERROR_PARSE,
                      "missing 'module' directive: a program needs exactly one "
@@ -870,6 +1008,18 @@ private:
 
     for (GemmDecl &gemm : m.gemms)
       if (Status s = resolveGemm(gemm))
+        return s;
+    // Every all-reduce is joined back into the compute stream before the
+    // run ends (a run captured in a CUDA graph must end joined).
+    if (!openSlots.empty()) {
+      const AllReduceDecl &a = m.allReduces[openSlots.begin()->second];
+      return errorAt(a.line, SPARSEOPT_ERROR_PARSE,
+                     "allreduce slot " + std::to_string(a.slot) +
+                         " has no 'wait slot=" + std::to_string(a.slot) +
+                         "' line after it");
+    }
+    for (AllReduceDecl &a : m.allReduces)
+      if (Status s = resolveAllReduce(a))
         return s;
 
     if (Status s = contiguousSlots(inputSlots, "input", m.inputs))
@@ -963,6 +1113,38 @@ private:
   /// Binds the operands of `gemm` to their buffers and checks that each
   /// buffer holds the operand, and that the output overwrites no input
   /// (cuBLASLt does not compute in place).
+  /// Resolves the send and recv buffers of `a` and checks that `count`
+  /// elements fit in each.
+  Status resolveAllReduce(AllReduceDecl &a) {
+    for (auto [name, operand] : {std::make_pair("send", &a.send),
+                                 std::make_pair("recv", &a.recv)}) {
+      auto found = bufferById.find(operand->bufferId);
+      if (found == bufferById.end())
+        return errorAt(a.line, SPARSEOPT_ERROR_PARSE,
+                       std::string("allreduce ") + name +
+                           " uses unknown buffer b" +
+                           std::to_string(operand->bufferId));
+      operand->buffer = found->second;
+      const BufferDecl &buffer = m.buffers[found->second];
+      uint64_t bytes = a.count * gemmDTypeBytes(a.type);
+      if (bytes > buffer.bytes)
+        return errorAt(a.line, SPARSEOPT_ERROR_PARSE,
+                       std::string("allreduce ") + name + " b" +
+                           std::to_string(buffer.id) + " has " +
+                           std::to_string(buffer.bytes) + " bytes, fewer than " +
+                           std::to_string(a.count) + " " +
+                           gemmDTypeName(a.type) + " elements (" +
+                           std::to_string(bytes) + " bytes)");
+    }
+    if (m.buffers[a.recv.buffer].kind == BufferKind::Constant ||
+        m.buffers[a.recv.buffer].kind == BufferKind::Param)
+      return errorAt(a.line, SPARSEOPT_ERROR_PARSE,
+                     "allreduce recv b" + std::to_string(a.recv.bufferId) +
+                         " is a " + bufferRole(m.buffers[a.recv.buffer]) +
+                         " buffer, which a run must not write");
+    return SPARSEOPT_OK;
+  }
+
   Status resolveGemm(GemmDecl &gemm) {
     struct Operand {
       const char *name;

@@ -135,7 +135,35 @@ struct GemmDecl {
 /// "gemm m=16 n=4096 k=1024 in=f16 out=f16 x=b0 w=b1 y=b2 bias=b3:f32 act=relu".
 std::string describeGemm(const GemmDecl &gemm);
 
-enum class StepKind { Launch, Gemm };
+/// The reduction of an `allreduce` line (NCCL's ncclSum .. ncclAvg).
+enum class ReduceOp { Sum, Prod, Max, Min, Avg };
+
+/// "sum", "prod", "max", "min" or "avg".
+const char *reduceOpName(ReduceOp op);
+
+/// One `allreduce` line: recv[i] = op over the ranks of send[i] for
+/// i < count, run with NCCL on the communicator's stream. send and recv may
+/// be the same buffer (in place). The compute stream goes on at once; the
+/// `wait` line of the same slot makes it wait for the result.
+struct AllReduceDecl {
+  int slot = 0;              ///< the slot its `wait` names
+  uint64_t count = 1;        ///< elements, 1..kMaxAllReduceCount
+  GemmDType type = GemmDType::F16;
+  ReduceOp op = ReduceOp::Sum;
+  GemmOperand send, recv;
+  int line = 0;
+  int waitLine = 0;          ///< the line of its `wait`
+};
+
+/// The most elements of one all-reduce (NCCL takes a size_t count; this
+/// keeps count * 4 bytes far from overflow).
+inline constexpr uint64_t kMaxAllReduceCount = uint64_t(1) << 48;
+
+/// "allreduce slot=0 send=b3 recv=b4 count=65536 type=bf16 op=sum": the line
+/// as parsed.
+std::string describeAllReduce(const AllReduceDecl &allReduce);
+
+enum class StepKind { Launch, Gemm, AllReduce, Wait };
 
 /// When a step runs: at every sparseopt_program_run (the default, and every
 /// step of a program without `stage` lines), or once per
@@ -145,10 +173,13 @@ enum class StepStage { Prepare, Run };
 /// "prepare" or "run".
 const char *stepStageName(StepStage stage);
 
-/// One step of the program, in file order: a `launch` or a `gemm` line.
+/// One step of the program, in file order: a `launch`, `gemm`, `allreduce`
+/// or `wait` line.
 struct StepDecl {
   StepKind kind = StepKind::Launch;
-  size_t index = 0; ///< into Manifest::launches or Manifest::gemms
+  /// Into Manifest::launches, ::gemms or ::allReduces (a wait: the
+  /// all-reduce it waits for).
+  size_t index = 0;
   StepStage stage = StepStage::Run;
 };
 
@@ -180,7 +211,9 @@ struct Manifest {
   std::vector<BufferDecl> buffers;
   std::vector<LaunchDecl> launches;
   std::vector<GemmDecl> gemms;
-  /// Every launch and gemm in file order. The prepare steps (if any) come
+  /// The `allreduce` lines in file order (each has exactly one `wait`).
+  std::vector<AllReduceDecl> allReduces;
+  /// Every launch, gemm, allreduce and wait in file order. The prepare steps (if any) come
   /// first; a bind enqueues them, a run enqueues the run steps.
   std::vector<StepDecl> steps;
   /// The `check` lines in file order.

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Comm.h"
 #include "Cublaslt.h"
 #include "Files.h"
 #include "Manifest.h"
@@ -58,6 +59,12 @@ struct sparseopt_program_s {
   std::vector<EncodedTensorMap> tensorMaps;
   /// The cuBLASLt handle, workspace and plans of the gemm lines.
   GemmResources gemms;
+  /// Per allreduce line: the event the run's stream records before it (the
+  /// communication stream waits for it) and the one the communication
+  /// stream records after it (its wait line waits for that one).
+  std::vector<CUevent> readyEvents, doneEvents;
+  /// The communicator of the allreduce lines (sparseopt_program_set_comm).
+  sparseopt_comm comm = nullptr;
   /// The param pointers of the last successful sparseopt_program_bind,
   /// parallel to manifest.params; `bound` says whether there was one since
   /// load (a failed bind clears it). A program without params is bound from
@@ -80,6 +87,14 @@ namespace {
 /// keeps releasing the rest.
 Status releaseResources(const char *api, sparseopt_program_s &p) {
   Status first = releaseGemmResources(api, p.gemms);
+  for (std::vector<CUevent> *events : {&p.readyEvents, &p.doneEvents}) {
+    for (CUevent event : *events) {
+      CUresult result = driver().cuEventDestroy_v2(event);
+      if (result != CUDA_SUCCESS && first == SPARSEOPT_OK)
+        first = cudaFail(result, api, "destroying an allreduce event");
+    }
+    events->clear();
+  }
   for (CUdeviceptr &ptr : p.memory) {
     if (ptr == 0)
       continue;
@@ -168,6 +183,15 @@ Status acquireResources(const char *api, sparseopt_program_s &p) {
   }
   if (Status s = createGemmResources(api, m, p.gemms))
     return s;
+  for (const AllReduceDecl &a : m.allReduces) {
+    for (std::vector<CUevent> *events : {&p.readyEvents, &p.doneEvents}) {
+      CUevent event = nullptr;
+      CUresult result = driver().cuEventCreate(&event, CU_EVENT_DISABLE_TIMING);
+      if (result != CUDA_SUCCESS)
+        return cudaFail(result, api, m.where(a.line) + ": cuEventCreate");
+      events->push_back(event);
+    }
+  }
   // Finish the uploads and memsets (queued on the legacy default stream)
   // before the program can run on any stream, including non-blocking ones.
   CUresult result = driver().cuCtxSynchronize();
@@ -185,10 +209,23 @@ Status parseProgram(const char *dir,
   if (Status s = parseManifest(dir, program->manifest))
     return s;
   const Manifest &m = program->manifest;
-  for (const StepDecl &step : m.steps)
-    program->stepText.push_back(step.kind == StepKind::Gemm
-                                    ? describeGemm(m.gemms[step.index])
-                                    : "launch " + m.launches[step.index].kernel);
+  for (const StepDecl &step : m.steps) {
+    switch (step.kind) {
+    case StepKind::Launch:
+      program->stepText.push_back("launch " + m.launches[step.index].kernel);
+      break;
+    case StepKind::Gemm:
+      program->stepText.push_back(describeGemm(m.gemms[step.index]));
+      break;
+    case StepKind::AllReduce:
+      program->stepText.push_back(describeAllReduce(m.allReduces[step.index]));
+      break;
+    case StepKind::Wait:
+      program->stepText.push_back(
+          "wait slot=" + std::to_string(m.allReduces[step.index].slot));
+      break;
+    }
+  }
   for (const CheckDecl &check : m.checks)
     program->checkText.push_back(describeCheck(check));
   for (const StepDecl &step : m.steps)
@@ -346,6 +383,36 @@ Status runLaunch(const char *api, sparseopt_program_s &p, size_t index,
                       params.empty() ? nullptr : params.data());
 }
 
+/// An allreduce step forks the communication stream off `stream` with an
+/// event, enqueues NCCL there and records its completion; a wait step joins
+/// that completion back into `stream`. Both are stream-ordered, so a run
+/// with collectives can be captured in a CUDA graph.
+Status runCollectiveStep(const char *api, sparseopt_program_s &p,
+                         const StepDecl &step,
+                         const std::vector<CUdeviceptr> &address,
+                         CUstream stream) {
+  const AllReduceDecl &a = p.manifest.allReduces[step.index];
+  const DriverApi &cu = driver();
+  if (step.kind == StepKind::Wait) {
+    CUresult result = cu.cuStreamWaitEvent(stream, p.doneEvents[step.index], 0);
+    return result == CUDA_SUCCESS ? SPARSEOPT_OK
+                                  : cudaFail(result, api, "cuStreamWaitEvent");
+  }
+  sparseopt_comm_s &c = *p.comm;
+  CUresult result = cu.cuEventRecord(p.readyEvents[step.index], stream);
+  if (result == CUDA_SUCCESS)
+    result = cu.cuStreamWaitEvent(c.stream, p.readyEvents[step.index], 0);
+  if (result != CUDA_SUCCESS)
+    return cudaFail(result, api, "forking the communication stream");
+  if (Status s = enqueueAllReduce(api, c, address[a.send.buffer],
+                                  address[a.recv.buffer], a))
+    return s;
+  result = cu.cuEventRecord(p.doneEvents[step.index], c.stream);
+  return result == CUDA_SUCCESS
+             ? SPARSEOPT_OK
+             : cudaFail(result, api, "recording the all-reduce's completion");
+}
+
 /// Enqueues the steps of stage `stage` of a loaded program, in manifest
 /// order, over the buffers at `address` (parallel to the manifest's
 /// buffers). The caller holds the run mutex when the program has state.
@@ -364,6 +431,21 @@ Status runSteps(const char *api, sparseopt_program_s &p, StepStage stage,
       }
       continue;
     }
+    if (step.kind == StepKind::AllReduce || step.kind == StepKind::Wait) {
+      if (Status s = runCollectiveStep(api, p, step, address, stream)) {
+        const AllReduceDecl &a = m.allReduces[step.index];
+        addErrorContext(api, std::string(step.kind == StepKind::Wait
+                                             ? "wait for allreduce "
+                                             : "allreduce ") +
+                                 std::to_string(step.index) + " (" +
+                                 m.where(step.kind == StepKind::Wait
+                                             ? a.waitLine
+                                             : a.line) +
+                                 ")");
+        return s;
+      }
+      continue;
+    }
     if (Status s = runGemm(api, m, step.index, p.gemms, address, stream)) {
       addErrorContext(api, "gemm " + std::to_string(step.index) + " (" +
                                m.where(m.gemms[step.index].line) + ")");
@@ -378,7 +460,7 @@ Status runSteps(const char *api, sparseopt_program_s &p, StepStage stage,
 bool hasRunState(const sparseopt_program_s &p) {
   const Manifest &m = p.manifest;
   return !p.tensorMaps.empty() || !m.gemms.empty() || !m.params.empty() ||
-         p.hasPrepareSteps;
+         !m.allReduces.empty() || p.hasPrepareSteps;
 }
 
 /// Enqueues the run steps of a loaded, bound program, in manifest order.
@@ -401,6 +483,11 @@ Status runProgram(const char *api, sparseopt_program_s &p,
     address[m.outputs[i]] = CUdeviceptr(outputs[i]);
   for (size_t i = 0; i < m.params.size(); ++i)
     address[m.params[i]] = p.params[i];
+  if (!m.allReduces.empty() && p.comm == nullptr)
+    return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
+                "the program has " + std::to_string(m.allReduces.size()) +
+                    " allreduce line(s): give it a communicator first "
+                    "(sparseopt_program_set_comm)");
   return runSteps(api, p, StepStage::Run, address, stream);
 }
 
@@ -715,6 +802,30 @@ sparseopt_status sparseopt_program_bind(sparseopt_program p,
     if (Status st = requireContext(api))
       return st;
     return bindProgram(api, *p, params, toCUstream(s));
+  });
+}
+
+sparseopt_status sparseopt_program_set_comm(sparseopt_program p,
+                                            sparseopt_comm c) {
+  const char *api = "sparseopt_program_set_comm";
+  return guarded(api, [&]() -> Status {
+    if (p == nullptr)
+      return nullArgument(api, "p");
+    if (!p->loaded)
+      return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
+                  "program " + p->manifest.dir +
+                      " was only parsed: load it with sparseopt_program_load "
+                      "first");
+    std::lock_guard<std::mutex> lock(p->runMutex);
+    p->comm = c;
+    return SPARSEOPT_OK;
+  });
+}
+
+int sparseopt_program_num_allreduces(sparseopt_program p) {
+  const char *api = "sparseopt_program_num_allreduces";
+  return guardedValue(api, -1, [&]() {
+    return validProgram(api, p) ? countOf(p->manifest.allReduces.size()) : -1;
   });
 }
 

@@ -30,10 +30,23 @@ func.func @twell(%h: tensor<8x512xbf16>) {
 
 // -----
 
-func.func @all_reduce(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
-  // expected-error @+1 {{'sgpu.all_reduce' has no GPU lowering yet}}
-  %y = sgpu.all_reduce %x : tensor<8x64xf32>
+func.func @all_reduce_in_region(%x: tensor<8x64xf32>, %c: i1) -> tensor<8x64xf32> {
+  %y = scf.if %c -> tensor<8x64xf32> {
+    // expected-error @+1 {{'sgpu.all_reduce' inside a region has no GPU lowering: the runtime program is a straight line of host steps, so collectives must be in the function body}}
+    %r = sgpu.all_reduce %x : tensor<8x64xf32>
+    scf.yield %r : tensor<8x64xf32>
+  } else {
+    scf.yield %x : tensor<8x64xf32>
+  }
   return %y : tensor<8x64xf32>
+}
+
+// -----
+
+func.func @attention(%q: tensor<1x2x8x16xf16>) -> tensor<1x2x8x16xf16> {
+  // expected-error @+1 {{'sgpu.attention' has no GPU lowering yet}}
+  %y = sgpu.attention %q, %q, %q {scale = 0.25 : f32} : tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16> -> tensor<1x2x8x16xf16>
+  return %y : tensor<1x2x8x16xf16>
 }
 
 // -----

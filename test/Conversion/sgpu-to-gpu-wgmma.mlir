@@ -91,6 +91,12 @@ func.func @spmm(%x: tensor<70x40xf16>, %v: tensor<32x32xf16>, %m: tensor<64xi32>
 // PERTILE-LABEL: func.func @spmm_bf16
 // PERTILE: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%c512,
 // PERTILE: scf.for %{{.*}} = %{{.*}} to %c512{{.*}} step %c512
+// reserve-sms=12 leaves 12 multiprocessors to communication kernels: 120
+// blocks walk the same tiles.
+// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma reserve-sms=12" | FileCheck %s --check-prefix=RESERVE
+// RESERVE-LABEL: func.func @spmm_bf16
+// RESERVE: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%c120,
+// RESERVE: scf.for %{{.*}} = %{{.*}} to %c512{{.*}} step %c120
 // CHECK: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%c132, %c1{{.*}}, %c1{{.*}}) threads in (%c384, {{.*}} dynamic_shared_memory_size %[[SMEM]]
 // CHECK: gpu.func @sgpu_spmm_0
 // CHECK-COUNT-8: mbarrier.init
@@ -147,6 +153,7 @@ func.func @spmm_sweep(%x: tensor<512x256xf16>, %v: tensor<64x128xf16>, %m: tenso
 // them, the bias and the ReLU, and rounds once.
 // RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma split-k=2" | FileCheck %s --check-prefix=SPLIT2
 // RUN: not sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma split-k=33" 2>&1 | FileCheck %s --check-prefix=BADSPLIT
+// RUN: not sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma reserve-sms=132" 2>&1 | FileCheck %s --check-prefix=BADRESERVE
 // CHECK-LABEL: func.func @spmm_split_k
 // CHECK: %[[Y:.*]] = memref.alloc() : memref<40x300xf16>
 // CHECK: %[[WS:.*]] = memref.alloc() : memref<4x40x300xf32>
@@ -168,6 +175,7 @@ func.func @spmm_sweep(%x: tensor<512x256xf16>, %v: tensor<64x128xf16>, %m: tenso
 // SPLIT2: memref.alloc() : memref<2x40x300xf32>
 // SPLIT2: gpu.func @sgpu_spmm_0_reduce
 // BADSPLIT: error: invalid convert-sgpu-to-gpu option: split-k=33 is not 0 to 32
+// BADRESERVE: error: invalid convert-sgpu-to-gpu option: reserve-sms=132 is not 0 to 131
 func.func @spmm_split_k(%x: tensor<40x2056xf16>, %v: tensor<304x1040xf16>, %m: tensor<19760xi32>, %b: tensor<300xf16>) -> tensor<40x300xf16> {
   %w = sgpu.assemble %v, %m : tensor<304x1040xf16>, tensor<19760xi32> -> !sgpu.compressed<300x2056xf16, #sgpu.nm<2:4>>
   %y = sgpu.spmm %x, %w bias(%b : tensor<300xf16>) {activation = #sgpu.activation<relu>} : tensor<40x2056xf16>, !sgpu.compressed<300x2056xf16, #sgpu.nm<2:4>> -> tensor<40x300xf16>

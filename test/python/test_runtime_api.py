@@ -359,13 +359,14 @@ def test_error_classes():
                               (2, "SPARSEOPT_ERROR_NO_DRIVER", runtime.NoDriverError),
                               (7, "SPARSEOPT_ERROR_PARSE", runtime.ProgramFileError),
                               (10, "SPARSEOPT_ERROR_NO_LIBRARY", runtime.NoLibraryError),
-                              (11, "SPARSEOPT_ERROR_WEIGHT", runtime.WeightError)]:
+                              (11, "SPARSEOPT_ERROR_WEIGHT", runtime.WeightError),
+                              (12, "SPARSEOPT_ERROR_COLLECTIVE", runtime.CollectiveError)]:
         assert lib.sparseopt_status_string(status).decode() == name
         assert runtime._ERRORS[name] is cls
         assert issubclass(cls, runtime.SparseOptRuntimeError) and issubclass(cls, RuntimeError)
         with pytest.raises(cls) as e:
             runtime._check(status)
         assert e.value.status == status and e.value.status_name == name
-    assert lib.sparseopt_status_string(12).decode() == "SPARSEOPT_UNKNOWN_STATUS"
+    assert lib.sparseopt_status_string(13).decode() == "SPARSEOPT_UNKNOWN_STATUS"
     for name in ("WeightError", "NoLibraryError"):
         assert name in runtime.__all__

@@ -69,7 +69,9 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
     the bias and the activation. The grid is persistent (`persistent`,
     default true): at most one block per multiprocessor (132), each walking
     the output tiles in the grouped order with its stage ring running on
-    across tiles, so the next tile's loads overlap this tile's epilogue.
+    across tiles, so the next tile's loads overlap this tile's epilogue;
+    `reserve-sms=R` caps it at 132 - R blocks, leaving R multiprocessors to
+    the communication kernels of a tensor-parallel program.
     Other K take a one-
     warpgroup kernel that stages tiles through registers into two shared
     memory stages (no swizzle) and waits for each stage's wgmmas.
@@ -92,6 +94,16 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
     `sgpu.matmul` (a dense GEMM) gets no kernel: it becomes `sgpu.gemm_call`
     on buffers, which the runtime program runs with cuBLASLt in order with
     the launches.
+
+    Collectives get none either: `sgpu.all_reduce_start` becomes
+    `sgpu.all_reduce_call` from the input's buffer into a new one (out of
+    place), its `sgpu.all_reduce_wait` becomes `sgpu.all_reduce_sync` (which
+    reads the input again, so bufferization keeps that buffer unwritten
+    until then) and the result tensor over the new buffer; a blocking
+    `sgpu.all_reduce` becomes both, back to back. The runtime program runs
+    them with NCCL on the communicator's stream (`allreduce` / `wait`
+    lines). A collective inside a region is an error: the program is a
+    straight line.
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
@@ -112,6 +124,9 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
            "kernel=wgmma, TMA kernel: one block per multiprocessor walking "
            "the output tiles (the producer loads the next tile during the "
            "epilogue); false: one block per tile">,
+    Option<"reserveSMs", "reserve-sms", "int64_t", /*default=*/"0",
+           "kernel=wgmma, TMA kernel: multiprocessors a persistent grid "
+           "leaves free (0..131), e.g. for NCCL kernels running alongside">,
     Option<"splitK", "split-k", "int64_t", /*default=*/"0",
            "kernel=wgmma, TMA kernel: split-K block count (1 to 32; 0 = the "
            "tile table)">,

@@ -518,5 +518,40 @@ LogicalResult AllReduceWaitOp::verify() {
   return success();
 }
 
+LogicalResult AllReduceCallOp::verify() {
+  auto send = cast<MemRefType>(getSend().getType());
+  auto recv = cast<MemRefType>(getRecv().getType());
+  if (send.getShape() != recv.getShape() ||
+      send.getElementType() != recv.getElementType())
+    return emitOpError() << "recv " << recv << " must have the shape and "
+                         << "element type of send " << send;
+  if (!send.getElementType().isF16() && !send.getElementType().isBF16() &&
+      !send.getElementType().isF32())
+    return emitOpError() << "reduces f16, bf16 or f32 buffers, got "
+                         << send.getElementType();
+  if (!send.getLayout().isIdentity() || !recv.getLayout().isIdentity())
+    return emitOpError() << "reduces contiguous (identity layout) buffers";
+  if (!getToken().hasOneUse() ||
+      !isa<AllReduceSyncOp>(*getToken().getUsers().begin()))
+    return emitOpError() << "token must be synchronized by exactly one "
+                            "sgpu.all_reduce_sync";
+  return success();
+}
+
+LogicalResult AllReduceSyncOp::verify() {
+  auto call = getToken().getDefiningOp<AllReduceCallOp>();
+  if (!call)
+    return emitOpError() << "token must come from an sgpu.all_reduce_call";
+  if (getSend().getType() != call.getSend().getType())
+    return emitOpError() << "send " << getSend().getType()
+                         << " must have the type of the call's send "
+                         << call.getSend().getType();
+  if (call->getBlock() != (*this)->getBlock() ||
+      !call->isBeforeInBlock(*this))
+    return emitOpError() << "must follow its sgpu.all_reduce_call in the "
+                            "same block";
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "sparse-opt/Dialect/SGPU/SGPUOps.cpp.inc"

@@ -68,10 +68,14 @@ typedef enum sparseopt_status {
   SPARSEOPT_ERROR_NOT_FOUND = 8,        /* kernel not found in a module */
   SPARSEOPT_ERROR_NOT_INITIALIZED = 9,  /* sparseopt_init() not called yet */
   SPARSEOPT_ERROR_NO_LIBRARY = 10,      /* a CUDA library a program needs
-                                           (cuBLASLt) is missing or unusable */
-  SPARSEOPT_ERROR_WEIGHT = 11           /* a param (weight) given to
+                                           (cuBLASLt, NCCL) is missing or
+                                           unusable */
+  SPARSEOPT_ERROR_WEIGHT = 11,          /* a param (weight) given to
                                            sparseopt_program_bind breaks its
                                            declared n:m sparsity */
+  SPARSEOPT_ERROR_COLLECTIVE = 12       /* a communicator failed: NCCL error,
+                                           bootstrap failure or timeout (the
+                                           communicator is then aborted) */
 } sparseopt_status;
 
 /* The enumerator's name, e.g. "SPARSEOPT_ERROR_CUDA";
@@ -246,8 +250,8 @@ SPARSEOPT_API sparseopt_status sparseopt_launch(sparseopt_function f,
  *   sparseopt-program 1                   first non-comment line; version 1
  *   module kernels.ptx                    path relative to the artifact dir;
  *                                         exactly one (optional when the
- *                                         program has gemm lines and no
- *                                         launch)
+ *                                         program has gemm or allreduce
+ *                                         lines and no launch)
  *   buffer <id> input <index> <bytes>     caller-provided, input slot <index>
  *   buffer <id> output <index> <bytes>    caller-provided, output slot <index>
  *   buffer <id> param <index> <bytes>     caller-provided device buffer bound
@@ -266,6 +270,9 @@ SPARSEOPT_API sparseopt_status sparseopt_launch(sparseopt_function f,
  *   stage run                             the steps after this line run at
  *                                         every sparseopt_program_run
  *   check b<id> param <index> pattern <n>:<m> groups <G>
+ *   allreduce slot=<k> send=b<id> recv=b<id> count=<n> type=<f16|bf16|f32>
+ *             op=<sum|prod|max|min|avg>   (one line)
+ *   wait slot=<k>
  *
  * Buffer ids are unique non-negative integers. Inputs, outputs and params
  * have an index space each: input indices must be exactly 0..n-1, output
@@ -313,6 +320,21 @@ SPARSEOPT_API sparseopt_status sparseopt_launch(sparseopt_function f,
  * be declared before or after the launches and gemms that use them. Temp
  * buffers are zero-filled at load (and again at each bind). Launches and
  * gemms ("steps") run in file order. Zero launches is valid.
+ *
+ * Collectives. An allreduce line (run stage only) reduces (op) `count`
+ * elements of buffer send over the ranks of the program's communicator into buffer recv
+ * (the same buffer: in place) with NCCL: the run records an event on its
+ * stream, makes the communicator's stream wait for it, enqueues
+ * ncclAllReduce there and records a second event, so the steps after it
+ * overlap the reduction. The wait line of the same slot makes the run's
+ * stream wait for that second event: the steps after the wait see the sum.
+ * Every allreduce has exactly one later wait of its slot, and a slot is
+ * reused only after its wait, so a run ends with every reduction joined (as
+ * a CUDA graph capture needs). Parsing checks that count elements fit in
+ * both buffers and that recv is neither a constant nor a param. The ranks
+ * must run programs with the same sequence of allreduce lines (the compiler
+ * emits them in one order for every rank). Run with a communicator given by
+ * sparseopt_program_set_comm.
  *
  * Stages. Without a 'stage' line every step is a run step, enqueued by each
  * sparseopt_program_run. 'stage prepare' and 'stage run' appear at most once
@@ -376,11 +398,13 @@ SPARSEOPT_API int sparseopt_program_num_launches(sparseopt_program p);
 /* The kernel name of launch i (the i-th launch line); owned by the program. */
 SPARSEOPT_API const char *sparseopt_program_launch_kernel(sparseopt_program p,
                                                           int i);
-/* Steps are the launch and gemm lines together, in file order (the order a
- * run enqueues them). sparseopt_program_step(p, i) describes step i, owned
- * by the program: "launch <kernel>" for a launch, and for a gemm the line as
+/* Steps are the launch, gemm, allreduce and wait lines together, in file
+ * order (the order a run enqueues them). sparseopt_program_step(p, i)
+ * describes step i, owned by the program: "launch <kernel>" for a launch,
+ * "wait slot=<k>" for a wait, and for a gemm or an allreduce the line as
  * parsed, with every key in order and numbers in decimal, e.g.
- * "gemm m=16 n=4096 k=1024 in=f16 out=f16 x=b0 w=b1 y=b2 bias=b3:f32 act=relu". */
+ * "gemm m=16 n=4096 k=1024 in=f16 out=f16 x=b0 w=b1 y=b2 bias=b3:f32 act=relu"
+ * or "allreduce slot=0 send=b3 recv=b4 count=65536 type=bf16 op=sum". */
 SPARSEOPT_API int sparseopt_program_num_steps(sparseopt_program p);
 SPARSEOPT_API const char *sparseopt_program_step(sparseopt_program p, int i);
 /* The stage of step i: "prepare" or "run" (static strings). */
@@ -439,11 +463,110 @@ SPARSEOPT_API sparseopt_status sparseopt_program_bind(
  * NOT_INITIALIZED, OUT_OF_MEMORY,
  * CUDA (a failed launch, tensor map encoding or cublasLtMatmul; the message
  * names the step, its manifest line, the kernel and, for a tensor map, the
- * argument index and the buffer, for a gemm the cuBLAS status). A step that
- * fails leaves the steps before it enqueued. */
+ * argument index and the buffer, for a gemm the cuBLAS status), and for a
+ * program with allreduce lines INVALID_ARGUMENT when it has no communicator
+ * and COLLECTIVE when NCCL refuses one (the communicator is aborted). A step
+ * that fails leaves the steps before it enqueued. A run with collectives
+ * does not wait for them: use sparseopt_comm_synchronize (or capture the
+ * run in a CUDA graph) to wait with a deadline. */
 SPARSEOPT_API sparseopt_status sparseopt_program_run(
     sparseopt_program p, const sparseopt_deviceptr *inputs,
     const sparseopt_deviceptr *outputs, sparseopt_stream s);
+
+/* ------------------------------------------------------------------------ */
+/* Communicators (tensor-parallel collectives)                              */
+/* ------------------------------------------------------------------------ */
+
+/* A communicator: one rank of a tensor-parallel group, an NCCL communicator
+ * plus a communication stream (non-blocking, at the context's highest
+ * priority) on which programs enqueue their all-reduces. NCCL is opened with
+ * dlopen when the first communicator is made: SPARSEOPT_NCCL_LIBRARY names
+ * the file, else libnccl.so.2 (a copy already loaded in the process, e.g.
+ * PyTorch's, is reused) and the CUDA toolkit's copy are tried.
+ * The runtime creates its communicators non-blocking, so nothing in this API
+ * blocks without a deadline: each call that waits takes timeout_ms (0: the
+ * default, SPARSEOPT_COMM_TIMEOUT_MS from the environment or 600000) and
+ * fails with COLLECTIVE when it passes, after aborting the communicator; an
+ * aborted communicator fails every later call with COLLECTIVE. */
+typedef struct sparseopt_comm_s *sparseopt_comm;
+
+/* Bytes of an NCCL unique id (the key every rank of a group passes to
+ * sparseopt_comm_init). */
+#define SPARSEOPT_COMM_ID_BYTES 128
+
+/* Writes a new unique id into id[SPARSEOPT_COMM_ID_BYTES]. Call it on one
+ * rank and give the bytes to the others (e.g. with torch.distributed's
+ * broadcast_object_list). Errors: INVALID_ARGUMENT, NO_LIBRARY, COLLECTIVE. */
+SPARSEOPT_API sparseopt_status sparseopt_comm_unique_id(unsigned char *id);
+
+/* Joins rank `rank` of a group of `world_size` ranks keyed by `id` (the same
+ * bytes on every rank) on the current device (sparseopt_init's). Waits for
+ * every rank to join, at most timeout_ms. world_size 1 needs no other
+ * process. Errors: INVALID_ARGUMENT (NULL, rank outside [0, world_size)),
+ * NOT_INITIALIZED, NO_LIBRARY, CUDA (the stream), COLLECTIVE (NCCL failed
+ * or the timeout passed; the message says which). */
+SPARSEOPT_API sparseopt_status sparseopt_comm_init(int rank, int world_size,
+                                                   const unsigned char *id,
+                                                   int timeout_ms,
+                                                   sparseopt_comm *out);
+
+/* Joins the group described by a torchrun-style environment: RANK (default
+ * 0) and WORLD_SIZE (default 1); LOCAL_RANK is not read (choose the device
+ * with sparseopt_init). With WORLD_SIZE > 1 rank 0 makes the unique id and
+ * hands it to the others:
+ *   - through a file, when SPARSEOPT_COMM_ID_FILE names one: rank 0 writes
+ *     it (atomically: a temporary file renamed), the others wait for it.
+ *     Use a fresh path per job: a file left from an earlier job would be
+ *     read as this job's id;
+ *   - else over TCP: rank 0 listens on MASTER_ADDR at port
+ *     SPARSEOPT_COMM_PORT, or MASTER_PORT + 1 (torchrun's own store holds
+ *     MASTER_PORT), and sends the id to each rank that connects; the others
+ *     retry connecting until the timeout.
+ * Errors: those of sparseopt_comm_init, plus INVALID_ARGUMENT (a variable
+ * that is not a number, RANK outside [0, WORLD_SIZE), WORLD_SIZE > 1 with
+ * neither SPARSEOPT_COMM_ID_FILE nor MASTER_ADDR and a port), COLLECTIVE
+ * (the id exchange failed or timed out; the message names the file or the
+ * address). */
+SPARSEOPT_API sparseopt_status sparseopt_comm_init_from_env(int timeout_ms,
+                                                            sparseopt_comm *out);
+
+/* Wraps an existing ncclComm_t (e.g. one a framework made) made with the
+ * same NCCL library this runtime opens. The runtime never destroys it;
+ * sparseopt_comm_destroy frees only the wrapper and its stream.
+ * Errors: INVALID_ARGUMENT, NOT_INITIALIZED, NO_LIBRARY, CUDA, COLLECTIVE. */
+SPARSEOPT_API sparseopt_status sparseopt_comm_adopt(void *nccl_comm,
+                                                    sparseopt_comm *out);
+
+/* The rank and the group size; -1 on a NULL communicator. */
+SPARSEOPT_API int sparseopt_comm_rank(sparseopt_comm c);
+SPARSEOPT_API int sparseopt_comm_size(sparseopt_comm c);
+
+/* The communication stream, where the all-reduces of programs that use c
+ * run (owned by c). NULL on a NULL communicator. */
+SPARSEOPT_API sparseopt_stream sparseopt_comm_stream(sparseopt_comm c);
+
+/* Waits for stream s (NULL: the default stream) and for c's communication
+ * stream, at most timeout_ms, polling NCCL for asynchronous errors: the way
+ * to wait for a run of a program with collectives without risking a hang
+ * when a peer is gone. Errors: INVALID_ARGUMENT, CUDA (the stream failed),
+ * COLLECTIVE (an NCCL error or the timeout; c is aborted). */
+SPARSEOPT_API sparseopt_status sparseopt_comm_synchronize(sparseopt_comm c,
+                                                          sparseopt_stream s,
+                                                          int timeout_ms);
+
+/* Destroys c (its NCCL communicator unless adopted, and its stream). Wait
+ * for the runs that use it first. Errors: INVALID_ARGUMENT, COLLECTIVE. */
+SPARSEOPT_API sparseopt_status sparseopt_comm_destroy(sparseopt_comm c);
+
+/* Gives program p the communicator its allreduce lines run on (NULL
+ * detaches it). A program with allreduce lines cannot run without one; one
+ * without them ignores it. The communicator must outlive every run of p.
+ * Errors: INVALID_ARGUMENT (NULL program, program only parsed). */
+SPARSEOPT_API sparseopt_status sparseopt_program_set_comm(sparseopt_program p,
+                                                          sparseopt_comm c);
+
+/* The number of allreduce lines of p (-1 on a NULL program). */
+SPARSEOPT_API int sparseopt_program_num_allreduces(sparseopt_program p);
 
 /* Frees the program's device buffers, unloads its module, destroys its
  * cuBLASLt handle, descriptors and workspace, and frees p.

@@ -730,3 +730,55 @@ func.func @gemm_call_result(%x: memref<4x32xf16>, %w: memref<16x32xf16>, %y: mem
   sgpu.gemm_call %x, %w into %y : memref<4x32xf16>, memref<16x32xf16>, memref<4x15xf16>
   return
 }
+
+// -----
+
+func.func @all_reduce_call_types(%x: memref<16x64xbf16>, %r: memref<16x64xf16>) {
+  // expected-error @+1 {{'sgpu.all_reduce_call' op recv 'memref<16x64xf16>' must have the shape and element type of send 'memref<16x64xbf16>'}}
+  %t = sgpu.all_reduce_call %x into %r : memref<16x64xbf16>, memref<16x64xf16>
+  sgpu.all_reduce_sync %t, %x : memref<16x64xbf16>
+  return
+}
+
+// -----
+
+func.func @all_reduce_call_int(%x: memref<16xi32>) {
+  // expected-error @+1 {{'sgpu.all_reduce_call' op reduces f16, bf16 or f32 buffers, got 'i32'}}
+  %t = sgpu.all_reduce_call %x into %x : memref<16xi32>, memref<16xi32>
+  sgpu.all_reduce_sync %t, %x : memref<16xi32>
+  return
+}
+
+// -----
+
+func.func @all_reduce_call_strided(%x: memref<4x4xf32, strided<[8, 1]>>) {
+  // expected-error @+1 {{'sgpu.all_reduce_call' op reduces contiguous (identity layout) buffers}}
+  %t = sgpu.all_reduce_call %x into %x : memref<4x4xf32, strided<[8, 1]>>, memref<4x4xf32, strided<[8, 1]>>
+  sgpu.all_reduce_sync %t, %x : memref<4x4xf32, strided<[8, 1]>>
+  return
+}
+
+// -----
+
+func.func @all_reduce_call_unsynced(%x: memref<16xf32>) {
+  // expected-error @+1 {{'sgpu.all_reduce_call' op token must be synchronized by exactly one sgpu.all_reduce_sync}}
+  %t = sgpu.all_reduce_call %x into %x : memref<16xf32>, memref<16xf32>
+  return
+}
+
+// -----
+
+func.func @all_reduce_sync_token(%t: !sgpu.token, %x: memref<16xf32>) {
+  // expected-error @+1 {{'sgpu.all_reduce_sync' op token must come from an sgpu.all_reduce_call}}
+  sgpu.all_reduce_sync %t, %x : memref<16xf32>
+  return
+}
+
+// -----
+
+func.func @all_reduce_sync_send(%x: memref<16xf32>, %y: memref<8xf32>) {
+  %t = sgpu.all_reduce_call %x into %x : memref<16xf32>, memref<16xf32>
+  // expected-error @+1 {{'sgpu.all_reduce_sync' op send 'memref<8xf32>' must have the type of the call's send 'memref<16xf32>'}}
+  sgpu.all_reduce_sync %t, %y : memref<8xf32>
+  return
+}

@@ -80,6 +80,18 @@ func.func @collectives(%x: tensor<16x64xbf16>, %f: tensor<16x64xf32>) -> (tensor
 
 // -----
 
+// The buffer forms convert-sgpu-to-gpu writes for the runtime program.
+// CHECK-LABEL: func @collective_calls
+// CHECK: %[[T:.*]] = sgpu.all_reduce_call %{{.*}} into %{{.*}} {kind = #sgpu.reduce<avg>} : memref<16x64xbf16>, memref<16x64xbf16>
+// CHECK: sgpu.all_reduce_sync %[[T]], %{{.*}} : memref<16x64xbf16>
+func.func @collective_calls(%x: memref<16x64xbf16>, %r: memref<16x64xbf16>) {
+  %t = sgpu.all_reduce_call %x into %r {kind = #sgpu.reduce<avg>} : memref<16x64xbf16>, memref<16x64xbf16>
+  sgpu.all_reduce_sync %t, %x : memref<16x64xbf16>
+  return
+}
+
+// -----
+
 // The upstream sparse_tensor 2:4 encoding is accepted as a synonym.
 #NV24 = #sparse_tensor.encoding<{ map = (i, j) -> (i : dense, j floordiv 4 : dense, j mod 4 : structured[2, 4]) }>
 // CHECK-LABEL: func @synonym

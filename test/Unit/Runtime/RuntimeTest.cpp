@@ -99,10 +99,12 @@ TEST(Status, StringForEveryCode) {
       {SPARSEOPT_ERROR_NOT_INITIALIZED, "SPARSEOPT_ERROR_NOT_INITIALIZED"},
       {SPARSEOPT_ERROR_NO_LIBRARY, "SPARSEOPT_ERROR_NO_LIBRARY"},
       {SPARSEOPT_ERROR_WEIGHT, "SPARSEOPT_ERROR_WEIGHT"},
+      {SPARSEOPT_ERROR_COLLECTIVE, "SPARSEOPT_ERROR_COLLECTIVE"},
   };
   // Codes are ABI: appended, never renumbered.
   EXPECT_EQ(int(SPARSEOPT_ERROR_NO_LIBRARY), 10);
   EXPECT_EQ(int(SPARSEOPT_ERROR_WEIGHT), 11);
+  EXPECT_EQ(int(SPARSEOPT_ERROR_COLLECTIVE), 12);
   for (const auto &[status, name] : expected)
     EXPECT_STREQ(sparseopt_status_string(status), name);
   EXPECT_STREQ(sparseopt_status_string(static_cast<sparseopt_status>(42)),
@@ -1020,7 +1022,7 @@ const MalformedCase kMalformedGemmCases[] = {
     {"GemmUnknownDirectiveHint", GEMM_BUFFERS "matmul m=1\n",
      SPARSEOPT_ERROR_PARSE, 6,
      "unknown directive 'matmul' (expected 'module', 'buffer', 'launch', "
-     "'gemm', 'stage' or 'check')"},
+     "'gemm', 'stage', 'check', 'allreduce' or 'wait')"},
 };
 
 #undef GEMM_BUFFERS

@@ -496,4 +496,46 @@ def SGPU_AllReduceWaitOp : SGPU_Op<"all_reduce_wait",
   let hasVerifier = 1;
 }
 
+def SGPU_AllReduceCallOp : SGPU_Op<"all_reduce_call"> {
+  let summary = "start an all-reduce on buffers, run by the runtime program";
+  let description = [{
+    The buffer form of `sgpu.all_reduce_start`, written by
+    `convert-sgpu-to-gpu`: reduces `send` across the tensor-parallel group
+    into `recv` (a buffer of the same type; the same buffer for an in-place
+    reduction). It is a host operation: `sgpu-emit-artifacts` writes it as an
+    `allreduce` line of the runtime program, which enqueues NCCL on the
+    communicator's stream and lets the program's own stream go on. The token
+    is consumed by exactly one `sgpu.all_reduce_sync`, after which `recv`
+    holds the result.
+
+    ```mlir
+    %t = sgpu.all_reduce_call %x into %r : memref<16x4096xbf16>, memref<16x4096xbf16>
+    sgpu.all_reduce_sync %t, %x : memref<16x4096xbf16>
+    ```
+  }];
+  let arguments = (ins Arg<AnyStaticShapeMemRef, "send", [MemRead]>:$send,
+                       Arg<AnyStaticShapeMemRef, "recv", [MemWrite]>:$recv,
+                       DefaultValuedAttr<SGPU_ReduceKindAttr, "::mlir::sgpu::ReduceKind::sum">:$kind);
+  let results = (outs SGPU_TokenType:$token);
+  let assemblyFormat = [{
+    $send `into` $recv attr-dict `:` type($send) `,` type($recv)
+  }];
+  let hasVerifier = 1;
+}
+
+def SGPU_AllReduceSyncOp : SGPU_Op<"all_reduce_sync"> {
+  let summary = "make the program's stream wait for an all-reduce on buffers";
+  let description = [{
+    The buffer form of `sgpu.all_reduce_wait`: the program's stream waits
+    for the `sgpu.all_reduce_call` that produced `token` (a `wait` line of
+    the runtime program). `send` is the buffer that call reads: as an operand
+    here it stays alive, and unwritten, until the reduction is done.
+  }];
+  // No declared memory effects: the op orders the program's stream, so it
+  // must never be removed as dead even though it reads only.
+  let arguments = (ins SGPU_TokenType:$token, AnyStaticShapeMemRef:$send);
+  let assemblyFormat = "$token `,` $send attr-dict `:` type($send)";
+  let hasVerifier = 1;
+}
+
 #endif // SPARSEOPT_DIALECT_SGPU_SGPUOPS_TD
