@@ -82,8 +82,10 @@ std::string rewritePasses(StringRef chip = "sm_90a",
 LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
   std::string p;
   llvm::raw_string_ostream os(p);
+  // Collectives start where they are and are waited for at their first
+  // use, so a program overlaps them with whatever comes in between.
   os << rewritePasses(opts.chip.getValue(), opts.sparsePolicy.getValue())
-     << ",";
+     << ",sgpu-async-collectives,";
   os << "convert-sgpu-to-gpu{chip=" << opts.chip.getValue()
      << " features=" << opts.features.getValue()
      << " kernel=" << opts.kernel.getValue()

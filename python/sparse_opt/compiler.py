@@ -266,15 +266,25 @@ class Module:
     def __str__(self):
         return self.print()
 
-    def compile(self, output_dir, chip="sm_90a", features="+ptx85", sparse_policy="auto"):
+    def compile(self, output_dir, chip="sm_90a", features="+ptx85", sparse_policy="auto",
+                ladder=False):
         """Runs sgpu-compile on this module (which becomes the compiled IR),
         writes the artifacts and compiled.mlir to output_dir and returns the
         Artifact. `sparse_policy`: "auto" keeps a sparse-annotated layer
         dense where the sparse kernel measured slower (a remark in
         `compiler.last_diagnostics` says so), "sparse" always uses the
-        declared sparsity."""
+        declared sparsity. `ladder`: True (every layer) or a number K (the
+        last K layers) first rewrites the tensor-parallel residual chain
+        into ladder form (sgpu-ladder-residual), which CHANGES what the
+        model computes: only for checkpoints trained or adapted that way."""
         if sparse_policy not in ("auto", "sparse"):
             raise ValueError("sparse_policy must be 'auto' or 'sparse', got %r" % (sparse_policy,))
+        if ladder is not False:
+            layers = 0 if ladder is True else ladder
+            if isinstance(layers, bool) or not isinstance(layers, int) or layers < 1 and ladder is not True:
+                raise ValueError("ladder must be False, True or a number of layers >= 1, got %r"
+                                 % (ladder,))
+            self.run("sgpu-ladder-residual{layers=%d}" % layers)
         output_dir = os.path.abspath(os.fspath(output_dir))
         if sparse_policy == "auto":
             status = self.compiler._lib.sparseopt_ir_compile(

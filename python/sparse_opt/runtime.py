@@ -285,6 +285,102 @@ def _torch_stream(torch, stream, device):
 
 
 # ---------------------------------------------------------------------------
+# Communicators
+# ---------------------------------------------------------------------------
+
+COMM_ID_BYTES = 128
+
+
+def unique_id():
+    """A new NCCL unique id (bytes): make it on one rank, give it to all."""
+    buf = ctypes.create_string_buffer(COMM_ID_BYTES)
+    _check(_lib().sparseopt_comm_unique_id(buf))
+    return buf.raw
+
+
+class Communicator:
+    """One rank of a tensor-parallel group: an NCCL communicator and the
+    stream the programs' all-reduces run on. Every wait has a deadline
+    (`timeout_ms`, 0: SPARSEOPT_COMM_TIMEOUT_MS or 600 s): a lost peer
+    raises CollectiveError instead of hanging."""
+
+    def __init__(self, handle):
+        self._lib, self._handle = _lib(), handle
+        self.rank = self._lib.sparseopt_comm_rank(handle)
+        self.size = self._lib.sparseopt_comm_size(handle)
+
+    @classmethod
+    def create(cls, rank, world_size, uid, timeout_ms=0, device=0):
+        """Joins rank `rank` of `world_size` ranks keyed by `uid` (the bytes
+        of unique_id(), the same on every rank)."""
+        if len(uid) != COMM_ID_BYTES:
+            raise ValueError("a unique id has %d bytes, got %d" % (COMM_ID_BYTES, len(uid)))
+        init(device)
+        handle = _p()
+        _check(_lib().sparseopt_comm_init(rank, world_size, bytes(uid), timeout_ms,
+                                          ctypes.byref(handle)))
+        return cls(handle)
+
+    @classmethod
+    def from_env(cls, timeout_ms=0, device=None):
+        """Joins the group of a torchrun-style environment (RANK, WORLD_SIZE;
+        rank 0's id travels through SPARSEOPT_COMM_ID_FILE or over TCP at
+        MASTER_ADDR, port SPARSEOPT_COMM_PORT or MASTER_PORT + 1). The device
+        defaults to LOCAL_RANK."""
+        if device is None:
+            device = int(os.environ.get("LOCAL_RANK", "0") or 0)
+        init(device)
+        handle = _p()
+        _check(_lib().sparseopt_comm_init_from_env(timeout_ms, ctypes.byref(handle)))
+        return cls(handle)
+
+    @classmethod
+    def from_torch(cls, group=None, timeout_ms=0, device=None):
+        """Joins a group with the ranks of an initialized torch.distributed
+        process group: rank 0's id is broadcast through torch."""
+        torch = _import_torch("Communicator.from_torch")
+        dist = torch.distributed
+        rank, world = dist.get_rank(group), dist.get_world_size(group)
+        box = [unique_id() if rank == 0 else None]
+        dist.broadcast_object_list(box, src=0, group=group)
+        if device is None:
+            device = torch.cuda.current_device()
+        return cls.create(rank, world, box[0], timeout_ms, device)
+
+    @property
+    def stream(self):
+        """The communication stream (a raw handle, int)."""
+        return self._lib.sparseopt_comm_stream(self._handle) or 0
+
+    def synchronize(self, stream=None, timeout_ms=0):
+        """Waits for `stream` (a raw handle or a torch stream; None: the
+        default stream) and the communication stream, polling NCCL for
+        errors, at most timeout_ms."""
+        _check(self._lib.sparseopt_comm_synchronize(self._handle, _raw_stream(stream),
+                                                    timeout_ms))
+
+    def close(self):
+        if self._handle:
+            self._lib.sparseopt_comm_destroy(self._handle)
+            self._handle = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __repr__(self):
+        return "Communicator(rank=%d, size=%d)" % (self.rank, self.size)
+
+
+# ---------------------------------------------------------------------------
 # Programs
 # ---------------------------------------------------------------------------
 

@@ -38,7 +38,9 @@ const char *const kUsage =
     "Runs the compiled program in <artifact-dir> (its program.txt manifest)\n"
     "on a CUDA GPU and reports output checksums and the median run time.\n"
     "Inputs and params (weights) get deterministic values; params are bound\n"
-    "once, before the runs.\n"
+    "once, before the runs. A program with all-reduces runs on a\n"
+    "communicator made from the torchrun-style environment (RANK,\n"
+    "WORLD_SIZE; one rank when unset).\n"
     "\n"
     "options:\n"
     "  --iters N     timed runs (default 10, at least 1)\n"
@@ -260,6 +262,7 @@ double checksum(const std::vector<unsigned char> &bytes, DType dtype) {
 /// Owns the GPU objects of one invocation and releases them in reverse.
 struct Session {
   sparseopt_program program = nullptr;
+  sparseopt_comm comm = nullptr;
   std::vector<sparseopt_deviceptr> inputs, params, outputs;
   sparseopt_stream stream = nullptr;
   sparseopt_event start = nullptr, end = nullptr;
@@ -279,6 +282,8 @@ struct Session {
       sparseopt_free(p);
     if (program)
       sparseopt_program_destroy(program);
+    if (comm)
+      sparseopt_comm_destroy(comm);
   }
 };
 
@@ -303,16 +308,27 @@ void runProgram(const Options &options) {
   int numOutputs = sparseopt_program_num_outputs(p);
   int numParams = sparseopt_program_num_params(p);
   int numLaunches = sparseopt_program_num_launches(p);
-  // Every step that is not a launch is a gemm; the line keeps its old form
-  // for programs without one.
-  int numGemms = sparseopt_program_num_steps(p) - numLaunches;
+  // Every step that is not a launch, an allreduce or a wait is a gemm; the
+  // line keeps its old form for programs without them.
+  int numAllReduces = sparseopt_program_num_allreduces(p);
+  int numGemms =
+      sparseopt_program_num_steps(p) - numLaunches - 2 * numAllReduces;
   std::printf("program %s: %d input(s), %d output(s), %d launch(es)", dir,
               numInputs, numOutputs, numLaunches);
   if (numGemms > 0)
     std::printf(", %d gemm(s)", numGemms);
   if (numParams > 0)
     std::printf(", %d param(s)", numParams);
+  if (numAllReduces > 0)
+    std::printf(", %d all-reduce(s)", numAllReduces);
   std::printf("\n");
+  if (numAllReduces > 0) {
+    check(sparseopt_comm_init_from_env(0, &session.comm));
+    check(sparseopt_program_set_comm(p, session.comm));
+    std::printf("communicator: rank %d of %d\n",
+                sparseopt_comm_rank(session.comm),
+                sparseopt_comm_size(session.comm));
+  }
 
   Random rng{options.seed};
   std::vector<unsigned char> host;
@@ -368,6 +384,8 @@ void runProgram(const Options &options) {
   // One run on zeroed outputs gives the checksums.
   check(sparseopt_program_run(p, session.inputs.data(), session.outputs.data(),
                               session.stream));
+  if (session.comm)
+    check(sparseopt_comm_synchronize(session.comm, session.stream, 0));
   check(sparseopt_stream_synchronize(session.stream));
   for (int i = 0; i < numOutputs; ++i) {
     size_t bytes = sparseopt_program_output_bytes(p, i);

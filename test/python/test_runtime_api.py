@@ -370,3 +370,39 @@ def test_error_classes():
     assert lib.sparseopt_status_string(13).decode() == "SPARSEOPT_UNKNOWN_STATUS"
     for name in ("WeightError", "NoLibraryError"):
         assert name in runtime.__all__
+
+
+def test_communicator_api_without_a_gpu():
+    # A key has 128 bytes; anything else is refused before the runtime.
+    with pytest.raises(ValueError, match="a unique id has 128 bytes, got 3"):
+        runtime.Communicator.create(0, 1, b"abc")
+    # Making a key needs only NCCL; where it is missing the error says so.
+    try:
+        uid = runtime.unique_id()
+    except runtime.NoLibraryError as e:
+        assert "collectives need NCCL" in e.message
+    else:
+        assert isinstance(uid, bytes) and len(uid) == runtime.COMM_ID_BYTES
+    assert issubclass(runtime.CollectiveError, runtime.SparseOptRuntimeError)
+    import sparse_opt
+    assert sparse_opt.Communicator is runtime.Communicator
+    assert sparse_opt.CollectiveError is runtime.CollectiveError
+
+
+def test_parsed_program_counts_its_all_reduces(tmp_path):
+    (tmp_path / "program.txt").write_text(
+        "sparseopt-program 1\n"
+        "buffer 0 input 0 64\n"
+        "buffer 1 output 0 64\n"
+        "allreduce slot=0 send=b0 recv=b1 count=32 type=bf16 op=sum\n"
+        "wait slot=0\n")
+    (tmp_path / "signature.json").write_text(
+        '{"function": "f", "inputs": [{"shape": [32], "dtype": "bf16"}], '
+        '"outputs": [{"shape": [32], "dtype": "bf16"}]}')
+    prog = runtime.parse(tmp_path)
+    assert prog.num_allreduces == 1
+    assert prog.steps == [("run", "allreduce slot=0 send=b0 recv=b1 count=32 type=bf16 op=sum"),
+                          ("run", "wait slot=0")]
+    with pytest.raises(runtime.InvalidArgumentError, match="was only parsed"):
+        prog.comm = None
+    prog.close()
