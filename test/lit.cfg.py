@@ -46,6 +46,15 @@ if ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
 
+# gpu-module-to-binary links libdevice (the math ops of generated kernels)
+# from the CUDA toolkit it finds through these variables or a ptxas on PATH;
+# lit passes neither through, so name the toolkit of the ptxas found above.
+for var in ("CUDA_ROOT", "CUDA_PATH", "CUDA_HOME"):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+if ptxas and not any(v in config.environment for v in ("CUDA_ROOT", "CUDA_PATH", "CUDA_HOME")):
+    config.environment["CUDA_ROOT"] = os.path.dirname(os.path.dirname(os.path.realpath(ptxas)))
+
 # A usable NVIDIA GPU (driver + device) enables Integration/GPU.
 def has_gpu():
     smi = shutil.which("nvidia-smi")

@@ -16,8 +16,11 @@ docs/performance.md (between its spmm markers):
 """
 import json
 import pathlib
+import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench"))
+from markdown import replace_section  # noqa: E402
 RESULTS = ROOT / "bench" / "results" / "spmm_h200.json"
 DOC = ROOT / "docs" / "performance.md"
 PLOT = ROOT / "docs" / "img" / "spmm_2to4_h200.png"
@@ -271,12 +274,7 @@ def issue_plot(records):
     fig.savefig(PLOT.with_name("spmm_issue_h200.png"), dpi=110)
 
 
-def replace(doc, name, text):
-    b, e = "<!-- %s:begin -->" % name, "<!-- %s:end -->" % name
-    if b not in doc:
-        return doc
-    a, z = doc.index(b) + len(b), doc.index(e)
-    return doc[:a] + "\n" + text + "\n" + doc[z:]
+replace = replace_section
 
 
 def main():

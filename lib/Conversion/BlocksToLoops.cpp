@@ -34,23 +34,7 @@ struct Loops {
   }
   Value buffer(Value tensor) { return readBuffer(b, loc, tensor); }
   /// A buffer viewed as [rows, last dim].
-  Value rows(Value buf) {
-    auto t = cast<MemRefType>(buf.getType());
-    if (t.getRank() == 2)
-      return buf;
-    ReassociationIndices lead;
-    for (int64_t i = 0; i + 1 < t.getRank(); ++i)
-      lead.push_back(i);
-    SmallVector<ReassociationIndices> groups;
-    if (!lead.empty())
-      groups.push_back(lead);
-    groups.push_back({t.getRank() - 1});
-    if (t.getRank() == 1)
-      return memref::ExpandShapeOp::create(
-          b, loc, MemRefType::get({1, t.getDimSize(0)}, t.getElementType()),
-          buf, ArrayRef<ReassociationIndices>{{0, 1}});
-    return memref::CollapseShapeOp::create(b, loc, buf, groups);
-  }
+  Value rows(Value buf) { return viewAsRows(b, loc, buf); }
   Value load(Value mem, ValueRange idx) {
     return im.toF32(memref::LoadOp::create(b, loc, mem, idx));
   }

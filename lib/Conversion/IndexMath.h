@@ -82,6 +82,24 @@ inline Value readBuffer(OpBuilder &b, Location loc, Value tensor) {
       /*read_only=*/b.getUnitAttr());
 }
 
+/// `buf` viewed as [rows, last dim]: the leading dimensions collapsed into
+/// one (a rank-1 buffer is one row). The normalizations work on this view;
+/// the runtime program treats the reshape as the buffer itself.
+inline Value viewAsRows(OpBuilder &b, Location loc, Value buf) {
+  auto t = cast<MemRefType>(buf.getType());
+  if (t.getRank() == 2)
+    return buf;
+  if (t.getRank() == 1)
+    return memref::ExpandShapeOp::create(
+        b, loc, MemRefType::get({1, t.getDimSize(0)}, t.getElementType()),
+        buf, ArrayRef<ReassociationIndices>{{0, 1}});
+  ReassociationIndices lead;
+  for (int64_t i = 0; i + 1 < t.getRank(); ++i)
+    lead.push_back(i);
+  SmallVector<ReassociationIndices> groups = {lead, {t.getRank() - 1}};
+  return memref::CollapseShapeOp::create(b, loc, buf, groups);
+}
+
 } // namespace sgpu
 } // namespace mlir
 

@@ -10,7 +10,11 @@
 // call of the runtime program, and the all-reduces become NCCL steps of the
 // program (CollectivesToRuntime.cpp). A sparse weight that is a function argument
 // is compressed by a generated kernel of the program's prepare stage
-// (WeightPrepare.cpp), once, when the runtime binds it.
+// (WeightPrepare.cpp), once, when the runtime binds it. sgpu.rms_norm and
+// sgpu.layer_norm become one-block-per-row kernels (NormToGPU.cpp), and
+// every element-wise linalg op of the host (residual adds, activations,
+// broadcasts, fills) a one-thread-per-element kernel (ElementwiseToGPU.cpp);
+// any other linalg op left in the host is an error at the op.
 //
 // Mapping Y[M, N] = X[M, K] . W[N, K]^T onto the MMA: the sparse A operand is
 // the weight (MMA rows = output features), B is X^T (MMA columns = tokens),
@@ -24,8 +28,10 @@
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
 #include "sparse-opt/Conversion/TargetInfo.h"
 #include "CollectivesToRuntime.h"
+#include "ElementwiseToGPU.h"
 #include "IndexMath.h"
 #include "LiftToGPU.h"
+#include "NormToGPU.h"
 #include "WeightPrepare.h"
 #include "SpmmEpilogue.h"
 #include "SpmmTMA.h"
@@ -33,9 +39,11 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -302,6 +310,8 @@ struct ConvertSGPUToGPUPass
     SmallVector<SpmmOp> spmms;
     SmallVector<LiftOp> lifts;
     SmallVector<MatmulOp> matmuls;
+    SmallVector<Operation *> norms;
+    SmallVector<linalg::LinalgOp> elementwise;
     // Weight arguments compressed by a generated kernel at bind time.
     SmallVector<Operation *> prepares;
     module.walk([&](Operation *op) {
@@ -362,6 +372,25 @@ struct ConvertSGPUToGPUPass
       // Collectives are runtime steps (CollectivesToRuntime.cpp).
       if (isa<AllReduceOp, AllReduceStartOp, AllReduceWaitOp>(op))
         return;
+      if (isa<RMSNormOp, LayerNormOp>(op)) {
+        norms.push_back(op);
+        return;
+      }
+      // Linalg ops of the host functions: element-wise ones become kernels,
+      // the rest has no lowering.
+      if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
+        if (op->getParentOfType<gpu::GPUModuleOp>())
+          return;
+        std::string why = whyNotElementwise(linalgOp);
+        if (!why.empty()) {
+          op->emitError() << "'" << op->getName()
+                          << "' has no GPU lowering: " << why;
+          failedAny = true;
+        } else {
+          elementwise.push_back(linalgOp);
+        }
+        return;
+      }
       // Compressed-weight producers are reported through their spmm users.
       if (isa<AssembleOp>(op) ||
           (isa<CompressOp, NMDecomposeOp>(op) && !op->use_empty() &&
@@ -382,8 +411,24 @@ struct ConvertSGPUToGPUPass
     // So are all-reduces: NCCL on the communicator's stream.
     if (failed(lowerCollectivesToRuntime(module)))
       return signalPassFailure();
-    if (spmms.empty() && lifts.empty())
+    // Named element-wise ops (fill, add, transpose, ...) become generics,
+    // so that one lowering covers them all. One whose result only
+    // initializes others that never read it (the usual fill of an `outs`
+    // tensor) is dead once those are lowered: it gets no kernel and is
+    // erased after them.
+    SmallVector<linalg::GenericOp> generics, deadInits, kernels;
+    for (linalg::LinalgOp op : elementwise) {
+      FailureOr<linalg::GenericOp> generic = generalizeElementwise(op);
+      if (failed(generic))
+        return signalPassFailure();
+      generics.push_back(*generic);
+    }
+    for (linalg::GenericOp op : generics)
+      (isOnlyUnreadInit(op) ? deadInits : kernels).push_back(op);
+    if (spmms.empty() && lifts.empty() && norms.empty() && kernels.empty()) {
+      eraseDeadInits(module, deadInits);
       return;
+    }
 
     OpBuilder b(module.getContext());
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
@@ -411,6 +456,13 @@ struct ConvertSGPUToGPUPass
     for (LiftOp lift : lifts)
       if (loweredLifts.contains(lift))
         lift.erase();
+    llvm::StringMap<size_t> normCount;
+    for (Operation *norm : norms)
+      lowerNormToGPU(norm, gpuModule, symbols,
+                     normCount[norm->getName().getStringRef()]++);
+    for (auto [idx, op] : llvm::enumerate(kernels))
+      lowerElementwiseToGPU(op, gpuModule, symbols, idx);
+    eraseDeadInits(module, deadInits);
 
     // Drop compressed-weight views no longer used.
     module.walk([](AssembleOp op) {
@@ -426,6 +478,21 @@ struct ConvertSGPUToGPUPass
   /// generated so far (their names).
   llvm::SmallPtrSet<Operation *, 4> loweredLifts;
   size_t liftCount = 0;
+
+  /// Erases the element-wise ops that only initialized lowered ones (last
+  /// first: one may initialize another) and the tensor.empty ops left
+  /// unused in the host functions.
+  static void eraseDeadInits(ModuleOp module,
+                             ArrayRef<linalg::GenericOp> deadInits) {
+    for (linalg::GenericOp op : llvm::reverse(deadInits))
+      if (op->use_empty())
+        op.erase();
+    for (auto func : module.getOps<func::FuncOp>())
+      func.walk([](tensor::EmptyOp empty) {
+        if (empty->use_empty())
+          empty.erase();
+      });
+  }
 
   /// sgpu.matmul becomes sgpu.gemm_call on buffers: the runtime program
   /// runs it with cuBLASLt, in order with the kernel launches.

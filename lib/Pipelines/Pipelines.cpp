@@ -86,6 +86,14 @@ LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
   // use, so a program overlaps them with whatever comes in between.
   os << rewritePasses(opts.chip.getValue(), opts.sparsePolicy.getValue())
      << ",sgpu-async-collectives,";
+  // Element-wise arith / math ops on tensors (a residual `arith.addf`)
+  // become linalg.generic for the element-wise kernels of
+  // convert-sgpu-to-gpu, which also generalizes the named element-wise
+  // linalg ops itself. This runs after the rewrites: they match
+  // linalg.matmul and the bias / ReLU generics in the forms the importers
+  // write, and named ops such as linalg.matmul are never generalized here
+  // (one no rewrite took stays an error at its own name).
+  os << "convert-elementwise-to-linalg,";
   os << "convert-sgpu-to-gpu{chip=" << opts.chip.getValue()
      << " features=" << opts.features.getValue()
      << " kernel=" << opts.kernel.getValue()

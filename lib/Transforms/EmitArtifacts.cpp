@@ -137,6 +137,29 @@ static SmallVector<std::pair<std::string, int>> countSparseMMA(StringRef ptx) {
   return counts;
 }
 
+/// The first function the PTX declares `.extern` (called, never defined), or
+/// an empty string. Generated kernels call libdevice functions for math ops
+/// (`__nv_expf`, ...); gpu-module-to-binary links them from the CUDA
+/// toolkit; where it cannot find libdevice it reports that but still emits
+/// the PTX with the calls unresolved, which the driver's JIT would reject
+/// only when the program is loaded on the GPU.
+static std::string firstExternFunction(StringRef ptx) {
+  SmallVector<StringRef> lines;
+  ptx.split(lines, '\n');
+  for (StringRef line : lines) {
+    StringRef l = line.trim();
+    if (!l.consume_front(".extern .func"))
+      continue;
+    l = l.trim();
+    // Skip the return parameter list, "(.param .b32 func_retval0)".
+    if (l.starts_with("("))
+      l = l.drop_until([](char c) { return c == ')'; }).drop_front().trim();
+    return l.take_until([](char c) { return c == '(' || llvm::isSpace(c); })
+        .str();
+  }
+  return "";
+}
+
 /// The host function's interface as JSON: its name and, for every memref
 /// argument ("inputs") and result ("outputs"), the shape and the element
 /// type as MLIR prints it ("f16", "bf16", "f32", "i32", ...), and the
@@ -207,6 +230,16 @@ struct EmitArtifactsPass
         return signalPassFailure();
       }
       ptx = obj.getObject().getValue().str();
+      std::string missing = firstExternFunction(ptx);
+      if (!missing.empty()) {
+        binaries[0].emitError()
+            << "the kernels call '" << missing
+            << "', which the PTX does not define: a libdevice function for "
+               "a math op that gpu-module-to-binary did not link (point "
+               "CUDA_ROOT, CUDA_PATH or CUDA_HOME at a CUDA toolkit with "
+               "nvvm/libdevice)";
+        return signalPassFailure();
+      }
     }
 
     if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {

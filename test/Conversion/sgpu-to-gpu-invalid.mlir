@@ -59,3 +59,164 @@ func.func @constant_not_24(%x: tensor<8x32xf16>) -> tensor<8x16xf16> {
   %y = sgpu.spmm %x, %c : tensor<8x32xf16>, !sgpu.compressed<16x32xf16, #sgpu.nm<2:4>> -> tensor<8x16xf16>
   return %y : tensor<8x16xf16>
 }
+
+// -----
+
+// A reduction (here a row sum) is no element-wise kernel.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @reduction(%x: tensor<4x64xf32>, %init: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'linalg.generic' has no GPU lowering: loop 1 is a reduction loop; only all-parallel (element-wise) ops are lowered}}
+  %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x64xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %r = arith.addf %a, %o : f32
+    linalg.yield %r : f32
+  } -> tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+
+// -----
+
+// A matmul that no rewrite took (f32: no library GEMM) stays a linalg op
+// and is reported under its own name; its zero fill is not.
+func.func @leftover_matmul(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<4x16xf32> {
+  %z = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %f = linalg.fill ins(%z : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  // expected-error @+1 {{'linalg.matmul' has no GPU lowering: loop 2 is a reduction loop; only all-parallel (element-wise) ops are lowered}}
+  %y = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+// Bodies that use the loop indices (iota, position-dependent masks).
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @index(%x: tensor<1x16x64xf32>) -> tensor<1x16x64xf32> {
+  %e = tensor.empty() : tensor<1x16x64xf32>
+  // expected-error @+1 {{'linalg.generic' has no GPU lowering: its body uses linalg.index (the loop indices), which is not supported}}
+  %r = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<1x16x64xf32>) outs(%e : tensor<1x16x64xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %j = linalg.index 2 : index
+    %i = arith.index_cast %j : index to i32
+    %f = arith.sitofp %i : i32 to f32
+    %s = arith.addf %a, %f : f32
+    linalg.yield %s : f32
+  } -> tensor<1x16x64xf32>
+  return %r : tensor<1x16x64xf32>
+}
+
+// -----
+
+// Dynamic shapes.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @dynamic(%x: tensor<?x8xf32>, %e: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'linalg.generic' has no GPU lowering: operand #0 has a dynamic shape (tensor<?x8xf32>)}}
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<?x8xf32>) outs(%e : tensor<?x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %s = arith.negf %a : f32
+    linalg.yield %s : f32
+  } -> tensor<?x8xf32>
+  return %r : tensor<?x8xf32>
+}
+
+// -----
+
+// Several results.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @two_results(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %e = tensor.empty() : tensor<4x8xf32>
+  // expected-error @+1 {{'linalg.generic' has no GPU lowering: it has 2 results; an element-wise kernel writes one}}
+  %r:2 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x8xf32>) outs(%e, %e : tensor<4x8xf32>, tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32, %p: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %a, %n : f32, f32
+  } -> (tensor<4x8xf32>, tensor<4x8xf32>)
+  return %r#0, %r#1 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// A body reading memory (the importers' embedding gather).
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @embedding(%ids: tensor<4x8xi32>, %table: tensor<128xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  // expected-error @+1 {{'linalg.generic' has no GPU lowering: its body has 'tensor.extract', which is not an arith or math op}}
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%ids : tensor<4x8xi32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%i: i32, %o: f32):
+    %k = arith.index_cast %i : i32 to index
+    %v = tensor.extract %table[%k] : tensor<128xf32>
+    linalg.yield %v : f32
+  } -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// A body using a value computed in the host function.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @captured(%x: tensor<4x8xf32>, %s: tensor<f32>) -> tensor<4x8xf32> {
+  %scale = tensor.extract %s[] : tensor<f32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  // expected-error @+1 {{'linalg.generic' has no GPU lowering: its body uses a value defined outside it that is not a constant}}
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %scale : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// A fill of a value computed in the host function.
+func.func @fill_scalar(%s: tensor<f32>) -> tensor<4x8xf32> {
+  %v = tensor.extract %s[] : tensor<f32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  // expected-error @+1 {{'linalg.fill' has no GPU lowering: operand #0 is a scalar that is not a constant}}
+  %f = linalg.fill ins(%v : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %f : tensor<4x8xf32>
+}
+
+// -----
+
+// A map that is not a projected permutation (a diagonal read).
+#diag = affine_map<(d0, d1) -> (d1, d1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @diagonal(%x: tensor<8x8xf32>) -> tensor<4x8xf32> {
+  %e = tensor.empty() : tensor<4x8xf32>
+  // expected-error @+1 {{'linalg.generic' has no GPU lowering: the indexing map (d0, d1) -> (d1, d1) of operand #0 is not a projected permutation (only broadcasts and transposes are read element-wise)}}
+  %r = linalg.generic {indexing_maps = [#diag, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<8x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// A result map that drops a parallel loop.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @projected_result(%x: tensor<4x8xf32>, %e: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'linalg.generic' has no GPU lowering: the result's indexing map (d0, d1) -> (d0) is not a permutation}}
+  %r = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x8xf32>) outs(%e : tensor<4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// Index elements.
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @index_elements(%x: tensor<4x8xindex>) -> tensor<4x8xindex> {
+  %e = tensor.empty() : tensor<4x8xindex>
+  // expected-error @+1 {{'linalg.generic' has no GPU lowering: operand #0 has index elements, which have no fixed size in memory}}
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x8xindex>) outs(%e : tensor<4x8xindex>) {
+  ^bb0(%a: index, %o: index):
+    linalg.yield %a : index
+  } -> tensor<4x8xindex>
+  return %r : tensor<4x8xindex>
+}

@@ -74,3 +74,16 @@ func.func @dynamic_cast(%x: memref<4xf32>) {
   %d = memref.cast %x : memref<4xf32> to memref<?xf32>
   return
 }
+
+// -----
+
+// A math op's libdevice call left unresolved (gpu-module-to-binary did not
+// find the CUDA toolkit): the driver would reject the PTX only when the
+// program is loaded on the GPU.
+module attributes {gpu.container_module} {
+  // expected-error @+1 {{the kernels call '__nv_expf', which the PTX does not define: a libdevice function for a math op that gpu-module-to-binary did not link (point CUDA_ROOT, CUDA_PATH or CUDA_HOME at a CUDA toolkit with nvvm/libdevice)}}
+  gpu.binary @sgpu_kernels [#gpu.object<#nvvm.target<chip = "sm_90a">, assembly = ".version 8.5\0A.target sm_90a\0A.address_size 64\0A.extern .func  (.param .b32 func_retval0) __nv_expf\0A(\0A\09.param .b32 __nv_expf_param_0\0A)\0A;\0A.visible .entry k()\0A{\0A\09ret;\0A}\0A">]
+  func.func @uses_libdevice(%x: memref<4xf32>) {
+    return
+  }
+}

@@ -34,7 +34,7 @@ def ConvertSGPUToLoops : Pass<"convert-sgpu-to-loops", "::mlir::ModuleOp"> {
 }
 
 def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
-  let summary = "Generate GPU kernels (sparse tensor cores) and their host launches for sgpu ops";
+  let summary = "Generate GPU kernels (sparse tensor cores, norms, element-wise ops) and their host launches for sgpu and element-wise linalg ops";
   let description = [{
     Replaces each `sgpu.spmm` by a generated `gpu.func` in a `gpu.module`
     and a `gpu.launch_func` on the host; each `sgpu.lift` (the activation
@@ -104,6 +104,29 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
     them with NCCL on the communicator's stream (`allreduce` / `wait`
     lines). A collective inside a region is an error: the program is a
     straight line.
+
+    `sgpu.rms_norm` and `sgpu.layer_norm` (static shapes, f16/bf16/f32,
+    normalized over the last dimension D) become generated kernels with
+    one block per row: min(256, D rounded up to a warp) threads accumulate
+    strided columns in f32, reduce with `gpu.shuffle xor` inside warps and
+    through shared memory across warps, and write the row with the formula
+    of the CPU reference (layer norm: mean, then the biased variance in a
+    second pass; rsqrt as a correctly rounded 1 / sqrt, as the reference
+    lowers it), rounded to the element type.
+
+    Every element-wise linalg op of the host functions becomes a generated
+    kernel with one thread per result element (256 threads per block):
+    `linalg.generic` with only parallel loops, static shapes, one result,
+    inputs indexed by projected permutations (broadcasts such as a bias row
+    or a `[D]` weight, transposes) and a body of scalar `arith` / `math`
+    ops, which the kernel clones. Named element-wise ops (`linalg.fill`,
+    `linalg.add`, `linalg.transpose`, ...) are generalized first; element-
+    wise `arith` / `math` ops on tensors reach the pass as generics through
+    `convert-elementwise-to-linalg` in `sgpu-compile`. A fill or generic
+    that only initializes the `outs` of one that never reads it is erased.
+    Any other linalg op left in a host function (a reduction, a body with
+    `linalg.index`, dynamic shapes, several results) is an error at the op:
+    `'linalg.generic' has no GPU lowering: <why>`.
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
@@ -136,6 +159,7 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
                            "::mlir::gpu::GPUDialect",
                            "::mlir::LLVM::LLVMDialect",
                            "::mlir::NVVM::NVVMDialect",
+                           "::mlir::math::MathDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect"];

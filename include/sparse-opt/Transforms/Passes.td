@@ -225,7 +225,10 @@ def SGPUEmitArtifacts : Pass<"sgpu-emit-artifacts", "::mlir::ModuleOp"> {
     Any other host operation is an error at its location: it would not run.
     So is a tensor map whose source is not one of the program's buffers or
     a reshape of one (a `memref.view` into one, say): the runtime encodes a
-    map from a buffer's address.
+    map from a buffer's address. And so is PTX that calls a function it does
+    not define: a libdevice function of a math op (`__nv_expf`) that
+    `gpu-module-to-binary` did not link because it found no CUDA toolkit,
+    which the driver would reject only when the program is loaded.
   }];
   let options = [
     Option<"outputDir", "output-dir", "std::string", /*default=*/"\"\"",

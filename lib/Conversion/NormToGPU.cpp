@@ -1,0 +1,278 @@
+//===- NormToGPU.cpp - sgpu.rms_norm / sgpu.layer_norm as kernels ---------===//
+//
+// The normalizations over the last dimension D as generated kernels, with
+// the formulas of the CPU reference (BlocksToLoops.cpp), in f32:
+//
+//   rms_norm:   y = x * rsqrt(sum(x^2) / D + eps) * w
+//   layer_norm: y = (x - mu) * rsqrt(sum((x - mu)^2) / D + eps) * w + b,
+//               mu = sum(x) / D (biased variance)
+//
+// rounded once to the element type. Only the order of the additions in the
+// sums differs from the reference (a tree instead of a left-to-right chain),
+// and the backend may fuse a multiply and an add into an FMA.
+//
+// Mapping: one block per row (rows = the product of the leading
+// dimensions; the host views the buffers as [rows, D]). Thread t
+// accumulates columns t, t + T, t + 2T, ... in f32 (consecutive threads
+// read consecutive columns, so every load of a warp is coalesced). The
+// block then reduces the partial sums: xor shuffles inside each warp, lane
+// 0 of each warp writes its warp's sum to shared memory, and after one
+// barrier every warp reads all the warp sums and reduces them again with
+// shuffles, so every thread ends with the row's total and no second
+// barrier is needed to broadcast it. Layer norm's two reductions use
+// separate shared-memory slots, so the second never overwrites a partial
+// that a slower warp is still reading from the first. Finally each thread
+// writes its columns.
+//
+// The variance takes two passes over the row (mean, then the squared
+// deviations) rather than Welford's update: it is the reference's formula,
+// and the second read of a row (a few KiB to a few tens of KiB) hits in
+// L1/L2.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NormToGPU.h"
+#include "IndexMath.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::sgpu;
+
+namespace {
+
+// Block size: rows of transformer models have 512 to 8192 features, so 256
+// threads give every thread 2 to 32 columns (independent loads in flight to
+// hide the memory latency) while the cross-warp step stays 8 values, and
+// several blocks fit on a multiprocessor when there are many rows. A row
+// narrower than 256 gets only the warps that have a column.
+constexpr int64_t kMaxThreads = 256;
+constexpr int64_t kWarpSize = 32;
+
+/// Builds the body of one normalization kernel.
+struct NormKernelBuilder {
+  OpBuilder &b;
+  Location loc;
+  IndexMath im;
+  int64_t d, threads, warps;
+  Value tid, lane, warp, smem;
+
+  NormKernelBuilder(OpBuilder &b, Location loc, int64_t d)
+      : b(b), loc(loc), im{b, loc}, d(d), threads(normBlockThreads(d)),
+        warps(threads / kWarpSize) {}
+
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32Type(),
+                                     b.getF32FloatAttr(v));
+  }
+  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
+  Value load(Value mem, ValueRange idx) {
+    return im.toF32(memref::LoadOp::create(b, loc, mem, idx));
+  }
+  /// Stores the f32 `v` rounded to the buffer's element type.
+  void store(Value v, Value mem, ValueRange idx) {
+    Type et = cast<MemRefType>(mem.getType()).getElementType();
+    if (et != v.getType())
+      v = arith::TruncFOp::create(b, loc, et, v);
+    memref::StoreOp::create(b, loc, v, mem, idx);
+  }
+
+  /// acc = 0; for j = tid; j < D; j += T: acc = body(j, acc). This
+  /// thread's partial sum over its columns.
+  Value columnSum(function_ref<Value(Value, Value)> body) {
+    Value end = im.c(d), step = im.c(threads), zero = f32(0);
+    auto loop =
+        scf::ForOp::create(b, loc, tid, end, step, ValueRange{zero},
+                           [&](OpBuilder &, Location, Value j, ValueRange acc) {
+                             scf::YieldOp::create(b, loc, body(j, acc[0]));
+                           });
+    return loop.getResult(0);
+  }
+
+  /// for j = tid; j < D; j += T: body(j).
+  void forColumns(function_ref<void(Value)> body) {
+    Value end = im.c(d), step = im.c(threads);
+    scf::ForOp::create(b, loc, tid, end, step, ValueRange{},
+                       [&](OpBuilder &, Location, Value j, ValueRange) {
+                         body(j);
+                         scf::YieldOp::create(b, loc);
+                       });
+  }
+
+  /// The sum of `v` over the 32 lanes of the warp, in every lane (an xor
+  /// butterfly: after the step with offset o every lane holds the sum of
+  /// its 2o-lane group).
+  Value warpSum(Value v) {
+    for (int32_t offset = kWarpSize / 2; offset > 0; offset /= 2) {
+      auto shuffle = gpu::ShuffleOp::create(b, loc, v, offset, kWarpSize,
+                                            gpu::ShuffleMode::XOR);
+      v = add(v, shuffle.getShuffleResult());
+    }
+    return v;
+  }
+
+  /// The sum of `v` over the block, in every thread. `slot` selects this
+  /// reduction's words of shared memory.
+  Value blockSum(Value v, int64_t slot) {
+    v = warpSum(v);
+    if (warps == 1)
+      return v;
+    int64_t base = slot * warps;
+    Value first =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, im.c(0));
+    auto ifFirst = scf::IfOp::create(b, loc, first, /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
+      memref::StoreOp::create(b, loc, v, smem, ValueRange{im.add(warp, base)});
+    }
+    gpu::BarrierOp::create(b, loc);
+    // Every warp reduces the warp sums (lanes past the warp count add 0).
+    Value has = im.lt(lane, warps);
+    Value partial = memref::LoadOp::create(
+        b, loc, smem, ValueRange{im.add(im.clamp(lane, has), base)});
+    return warpSum(arith::SelectOp::create(b, loc, has, partial, f32(0)));
+  }
+
+  /// Builds `func`'s body: arguments x [rows, D], w [D], (layer norm: b
+  /// [D]), y [rows, D]; one workgroup buffer of f32 words when the block
+  /// has several warps.
+  void build(gpu::GPUFuncOp func, bool layerNorm, float eps) {
+    Block &entry = func.getBody().front();
+    b.setInsertionPointToStart(&entry);
+    Value x = func.getArgument(0), w = func.getArgument(1);
+    Value beta = layerNorm ? func.getArgument(2) : Value();
+    Value y = func.getArgument(layerNorm ? 3 : 2);
+    if (warps > 1)
+      smem = func.getWorkgroupAttributions()[0];
+    tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+    Value row = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+    if (warps > 1) {
+      lane = im.rem(tid, kWarpSize);
+      warp = im.div(tid, kWarpSize);
+    }
+    Value n = f32(double(d));
+
+    // mu = 0 for RMS norm: (x - 0) is x, so the subtraction is skipped.
+    Value mu;
+    if (layerNorm)
+      mu = div(blockSum(columnSum([&](Value j, Value acc) {
+                          return add(acc, load(x, {row, j}));
+                        }),
+                        0),
+               n);
+    Value sq = columnSum([&](Value j, Value acc) {
+      Value c = load(x, {row, j});
+      if (mu)
+        c = sub(c, mu);
+      return add(acc, mul(c, c));
+    });
+    Value var = div(blockSum(sq, layerNorm ? 1 : 0), n);
+    // rsqrt as 1 / sqrt, the way convert-math-to-llvm lowers the
+    // reference's math.rsqrt on the CPU, both correctly rounded (sqrt.rn.f32
+    // and rcp.rn.f32 in the PTX), so the scale equals the reference's for
+    // the same sum. In convert-gpu-to-nvvm math.rsqrt would become a call
+    // of libdevice's __nv_rsqrtf (an approximation), and math.sqrt or
+    // llvm.intr.sqrt one of __nv_sqrtf: libdevice needs the CUDA toolkit at
+    // compile time. The NVVM intrinsic names the rounding itself.
+    Value root =
+        LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
+                                      b.getStringAttr("llvm.nvvm.sqrt.rn.f"),
+                                      ValueRange{add(var, f32(eps))})
+            .getResult(0);
+    Value one = f32(1.0);
+    Value inv = div(one, root);
+    forColumns([&](Value j) {
+      Value c = load(x, {row, j});
+      if (mu)
+        c = sub(c, mu);
+      Value v = mul(c, inv);
+      v = mul(v, load(w, {j}));
+      if (beta)
+        v = add(v, load(beta, {j}));
+      store(v, y, {row, j});
+    });
+    b.setInsertionPointToEnd(&entry);
+    gpu::ReturnOp::create(b, loc);
+  }
+};
+
+} // namespace
+
+int64_t mlir::sgpu::normBlockThreads(int64_t d) {
+  return std::min(kMaxThreads,
+                  std::max<int64_t>(1, (d + kWarpSize - 1) / kWarpSize) *
+                      kWarpSize);
+}
+
+void mlir::sgpu::lowerNormToGPU(Operation *op, gpu::GPUModuleOp gpuModule,
+                                SymbolTable &symbols, size_t index) {
+  auto layer = dyn_cast<LayerNormOp>(op);
+  auto rms = dyn_cast<RMSNormOp>(op);
+  assert((layer || rms) && "expected sgpu.rms_norm or sgpu.layer_norm");
+  Location loc = op->getLoc();
+  Value input = op->getOperand(0), weight = op->getOperand(1);
+  Value bias = layer ? layer.getBias() : Value();
+  float eps = (layer ? layer.getEpsilon() : rms.getEpsilon()).convertToFloat();
+  auto t = cast<RankedTensorType>(input.getType());
+  int64_t d = t.getShape().back();
+  int64_t elems = t.getNumElements();
+  int64_t rows = elems ? elems / d : 0;
+  Type et = t.getElementType();
+
+  OpBuilder b(op);
+  Value out = memref::AllocOp::create(b, loc, memrefTypeOf(t));
+  if (elems != 0) {
+    // The kernel.
+    OpBuilder kb(gpuModule.getBodyRegion());
+    kb.setInsertionPointToEnd(gpuModule.getBody());
+    NormKernelBuilder builder(kb, loc, d);
+    auto rowsType = MemRefType::get({rows, d}, et);
+    auto paramType = MemRefType::get({d}, et);
+    SmallVector<Type> argTypes = {rowsType, paramType};
+    if (layer)
+      argTypes.push_back(paramType);
+    argTypes.push_back(rowsType);
+    // One f32 word per warp and reduction (layer norm reduces twice).
+    SmallVector<Type> workgroup;
+    if (builder.warps > 1)
+      workgroup.push_back(MemRefType::get(
+          {(layer ? 2 : 1) * builder.warps}, kb.getF32Type(), AffineMap(),
+          gpu::AddressSpaceAttr::get(kb.getContext(),
+                                     gpu::AddressSpace::Workgroup)));
+    std::string name =
+        (layer ? "sgpu_layer_norm_" : "sgpu_rms_norm_") + std::to_string(index);
+    auto func = gpu::GPUFuncOp::create(
+        kb, loc, name, kb.getFunctionType(argTypes, {}), workgroup);
+    func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), kb.getUnitAttr());
+    func.setKnownBlockSizeAttr(
+        kb.getDenseI32ArrayAttr({int32_t(builder.threads), 1, 1}));
+    symbols.insert(func);
+    builder.build(func, static_cast<bool>(layer), eps);
+
+    // The host launch: one block per row.
+    SmallVector<Value> args = {viewAsRows(b, loc, readBuffer(b, loc, input)),
+                               readBuffer(b, loc, weight)};
+    if (bias)
+      args.push_back(readBuffer(b, loc, bias));
+    args.push_back(viewAsRows(b, loc, out));
+    auto c = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    gpu::KernelDim3 grid{c(rows), c(1), c(1)};
+    gpu::KernelDim3 block{c(builder.threads), c(1), c(1)};
+    gpu::LaunchFuncOp::create(b, loc, func, grid, block,
+                              /*dynamicSharedMemorySize=*/Value(), args);
+  }
+  Value result = bufferization::ToTensorOp::create(
+      b, loc, t, out, /*restrict=*/b.getUnitAttr(),
+      /*writable=*/b.getUnitAttr());
+  op->getResult(0).replaceAllUsesWith(result);
+  op->erase();
+}
