@@ -131,6 +131,72 @@ def SGPUAsyncCollectives : Pass<"sgpu-async-collectives", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::sgpu::SGPUDialect"];
 }
 
+def SGPUSimulateRanks : Pass<"sgpu-simulate-ranks", "::mlir::ModuleOp"> {
+  let summary = "Compute every rank of a tensor-parallel function in one function (CPU testing)";
+  let description = [{
+    A testing aid for the CPU reference (`--sgpu-reference`), where an
+    all-reduce is the identity (a group of one rank). It turns a function
+    written for one rank of a tensor-parallel group (its arguments are that
+    rank's inputs: weight shards, activations) into one function that
+    computes all `ranks` ranks side by side, so a sharded model and the
+    rewrites of its collectives (`sgpu-ladder-residual`,
+    `sgpu-async-collectives`) can be checked numerically with several ranks.
+
+    * Arguments: rank 0's arguments, then rank 1's, and so on, each rank's
+      in the original order. An argument marked `sgpu.replicated` (a unit
+      argument attribute: the same value on every rank, such as the
+      embedding or a norm weight) is passed once, among rank 0's arguments,
+      and every rank reads it. With arguments `(%x {sgpu.replicated}, %w1,
+      %w2)` and `ranks=2` the function takes `(%x, %w1_0, %w2_0, %w1_1,
+      %w2_1)`.
+    * Results: every rank's results, rank 0's first, then rank 1's, ...
+      After the all-reduces of a correct tensor-parallel model they are all
+      equal, so a test can print them and check that they match.
+    * Body: cloned once per rank, op by op (each op of the original is
+      cloned for rank 0, 1, ... before the next one), each clone reading its
+      rank's values. Every `sgpu.all_reduce`, and every
+      `sgpu.all_reduce_start` / `sgpu.all_reduce_wait` pair, becomes the
+      element-wise sum of the replicas' inputs, accumulated in rank order
+      (a `linalg.generic` of `arith.addf`, emitted once where the collective
+      stood, or where the start stood for a pair); all replicas read that
+      sum. The k-th collective of every replica is thus one group, as when
+      the ranks issue their collectives in the same order. With `ranks=1`
+      each collective is the identity, as in the reference lowering.
+
+    `func=NAME` simulates only `@NAME`; without it, every function of the
+    module with a body is simulated. The function is rewritten in place,
+    unless `into=NEW` (with `func`) is given: then `@NEW` receives the
+    simulated function and `@NAME` is left as it is. `@NEW` may be a new
+    name, or an external declaration with the simulated type, which lets
+    other functions of the module (a test driver) call it; the pass can run
+    several times with different `into` names and rank counts.
+
+    Errors, at the op or function: `ranks` below 1; a function body of more
+    than one block; a collective inside a region (an `scf.if`, a loop):
+    it must be in the body itself, where every rank reaches it; a reduction
+    other than `sum`; the buffer forms `sgpu.all_reduce_call`/`_sync` (run
+    the pass on tensors, before bufferization); a call to a function that
+    issues collectives, itself or through its own calls (each replica would
+    run them alone: inline it first); and, when rewriting in place, any
+    other use of the function, whose signature changes. Every function is
+    checked before anything is rewritten.
+  }];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", /*default=*/"2",
+           "Number of ranks of the tensor-parallel group to simulate">,
+    Option<"funcName", "func", "std::string", /*default=*/"\"\"",
+           "Simulate only this function (default: every function with a "
+           "body)">,
+    Option<"into", "into", "std::string", /*default=*/"\"\"",
+           "Write the simulated function as this function (new, or an "
+           "external declaration of the simulated type) and keep the "
+           "original; needs func">
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def SGPUFuseEpilogue : Pass<"sgpu-fuse-epilogue", "::mlir::ModuleOp"> {
   let summary = "Fuse a bias add and a ReLU that follow sgpu.spmm or sgpu.matmul into its epilogue";
   let description = [{

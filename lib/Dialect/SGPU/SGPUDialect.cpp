@@ -116,10 +116,40 @@ LogicalResult SGPUDialect::verifyOperationAttribute(Operation *op,
     }
     return success();
   }
+  if (name == kReplicatedAttr)
+    return op->emitError() << "'" << name
+                           << "' is a function argument attribute (an "
+                              "argument that is the same on every rank), not "
+                              "an attribute of '"
+                           << op->getName() << "'";
   return op->emitError() << "unknown sgpu attribute '" << name
                          << "' (known: " << kLadderLayersAttr << ", "
                          << kTwellAttr << ", " << kTensorMapArgsAttr << ", "
                          << kStageAttr << ", " << kLadderBlockAttr << ")";
+}
+
+/// Discardable sgpu.* attributes of region arguments: `sgpu.replicated` on
+/// a function argument.
+LogicalResult SGPUDialect::verifyRegionArgAttribute(Operation *op,
+                                                    unsigned regionIndex,
+                                                    unsigned argIndex,
+                                                    NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name == kReplicatedAttr) {
+    if (!isa<FunctionOpInterface>(op) || regionIndex != 0)
+      return op->emitError() << "'" << name
+                             << "' is a function argument attribute, not an "
+                                "attribute of a region argument of '"
+                             << op->getName() << "'";
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << name << "' on argument #" << argIndex
+                             << " is a unit attribute, got "
+                             << attr.getValue();
+    return success();
+  }
+  return op->emitError() << "unknown sgpu argument attribute '" << name
+                         << "' on argument #" << argIndex << " (known: "
+                         << kReplicatedAttr << ")";
 }
 
 //===----------------------------------------------------------------------===//

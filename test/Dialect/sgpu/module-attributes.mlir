@@ -69,3 +69,25 @@ func.func @stage_on_func() attributes {sgpu.stage = "prepare"} { return }
 
 // expected-error @+1 {{'sgpu.ladder_block' is a unit attribute (on a residual add), got 1 : i64}}
 func.func @ladder_block_value() attributes {sgpu.ladder_block = 1} { return }
+
+// -----
+
+// sgpu.replicated marks an argument that is the same on every rank.
+// CHECK-LABEL: func.func @replicated
+// CHECK-SAME: (%{{.*}}: tensor<4xf32> {sgpu.replicated}, %{{.*}}: tensor<4xf32>)
+func.func @replicated(%x: tensor<4xf32> {sgpu.replicated}, %w: tensor<4xf32>) { return }
+
+// -----
+
+// expected-error @+1 {{'sgpu.replicated' on argument #1 is a unit attribute, got true}}
+func.func @replicated_value(%x: tensor<4xf32>, %w: tensor<4xf32> {sgpu.replicated = true}) { return }
+
+// -----
+
+// expected-error @+1 {{unknown sgpu argument attribute 'sgpu.shard' on argument #0 (known: sgpu.replicated)}}
+func.func @unknown_argument_attribute(%x: tensor<4xf32> {sgpu.shard}) { return }
+
+// -----
+
+// expected-error @+1 {{'sgpu.replicated' is a function argument attribute (an argument that is the same on every rank), not an attribute of 'func.func'}}
+func.func @replicated_on_function() attributes {sgpu.replicated} { return }

@@ -54,12 +54,17 @@ def SGPU_Dialect : Dialect {
       belongs to the program's prepare stage, run once when the runtime
       binds the program's params (weights compressed on the GPU), not at
       every run. `sgpu-emit-artifacts` writes it under `stage prepare`.
+    * `sgpu.replicated` (unit, on a function argument): the argument holds
+      the same value on every rank of the tensor-parallel group (an
+      embedding, a norm weight), as opposed to a per-rank shard.
+      `sgpu-simulate-ranks` passes it once instead of once per rank.
   }];
   let dependentDialects = ["::mlir::tensor::TensorDialect",
                            "::mlir::LLVM::LLVMDialect"];
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;
   let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
   let extraClassDeclaration = [{
     /// Module attribute: the model is ladder-trained; the last K layers may
     /// be rewritten by sgpu-ladder-residual.
@@ -74,6 +79,8 @@ def SGPU_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kLadderBlockAttr = "sgpu.ladder_block";
     /// Launch attribute: the program stage of a gpu.launch_func ("prepare").
     static constexpr ::llvm::StringLiteral kStageAttr = "sgpu.stage";
+    /// Function argument attribute (unit): the same value on every rank.
+    static constexpr ::llvm::StringLiteral kReplicatedAttr = "sgpu.replicated";
   }];
 }
 
