@@ -44,35 +44,39 @@ def fmt(v):
 
 def table(records, tp):
     rows = ["| d / F / blocks | link | tokens | ours standard µs | ours ladder µs | ladder / standard "
-            "| eager std / ladder µs | torch standard µs | torch ladder µs | ours ladder / torch ladder "
-            "| max rel err (std, ladder) |",
-            "|---|---|---|---|---|---|---|---|---|---|---|"]
+            "| ours eager std / ladder µs | torch ladder eager / graph µs "
+            "| ours ladder vs torch ladder eager / graph | max rel err (std, ladder) |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
     for key, v in sorted(pairs(records).items()):
         t, p2p, m, d, ffn, layers = key
         if t != tp or "standard" not in v or "ladder" not in v:
             continue
         s, l = v["standard"], v["ladder"]
         b = l["baselines"]
-        torch_l = b.get("torch_graph_ladder") or b["torch_ladder"]
-        torch_s = s["baselines"].get("torch_graph_standard") or s["baselines"]["torch_standard"]
-        rows.append("| %d / %d / %d | %s | %d | %s | %s | %.3f× | %s / %s | %s | %s | %.2f× | %.1e, %.1e |" % (
-            d, ffn, 2 * layers, "NVLink" if p2p else "P2P off", m, fmt(s["time_us"]),
-            fmt(l["time_us"]), s["time_us"] / l["time_us"], fmt(s["time_us_eager"]),
-            fmt(l["time_us_eager"]), fmt(torch_s), fmt(torch_l), torch_l / l["time_us"],
-            s["max_rel_err"], l["max_rel_err"]))
-    overlap = [(r["shape"]["batch"], r["variant"], r["comm_busy_us"], r["comm_overlap_us"])
+        te, tg = b["torch_ladder"], b.get("torch_graph_ladder")
+        rows.append("| %d / %d / %d | %s | %d | %s | %s | %.3f× | %s / %s | %s / %s | %.2f× / %s | %.1e, %.1e |" % (
+            d, ffn, 2 * layers, link(t, p2p), m, fmt(s["time_us"]), fmt(l["time_us"]),
+            s["time_us"] / l["time_us"], fmt(s["time_us_eager"]), fmt(l["time_us_eager"]),
+            fmt(te), fmt(tg), te / l["time_us"],
+            "%.2f×" % (tg / l["time_us"]) if tg else "—", s["max_rel_err"], l["max_rel_err"]))
+    overlap = [(link(r["shape"]["tp"], r["shape"]["p2p"]), r["shape"]["batch"], r["variant"],
+                r["comm_busy_us"], r["comm_overlap_us"])
                for r in records if r["shape"]["tp"] == tp and "comm_busy_us" in r]
     if overlap:
         rows.append("")
-        rows.append("Timeline (CUPTI, eager, per run): time the communication stream is busy "
-                    "and how much of it overlaps compute kernels.")
+        rows.append("Timeline (CUPTI, three eager forwards, per forward): time the communication "
+                    "stream is busy and how much of it overlaps compute kernels.")
         rows.append("")
-        rows.append("| tokens | program | comm busy µs | overlapping compute µs |")
-        rows.append("|---|---|---|---|")
-        for m, variant, busy, both in sorted(overlap):
-            rows.append("| %d | %s | %.1f | %.1f (%.0f%%) |" % (m, variant, busy, both,
-                                                          100.0 * both / busy if busy else 0))
+        rows.append("| link | tokens | program | comm busy µs | overlapping compute µs |")
+        rows.append("|---|---|---|---|---|")
+        for lk, m, variant, busy, both in sorted(overlap):
+            rows.append("| %s | %d | %s | %.1f | %.1f (%.0f%%) |" % (
+                lk, m, variant, busy, both, 100.0 * both / busy if busy else 0))
     return "\n".join(rows)
+
+
+def link(tp, p2p):
+    return "—" if tp == 1 else ("NVLink" if p2p else "P2P off")
 
 
 def plot(records):

@@ -220,6 +220,10 @@ def main():
             if args.overlap and m == tokens[-1]:
                 from torch.profiler import profile, ProfilerActivity
                 path = "/tmp/ladder_trace_%s_%d.json" % (variant, rank)
+                # Start together: a rank that arrives late would show as NCCL
+                # kernels of the other spinning (busy, not overlapping).
+                torch.cuda.synchronize()
+                dist.barrier()
                 with profile(activities=[ProfilerActivity.CUDA]) as prof:
                     with torch.cuda.stream(stream):
                         for _ in range(3):
