@@ -34,6 +34,11 @@ CUDA_VISIBLE_DEVICES=0 timeout 180 "$carry/bin/SparseOptRuntimeTests" --gtest_fi
 step "GPU tests of collectives (GPU 0)"
 CUDA_VISIBLE_DEVICES=0 SPARSEOPT_BUILD_DIR="$carry" SPARSEOPT_GPU_COLLECTIVE_ARTIFACTS="$carry/coll" \
   timeout 300 python3 -m pytest -q -s test/python/test_gpu_collectives.py 2>&1 | tail -15
+if [ -d "$carry/wt" ]; then
+  step "GPU tests of weight arguments (GPU 0), regression"
+  CUDA_VISIBLE_DEVICES=0 SPARSEOPT_BUILD_DIR="$carry" SPARSEOPT_GPU_WEIGHT_ARTIFACTS="$carry/wt" \
+    timeout 200 python3 -m pytest -q test/python/test_gpu_weights.py 2>&1 | tail -3
+fi
 fi
 
 if has tp1; then

@@ -553,13 +553,29 @@ def load(artifact_dir, device=0, comm=None):
     """Initializes the runtime on `device` and loads the artifact directory:
     uploads constants and loads the kernels. Returns a callable Program.
     A program with all-reduces needs a Communicator: `comm`, or set
-    `program.comm` later."""
-    artifact = Artifact(artifact_dir)
-    artifact.signature  # a missing or malformed signature fails before the GPU
-    init(device)
-    handle = _p()
-    _check(_lib().sparseopt_program_load(os.fspath(artifact_dir).encode(), ctypes.byref(handle)))
-    program = Program(handle, artifact, device, loaded=True)
+    `program.comm` later. A bucketed artifact (buckets.json, see
+    sparse_opt.buckets) loads as a BucketedProgram taking any token count
+    up to its largest bucket."""
+    from . import buckets
+    if buckets.is_bucketed(artifact_dir):
+        _, names, _, _ = buckets.read_manifest(artifact_dir)
+        programs = {}
+        try:
+            for m, name in names.items():
+                programs[m] = load(os.path.join(os.fspath(artifact_dir), name), device)
+        except Exception:
+            for p in programs.values():
+                p.close()
+            raise
+        program = buckets.BucketedProgram(artifact_dir, programs)
+    else:
+        artifact = Artifact(artifact_dir)
+        artifact.signature  # a missing or malformed signature fails before the GPU
+        init(device)
+        handle = _p()
+        _check(_lib().sparseopt_program_load(os.fspath(artifact_dir).encode(),
+                                             ctypes.byref(handle)))
+        program = Program(handle, artifact, device, loaded=True)
     if comm is not None:
         program.comm = comm
     return program

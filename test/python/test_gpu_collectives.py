@@ -63,6 +63,11 @@ def compile_all(directory):
             out.mkdir(parents=True, exist_ok=True)
             with sparse_opt.Compiler() as c:
                 c.parse(stack_mlir(d, ffn, layers, m)).compile(out, ladder=ladder)
+    # The small ladder stack for any token count up to 32, in two buckets.
+    from sparse_opt.buckets import compile_buckets
+    d, ffn, layers, _ = STACKS["small"]
+    compile_buckets(lambda m: stack_mlir(d, ffn, layers, m), [8, 32], directory / "buckets",
+                    ladder=True)
 
 
 def artifact(tmp_path_factory, name):
@@ -170,6 +175,23 @@ def test_cuda_graph_replays_the_collectives(cuda_torch, comm, tmp_path_factory):
     ref = reference(torch, xs, True)
     assert ((out.float() - ref.float()).abs().max() / ref.float().abs().max()).item() <= TOLERANCE
     comm.synchronize(None, 60000)
+    prog.close()
+
+
+def test_bucketed_program_takes_any_token_count(cuda_torch, comm, tmp_path_factory):
+    torch = cuda_torch
+    prog = runtime.load(artifact(tmp_path_factory, "buckets"), comm=comm)
+    assert prog.tokens == [8, 32]
+    d, ffn, layers, _ = STACKS["small"]
+    for m in (5, 8, 32):
+        xs = inputs(torch, d, ffn, layers, m, seed=m)
+        y = prog(*xs)
+        assert tuple(y.shape) == (m, d)
+        torch.cuda.synchronize()
+        ref = reference(torch, xs, True)
+        assert ((y.float() - ref.float()).abs().max() / ref.float().abs().max()).item() <= TOLERANCE
+    with pytest.raises(ValueError, match="33 tokens exceed the largest bucket"):
+        prog(*inputs(torch, d, ffn, layers, 33))
     prog.close()
 
 
