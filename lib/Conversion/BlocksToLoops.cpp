@@ -35,14 +35,9 @@ struct Loops {
   Value buffer(Value tensor) { return readBuffer(b, loc, tensor); }
   /// A buffer viewed as [rows, last dim].
   Value rows(Value buf) { return viewAsRows(b, loc, buf); }
-  Value load(Value mem, ValueRange idx) {
-    return im.toF32(memref::LoadOp::create(b, loc, mem, idx));
-  }
+  Value load(Value mem, ValueRange idx) { return im.loadF32(mem, idx); }
   void store(Value v, Value mem, ValueRange idx) {
-    Type et = cast<MemRefType>(mem.getType()).getElementType();
-    if (et != v.getType())
-      v = arith::TruncFOp::create(b, loc, et, v);
-    memref::StoreOp::create(b, loc, v, mem, idx);
+    im.storeRounded(v, mem, idx);
   }
   /// for i in [0, n): body(i)
   void loop(int64_t n, function_ref<void(Value)> body) {

@@ -66,6 +66,17 @@ struct IndexMath {
                ? v
                : arith::ExtFOp::create(b, loc, b.getF32Type(), v).getResult();
   }
+  /// An element of `mem`, widened to f32.
+  Value loadF32(Value mem, ValueRange idx) {
+    return toF32(memref::LoadOp::create(b, loc, mem, idx));
+  }
+  /// Stores the f32 `v` rounded to the element type of `mem`.
+  void storeRounded(Value v, Value mem, ValueRange idx) {
+    Type et = cast<MemRefType>(mem.getType()).getElementType();
+    if (et != v.getType())
+      v = arith::TruncFOp::create(b, loc, et, v);
+    memref::StoreOp::create(b, loc, v, mem, idx);
+  }
 };
 
 /// The identity-layout memref type of a ranked tensor type: the buffers the

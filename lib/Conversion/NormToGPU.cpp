@@ -72,15 +72,10 @@ struct NormKernelBuilder {
   Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
   Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
   Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
-  Value load(Value mem, ValueRange idx) {
-    return im.toF32(memref::LoadOp::create(b, loc, mem, idx));
-  }
+  Value load(Value mem, ValueRange idx) { return im.loadF32(mem, idx); }
   /// Stores the f32 `v` rounded to the buffer's element type.
   void store(Value v, Value mem, ValueRange idx) {
-    Type et = cast<MemRefType>(mem.getType()).getElementType();
-    if (et != v.getType())
-      v = arith::TruncFOp::create(b, loc, et, v);
-    memref::StoreOp::create(b, loc, v, mem, idx);
+    im.storeRounded(v, mem, idx);
   }
 
   /// acc = 0; for j = tid; j < D; j += T: acc = body(j, acc). This

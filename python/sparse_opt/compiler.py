@@ -17,6 +17,7 @@ import weakref
 from collections import namedtuple
 
 from . import _libs
+from ._handle import Handle
 from .artifact import Artifact
 
 __all__ = ["Compiler", "Module", "CompileError", "Diagnostic", "compile_mlir",
@@ -137,7 +138,7 @@ class CompileError(Exception):
 # Compiler and modules
 # ---------------------------------------------------------------------------
 
-class Compiler:
+class Compiler(Handle):
     """An MLIR context with everything sparse-opt registers. Use it as a
     context manager or call close(); closing frees its modules too.
 
@@ -154,25 +155,11 @@ class Compiler:
         self.last_diagnostics = []
 
     # -- lifetime --
-    def close(self):
-        if self._handle:
-            for m in list(self._modules):
-                m._handle = None  # freed with the compiler
-            self._modules.clear()
-            self._lib.sparseopt_compiler_destroy(self._handle)
-            self._handle = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
+    def _release(self, handle):
+        for m in list(self._modules):
+            m._handle = None  # freed with the compiler
+        self._modules.clear()
+        self._lib.sparseopt_compiler_destroy(handle)
 
     def _h(self):
         if not self._handle:
@@ -215,7 +202,7 @@ class Compiler:
         return m
 
 
-class Module:
+class Module(Handle):
     """A parsed MLIR module, owned by its Compiler. Passes change it in place."""
 
     def __init__(self, compiler, handle):
@@ -227,19 +214,11 @@ class Module:
             raise ValueError("the module is closed (or its compiler is)")
         return self._handle
 
-    def close(self):
-        """Frees the module now (otherwise when it is garbage or its
-        compiler closes)."""
-        if self._handle:
-            self.compiler._modules.discard(self)
-            self.compiler._lib.sparseopt_ir_destroy(self._handle)
-            self._handle = None
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
+    def _release(self, handle):
+        """Frees the module (close() does it now; otherwise when it is
+        garbage or its compiler closes)."""
+        self.compiler._modules.discard(self)
+        self.compiler._lib.sparseopt_ir_destroy(handle)
 
     def run(self, pipeline):
         """Runs a textual pass pipeline ("sgpu-slide-sparse,canonicalize",

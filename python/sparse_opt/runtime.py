@@ -23,6 +23,7 @@ import sys
 from collections import namedtuple
 
 from . import _libs
+from ._handle import Handle
 from .artifact import Artifact, ArtifactError
 
 __all__ = ["load", "parse", "init", "Program", "SignatureError", "SparseOptRuntimeError",
@@ -298,7 +299,7 @@ def unique_id():
     return buf.raw
 
 
-class Communicator:
+class Communicator(Handle):
     """One rank of a tensor-parallel group: an NCCL communicator and the
     stream the programs' all-reduces run on. Every wait has a deadline
     (`timeout_ms`, 0: SPARSEOPT_COMM_TIMEOUT_MS or 600 s): a lost peer
@@ -359,22 +360,8 @@ class Communicator:
         _check(self._lib.sparseopt_comm_synchronize(self._handle, _raw_stream(stream),
                                                     timeout_ms))
 
-    def close(self):
-        if self._handle:
-            self._lib.sparseopt_comm_destroy(self._handle)
-            self._handle = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
+    def _release(self, handle):
+        self._lib.sparseopt_comm_destroy(handle)
 
     def __repr__(self):
         return "Communicator(rank=%d, size=%d)" % (self.rank, self.size)
@@ -384,7 +371,7 @@ class Communicator:
 # Programs
 # ---------------------------------------------------------------------------
 
-class Program:
+class Program(Handle):
     """A program from an artifact directory: `signature`, `artifact`, byte
     sizes (`input_bytes`, `param_bytes`, `output_bytes`, as the runtime sees
     them), kernels and steps. Call it on tensors (loaded programs only)."""
@@ -423,23 +410,9 @@ class Program:
                                 % (artifact.signature, self.input_bytes, self.param_bytes,
                                    self.output_bytes))
 
-    def close(self):
-        if self._handle:
-            self._lib.sparseopt_program_destroy(self._handle)
-            self._handle = None
-            self._bound_key, self._bound_copies = None, ()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
+    def _release(self, handle):
+        self._lib.sparseopt_program_destroy(handle)
+        self._bound_key, self._bound_copies = None, ()
 
     @property
     def bound(self):

@@ -4,13 +4,9 @@
 #include "EntryPoints.h"
 #include "Library.h"
 
-#include <dlfcn.h>
-
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <iterator>
-#include <mutex>
 #include <type_traits>
 
 namespace sparseopt {
@@ -26,59 +22,21 @@ SPARSEOPT_CUBLASLT_OPTIONAL_ENTRY_POINTS(SPARSEOPT_CHECK_NOT_A_MACRO)
 static_assert(std::is_same_v<CUstream, cudaStream_t>,
               "CUstream and cudaStream_t must be the same handle type");
 
-CublasLtApi loadedApi;
-std::mutex loadMutex;
-std::atomic<bool> loaded{false};
-
-/// Resolves `symbol` from `library` into `slot`.
-template <typename Fn>
-bool resolve(void *library, const char *symbol, Fn &slot) {
-  void *address = dlsym(library, symbol);
-  slot = reinterpret_cast<Fn>(address);
-  return address != nullptr;
-}
-
-/// Resolves every entry point of an opened library into `table`; false
-/// with `reason` naming the first missing one.
 bool resolveTable(void *library, CublasLtApi &table, std::string &reason) {
-#define SPARSEOPT_RESOLVE_ENTRY_POINT(sym)                                     \
-  if (!resolve(library, #sym, table.sym)) {                                    \
-    reason = "does not export " #sym                                           \
-             ": not cuBLASLt, or a version older than CUDA 10.1";              \
-    return false;                                                              \
-  }
-  SPARSEOPT_CUBLASLT_ENTRY_POINTS(SPARSEOPT_RESOLVE_ENTRY_POINT)
-#undef SPARSEOPT_RESOLVE_ENTRY_POINT
-#define SPARSEOPT_RESOLVE_OPTIONAL_ENTRY_POINT(sym) resolve(library, #sym, table.sym);
-  SPARSEOPT_CUBLASLT_OPTIONAL_ENTRY_POINTS(SPARSEOPT_RESOLVE_OPTIONAL_ENTRY_POINT)
-#undef SPARSEOPT_RESOLVE_OPTIONAL_ENTRY_POINT
+  const char *why = "not cuBLASLt, or a version older than CUDA 10.1";
+  SPARSEOPT_CUBLASLT_ENTRY_POINTS(SPARSEOPT_RESOLVE_REQUIRED)
+  SPARSEOPT_CUBLASLT_OPTIONAL_ENTRY_POINTS(SPARSEOPT_RESOLVE_OPTIONAL)
   return true;
 }
 
-Status loadLocked(const std::string &context) {
-  CublasLtApi table;
-  std::string tried;
-  bool fromEnv = false;
-  void *library = openFirstLibrary(
+LoadedLibrary<CublasLtApi> &library() {
+  static LoadedLibrary<CublasLtApi> instance(
       kCublasLtLibraryEnvVar,
       std::vector<const char *>(std::begin(kDefaultCublasLtLibraries),
                                 std::end(kDefaultCublasLtLibraries)),
-      [&](void *handle, std::string &reason) {
-        return resolveTable(handle, table, reason);
-      },
-      tried, fromEnv);
-  if (library != nullptr) {
-    loadedApi = table;
-    loaded.store(true, std::memory_order_release);
-    return SPARSEOPT_OK;
-  }
-  std::string hint =
-      fromEnv ? std::string(" (from ") + kCublasLtLibraryEnvVar + ")"
-              : std::string("; install the CUDA toolkit's cuBLAS or set ") +
-                    kCublasLtLibraryEnvVar + " to the library's path";
-  return fail(SPARSEOPT_ERROR_NO_LIBRARY,
-              context + ": the program's gemm lines need cuBLASLt, which " +
-                  "could not be opened: tried " + tried + hint);
+      resolveTable, "the program's gemm lines need cuBLASLt",
+      "install the CUDA toolkit's cuBLAS");
+  return instance;
 }
 
 /// The name of a cuBLAS status for libraries without cublasLtGetStatusName.
@@ -317,29 +275,20 @@ Status checkAlignment(const char *api, const Manifest &m, const GemmDecl &gemm,
 } // namespace
 
 Status loadCublasLt(const std::string &context) noexcept {
-  if (loaded.load(std::memory_order_acquire))
-    return SPARSEOPT_OK;
-  try {
-    std::lock_guard<std::mutex> lock(loadMutex);
-    if (loaded.load(std::memory_order_acquire))
-      return SPARSEOPT_OK;
-    return loadLocked(context);
-  } catch (...) {
-    return fail(SPARSEOPT_ERROR_NO_LIBRARY,
-                "loading cuBLASLt failed: out of host memory");
-  }
+  return library().load(context);
 }
 
-const CublasLtApi &cublasLt() noexcept { return loadedApi; }
+const CublasLtApi &cublasLt() noexcept { return library().table(); }
 
 std::string cublasStatusText(cublasStatus_t status) {
   const char *name = nullptr;
   const char *description = nullptr;
-  if (loaded.load(std::memory_order_acquire)) {
-    if (loadedApi.cublasLtGetStatusName != nullptr)
-      name = loadedApi.cublasLtGetStatusName(status);
-    if (loadedApi.cublasLtGetStatusString != nullptr)
-      description = loadedApi.cublasLtGetStatusString(status);
+  if (library().isLoaded()) {
+    const CublasLtApi &lt = cublasLt();
+    if (lt.cublasLtGetStatusName != nullptr)
+      name = lt.cublasLtGetStatusName(status);
+    if (lt.cublasLtGetStatusString != nullptr)
+      description = lt.cublasLtGetStatusString(status);
   }
   if (name == nullptr)
     name = fallbackStatusName(status);

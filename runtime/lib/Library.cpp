@@ -33,4 +33,9 @@ void *openFirstLibrary(const char *envVar, const std::vector<const char *> &name
   return nullptr;
 }
 
+bool resolveSymbol(void *library, const char *symbol, void *&slot) {
+  slot = dlsym(library, symbol);
+  return slot != nullptr;
+}
+
 } // namespace sparseopt

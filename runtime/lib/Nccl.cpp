@@ -4,11 +4,7 @@
 #include "EntryPoints.h"
 #include "Library.h"
 
-#include <dlfcn.h>
-
-#include <atomic>
 #include <iterator>
-#include <mutex>
 #include <vector>
 
 namespace sparseopt {
@@ -18,69 +14,30 @@ SPARSEOPT_NCCL_ENTRY_POINTS(SPARSEOPT_CHECK_NOT_A_MACRO)
 SPARSEOPT_NCCL_OPTIONAL_ENTRY_POINTS(SPARSEOPT_CHECK_NOT_A_MACRO)
 #undef SPARSEOPT_CHECK_NOT_A_MACRO
 
-NcclApi loadedApi;
-std::mutex loadMutex;
-std::atomic<bool> loaded{false};
-
-template <typename Fn> bool resolve(void *library, const char *symbol, Fn &slot) {
-  void *address = dlsym(library, symbol);
-  slot = reinterpret_cast<Fn>(address);
-  return address != nullptr;
+bool resolveTable(void *library, NcclApi &table, std::string &reason) {
+  const char *why = "not NCCL, or older than 2.14";
+  SPARSEOPT_NCCL_ENTRY_POINTS(SPARSEOPT_RESOLVE_REQUIRED)
+  SPARSEOPT_NCCL_OPTIONAL_ENTRY_POINTS(SPARSEOPT_RESOLVE_OPTIONAL)
+  return true;
 }
 
-bool resolveTable(void *library, NcclApi &table, std::string &reason) {
-#define SPARSEOPT_RESOLVE_ENTRY_POINT(sym)                                     \
-  if (!resolve(library, #sym, table.sym)) {                                    \
-    reason = "does not export " #sym ": not NCCL, or older than 2.14";         \
-    return false;                                                              \
-  }
-  SPARSEOPT_NCCL_ENTRY_POINTS(SPARSEOPT_RESOLVE_ENTRY_POINT)
-#undef SPARSEOPT_RESOLVE_ENTRY_POINT
-#define SPARSEOPT_RESOLVE_OPTIONAL_ENTRY_POINT(sym) resolve(library, #sym, table.sym);
-  SPARSEOPT_NCCL_OPTIONAL_ENTRY_POINTS(SPARSEOPT_RESOLVE_OPTIONAL_ENTRY_POINT)
-#undef SPARSEOPT_RESOLVE_OPTIONAL_ENTRY_POINT
-  return true;
+LoadedLibrary<NcclApi> &library() {
+  static LoadedLibrary<NcclApi> instance(
+      kNcclLibraryEnvVar,
+      std::vector<const char *>(std::begin(kDefaultNcclLibraries),
+                                std::end(kDefaultNcclLibraries)),
+      resolveTable, "collectives need NCCL",
+      "install NCCL (e.g. the nvidia-nccl-cu13 wheel or libnccl2)");
+  return instance;
 }
 
 } // namespace
 
 Status loadNccl(const std::string &context) noexcept {
-  if (loaded.load(std::memory_order_acquire))
-    return SPARSEOPT_OK;
-  try {
-    std::lock_guard<std::mutex> lock(loadMutex);
-    if (loaded.load(std::memory_order_relaxed))
-      return SPARSEOPT_OK;
-    NcclApi table;
-    std::string tried;
-    bool fromEnv = false;
-    void *library = openFirstLibrary(
-        kNcclLibraryEnvVar,
-        std::vector<const char *>(std::begin(kDefaultNcclLibraries),
-                                  std::end(kDefaultNcclLibraries)),
-        [&](void *handle, std::string &reason) {
-          return resolveTable(handle, table, reason);
-        },
-        tried, fromEnv);
-    if (library != nullptr) {
-      loadedApi = table;
-      loaded.store(true, std::memory_order_release);
-      return SPARSEOPT_OK;
-    }
-    std::string hint =
-        fromEnv ? std::string(" (from ") + kNcclLibraryEnvVar + ")"
-                : std::string("; install NCCL (e.g. the nvidia-nccl-cu13 "
-                              "wheel or libnccl2) or set ") +
-                      kNcclLibraryEnvVar + " to the library's path";
-    return fail(SPARSEOPT_ERROR_NO_LIBRARY,
-                context + ": collectives need NCCL, which could not be "
-                          "opened: tried " + tried + hint);
-  } catch (...) {
-    return fail(SPARSEOPT_ERROR_OUT_OF_MEMORY, context + ": out of host memory");
-  }
+  return library().load(context);
 }
 
-const NcclApi &nccl() noexcept { return loadedApi; }
+const NcclApi &nccl() noexcept { return library().table(); }
 
 std::string ncclResultText(ncclResult_t result, ncclComm_t comm) {
   const char *name = nullptr;
@@ -96,7 +53,7 @@ std::string ncclResultText(ncclResult_t result, ncclComm_t comm) {
   default: break;
   }
   std::string text = name != nullptr ? name : "ncclResult " + std::to_string(int(result));
-  if (loaded.load(std::memory_order_acquire)) {
+  if (library().isLoaded()) {
     text += std::string(" (") + nccl().ncclGetErrorString(result) + ")";
     if (comm != nullptr && nccl().ncclGetLastError != nullptr) {
       const char *last = nccl().ncclGetLastError(comm);

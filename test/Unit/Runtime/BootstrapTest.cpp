@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Comm.h"
+#include "TestSupport.h"
 
 #include <gtest/gtest.h>
 
@@ -38,13 +39,7 @@ bool sameId(const ncclUniqueId &a, const ncclUniqueId &b) {
   return std::memcmp(a.internal, b.internal, sizeof(a.internal)) == 0;
 }
 
-::testing::AssertionResult contains(const std::string &text,
-                                    const std::string &part) {
-  if (text.find(part) != std::string::npos)
-    return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << "'" << text << "' does not contain '" << part << "'";
-}
+using sparseopt_test::contains;
 
 /// A loopback TCP port nobody listens on right now.
 int freePort() {

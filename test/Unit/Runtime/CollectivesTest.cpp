@@ -10,6 +10,8 @@
 
 #include "sparseopt/runtime.h"
 
+#include "TestSupport.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -21,41 +23,12 @@
 
 namespace {
 
-namespace fs = std::filesystem;
 
-class TempDir {
-public:
-  TempDir() {
-    std::string pattern = ::testing::TempDir() + "sparseopt-coll-XXXXXX";
-    std::vector<char> buffer(pattern.begin(), pattern.end());
-    buffer.push_back('\0');
-    const char *made = mkdtemp(buffer.data());
-    path_ = made != nullptr ? made : "";
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    if (!path_.empty())
-      fs::remove_all(path_, ignored);
-  }
-  const char *c_str() const { return path_.c_str(); }
-  void write(const std::string &name, const std::string &contents) const {
-    std::ofstream out(path_ + "/" + name, std::ios::binary);
-    out << contents;
-  }
-
-private:
-  std::string path_;
-};
+using sparseopt_test::TempDir;
 
 std::string lastError() { return sparseopt_last_error(); }
 
-::testing::AssertionResult contains(const std::string &text,
-                                    const std::string &part) {
-  if (text.find(part) != std::string::npos)
-    return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure()
-         << "'" << text << "' does not contain '" << part << "'";
-}
+using sparseopt_test::contains;
 
 /// Parses manifests in a fresh directory.
 class CollectiveManifest : public ::testing::Test {
