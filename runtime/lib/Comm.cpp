@@ -46,6 +46,20 @@ Status checkNotAborted(const char *api, const sparseopt_comm_s &c) {
 
 namespace {
 
+/// Backs off while polling something that has been pending for `waited`:
+/// an enqueue that NCCL reports in progress is normally done within
+/// microseconds (sleeping even 100 us per collective made eager decode
+/// runs twice as slow), a real wait (a peer still computing) can take
+/// seconds.
+void pause(Clock::duration waited) {
+  if (waited < std::chrono::microseconds(200))
+    std::this_thread::yield();
+  else if (waited < std::chrono::milliseconds(20))
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  else
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+}
+
 /// Aborts `c` (once) and records why.
 Status abortWith(const char *api, sparseopt_comm_s &c, const std::string &why) {
   if (!c.aborted) {
@@ -65,6 +79,7 @@ Status awaitComm(const char *api, sparseopt_comm_s &c,
                  Clock::time_point deadline, const std::string &what) {
   if (Status s = checkNotAborted(api, c))
     return s;
+  Clock::time_point start = Clock::now();
   while (true) {
     ncclResult_t state = ncclSuccess;
     ncclResult_t result = nccl().ncclCommGetAsyncError(c.comm, &state);
@@ -76,9 +91,10 @@ Status awaitComm(const char *api, sparseopt_comm_s &c,
                            ncclResultText(result != ncclSuccess ? result
                                                                 : state,
                                           c.comm));
-    if (Clock::now() >= deadline)
+    Clock::time_point now = Clock::now();
+    if (now >= deadline)
       return abortWith(api, c, what + " timed out");
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
+    pause(now - start);
   }
 }
 
@@ -340,6 +356,7 @@ sparseopt_status sparseopt_comm_synchronize(sparseopt_comm c,
       return nullArgument(api, "c");
     if (Status st = requireContext(api))
       return st;
+    Clock::time_point start = Clock::now();
     Clock::time_point deadline = commDeadline(timeout_ms);
     std::lock_guard<std::mutex> lock(c->mutex);
     for (CUstream stream : {toCUstream(s), c->stream}) {
@@ -352,9 +369,10 @@ sparseopt_status sparseopt_comm_synchronize(sparseopt_comm c,
         if (Status st = awaitComm(api, *c, deadline,
                                   "waiting for the streams"))
           return st;
-        if (Clock::now() >= deadline)
+        Clock::time_point now = Clock::now();
+        if (now >= deadline)
           return abortWith(api, *c, "waiting for the streams timed out");
-        std::this_thread::sleep_for(std::chrono::microseconds(50));
+        pause(now - start);
       }
     }
     return SPARSEOPT_OK;
