@@ -101,6 +101,25 @@ def plot(records):
     fig.savefig(PLOT, dpi=110)
 
 
+def eager_table():
+    """Our eager runs before and after the communicator stopped sleeping
+    100 us per in-progress NCCL enqueue (same TP 2 NVLink stack)."""
+    after = RESULTS / "ladder-eager-backoff_tp2_h200.json"
+    if not after.exists():
+        return None
+    before = pairs([r for r in load() if r["shape"]["tp"] == 2 and r["shape"]["p2p"]])
+    rows = ["| tokens | program | eager before µs | eager after µs | graph after µs |",
+            "|---|---|---|---|---|"]
+    for key, v in sorted(pairs(json.loads(after.read_text())).items()):
+        for variant in ("standard", "ladder"):
+            old = before.get(key, {}).get(variant)
+            new = v[variant]
+            rows.append("| %d | %s | %s | %.1f | %.1f |" % (
+                key[2], variant, fmt(old["time_us_eager"]) if old else "—",
+                new["time_us_eager"], new["time_us"]))
+    return "\n".join(rows)
+
+
 def main():
     records = load()
     if not records:
@@ -110,6 +129,9 @@ def main():
     multi = sorted({r["shape"]["tp"] for r in records if r["shape"]["tp"] > 1})
     doc = replace_section(doc, "ladder-tpN", "\n\n".join(
         "TP %d:\n\n%s" % (t, table(records, t)) for t in multi) or "Not measured yet.")
+    eager = eager_table()
+    if eager:
+        doc = replace_section(doc, "ladder-eager", eager)
     DOC.write_text(doc)
     plot(records)
 
