@@ -219,6 +219,81 @@ def SGPUFuseEpilogue : Pass<"sgpu-fuse-epilogue", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::sgpu::SGPUDialect"];
 }
 
+def SGPUSparsifyFFN : Pass<"sgpu-sparsify-ffn", "::mlir::ModuleOp"> {
+  let summary = "Rewrite ReLU FFNs into TwELL packing plus a sparse consumer over the active neurons";
+  let description = [{
+    Opt-in (not part of a pipeline yet). Finds the feed-forward blocks whose
+    hidden activations come out of a ReLU, in the linalg form the importers
+    write:
+
+    * ungated: `Y = relu(X . Wu^T) . Wd^T`
+    * gated:   `Y = (relu(X . Wg^T) * (X . Wu^T)) . Wd^T`, the product's
+      operands in either order
+
+    Each projection is a `linalg.matmul` read as `X . W^T` (the `N x K`
+    weight through transposing `indexing_maps`, or `linalg.transpose` of it;
+    a plain `K x N` operand is accepted too and transposed back); the ReLU
+    is an element-wise `linalg.generic` as `sgpu-fuse-epilogue` recognizes it
+    (`arith.maximumf`/`arith.maxnumf` against zero, or `arith.cmpf` +
+    `arith.select`); the product an element-wise `linalg.generic` of
+    `arith.mulf`. `tensor.collapse_shape`/`tensor.expand_shape` ops that only
+    regroup the leading (token) dimensions of a `[B, S, d]` input are looked
+    through, and the ReLU's GEMM may be followed by a bias add.
+
+    The down projection is replaced by
+
+    ```mlir
+    %p = sgpu.twell_pack %h : tensor<MxFxT> -> !sgpu.twell<MxFxT, #sgpu.twell<tile = T, compression = C>>
+    %y = sgpu.twell_ffn %p, %wd [up(%x, %wu : ...)] : ...
+    ```
+
+    where `%h` is the ReLU output (collapsed to `[M, F]` when it is 3-D),
+    packed right after the ReLU: the producer GEMM and its ReLU stay, and
+    the GPU pipeline fuses the packing into that GEMM's epilogue. `%wd` is
+    the down weight (`d x F`); a gated FFN also passes the up projection's
+    input `%x` (`M x d`) and weight `%wu` (`F x d`), since the consumer
+    computes `X[m] . Wu[j]` for the active neurons only. The product, the up
+    projection and the reshapes that only fed the down projection are
+    erased. A bias add after the down projection stays and reads the new
+    result.
+
+    Options: `tile` (TwELL tile width, a power of two in [16, 65536];
+    default 256) and `compression` (2, 4 or 8; default 4). The module's
+    `sgpu.twell` attribute (`#sgpu.twell<tile = T, compression = C>`, set by
+    the importers' TwELL options) replaces the defaults; an option given
+    explicitly wins over it. `fallback` says what happens to a row with a
+    tile over capacity (more than T/C - 1 nonzeros): `dense` (the default
+    and, for now, the only policy) keeps such rows in the dense part of the
+    TwELL value, computed by the dense path of `sgpu.twell_ffn`, so the
+    result is exact whatever the density. An invalid option value is an
+    error at the module.
+
+    An FFN of this shape that the pass cannot rewrite is left unchanged,
+    with a remark at the down projection saying why: an activation other
+    than ReLU (SiLU, sigmoid, GELU, ... are named), an element type other
+    than f16/bf16 (TwELL entries hold 16-bit values) or operands of mixed
+    types, a gated product whose second factor is not a plain `X . Wu^T` (a
+    bias on the up projection), an encoded (structured-sparse) weight,
+    dynamic shapes, an accumulator that is not a zero fill, and a hidden size
+    F that is not a multiple of the tile (F is not padded; the remark
+    suggests a tile that divides it). Matmuls that are not the last GEMM of
+    such an FFN are skipped silently.
+  }];
+  let options = [
+    Option<"tile", "tile", "unsigned", /*default=*/"256",
+           "TwELL tile width T (a power of two in [16, 65536]); must divide "
+           "the hidden size F">,
+    Option<"compression", "compression", "unsigned", /*default=*/"4",
+           "TwELL compression factor C (2, 4 or 8): T/C words per row tile">,
+    Option<"fallback", "fallback", "std::string", /*default=*/"\"dense\"",
+           "Rows with a tile over capacity: dense (computed by the dense "
+           "path; the only policy for now)">
+  ];
+  let dependentDialects = ["::mlir::sgpu::SGPUDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def SGPUDecomposeAggregates : Pass<"sgpu-decompose-aggregates", "::mlir::ModuleOp"> {
   let summary = "Decompose aggregate linalg ops (linalg.softmax) into elementary linalg ops";
   let description = [{
