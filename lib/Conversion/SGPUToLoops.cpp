@@ -12,6 +12,7 @@
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
 #include "BlocksToLoops.h"
 #include "IndexMath.h"
+#include "TwellToLoops.h"
 #include "WeightPrepare.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -195,6 +196,8 @@ static void lowerMatmul(MatmulOp op) {
 
 struct ConvertSGPUToLoopsPass
     : public sgpu::impl::ConvertSGPUToLoopsBase<ConvertSGPUToLoopsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     // Weights that are constants are compressed now, at compile time.
     if (failed(foldConstantCompresses(getOperation())))
@@ -229,6 +232,34 @@ struct ConvertSGPUToLoopsPass
           llvm::all_of(op->getUsers(),
                        [](Operation *u) { return isa<SpmmOp>(u); }))
         return;
+      // TwELL: the pack's concrete parts are buffers, so each packed value
+      // must be consumed here, by twell_ffn, within this lowering.
+      if (auto pack = dyn_cast<TwellPackOp>(op)) {
+        for (Operation *user : pack->getUsers())
+          if (!isa<TwellFFNOp>(user)) {
+            pack.emitError()
+                << "the packed activations are used by '" << user->getName()
+                << "'; the reference lowering supports TwELL values read "
+                   "only by sgpu.twell_ffn";
+            failedAny = true;
+            return;
+          }
+        ops.push_back(op);
+        return;
+      }
+      if (auto ffn = dyn_cast<TwellFFNOp>(op)) {
+        if (!ffn.getPacked().getDefiningOp<TwellPackOp>()) {
+          ffn.emitError() << "the TwELL activations must come from "
+                             "sgpu.twell_pack in the same function; a "
+                             "!sgpu.twell value from elsewhere (a function "
+                             "argument, another op) has no concrete form in "
+                             "the reference lowering";
+          failedAny = true;
+          return;
+        }
+        ops.push_back(op);
+        return;
+      }
       if (isa<AssembleOp, MatmulOp, AllReduceOp, AllReduceStartOp, AllReduceWaitOp,
               RMSNormOp, LayerNormOp, AttentionOp, LiftOp>(op)) {
         ops.push_back(op);
@@ -245,8 +276,15 @@ struct ConvertSGPUToLoopsPass
     // kernel's work, so the format the GPU builds is checked here too.
     for (Operation *op : prepares)
       lowerWeightPrepareToLoops(op);
+    // Packs come before their consumers in walk order (they dominate
+    // them), so each pack's buffers exist when its twell_ffn is lowered.
+    DenseMap<Value, TwellBuffers> packed;
     for (Operation *op : ops) {
-      if (auto spmm = dyn_cast<SpmmOp>(op)) {
+      if (auto pack = dyn_cast<TwellPackOp>(op)) {
+        packed[pack.getResult()] = lowerTwellPackToLoops(pack, twellReport);
+      } else if (auto ffn = dyn_cast<TwellFFNOp>(op)) {
+        lowerTwellFFNToLoops(ffn, packed.lookup(ffn.getPacked()));
+      } else if (auto spmm = dyn_cast<SpmmOp>(op)) {
         lowerSpmm(spmm, spmm.getWeight().getDefiningOp<AssembleOp>());
       } else if (auto matmul = dyn_cast<MatmulOp>(op)) {
         lowerMatmul(matmul);
@@ -269,7 +307,8 @@ struct ConvertSGPUToLoopsPass
       }
     }
     getOperation().walk([](Operation *op) {
-      if (isa<AllReduceStartOp, AssembleOp>(op) && op->use_empty())
+      if (isa<AllReduceStartOp, AssembleOp, TwellPackOp>(op) &&
+          op->use_empty())
         op->erase();
     });
   }

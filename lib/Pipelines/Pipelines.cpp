@@ -65,7 +65,13 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
       llvm::cl::init("")};
 };
 
-struct ReferenceOptions : public PassPipelineOptions<ReferenceOptions> {};
+struct ReferenceOptions : public PassPipelineOptions<ReferenceOptions> {
+  PassOptions::Option<bool> twellReport{
+      *this, "twell-report",
+      llvm::cl::desc("Print the fallback-row count of every sgpu.twell_pack "
+                     "when the program runs"),
+      llvm::cl::init(false)};
+};
 
 /// Front half shared by both pipelines: recognize and rewrite. Sparse
 /// weights first (the policy may keep some dense), then the dense linear
@@ -119,9 +125,13 @@ LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
   return parsePassPipeline(p, pm, llvm::errs());
 }
 
-LogicalResult buildReference(OpPassManager &pm) {
+LogicalResult buildReference(OpPassManager &pm,
+                             const ReferenceOptions &opts) {
   std::string p = rewritePasses() +
-                  ",sgpu-decompose-aggregates,convert-sgpu-to-loops,"
+                  ",sgpu-decompose-aggregates,"
+                  "convert-sgpu-to-loops{twell-report=" +
+                  (opts.twellReport ? "true" : "false") +
+                  "},"
                   "one-shot-bufferize{bufferize-function-boundaries=true "
                   "function-boundary-type-conversion=identity-layout-map},"
                   "convert-linalg-to-loops,lower-affine,convert-scf-to-cf,"
@@ -147,7 +157,7 @@ void mlir::sgpu::registerSparseOptPipelines() {
       "sgpu-reference",
       "Lower input IR through the CPU reference loops to the LLVM dialect, "
       "ready for mlir-runner",
-      [](OpPassManager &pm, const ReferenceOptions &) {
-        (void)buildReference(pm);
+      [](OpPassManager &pm, const ReferenceOptions &opts) {
+        (void)buildReference(pm, opts);
       });
 }

@@ -32,10 +32,20 @@ func.func @runtime_decompose(%w: tensor<16x64xf16, #sgpu.nm<6:8>>) -> !sgpu.comp
 
 // -----
 
-func.func @twell(%h: tensor<8x512xbf16>, %wd: tensor<64x512xbf16>) -> tensor<8x64xbf16> {
-  // expected-error @+1 {{'sgpu.twell_pack' has no reference lowering yet}}
+// A TwELL value read by something other than sgpu.twell_ffn: its concrete
+// parts are buffers private to this lowering.
+func.func @twell_escapes(%h: tensor<8x512xbf16>, %wd: tensor<64x512xbf16>) -> (tensor<8x64xbf16>, !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 4>>) {
+  // expected-error @+1 {{the packed activations are used by 'func.return'; the reference lowering supports TwELL values read only by sgpu.twell_ffn}}
   %p = sgpu.twell_pack %h : tensor<8x512xbf16> -> !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 4>>
-  // expected-error @+1 {{'sgpu.twell_ffn' has no reference lowering yet}}
+  %y = sgpu.twell_ffn %p, %wd : !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<64x512xbf16> -> tensor<8x64xbf16>
+  return %y, %p : tensor<8x64xbf16>, !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 4>>
+}
+
+// -----
+
+// TwELL activations that no sgpu.twell_pack of this function produced.
+func.func @twell_argument(%p: !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 4>>, %wd: tensor<64x512xbf16>) -> tensor<8x64xbf16> {
+  // expected-error @+1 {{the TwELL activations must come from sgpu.twell_pack in the same function; a !sgpu.twell value from elsewhere (a function argument, another op) has no concrete form in the reference lowering}}
   %y = sgpu.twell_ffn %p, %wd : !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<64x512xbf16> -> tensor<8x64xbf16>
   return %y : tensor<8x64xbf16>
 }

@@ -21,10 +21,23 @@ def ConvertSGPUToLoops : Pass<"convert-sgpu-to-loops", "::mlir::ModuleOp"> {
     `sgpu.lift` (the sliding-window gather; `sgpu.nm_decompose` of a constant
     is decomposed at compile time), and the collectives for a single-rank
     group (identity).
+    `sgpu.twell_pack` builds the concrete parts of its `!sgpu.twell` value
+    (count/entry words per row and tile, per-row overflow flags, the dense
+    fallback rows and their count; see the type) and `sgpu.twell_ffn`
+    reads only those parts: the rows that overflowed through the dense
+    fallback (every neuron), the others through each tile's count and
+    entries, accumulating in f32 and rounding once. A TwELL value must come
+    from `sgpu.twell_pack` and be read only by `sgpu.twell_ffn`; anything
+    else is an error at the op. `twell-report` makes the program print the
+    fallback-row count of every pack when it runs.
     Ops without a reference lowering yet (`sgpu.nm_decompose` of a weight
-    known only at run time, `sgpu.twell_pack`, `sgpu.twell_ffn`) are reported
-    as errors.
+    known only at run time) are reported as errors.
   }];
+  let options = [
+    Option<"twellReport", "twell-report", "bool", /*default=*/"false",
+           "Print `twell fallback rows: N` for every sgpu.twell_pack when "
+           "the program runs">
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::math::MathDialect",

@@ -59,6 +59,32 @@ def SGPU_TwellType : SGPU_Type<"Twell", "twell"> {
     tile-wise ELLPACK layout described by the layout attribute, plus the
     per-row overflow flags of the hybrid format: a row with any tile over
     capacity is kept densely in a fallback buffer instead.
+
+    Concrete form, with `TT` the tile width, `C` the compression factor,
+    `W = TT / C` words per tile and `NT = ceil(F / TT)` tiles per row (the
+    last one partial when `F` is not a multiple of `TT`); the CPU reference
+    (`convert-sgpu-to-loops`) builds exactly these parts and the GPU kernels
+    use the same layout:
+
+    * words, `M x NT x W` 32-bit words, row-major: for (row m, tile t),
+      word 0 is the number of nonzeros of the tile (the true count, which
+      may exceed the capacity `W - 1`); words `1 .. min(count, W - 1)` hold
+      one entry per nonzero, `column-in-tile (bits 0-15) | the 16-bit value's
+      bits (bits 16-31)`, in increasing column order; unused words are 0.
+      The global column is `t * TT + column-in-tile`.
+    * flags, `M` 32-bit integers: 1 when any tile of the row has more than
+      `W - 1` nonzeros (the row overflowed), else 0. The words of an
+      overflowed row are not read.
+    * fallback, a dense `M x F x T` matrix sized for the worst case (every
+      row overflowing, so no row is ever dropped): an overflowed row holds
+      its activations, every other row is 0.
+    * fallback rows, one 32-bit integer: how many rows overflowed (the
+      count a run-time guard reads; `sgpu-reference{twell-report=true}`
+      prints it).
+
+    A nonzero is an element that compares unequal to 0.0 (`-0.0` is zero,
+    a NaN is kept). Consumers of an overflowed row use every neuron of its
+    fallback row; of other rows, exactly the entries.
   }];
   let parameters = (ins ArrayRefParameter<"int64_t">:$shape,
                         "::mlir::Type":$elementType,
