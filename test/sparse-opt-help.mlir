@@ -1,7 +1,7 @@
 // The driver lists the project's passes and pipelines with their summaries.
 // RUN: sparse-opt --help | FileCheck %s
 // CHECK: SparseOpt: an MLIR compiler for sparse and communication-aware transformer inference
-// CHECK-DAG: --convert-sgpu-to-gpu {{.*}}- Generate GPU kernels (sparse tensor cores, norms, element-wise ops) and their host launches for sgpu and element-wise linalg ops
+// CHECK-DAG: --convert-sgpu-to-gpu {{.*}}- Generate GPU kernels (sparse tensor cores, norms, TwELL, element-wise ops) and their host launches for sgpu and element-wise linalg ops
 // CHECK-DAG: --convert-sgpu-to-loops {{.*}}- Lower sgpu ops to reference scf loops
 // CHECK-DAG: --sgpu-compile {{.*}}- Compile input IR to PTX kernels plus a runtime program
 // CHECK-DAG: --sgpu-emit-artifacts {{.*}}- Write the PTX, constants and the runtime program of a compiled module

@@ -11,7 +11,8 @@
 // program (CollectivesToRuntime.cpp). A sparse weight that is a function argument
 // is compressed by a generated kernel of the program's prepare stage
 // (WeightPrepare.cpp), once, when the runtime binds it. sgpu.rms_norm and
-// sgpu.layer_norm become one-block-per-row kernels (NormToGPU.cpp), and
+// sgpu.layer_norm become one-block-per-row kernels (NormToGPU.cpp), TwELL
+// packs and consumers one-block-per-row kernels (TwellToGPU.cpp), and
 // every element-wise linalg op of the host (residual adds, activations,
 // broadcasts, fills) a one-thread-per-element kernel (ElementwiseToGPU.cpp);
 // any other linalg op left in the host is an error at the op.
@@ -32,6 +33,7 @@
 #include "IndexMath.h"
 #include "LiftToGPU.h"
 #include "NormToGPU.h"
+#include "TwellToGPU.h"
 #include "WeightPrepare.h"
 #include "SpmmEpilogue.h"
 #include "SpmmTMA.h"
@@ -312,6 +314,8 @@ struct ConvertSGPUToGPUPass
     SmallVector<MatmulOp> matmuls;
     SmallVector<Operation *> norms;
     SmallVector<linalg::LinalgOp> elementwise;
+    // TwELL packs and their consumers, in program order.
+    SmallVector<Operation *> twellOps;
     // Weight arguments compressed by a generated kernel at bind time.
     SmallVector<Operation *> prepares;
     module.walk([&](Operation *op) {
@@ -376,6 +380,41 @@ struct ConvertSGPUToGPUPass
         norms.push_back(op);
         return;
       }
+      // TwELL: the pack's concrete parts are buffers handed to the consumer
+      // kernels, so a packed value may only be read by sgpu.twell_ffn.
+      if (auto pack = dyn_cast<TwellPackOp>(op)) {
+        for (Operation *user : pack->getUsers())
+          if (!isa<TwellFFNOp>(user)) {
+            pack.emitError()
+                << "the TwELL value is used by '" << user->getName()
+                << "'; the GPU lowering supports TwELL values read only by "
+                   "sgpu.twell_ffn";
+            failedAny = true;
+            return;
+          }
+        twellOps.push_back(op);
+        return;
+      }
+      if (auto ffn = dyn_cast<TwellFFNOp>(op)) {
+        int64_t d =
+            cast<RankedTensorType>(ffn.getResult().getType()).getDimSize(1);
+        if (!ffn.getPacked().getDefiningOp<TwellPackOp>()) {
+          ffn.emitError() << "the TwELL activations must come from "
+                             "sgpu.twell_pack in the same function; a "
+                             "!sgpu.twell value from elsewhere has no "
+                             "concrete buffers here";
+          failedAny = true;
+        } else if (d > kTwellMaxOutputFeatures) {
+          ffn.emitError() << "sgpu.twell_ffn with " << d
+                          << " output features: the GPU consumer keeps its "
+                             "f32 output row in shared memory, at most "
+                          << kTwellMaxOutputFeatures << " features";
+          failedAny = true;
+        } else {
+          twellOps.push_back(op);
+        }
+        return;
+      }
       // Linalg ops of the host functions: element-wise ones become kernels,
       // the rest has no lowering.
       if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
@@ -425,7 +464,8 @@ struct ConvertSGPUToGPUPass
     }
     for (linalg::GenericOp op : generics)
       (isOnlyUnreadInit(op) ? deadInits : kernels).push_back(op);
-    if (spmms.empty() && lifts.empty() && norms.empty() && kernels.empty()) {
+    if (spmms.empty() && lifts.empty() && norms.empty() && kernels.empty() &&
+        twellOps.empty()) {
       eraseDeadInits(module, deadInits);
       return;
     }
@@ -462,6 +502,24 @@ struct ConvertSGPUToGPUPass
                      normCount[norm->getName().getStringRef()]++);
     for (auto [idx, op] : llvm::enumerate(kernels))
       lowerElementwiseToGPU(op, gpuModule, symbols, idx);
+    // TwELL: each pack before its consumers (program order), the packs
+    // erased once every consumer reads their buffers.
+    DenseMap<Value, TwellBuffers> packed;
+    SmallVector<TwellPackOp> packs;
+    size_t ffnCount = 0;
+    for (Operation *op : twellOps) {
+      if (auto pack = dyn_cast<TwellPackOp>(op)) {
+        packed[pack.getResult()] =
+            lowerTwellPackToGPU(pack, gpuModule, symbols, packs.size());
+        packs.push_back(pack);
+      } else {
+        auto ffn = cast<TwellFFNOp>(op);
+        lowerTwellFFNToGPU(ffn, packed.lookup(ffn.getPacked()), gpuModule,
+                           symbols, ffnCount++);
+      }
+    }
+    for (TwellPackOp pack : packs)
+      pack.erase();
     eraseDeadInits(module, deadInits);
 
     // Drop compressed-weight views no longer used.

@@ -22,10 +22,21 @@ func.func @shared_weight(%x: tensor<8x32xf16>, %w: tensor<16x32xf16>) -> (tensor
 
 // -----
 
-func.func @twell(%h: tensor<8x512xbf16>) {
-  // expected-error @+1 {{'sgpu.twell_pack' has no GPU lowering yet}}
+// A TwELL value read by anything but sgpu.twell_ffn (here returned): its
+// concrete buffers have no tensor form to hand over.
+func.func @twell_returned(%h: tensor<8x512xbf16>) -> !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 4>> {
+  // expected-error @+1 {{the TwELL value is used by 'func.return'; the GPU lowering supports TwELL values read only by sgpu.twell_ffn}}
   %p = sgpu.twell_pack %h : tensor<8x512xbf16> -> !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 4>>
-  return
+  return %p : !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 256, compression = 4>>
+}
+
+// -----
+
+func.func @twell_too_wide(%h: tensor<8x64xbf16>, %wd: tensor<16384x64xbf16>) -> tensor<8x16384xbf16> {
+  %p = sgpu.twell_pack %h : tensor<8x64xbf16> -> !sgpu.twell<8x64xbf16, #sgpu.twell<tile = 32, compression = 4>>
+  // expected-error @+1 {{sgpu.twell_ffn with 16384 output features: the GPU consumer keeps its f32 output row in shared memory, at most 12224 features}}
+  %y = sgpu.twell_ffn %p, %wd : !sgpu.twell<8x64xbf16, #sgpu.twell<tile = 32, compression = 4>>, tensor<16384x64xbf16> -> tensor<8x16384xbf16>
+  return %y : tensor<8x16384xbf16>
 }
 
 // -----

@@ -47,7 +47,7 @@ def ConvertSGPUToLoops : Pass<"convert-sgpu-to-loops", "::mlir::ModuleOp"> {
 }
 
 def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
-  let summary = "Generate GPU kernels (sparse tensor cores, norms, element-wise ops) and their host launches for sgpu and element-wise linalg ops";
+  let summary = "Generate GPU kernels (sparse tensor cores, norms, TwELL, element-wise ops) and their host launches for sgpu and element-wise linalg ops";
   let description = [{
     Replaces each `sgpu.spmm` by a generated `gpu.func` in a `gpu.module`
     and a `gpu.launch_func` on the host; each `sgpu.lift` (the activation
@@ -126,6 +126,22 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
     of the CPU reference (layer norm: mean, then the biased variance in a
     second pass; rsqrt as a correctly rounded 1 / sqrt, as the reference
     lowers it), rounded to the element type.
+
+    `sgpu.twell_pack` and `sgpu.twell_ffn` (TwELL activations, CUDA cores):
+    the pack allocates the concrete parts of its `!sgpu.twell` value on the
+    host and launches `sgpu_twell_clear_<i>` (1 thread: the fallback-row
+    count := 0, every run) and `sgpu_twell_pack_<i>` (one block per row,
+    min(8, tiles) warps: per 32 columns a warp ballot and the popcount of
+    the lower lanes place the entries in column order; word 0 the true
+    count, the overflow decided per row through shared memory, the row
+    copied to the fallback or zeroed, overflowing rows counted with an
+    atomic add). Each `sgpu.twell_ffn` becomes `sgpu_twell_ffn_<i>`: one
+    block per token, min(256, d rounded up to a warp) threads owning strided
+    output features of an f32 row in shared memory (d at most 12224), the
+    block walking the dense fallback (flagged rows) or each tile's entries;
+    gated, the block reduces `X[m] . Wu[j]` with shuffles first. A TwELL
+    value must come from `sgpu.twell_pack` and be read only by
+    `sgpu.twell_ffn`; anything else is an error at the op.
 
     Every element-wise linalg op of the host functions becomes a generated
     kernel with one thread per result element (256 threads per block):

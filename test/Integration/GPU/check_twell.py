@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Runs a compiled ReLU FFN after sgpu-sparsify-ffn (TwELL pack + consumer
+kernels) on the GPU through the runtime and compares it with a dense numpy
+FFN:
+
+  ungated: y = relu(x . Wu^T) . Wd^T               inputs x, wu, wd
+  gated:   y = (relu(x . Wg^T) * (x . Wu^T)) . Wd^T  inputs x, wg, wu, wd
+
+  check_twell.py <artifact-dir> <lib-dir> [--seed 0]
+
+Row densities are set through feature 0: x[m, 0] = 1 and the first (gate)
+weight's column 0 holds a per-row-group shift, so that the rows span about
+0.5%, 2%, 10%, 50% and 100% active neurons; the dense ones overflow the
+tile capacity and take the fallback path, the sparse ones the entries. The
+program is run twice, so a count or buffer not cleared per run shows.
+
+Tolerance: the GEMM producing the hidden activations rounds to the element
+type (as the reference does here), the consumer accumulates in f32 in
+another order than numpy and rounds once, and the gated dot product
+x . Wu[j] is recomputed in f32 by the consumer where the dense FFN rounds
+it to the element type first. So the check passes when
+max|ours - ref| <= 2e-2 * max|ref| (a few bf16 ulps; a dropped or misplaced
+neuron is off by far more). Needs numpy and a GPU; no torch."""
+import argparse
+import ctypes
+import json
+import pathlib
+import sys
+
+import numpy as np
+
+TOLERANCE = 2e-2
+
+ap = argparse.ArgumentParser()
+ap.add_argument("artifacts", type=pathlib.Path)
+ap.add_argument("libdir", type=pathlib.Path)
+ap.add_argument("--seed", type=int, default=0)
+args = ap.parse_args()
+
+sig = json.loads((args.artifacts / "signature.json").read_text())
+ins = sig["inputs"]
+dtype = ins[0]["dtype"]
+gated = len(ins) == 4
+if len(ins) not in (3, 4) or any(t["dtype"] != dtype for t in ins + sig["outputs"]):
+    sys.exit("expected x, [wg,] wu, wd of one element type: %s" % sig)
+M, D = ins[0]["shape"]
+F = ins[1]["shape"][0]
+
+u64, p = ctypes.c_uint64, ctypes.c_void_p
+rt = ctypes.CDLL(str(args.libdir / "libsparseopt_runtime.so"))
+rt.sparseopt_last_error.restype = ctypes.c_char_p
+rt.sparseopt_malloc.argtypes = [ctypes.c_size_t, ctypes.POINTER(u64)]
+rt.sparseopt_free.argtypes = [u64]
+rt.sparseopt_memcpy_htod.argtypes = [u64, p, ctypes.c_size_t]
+rt.sparseopt_memcpy_dtoh.argtypes = [p, u64, ctypes.c_size_t]
+rt.sparseopt_program_load.argtypes = [ctypes.c_char_p, ctypes.POINTER(p)]
+rt.sparseopt_program_run.argtypes = [p, ctypes.POINTER(u64), ctypes.POINTER(u64), p]
+rt.sparseopt_program_destroy.argtypes = [p]
+for f in ("input_bytes", "output_bytes"):
+    getattr(rt, "sparseopt_program_" + f).argtypes = [p, ctypes.c_int]
+    getattr(rt, "sparseopt_program_" + f).restype = ctypes.c_size_t
+
+
+def check(status):
+    if status != 0:
+        sys.exit("runtime error: " + rt.sparseopt_last_error().decode())
+
+
+def to_dtype(a):
+    """numpy array of the element type, as raw 16-bit patterns for bf16."""
+    a = np.asarray(a, dtype=np.float32)
+    if dtype == "f16":
+        return a.astype(np.float16)
+    u = a.view(np.uint32).astype(np.uint64)
+    u = (u + 0x7FFF + ((u >> 16) & 1)) >> 16  # round to nearest even
+    return u.astype(np.uint16)
+
+
+def to_f32(a):
+    if dtype == "f16":
+        return a.astype(np.float32)
+    return (a.astype(np.uint32) << 16).view(np.float32)
+
+
+rng = np.random.default_rng(args.seed)
+# Shifts giving roughly 0.5%, 2%, 10%, 50% and 100% active neurons per row
+# (the rest of the pre-activation is about N(0, 1)).
+shifts = np.array([-2.6, -2.05, -1.3, 0.0, 8.0], dtype=np.float32)
+x = rng.standard_normal((M, D)).astype(np.float32) / np.sqrt(D - 1)
+x[:, 0] = 1.0
+w1 = rng.standard_normal((F, D)).astype(np.float32)
+w1[:, 0] = 0.0
+gate = w1.copy()
+# Shift per row group through x: x[m, 0] scales one common column.
+gate[:, 0] = 1.0
+x[:, 0] = shifts[np.arange(M) % len(shifts)]
+wu = rng.standard_normal((F, D)).astype(np.float32) / np.sqrt(D)
+wd = rng.standard_normal((D, F)).astype(np.float32) / np.sqrt(F * 0.05)
+xs, gs, wus, wds = to_dtype(x), to_dtype(gate), to_dtype(wu), to_dtype(wd)
+inputs = [xs, gs, wus, wds] if gated else [xs, gs, wds]
+
+# The dense reference, rounding where the dense program would.
+xf = to_f32(xs)
+h = to_f32(to_dtype(np.maximum(to_f32(to_dtype(xf @ to_f32(gs).T)), 0)))
+if gated:
+    u = to_f32(to_dtype(xf @ to_f32(wus).T))
+    h = to_f32(to_dtype(h * u))
+ref = h @ to_f32(wds).T
+density = (h != 0).mean(axis=1)
+
+check(rt.sparseopt_init(0))
+prog = p()
+check(rt.sparseopt_program_load(str(args.artifacts).encode(), ctypes.byref(prog)))
+dev = []
+for i, a in enumerate(inputs):
+    if rt.sparseopt_program_input_bytes(prog, i) != a.nbytes:
+        sys.exit("input %d: the program expects %d bytes, numpy has %d"
+                 % (i, rt.sparseopt_program_input_bytes(prog, i), a.nbytes))
+    d = u64()
+    check(rt.sparseopt_malloc(a.nbytes, ctypes.byref(d)))
+    check(rt.sparseopt_memcpy_htod(d, a.ctypes.data, a.nbytes))
+    dev.append(d.value)
+out = np.zeros((M, D), dtype=np.float16 if dtype == "f16" else np.uint16)
+assert rt.sparseopt_program_output_bytes(prog, 0) == out.nbytes
+dout = u64()
+check(rt.sparseopt_malloc(out.nbytes, ctypes.byref(dout)))
+for _ in range(2):
+    check(rt.sparseopt_program_run(prog, (u64 * len(dev))(*dev), (u64 * 1)(dout.value), None))
+check(rt.sparseopt_synchronize())
+check(rt.sparseopt_memcpy_dtoh(out.ctypes.data, dout, out.nbytes))
+check(rt.sparseopt_program_destroy(prog))
+for d in dev + [dout.value]:
+    check(rt.sparseopt_free(d))
+
+ours = to_f32(out)
+err = float(np.abs(ours - ref).max() / np.abs(ref).max())
+ok = bool(np.isfinite(ours).all()) and err <= TOLERANCE
+print("twell %s %s %dx%d, hidden %d, densities %s: max_rel_err %.3e (%s)"
+      % ("gated" if gated else "ungated", dtype, M, D, F,
+         " ".join("%.3f" % v for v in sorted(set(np.round(density, 3)))[:1] +
+                  sorted(set(np.round(density, 3)))[-1:]),
+         err, "ok" if ok else "FAIL"))
+sys.exit(0 if ok else 1)

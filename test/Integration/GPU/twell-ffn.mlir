@@ -1,0 +1,14 @@
+// TwELL FFNs (ungated and gated, f16 and bf16) after sgpu-sparsify-ffn, run
+// on the GPU through the runtime with rows from ~0.5% to 100% active (the
+// dense ones overflow into the fallback), match a dense numpy FFN.
+// REQUIRES: gpu
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-ungated-f16.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="output-dir=%t/uf16" -o /dev/null
+// RUN: %python %S/check_twell.py %t/uf16 %sparse_opt_lib | FileCheck %s
+// RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-gated-f16.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="output-dir=%t/gf16" -o /dev/null
+// RUN: %python %S/check_twell.py %t/gf16 %sparse_opt_lib | FileCheck %s
+// RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-ungated-bf16.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="output-dir=%t/ubf16" -o /dev/null
+// RUN: %python %S/check_twell.py %t/ubf16 %sparse_opt_lib | FileCheck %s
+// RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-gated-bf16.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="output-dir=%t/gbf16" -o /dev/null
+// RUN: %python %S/check_twell.py %t/gbf16 %sparse_opt_lib | FileCheck %s
+// CHECK: twell {{.*}} max_rel_err {{.*}} (ok)
