@@ -41,20 +41,11 @@ struct Loops {
   }
   /// for i in [0, n): body(i)
   void loop(int64_t n, function_ref<void(Value)> body) {
-    scf::ForOp::create(b, loc, im.c(0), im.c(n), im.c(1), ValueRange{},
-                       [&](OpBuilder &, Location, Value i, ValueRange) {
-                         body(i);
-                         scf::YieldOp::create(b, loc);
-                       });
+    im.forEach(im.c(0), im.c(n), im.c(1), body);
   }
   /// acc = init; for i in [0, n): acc = body(i, acc); returns acc.
   Value reduce(int64_t n, Value init, function_ref<Value(Value, Value)> body) {
-    auto f = scf::ForOp::create(
-        b, loc, im.c(0), im.c(n), im.c(1), ValueRange{init},
-        [&](OpBuilder &, Location, Value i, ValueRange acc) {
-          scf::YieldOp::create(b, loc, body(i, acc[0]));
-        });
-    return f.getResult(0);
+    return im.reduce(im.c(0), im.c(n), im.c(1), init, body);
   }
   Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
   Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }

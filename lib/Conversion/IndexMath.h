@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir {
@@ -76,6 +77,43 @@ struct IndexMath {
     if (et != v.getType())
       v = arith::TruncFOp::create(b, loc, et, v);
     memref::StoreOp::create(b, loc, v, mem, idx);
+  }
+
+  // Structured control flow for the generated loops and kernels.
+
+  /// for i = lo; i < hi; i += step: body(i).
+  void forEach(Value lo, Value hi, Value step, function_ref<void(Value)> body) {
+    scf::ForOp::create(b, loc, lo, hi, step, ValueRange{},
+                       [&](OpBuilder &, Location, Value i, ValueRange) {
+                         body(i);
+                         scf::YieldOp::create(b, loc);
+                       });
+  }
+  /// acc = init; for i = lo; i < hi; i += step: acc = body(i, acc).
+  Value reduce(Value lo, Value hi, Value step, Value init,
+               function_ref<Value(Value, Value)> body) {
+    auto f = scf::ForOp::create(
+        b, loc, lo, hi, step, ValueRange{init},
+        [&](OpBuilder &, Location, Value i, ValueRange acc) {
+          scf::YieldOp::create(b, loc, body(i, acc[0]));
+        });
+    return f.getResult(0);
+  }
+  /// if (cond) then(); [else otherwise();]
+  void ifThen(Value cond, function_ref<void()> then,
+              function_ref<void()> otherwise = nullptr) {
+    auto thenBody = [&](OpBuilder &, Location) {
+      then();
+      scf::YieldOp::create(b, loc);
+    };
+    if (!otherwise) {
+      scf::IfOp::create(b, loc, cond, thenBody);
+      return;
+    }
+    scf::IfOp::create(b, loc, cond, thenBody, [&](OpBuilder &, Location) {
+      otherwise();
+      scf::YieldOp::create(b, loc);
+    });
   }
 };
 

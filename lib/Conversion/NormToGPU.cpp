@@ -82,22 +82,13 @@ struct NormKernelBuilder {
   /// thread's partial sum over its columns.
   Value columnSum(function_ref<Value(Value, Value)> body) {
     Value end = im.c(d), step = im.c(threads), zero = f32(0);
-    auto loop =
-        scf::ForOp::create(b, loc, tid, end, step, ValueRange{zero},
-                           [&](OpBuilder &, Location, Value j, ValueRange acc) {
-                             scf::YieldOp::create(b, loc, body(j, acc[0]));
-                           });
-    return loop.getResult(0);
+    return im.reduce(tid, end, step, zero, body);
   }
 
   /// for j = tid; j < D; j += T: body(j).
   void forColumns(function_ref<void(Value)> body) {
     Value end = im.c(d), step = im.c(threads);
-    scf::ForOp::create(b, loc, tid, end, step, ValueRange{},
-                       [&](OpBuilder &, Location, Value j, ValueRange) {
-                         body(j);
-                         scf::YieldOp::create(b, loc);
-                       });
+    im.forEach(tid, end, step, body);
   }
 
   /// The sum of `v` over the 32 lanes of the warp, in every lane (an xor

@@ -85,26 +85,11 @@ struct KernelEmit {
 
   /// for i = lo; i < hi; i += step: body(i).
   void loop(Value lo, Value hi, Value step, function_ref<void(Value)> body) {
-    scf::ForOp::create(b, loc, lo, hi, step, ValueRange{},
-                       [&](OpBuilder &, Location, Value i, ValueRange) {
-                         body(i);
-                         scf::YieldOp::create(b, loc);
-                       });
+    im.forEach(lo, hi, step, body);
   }
   void ifThen(Value cond, function_ref<void()> then,
               function_ref<void()> otherwise = nullptr) {
-    auto thenBody = [&](OpBuilder &, Location) {
-      then();
-      scf::YieldOp::create(b, loc);
-    };
-    if (!otherwise) {
-      scf::IfOp::create(b, loc, cond, thenBody);
-      return;
-    }
-    scf::IfOp::create(b, loc, cond, thenBody, [&](OpBuilder &, Location) {
-      otherwise();
-      scf::YieldOp::create(b, loc);
-    });
+    im.ifThen(cond, then, otherwise);
   }
   Value load(Value mem, ValueRange idx) {
     return memref::LoadOp::create(b, loc, mem, idx);

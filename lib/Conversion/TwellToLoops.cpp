@@ -41,23 +41,14 @@ struct Emit {
 
   /// for i in [lo, hi): body(i); `hi` may be a run-time index.
   void loop(Value lo, Value hi, function_ref<void(Value)> body) {
-    scf::ForOp::create(b, loc, lo, hi, im.c(1), ValueRange{},
-                       [&](OpBuilder &, Location, Value i, ValueRange) {
-                         body(i);
-                         scf::YieldOp::create(b, loc);
-                       });
+    im.forEach(lo, hi, im.c(1), body);
   }
   void loop(int64_t n, function_ref<void(Value)> body) {
     loop(im.c(0), im.c(n), body);
   }
   /// acc = init; for i in [0, n): acc = body(i, acc); returns acc.
   Value reduce(Value n, Value init, function_ref<Value(Value, Value)> body) {
-    auto f = scf::ForOp::create(
-        b, loc, im.c(0), n, im.c(1), ValueRange{init},
-        [&](OpBuilder &, Location, Value i, ValueRange acc) {
-          scf::YieldOp::create(b, loc, body(i, acc[0]));
-        });
-    return f.getResult(0);
+    return im.reduce(im.c(0), n, im.c(1), init, body);
   }
   Value reduce(int64_t n, Value init, function_ref<Value(Value, Value)> body) {
     return reduce(im.c(n), init, body);
@@ -65,18 +56,7 @@ struct Emit {
   /// if (cond) then(); [else otherwise();]
   void ifThen(Value cond, function_ref<void()> then,
               function_ref<void()> otherwise = nullptr) {
-    auto thenBody = [&](OpBuilder &, Location) {
-      then();
-      scf::YieldOp::create(b, loc);
-    };
-    if (!otherwise) {
-      scf::IfOp::create(b, loc, cond, thenBody);
-      return;
-    }
-    scf::IfOp::create(b, loc, cond, thenBody, [&](OpBuilder &, Location) {
-      otherwise();
-      scf::YieldOp::create(b, loc);
-    });
+    im.ifThen(cond, then, otherwise);
   }
   Value alloc(ArrayRef<int64_t> shape, Type et) {
     return memref::AllocOp::create(b, loc, MemRefType::get(shape, et));
