@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Compiles the TwELL benchmark FFNs: a gated bf16 ReLU FFN
+y = (relu(x·Wgᵀ) ⊙ (x·Wuᵀ))·Wdᵀ as the importers write it, through
+sgpu-sparsify-ffn (TwELL pack after the gate GEMM, sparse consumer) and,
+for the dense baseline in the same process, torch itself.
+
+  python3 bench/twell/make_ffn.py --out DIR [--d 2048] [--ffn 5632] [--tokens 2048,16384]
+"""
+import argparse
+import pathlib
+import subprocess
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SPARSE_OPT = ROOT / "build" / "bin" / "sparse-opt"
+
+GATED = """#mk = affine_map<(m, n, k) -> (m, k)>
+#nk = affine_map<(m, n, k) -> (n, k)>
+#mn = affine_map<(m, n, k) -> (m, n)>
+#id = affine_map<(i, j) -> (i, j)>
+func.func @ffn(%x: tensor<{m}x{d}xbf16>, %wg: tensor<{f}x{d}xbf16>, %wu: tensor<{f}x{d}xbf16>,
+               %wd: tensor<{d}x{f}xbf16>) -> tensor<{m}x{d}xbf16> {{
+  %z = arith.constant 0.0 : bf16
+  %e0 = tensor.empty() : tensor<{m}x{f}xbf16>
+  %a0 = linalg.fill ins(%z : bf16) outs(%e0 : tensor<{m}x{f}xbf16>) -> tensor<{m}x{f}xbf16>
+  %g = linalg.matmul indexing_maps = [#mk, #nk, #mn] ins(%x, %wg : tensor<{m}x{d}xbf16>, tensor<{f}x{d}xbf16>) outs(%a0 : tensor<{m}x{f}xbf16>) -> tensor<{m}x{f}xbf16>
+  %e1 = tensor.empty() : tensor<{m}x{f}xbf16>
+  %h = linalg.generic {{indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}}
+      ins(%g : tensor<{m}x{f}xbf16>) outs(%e1 : tensor<{m}x{f}xbf16>) {{
+  ^bb0(%a: bf16, %o: bf16):
+    %r = arith.maximumf %a, %z : bf16
+    linalg.yield %r : bf16
+  }} -> tensor<{m}x{f}xbf16>
+  %u = linalg.matmul indexing_maps = [#mk, #nk, #mn] ins(%x, %wu : tensor<{m}x{d}xbf16>, tensor<{f}x{d}xbf16>) outs(%a0 : tensor<{m}x{f}xbf16>) -> tensor<{m}x{f}xbf16>
+  %e3 = tensor.empty() : tensor<{m}x{f}xbf16>
+  %hu = linalg.generic {{indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}}
+      ins(%h, %u : tensor<{m}x{f}xbf16>, tensor<{m}x{f}xbf16>) outs(%e3 : tensor<{m}x{f}xbf16>) {{
+  ^bb0(%a: bf16, %b: bf16, %o: bf16):
+    %r = arith.mulf %a, %b : bf16
+    linalg.yield %r : bf16
+  }} -> tensor<{m}x{f}xbf16>
+  %e2 = tensor.empty() : tensor<{m}x{d}xbf16>
+  %a2 = linalg.fill ins(%z : bf16) outs(%e2 : tensor<{m}x{d}xbf16>) -> tensor<{m}x{d}xbf16>
+  %y = linalg.matmul indexing_maps = [#mk, #nk, #mn] ins(%hu, %wd : tensor<{m}x{f}xbf16>, tensor<{d}x{f}xbf16>) outs(%a2 : tensor<{m}x{d}xbf16>) -> tensor<{m}x{d}xbf16>
+  return %y : tensor<{m}x{d}xbf16>
+}}
+"""
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", required=True, type=pathlib.Path)
+    ap.add_argument("--d", type=int, default=2048)
+    ap.add_argument("--ffn", type=int, default=5632)
+    ap.add_argument("--tokens", default="2048,16384")
+    ap.add_argument("--tile", type=int, default=256)
+    ap.add_argument("--compression", type=int, default=4)
+    args = ap.parse_args()
+    for m in (int(v) for v in args.tokens.split(",")):
+        name = "gated_bf16_m%d_d%d_f%d" % (m, args.d, args.ffn)
+        out = args.out / name
+        out.mkdir(parents=True, exist_ok=True)
+        src = out / "model.mlir"
+        src.write_text(GATED.format(m=m, d=args.d, f=args.ffn))
+        subprocess.run([str(SPARSE_OPT), str(src),
+                        "--sgpu-sparsify-ffn=tile=%d compression=%d" % (args.tile, args.compression),
+                        "--sgpu-compile=output-dir=%s" % out, "-o", "/dev/null"], check=True)
+        print(name)
+
+
+if __name__ == "__main__":
+    main()
