@@ -25,12 +25,13 @@ value, so the check passes when max|ours - ref| <= 4e-3 * max|ref| (about
 four ulps of the largest outputs; a wrong norm, GEMM or add is off by tens
 of percent). Needs numpy and a GPU; no torch."""
 import argparse
-import ctypes
 import json
 import pathlib
 import sys
 
 import numpy as np
+
+from runtime_ctypes import load_runtime, run_program
 
 TOLERANCE = 4e-3
 
@@ -49,26 +50,7 @@ if len(shapes) != 4 or any(t["dtype"] != "f16" for t in sig["inputs"] + sig["out
 if not (D == D2 == D3 == D4 and F == F2) or tuple(sig["outputs"][0]["shape"]) != (M, D):
     sys.exit("inconsistent block shapes: %s" % sig)
 
-u64, p = ctypes.c_uint64, ctypes.c_void_p
-rt = ctypes.CDLL(str(args.libdir / "libsparseopt_runtime.so"))
-rt.sparseopt_last_error.restype = ctypes.c_char_p
-rt.sparseopt_malloc.argtypes = [ctypes.c_size_t, ctypes.POINTER(u64)]
-rt.sparseopt_free.argtypes = [u64]
-rt.sparseopt_memcpy_htod.argtypes = [u64, p, ctypes.c_size_t]
-rt.sparseopt_memcpy_dtoh.argtypes = [p, u64, ctypes.c_size_t]
-rt.sparseopt_program_load.argtypes = [ctypes.c_char_p, ctypes.POINTER(p)]
-rt.sparseopt_program_run.argtypes = [p, ctypes.POINTER(u64), ctypes.POINTER(u64), p]
-rt.sparseopt_program_destroy.argtypes = [p]
-for f in ("num_inputs", "num_outputs", "num_params"):
-    getattr(rt, "sparseopt_program_" + f).argtypes = [p]
-for f in ("input_bytes", "output_bytes"):
-    getattr(rt, "sparseopt_program_" + f).argtypes = [p, ctypes.c_int]
-    getattr(rt, "sparseopt_program_" + f).restype = ctypes.c_size_t
-
-
-def check(status):
-    if status != 0:
-        sys.exit("runtime error: " + rt.sparseopt_last_error().decode())
+rt = load_runtime(args.libdir)
 
 
 rng = np.random.default_rng(args.seed)
@@ -87,31 +69,7 @@ h = np.maximum(n.astype(f32) @ w1.astype(f32).T, 0).astype(np.float16)
 y = (h.astype(f32) @ w2.astype(f32).T).astype(np.float16)
 ref = (x + y).astype(np.float16)
 
-check(rt.sparseopt_init(0))
-prog = p()
-check(rt.sparseopt_program_load(str(args.artifacts).encode(), ctypes.byref(prog)))
-if (rt.sparseopt_program_num_inputs(prog), rt.sparseopt_program_num_outputs(prog),
-        rt.sparseopt_program_num_params(prog)) != (4, 1, 0):
-    sys.exit("expected a program of 4 inputs, 1 output and no params")
-dev = []
-for i, a in enumerate(inputs):
-    if rt.sparseopt_program_input_bytes(prog, i) != a.nbytes:
-        sys.exit("input %d: the program expects %d bytes, numpy has %d"
-                 % (i, rt.sparseopt_program_input_bytes(prog, i), a.nbytes))
-    d = u64()
-    check(rt.sparseopt_malloc(a.nbytes, ctypes.byref(d)))
-    check(rt.sparseopt_memcpy_htod(d, a.ctypes.data, a.nbytes))
-    dev.append(d.value)
-out = np.zeros((M, D), dtype=np.float16)
-assert rt.sparseopt_program_output_bytes(prog, 0) == out.nbytes
-dout = u64()
-check(rt.sparseopt_malloc(out.nbytes, ctypes.byref(dout)))
-check(rt.sparseopt_program_run(prog, (u64 * 4)(*dev), (u64 * 1)(dout.value), None))
-check(rt.sparseopt_synchronize())
-check(rt.sparseopt_memcpy_dtoh(out.ctypes.data, dout, out.nbytes))
-check(rt.sparseopt_program_destroy(prog))
-for d in dev + [dout.value]:
-    check(rt.sparseopt_free(d))
+out = run_program(rt, args.artifacts, inputs, np.zeros((M, D), dtype=np.float16))
 
 err = float(np.abs(out.astype(f32) - ref.astype(f32)).max() / np.abs(ref.astype(f32)).max())
 ok = bool(np.isfinite(out).all()) and err <= TOLERANCE

@@ -14,24 +14,16 @@ import sys
 
 import numpy as np
 
+from runtime_ctypes import checker, load_runtime
+
 art, libdir = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 M, K, N = (int(v) for v in sys.argv[3:6])
 u64, p = ctypes.c_uint64, ctypes.c_void_p
 
-rt = ctypes.CDLL(str(libdir / "libsparseopt_runtime.so"))
-rt.sparseopt_last_error.restype = ctypes.c_char_p
-rt.sparseopt_malloc.argtypes = [ctypes.c_size_t, ctypes.POINTER(u64)]
-rt.sparseopt_memcpy_htod.argtypes = [u64, p, ctypes.c_size_t]
-rt.sparseopt_memcpy_dtoh.argtypes = [p, u64, ctypes.c_size_t]
-rt.sparseopt_program_load.argtypes = [ctypes.c_char_p, ctypes.POINTER(p)]
-rt.sparseopt_program_run.argtypes = [p, ctypes.POINTER(u64), ctypes.POINTER(u64), p]
+rt = load_runtime(libdir)
+check = checker(rt)
 fmt = ctypes.CDLL(str(libdir / "libsparseopt_formats.so"))
 fmt.sparseopt_sparse24_decompress.argtypes = [p, p, ctypes.c_int64, ctypes.c_int64, p]
-
-
-def check(status):
-    if status != 0:
-        sys.exit("runtime error: " + rt.sparseopt_last_error().decode())
 
 
 # The two constants: values (fp16) and metadata (32-bit words), by size.

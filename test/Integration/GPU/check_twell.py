@@ -22,12 +22,13 @@ it to the element type first. So the check passes when
 max|ours - ref| <= 2e-2 * max|ref| (a few bf16 ulps; a dropped or misplaced
 neuron is off by far more). Needs numpy and a GPU; no torch."""
 import argparse
-import ctypes
 import json
 import pathlib
 import sys
 
 import numpy as np
+
+from runtime_ctypes import load_runtime, run_program
 
 TOLERANCE = 2e-2
 
@@ -46,24 +47,7 @@ if len(ins) not in (3, 4) or any(t["dtype"] != dtype for t in ins + sig["outputs
 M, D = ins[0]["shape"]
 F = ins[1]["shape"][0]
 
-u64, p = ctypes.c_uint64, ctypes.c_void_p
-rt = ctypes.CDLL(str(args.libdir / "libsparseopt_runtime.so"))
-rt.sparseopt_last_error.restype = ctypes.c_char_p
-rt.sparseopt_malloc.argtypes = [ctypes.c_size_t, ctypes.POINTER(u64)]
-rt.sparseopt_free.argtypes = [u64]
-rt.sparseopt_memcpy_htod.argtypes = [u64, p, ctypes.c_size_t]
-rt.sparseopt_memcpy_dtoh.argtypes = [p, u64, ctypes.c_size_t]
-rt.sparseopt_program_load.argtypes = [ctypes.c_char_p, ctypes.POINTER(p)]
-rt.sparseopt_program_run.argtypes = [p, ctypes.POINTER(u64), ctypes.POINTER(u64), p]
-rt.sparseopt_program_destroy.argtypes = [p]
-for f in ("input_bytes", "output_bytes"):
-    getattr(rt, "sparseopt_program_" + f).argtypes = [p, ctypes.c_int]
-    getattr(rt, "sparseopt_program_" + f).restype = ctypes.c_size_t
-
-
-def check(status):
-    if status != 0:
-        sys.exit("runtime error: " + rt.sparseopt_last_error().decode())
+rt = load_runtime(args.libdir)
 
 
 def to_dtype(a):
@@ -108,29 +92,7 @@ if gated:
 ref = h @ to_f32(wds).T
 density = (h != 0).mean(axis=1)
 
-check(rt.sparseopt_init(0))
-prog = p()
-check(rt.sparseopt_program_load(str(args.artifacts).encode(), ctypes.byref(prog)))
-dev = []
-for i, a in enumerate(inputs):
-    if rt.sparseopt_program_input_bytes(prog, i) != a.nbytes:
-        sys.exit("input %d: the program expects %d bytes, numpy has %d"
-                 % (i, rt.sparseopt_program_input_bytes(prog, i), a.nbytes))
-    d = u64()
-    check(rt.sparseopt_malloc(a.nbytes, ctypes.byref(d)))
-    check(rt.sparseopt_memcpy_htod(d, a.ctypes.data, a.nbytes))
-    dev.append(d.value)
-out = np.zeros((M, D), dtype=np.float16 if dtype == "f16" else np.uint16)
-assert rt.sparseopt_program_output_bytes(prog, 0) == out.nbytes
-dout = u64()
-check(rt.sparseopt_malloc(out.nbytes, ctypes.byref(dout)))
-for _ in range(2):
-    check(rt.sparseopt_program_run(prog, (u64 * len(dev))(*dev), (u64 * 1)(dout.value), None))
-check(rt.sparseopt_synchronize())
-check(rt.sparseopt_memcpy_dtoh(out.ctypes.data, dout, out.nbytes))
-check(rt.sparseopt_program_destroy(prog))
-for d in dev + [dout.value]:
-    check(rt.sparseopt_free(d))
+out = run_program(rt, args.artifacts, inputs, np.zeros((M, D), dtype=np.float16 if dtype == "f16" else np.uint16), runs=2)
 
 ours = to_f32(out)
 err = float(np.abs(ours - ref).max() / np.abs(ref).max())
