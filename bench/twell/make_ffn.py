@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """Compiles the TwELL benchmark FFNs: a gated bf16 ReLU FFN
 y = (relu(x·Wgᵀ) ⊙ (x·Wuᵀ))·Wdᵀ as the importers write it, through
-sgpu-sparsify-ffn (TwELL pack after the gate GEMM, sparse consumer) and,
-for the dense baseline in the same process, torch itself.
+sgpu-sparsify-ffn (TwELL pack after the gate GEMM, sparse consumer) into
+DIR/gated_bf16_m<M>_d<d>_f<F>/, and without it (our dense program: three
+cuBLASLt GEMMs) into .../dense/. choice.json records, for each benchmark
+density, what the compiler's cost model picks when that density is the
+calibration (`densities=p`): "twell" or "dense". The dense baseline of the
+same process is torch itself (run_ffn.py).
 
   python3 bench/twell/make_ffn.py --out DIR [--d 2048] [--ffn 5632] [--tokens 2048,16384]
 """
 import argparse
+import json
 import pathlib
 import subprocess
 
@@ -54,6 +59,7 @@ def main():
     ap.add_argument("--tokens", default="2048,16384")
     ap.add_argument("--tile", type=int, default=256)
     ap.add_argument("--compression", type=int, default=4)
+    ap.add_argument("--fractions", default="0.005,0.02,0.05,0.12,0.3")
     args = ap.parse_args()
     for m in (int(v) for v in args.tokens.split(",")):
         name = "gated_bf16_m%d_d%d_f%d" % (m, args.d, args.ffn)
@@ -61,10 +67,19 @@ def main():
         out.mkdir(parents=True, exist_ok=True)
         src = out / "model.mlir"
         src.write_text(GATED.format(m=m, d=args.d, f=args.ffn))
-        subprocess.run([str(SPARSE_OPT), str(src),
-                        "--sgpu-sparsify-ffn=tile=%d compression=%d" % (args.tile, args.compression),
+        sparsify = "--sgpu-sparsify-ffn=tile=%d compression=%d" % (args.tile, args.compression)
+        subprocess.run([str(SPARSE_OPT), str(src), sparsify,
                         "--sgpu-compile=output-dir=%s" % out, "-o", "/dev/null"], check=True)
-        print(name)
+        subprocess.run([str(SPARSE_OPT), str(src),
+                        "--sgpu-compile=output-dir=%s" % (out / "dense"), "-o", "/dev/null"],
+                       check=True)
+        choice = {}
+        for p in args.fractions.split(","):
+            ir = subprocess.run([str(SPARSE_OPT), str(src), sparsify + " densities=" + p],
+                                check=True, capture_output=True, text=True).stdout
+            choice[p] = "twell" if "sgpu.twell_ffn" in ir else "dense"
+        (out / "choice.json").write_text(json.dumps(choice) + "\n")
+        print(name, choice)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,11 @@ feature 0 and column 0 of Wg holds the same shift s for every neuron, so
 each gate pre-activation is N(s, σ²) with σ the spread of the other
 features' product; s = σ·Φ⁻¹(p) makes each neuron active with probability p
 in every row. Times: CUDA-graph replay, median of repeated runs after
-warm-up; error: max |ours − dense| / max |dense|.
+warm-up; error: max |ours − dense| / max |dense|. Each record has the
+TwELL program's time, the program stats after a run (the measured density
+and the fallback rows, as the GPU counted them), our dense program's time,
+and the compiler's choice at that calibrated density (choice.json of
+make_ffn.py) with the time and speedup of the chosen program.
 
   python3 bench/twell/run_ffn.py --artifacts DIR --out results.json
 """
@@ -55,26 +59,48 @@ def main():
         _, _, mm, dd, ff = adir.name.split("_")
         m, d, f = int(mm[1:]), int(dd[1:]), int(ff[1:])
         prog = runtime.load(adir)
+        sig = prog.signature
+        dprog = runtime.load(adir / "dense")
+        choice = json.loads((adir / "choice.json").read_text())
         for p in (float(v) for v in args.fractions.split(",")):
             xs = inputs(m, d, f, p, gen)
             active = (xs[0].float() @ xs[1].float().t() > 0).float().mean().item()
             out = torch.empty(m, d, dtype=torch.bfloat16, device="cuda")
             ptrs = [t.data_ptr() for t in xs]
-            run = lambda: prog.run(ptrs, [out.data_ptr()], torch.cuda.current_stream().cuda_stream)
+            # Wd is a param: transposed once, when bound.
+            prog.bind([ptrs[i] for i in sig.params], torch.cuda.current_stream().cuda_stream)
+            ins = [ptrs[i] for i in sig.input_positions]
+            # The stream is looked up at each call: median_us captures the
+            # call on torch's capture stream.
+            cur = lambda: torch.cuda.current_stream().cuda_stream
+            run = lambda: prog.run(ins, [out.data_ptr()], cur())
             run()
             torch.cuda.synchronize()
+            stats = prog.stats(cur())
             ref = dense(*xs)
             err = ((out.float() - ref.float()).abs().max() / ref.float().abs().max()).item()
             ours, how = median_us(run, warmup=3, reps=args.reps)
+            dense_out = torch.empty_like(out)
+            run_dense = lambda: dprog.run(ptrs, [dense_out.data_ptr()], cur())
+            ours_dense, _ = median_us(run_dense, warmup=3, reps=args.reps)
             base, _ = median_us(lambda: dense(*xs), warmup=3, reps=args.reps)
+            pick = choice.get(repr(p), choice.get(str(p)))
+            chosen = ours if pick == "twell" else ours_dense
             rec = {"bench": "twell_ffn", "variant": "twell-cuda-core", "dtype": "bf16",
                    "shape": {"M": m, "d": d, "F": f, "active": p, "measured_active": active},
-                   "time_us": ours, "timing": how, "baselines": {"torch_dense": base},
-                   "speedup": base / ours, "max_rel_err": err}
+                   "time_us": ours, "timing": how,
+                   "baselines": {"torch_dense": base, "sparseopt_dense": ours_dense},
+                   "speedup": base / ours, "max_rel_err": err,
+                   "gpu_measured_density": stats["twell0.active_neurons"] / (m * f),
+                   "fallback_rows": stats["twell0.fallback_rows"],
+                   "chosen": pick, "chosen_time_us": chosen, "chosen_speedup": base / chosen}
             records.append(rec)
-            print("M=%-6d d=%d F=%d active %.3f (measured %.4f): ours %.1f us, dense %.1f us, "
-                  "%.2fx, err %.1e" % (m, d, f, p, active, ours, base, base / ours, err))
+            print("M=%-6d d=%d F=%d active %.3f (GPU %.4f, fallback rows %d): twell %.1f us, "
+                  "our dense %.1f us, torch %.1f us, %.2fx, err %.1e; chosen %s %.2fx"
+                  % (m, d, f, p, rec["gpu_measured_density"], rec["fallback_rows"], ours,
+                     ours_dense, base, base / ours, err, pick, base / chosen))
             sys.stdout.flush()
+        dprog.close()
         prog.close()
     args.out.write_text(json.dumps(records, indent=1) + "\n")
 

@@ -404,10 +404,19 @@ struct ConvertSGPUToGPUPass
                              "!sgpu.twell value from elsewhere has no "
                              "concrete buffers here";
           failedAny = true;
+        } else if (int64_t entries =
+                       ffn.getPacked().getType().getLayout().getCapacity();
+                   entries > kTwellMaxTileEntries) {
+          ffn.emitError() << "sgpu.twell_ffn with " << entries
+                          << " entries per tile: the GPU consumer stages a "
+                             "tile's entries in shared memory, at most "
+                          << kTwellMaxTileEntries
+                          << " (use a smaller tile or a larger compression)";
+          failedAny = true;
         } else if (d > kTwellMaxOutputFeatures) {
           ffn.emitError() << "sgpu.twell_ffn with " << d
                           << " output features: the GPU consumer keeps its "
-                             "f32 output row in shared memory, at most "
+                             "f32 output row in registers, at most "
                           << kTwellMaxOutputFeatures << " features";
           failedAny = true;
         } else {
@@ -506,7 +515,8 @@ struct ConvertSGPUToGPUPass
     // erased once every consumer reads their buffers.
     DenseMap<Value, TwellBuffers> packed;
     SmallVector<TwellPackOp> packs;
-    size_t ffnCount = 0;
+    size_t ffnCount = 0, transposeCount = 0;
+    DenseMap<Value, Value> downAtBind;
     for (Operation *op : twellOps) {
       if (auto pack = dyn_cast<TwellPackOp>(op)) {
         packed[pack.getResult()] =
@@ -514,8 +524,10 @@ struct ConvertSGPUToGPUPass
         packs.push_back(pack);
       } else {
         auto ffn = cast<TwellFFNOp>(op);
-        lowerTwellFFNToGPU(ffn, packed.lookup(ffn.getPacked()), gpuModule,
-                           symbols, ffnCount++);
+        Value downT = transposeTwellDown(ffn, downAtBind, gpuModule, symbols,
+                                         transposeCount);
+        lowerTwellFFNToGPU(ffn, packed.lookup(ffn.getPacked()), downT,
+                           gpuModule, symbols, ffnCount++);
       }
     }
     for (TwellPackOp pack : packs)

@@ -1,8 +1,8 @@
 //===- TwellToGPU.h - sgpu.twell_pack / sgpu.twell_ffn as kernels -*- C++ -*-===//
 //
-// The first GPU lowering of TwELL activations (CUDA cores only): a pack
-// kernel writing the concrete form that TwellToLoops.h documents, and a
-// consumer kernel reading only that form.
+// The GPU lowering of TwELL activations (CUDA cores): a pack kernel writing
+// the concrete form that TwellToLoops.h documents (TwellToGPU.cpp), and a
+// consumer kernel reading only that form (TwellConsumerGPU.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,9 +17,14 @@
 namespace mlir {
 namespace sgpu {
 
-/// The largest output width d the consumer kernel supports: its f32
-/// accumulator row lives in static shared memory (48 KiB).
-constexpr int64_t kTwellMaxOutputFeatures = 12 * 1024 - 64;
+/// Threads of a consumer block (at most; fewer for a narrow output).
+constexpr int64_t kTwellConsumerThreads = 256;
+/// The most entries a tile may hold (W - 1) for the GPU consumer: it
+/// stages a whole tile's entries in static shared memory (8 bytes each).
+constexpr int64_t kTwellMaxTileEntries = 4096;
+/// The largest output width d the consumer kernel supports: each thread
+/// keeps its share of the f32 output row in at most 64 registers.
+constexpr int64_t kTwellMaxOutputFeatures = kTwellConsumerThreads * 64;
 
 /// Emits, before `op`, the buffers of the concrete form (memref.alloc), a
 /// launch of `sgpu_twell_clear_<index>` (fallback-row count := 0) and one of
@@ -28,11 +33,24 @@ constexpr int64_t kTwellMaxOutputFeatures = 12 * 1024 - 64;
 TwellBuffers lowerTwellPackToGPU(TwellPackOp op, gpu::GPUModuleOp gpuModule,
                                  SymbolTable &symbols, size_t index);
 
+/// Emits a launch of `sgpu_twell_down_t_<index>` writing `op`'s down
+/// projection Wd [d, F] transposed, [F, d], into a new buffer, which it
+/// returns. The launch is a prepare-stage step (run when the params are
+/// bound) when Wd is a constant or an argument read only as the down
+/// projection of TwELL consumers, and it is then placed where Wd is
+/// defined, and reused by every consumer of the same Wd through `atBind`;
+/// otherwise it runs before `op`. `count` numbers the kernels.
+/// (TwellConsumerGPU.cpp)
+Value transposeTwellDown(TwellFFNOp op, DenseMap<Value, Value> &atBind,
+                         gpu::GPUModuleOp gpuModule, SymbolTable &symbols,
+                         size_t &count);
+
 /// Replaces `op` by a launch of `sgpu_twell_ffn_<index>` (one block per
-/// row) reading the concrete parts of its packed operand.
+/// row) reading the concrete parts of its packed operand and `downT`, the
+/// down projection transposed by transposeTwellDown. (TwellConsumerGPU.cpp)
 void lowerTwellFFNToGPU(TwellFFNOp op, const TwellBuffers &packed,
-                        gpu::GPUModuleOp gpuModule, SymbolTable &symbols,
-                        size_t index);
+                        Value downT, gpu::GPUModuleOp gpuModule,
+                        SymbolTable &symbols, size_t index);
 
 } // namespace sgpu
 } // namespace mlir

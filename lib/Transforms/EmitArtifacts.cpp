@@ -403,6 +403,18 @@ struct EmitArtifactsPass
              << *bytes << "\n";
         else
           os << "buffer " << ids[v] << " temp " << *bytes << "\n";
+        if (auto stat =
+                alloc->getAttrOfType<StringAttr>(sgpu::SGPUDialect::kStatAttr)) {
+          if (it != outputIndex.end())
+            return alloc.emitError() << "a program stat must be a temporary "
+                                        "buffer, not a result";
+          unsigned width = alloc.getType().getElementTypeBitWidth();
+          os << "stat " << stat.getValue() << " b" << ids[v] << " u" << width;
+          if (auto total = alloc->getAttrOfType<IntegerAttr>(
+                  sgpu::SGPUDialect::kStatTotalAttr))
+            os << " of " << total.getValue().getSExtValue();
+          os << "\n";
+        }
         continue;
       }
       if (auto get = dyn_cast<memref::GetGlobalOp>(op)) {

@@ -14,6 +14,7 @@
 
 #include "ElementwiseMatch.h"
 #include "MatmulMatch.h"
+#include "TwellCostModel.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -22,6 +23,9 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 namespace mlir {
 namespace sgpu {
@@ -168,6 +172,11 @@ struct FFN {
   int64_t m = 0, f = 0;
 };
 
+/// The output width d of the down projection `down` (Y = H . Wd^T).
+int64_t outputWidth(linalg::MatmulOp down) {
+  return cast<ShapedType>(down.getResult(0).getType()).getShape().back();
+}
+
 struct SparsifyFFNPass
     : public sgpu::impl::SGPUSparsifyFFNBase<SparsifyFFNPass> {
   using Base::Base;
@@ -202,9 +211,89 @@ struct SparsifyFFNPass
       if (std::optional<FFN> ffn = match(op))
         found.push_back(*ffn);
     });
+    FailureOr<SmallVector<double>> calibrated = readDensities(found.size());
+    if (failed(calibrated))
+      return signalPassFailure();
     DenseMap<Operation *, Value> packs;
-    for (FFN &ffn : found)
-      rewrite(ffn, packs);
+    for (auto [i, ffn] : llvm::enumerate(found))
+      if (calibrated->empty() || paysOff(ffn, (*calibrated)[i]))
+        rewrite(ffn, packs);
+  }
+
+  /// The calibrated densities (`densities` or the `profile` file), one per
+  /// rewritable FFN, or none. Errors at the module.
+  FailureOr<SmallVector<double>> readDensities(size_t ffns) {
+    ModuleOp module = getOperation();
+    auto error = [&]() -> InFlightDiagnostic {
+      return module.emitError() << "sgpu-sparsify-ffn calibration: ";
+    };
+    SmallVector<double> values(densities.begin(), densities.end());
+    if (!profile.empty()) {
+      if (!values.empty()) {
+        error() << "give densities or profile, not both";
+        return failure();
+      }
+      auto file = llvm::MemoryBuffer::getFile(profile.getValue());
+      if (!file) {
+        error() << "cannot read profile '" << profile.getValue()
+                << "': " << file.getError().message();
+        return failure();
+      }
+      llvm::Expected<llvm::json::Value> json =
+          llvm::json::parse((*file)->getBuffer());
+      if (!json) {
+        error() << "profile '" << profile.getValue()
+                << "' is not JSON: " << llvm::toString(json.takeError());
+        return failure();
+      }
+      const llvm::json::Object *root = json->getAsObject();
+      const llvm::json::Array *list =
+          root ? root->getArray("densities") : nullptr;
+      if (!list) {
+        error() << "profile '" << profile.getValue()
+                << "' has no \"densities\" array";
+        return failure();
+      }
+      for (const llvm::json::Value &v : *list) {
+        std::optional<double> d = v.getAsNumber();
+        if (!d) {
+          error() << "profile '" << profile.getValue()
+                  << "': every density must be a number";
+          return failure();
+        }
+        values.push_back(*d);
+      }
+    }
+    if (values.empty())
+      return values;
+    if (values.size() != ffns) {
+      error() << values.size() << " densities for " << ffns
+              << " rewritable FFN(s); give one per FFN, in the order of the "
+                 "program's twell<i> stats";
+      return failure();
+    }
+    for (double d : values)
+      if (!(d >= 0.0 && d <= 1.0)) {
+        error() << llvm::formatv("density {0} is outside [0, 1]", d);
+        return failure();
+      }
+    return values;
+  }
+
+  /// Whether the cost model predicts that TwELL beats dense for `ffn` at
+  /// `density`; a remark at the down projection when it does not.
+  bool paysOff(FFN &ffn, double density) {
+    int64_t d = outputWidth(ffn.down);
+    bool gated = static_cast<bool>(ffn.upLin.input);
+    double speedup = twellPredictedSpeedup(d, gated, density);
+    if (speedup >= kTwellMinSpeedup)
+      return true;
+    ffn.down.emitRemark() << llvm::formatv(
+        "FFN kept dense (TwELL cost model): calibrated density {0:P2} "
+        "predicts {1:F2}x of dense; TwELL pays below {2:P2} ({3}, d = {4})",
+        density, speedup, twellBreakEvenDensity(d, gated),
+        gated ? "gated" : "ungated", d);
+    return false;
   }
 
   /// Reads `down` as the down projection of a ReLU FFN. Returns nothing,

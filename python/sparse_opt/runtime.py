@@ -18,6 +18,7 @@ bind, the first call included. A weight changed in place keeps its pointer,
 so bind it again explicitly: prog.bind([w.data_ptr() for w in weights]).
 """
 import ctypes
+import json
 import os
 import sys
 from collections import namedtuple
@@ -126,6 +127,13 @@ def _configure(lib):
     lib.sparseopt_program_step.restype = ctypes.c_char_p
     lib.sparseopt_program_step_stage.argtypes = [_p, ctypes.c_int]
     lib.sparseopt_program_step_stage.restype = ctypes.c_char_p
+    lib.sparseopt_program_num_stats.argtypes = [_p]
+    lib.sparseopt_program_stat_name.argtypes = [_p, ctypes.c_int]
+    lib.sparseopt_program_stat_name.restype = ctypes.c_char_p
+    lib.sparseopt_program_stat_total.argtypes = [_p, ctypes.c_int]
+    lib.sparseopt_program_stat_total.restype = ctypes.c_uint64
+    lib.sparseopt_program_read_stat.argtypes = [_p, ctypes.c_int, _p,
+                                                ctypes.POINTER(ctypes.c_uint64)]
     lib.sparseopt_program_num_checks.argtypes = [_p]
     lib.sparseopt_program_check.argtypes = [_p, ctypes.c_int]
     lib.sparseopt_program_check.restype = ctypes.c_char_p
@@ -397,6 +405,10 @@ class Program(Handle):
         self.checks = [lib.sparseopt_program_check(handle, i).decode()
                        for i in range(lib.sparseopt_program_num_checks(handle))]
         self.num_allreduces = lib.sparseopt_program_num_allreduces(handle)
+        # Stats: name -> what the counter counts out of (0: nothing given).
+        self.stat_totals = {lib.sparseopt_program_stat_name(handle, i).decode():
+                            lib.sparseopt_program_stat_total(handle, i)
+                            for i in range(lib.sparseopt_program_num_stats(handle))}
         self._comm = None
         self.signature = artifact.signature
         sig_in = [s.nbytes for s in self.signature.input_specs]
@@ -440,6 +452,51 @@ class Program(Handle):
         _check(self._lib.sparseopt_program_bind(self._handle, arr, len(ptrs),
                                                 _raw_stream(stream)))
         self._bound_key, self._bound_copies = key, copies
+
+    def stats(self, stream=None):
+        """The program's stats after the last run on `stream` (a raw handle
+        or torch stream; None: the legacy default stream), which this
+        waits for: {name: count}. A TwELL FFN has "twell<i>.active_neurons"
+        (nonzero activations, out of M*F: the measured density) and
+        "twell<i>.fallback_rows" (rows that took the dense fallback, out of
+        M); `stat_totals` gives what each counts out of, densities() the
+        fractions."""
+        if not self._handle or not self.loaded:
+            raise ValueError("stats need a loaded, open program")
+        out = {}
+        for i, name in enumerate(self.stat_totals):
+            value = ctypes.c_uint64()
+            _check(self._lib.sparseopt_program_read_stat(self._handle, i, _raw_stream(stream),
+                                                         ctypes.byref(value)))
+            out[name] = value.value
+        return out
+
+    def densities(self, stream=None):
+        """stats() divided by their totals, for the stats that have one."""
+        return {name: value / self.stat_totals[name]
+                for name, value in self.stats(stream).items() if self.stat_totals[name]}
+
+    def twell_densities(self, stream=None):
+        """The measured density of each TwELL pack after the last run, in
+        pack order (twell0, twell1, ...): what sgpu-sparsify-ffn's
+        `densities` option and calibration profile take."""
+        dens = self.densities(stream)
+        out, i = [], 0
+        while "twell%d.active_neurons" % i in dens:
+            out.append(dens["twell%d.active_neurons" % i])
+            i += 1
+        return out
+
+    def write_twell_profile(self, path, stream=None, densities=None):
+        """Writes the calibration profile {"densities": [...]} that
+        sgpu-sparsify-ffn's `profile=` option reads: `densities` when given
+        (e.g. averaged over several sample runs), else twell_densities()
+        after the last run. Returns the densities written."""
+        values = list(densities) if densities is not None else self.twell_densities(stream)
+        with open(path, "w") as f:
+            json.dump({"densities": values}, f)
+            f.write("\n")
+        return values
 
     @property
     def comm(self):

@@ -4,6 +4,8 @@
 
 #include "Files.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <climits>
 #include <cstring>
@@ -142,6 +144,7 @@ constexpr size_t kGemmKeyCount = sizeof(kGemmKeys) / sizeof(kGemmKeys[0]);
 constexpr size_t kGemmRequiredKeys = 8;
 constexpr const char *kCheckSyntax =
     "check b<id> param <index> pattern <n>:<m> groups <G>";
+constexpr const char *kStatSyntax = "stat <name> b<id> <u32|u64> [of <total>]";
 constexpr const char *kGemmSyntax =
     "gemm m=<M> n=<N> k=<K> in=<f16|bf16> out=<f16|bf16|f32> x=b<id> "
     "w=b<id> y=b<id> [bias=b<id>:<f16|bf16|f32>] [act=relu]";
@@ -283,9 +286,11 @@ private:
       return parseAllReduce();
     if (directive == "wait")
       return parseWait();
+    if (directive == "stat")
+      return parseStat();
     return error("unknown directive " + quoted(directive) +
                  " (expected 'module', 'buffer', 'launch', 'gemm', 'stage', "
-                 "'check', 'allreduce' or 'wait')");
+                 "'check', 'allreduce', 'wait' or 'stat')");
   }
 
   /// stage prepare | stage run. Each at most once, prepare first; steps
@@ -479,6 +484,72 @@ private:
                    std::to_string(kMaxCheckGroups) + ", got " +
                    quoted(tokens[7]));
     m.checks.push_back(check);
+    return SPARSEOPT_OK;
+  }
+
+  /// stat <name> b<id> <u32|u64> [of <total>]
+  /// The buffer is resolved in finish().
+  Status parseStat() {
+    auto syntax = [&](const std::string &why) {
+      return error(why + " (" + kStatSyntax + ")");
+    };
+    if (tokens.size() != 4 && tokens.size() != 6)
+      return syntax("expected 4 or 6 fields on a stat line, got " +
+                    std::to_string(tokens.size()));
+    StatDecl stat;
+    stat.line = line;
+    stat.name = tokens[1];
+    bool named = std::all_of(stat.name.begin(), stat.name.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+             c == '.';
+    });
+    if (!named)
+      return syntax("stat name " + quoted(stat.name) +
+                    ": expected letters, digits, '_' and '.'");
+    for (const StatDecl &other : m.stats)
+      if (other.name == stat.name)
+        return error("stat " + quoted(stat.name) +
+                     " is already declared at line " +
+                     std::to_string(other.line));
+    const std::string &buffer = tokens[2];
+    if (buffer.size() < 2 || buffer[0] != 'b' ||
+        !parseNumber(buffer.substr(1), stat.bufferId))
+      return syntax("stat: expected b<buffer id>, got " + quoted(buffer));
+    if (tokens[3] != "u32" && tokens[3] != "u64")
+      return syntax("stat type: expected u32 or u64, got " +
+                    quoted(tokens[3]));
+    stat.bits = tokens[3] == "u32" ? 32 : 64;
+    if (tokens.size() == 6) {
+      if (tokens[4] != "of")
+        return syntax("expected 'of', got " + quoted(tokens[4]));
+      if (!parseNumber(tokens[5], stat.total) || stat.total == 0)
+        return syntax("stat total: expected a positive integer, got " +
+                      quoted(tokens[5]));
+    }
+    m.stats.push_back(stat);
+    return SPARSEOPT_OK;
+  }
+
+  /// The buffer of a stat line: a temp holding at least one counter.
+  Status resolveStat(StatDecl &stat) {
+    auto found = bufferById.find(stat.bufferId);
+    if (found == bufferById.end())
+      return errorAt(stat.line, SPARSEOPT_ERROR_PARSE,
+                     "stat " + quoted(stat.name) + " uses unknown buffer b" +
+                         std::to_string(stat.bufferId));
+    const BufferDecl &buffer = m.buffers[found->second];
+    if (buffer.kind != BufferKind::Temp)
+      return errorAt(stat.line, SPARSEOPT_ERROR_PARSE,
+                     "stat " + quoted(stat.name) + ": buffer " +
+                         std::to_string(buffer.id) + " is " +
+                         bufferRole(buffer) + "; a stat is a temp buffer");
+    if (buffer.bytes < stat.bits / 8)
+      return errorAt(stat.line, SPARSEOPT_ERROR_PARSE,
+                     "stat " + quoted(stat.name) + ": buffer " +
+                         std::to_string(buffer.id) + " has " +
+                         std::to_string(buffer.bytes) + " bytes, fewer than "
+                         "one u" + std::to_string(stat.bits));
+    stat.buffer = found->second;
     return SPARSEOPT_OK;
   }
 
@@ -1035,6 +1106,9 @@ private:
           return s;
     for (CheckDecl &check : m.checks)
       if (Status s = resolveCheck(check))
+        return s;
+    for (StatDecl &stat : m.stats)
+      if (Status s = resolveStat(stat))
         return s;
     return SPARSEOPT_OK;
   }

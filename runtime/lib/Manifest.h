@@ -202,6 +202,18 @@ struct CheckDecl {
 /// "check b5 param 0 pattern 2:4 groups 16": the line as parsed.
 std::string describeCheck(const CheckDecl &check);
 
+/// One `stat` line: a counter that the run steps leave in the first element
+/// of a temp buffer (u32 or u64), readable after a run under `name`;
+/// `total` (0: none) is what it counts out of.
+struct StatDecl {
+  std::string name;      ///< [A-Za-z0-9_.]+, unique in the program
+  uint64_t bufferId = 0; ///< the id as written
+  size_t buffer = 0;     ///< index into Manifest::buffers
+  unsigned bits = 32;    ///< 32 or 64
+  uint64_t total = 0;
+  int line = 0;
+};
+
 /// A parsed and validated manifest.
 struct Manifest {
   std::string dir;          ///< the artifact directory
@@ -218,6 +230,8 @@ struct Manifest {
   std::vector<StepDecl> steps;
   /// The `check` lines in file order.
   std::vector<CheckDecl> checks;
+  /// The `stat` lines in file order.
+  std::vector<StatDecl> stats;
   /// Index into `buffers` of the buffer bound to each input/output/param
   /// slot.
   std::vector<size_t> inputs;
@@ -234,7 +248,8 @@ struct Manifest {
 /// Reads and validates <artifactDir>/program.txt into `out`.
 /// Errors: IO (a file is missing or unreadable), PARSE (malformed manifest,
 /// constant size mismatch, a tensor map or gemm operand larger than its
-/// buffer, a prepare step using an input or output, a bad `check` line);
+/// buffer, a prepare step using an input or output, a bad `check` or
+/// `stat` line);
 /// messages start with "<manifest path>:<line>: ".
 Status parseManifest(const std::string &artifactDir, Manifest &out);
 

@@ -744,6 +744,72 @@ const char *sparseopt_program_check(sparseopt_program p, int i) {
                       });
 }
 
+int sparseopt_program_num_stats(sparseopt_program p) {
+  const char *api = "sparseopt_program_num_stats";
+  return guardedValue(api, -1, [&]() {
+    return validProgram(api, p) ? countOf(p->manifest.stats.size()) : -1;
+  });
+}
+
+const char *sparseopt_program_stat_name(sparseopt_program p, int i) {
+  const char *api = "sparseopt_program_stat_name";
+  return guardedValue(api, static_cast<const char *>(nullptr),
+                      [&]() -> const char * {
+                        if (!validIndex(api, p, i,
+                                        p ? p->manifest.stats.size() : 0))
+                          return nullptr;
+                        return p->manifest.stats[i].name.c_str();
+                      });
+}
+
+uint64_t sparseopt_program_stat_total(sparseopt_program p, int i) {
+  const char *api = "sparseopt_program_stat_total";
+  return guardedValue(api, uint64_t(0), [&]() -> uint64_t {
+    if (!validIndex(api, p, i, p ? p->manifest.stats.size() : 0))
+      return 0;
+    return p->manifest.stats[i].total;
+  });
+}
+
+sparseopt_status sparseopt_program_read_stat(sparseopt_program p, int i,
+                                             sparseopt_stream s,
+                                             uint64_t *value) {
+  const char *api = "sparseopt_program_read_stat";
+  return guarded(api, [&]() -> Status {
+    if (p == nullptr)
+      return nullArgument(api, "p");
+    if (value == nullptr)
+      return nullArgument(api, "value");
+    const Manifest &m = p->manifest;
+    if (i < 0 || size_t(i) >= m.stats.size())
+      return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
+                  "stat index " + std::to_string(i) + " out of range (" +
+                      std::to_string(m.stats.size()) + " stats)");
+    if (!p->loaded)
+      return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
+                  "program " + m.dir +
+                      " was only parsed: load it with sparseopt_program_load "
+                      "to read its stats");
+    if (Status st = requireContext(api))
+      return st;
+    const StatDecl &stat = m.stats[i];
+    CUresult result = driver().cuStreamSynchronize(toCUstream(s));
+    if (result != CUDA_SUCCESS)
+      return cudaFail(result, api,
+                      "waiting for the run (cuStreamSynchronize)");
+    uint64_t bits = 0;
+    result = driver().cuMemcpyDtoH_v2(&bits, p->memory[stat.buffer],
+                                      stat.bits / 8);
+    if (result != CUDA_SUCCESS)
+      return cudaFail(result, api,
+                      m.where(stat.line) + ": reading stat " + stat.name +
+                          " (cuMemcpyDtoH)");
+    // Little-endian: a u32 is the low half.
+    *value = stat.bits == 32 ? (bits & 0xffffffffu) : bits;
+    return SPARSEOPT_OK;
+  });
+}
+
 const char *sparseopt_program_launch_kernel(sparseopt_program p, int i) {
   const char *api = "sparseopt_program_launch_kernel";
   return guardedValue(api, static_cast<const char *>(nullptr),

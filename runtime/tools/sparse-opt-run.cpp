@@ -9,7 +9,9 @@
 // output checksums, then runs warm-up and timed iterations measured with
 // CUDA events. For each output it
 // prints the byte size and a checksum (the sum of its elements decoded as
-// --dtype), then the median time per run in microseconds.
+// --dtype), then the program's stats after that first run (name, value and
+// the fraction of its total), then the median time per run in
+// microseconds.
 //
 // Input values are drawn from {-0.5, -0.25, 0, 0.25, 0.5}, which are exact in
 // f16, bf16 and f32, so checksums of simple programs are reproducible.
@@ -394,6 +396,19 @@ void runProgram(const Options &options) {
       check(sparseopt_memcpy_dtoh(host.data(), session.outputs[i], bytes));
     std::printf("output %d: %zu bytes, checksum %.9g (%s)\n", i, bytes,
                 checksum(host, options.dtype), dtypeName(options.dtype));
+  }
+  // The program's stats after that run (e.g. a TwELL FFN's measured
+  // density and fallback rows).
+  for (int i = 0, n = sparseopt_program_num_stats(p); i < n; ++i) {
+    uint64_t value = 0;
+    check(sparseopt_program_read_stat(p, i, session.stream, &value));
+    uint64_t total = sparseopt_program_stat_total(p, i);
+    std::printf("stat %s: %llu", sparseopt_program_stat_name(p, i),
+                static_cast<unsigned long long>(value));
+    if (total != 0)
+      std::printf(" of %llu (%.4g)", static_cast<unsigned long long>(total),
+                  double(value) / double(total));
+    std::printf("\n");
   }
 
   for (long i = 0; i < options.warmup; ++i)

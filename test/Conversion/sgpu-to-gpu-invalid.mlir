@@ -32,11 +32,20 @@ func.func @twell_returned(%h: tensor<8x512xbf16>) -> !sgpu.twell<8x512xbf16, #sg
 
 // -----
 
-func.func @twell_too_wide(%h: tensor<8x64xbf16>, %wd: tensor<16384x64xbf16>) -> tensor<8x16384xbf16> {
+func.func @twell_tile_too_large(%h: tensor<8x16384xbf16>, %wd: tensor<64x16384xbf16>) -> tensor<8x64xbf16> {
+  %p = sgpu.twell_pack %h : tensor<8x16384xbf16> -> !sgpu.twell<8x16384xbf16, #sgpu.twell<tile = 16384, compression = 2>>
+  // expected-error @+1 {{sgpu.twell_ffn with 8191 entries per tile: the GPU consumer stages a tile's entries in shared memory, at most 4096 (use a smaller tile or a larger compression)}}
+  %y = sgpu.twell_ffn %p, %wd : !sgpu.twell<8x16384xbf16, #sgpu.twell<tile = 16384, compression = 2>>, tensor<64x16384xbf16> -> tensor<8x64xbf16>
+  return %y : tensor<8x64xbf16>
+}
+
+// -----
+
+func.func @twell_too_wide(%h: tensor<8x64xbf16>, %wd: tensor<16392x64xbf16>) -> tensor<8x16392xbf16> {
   %p = sgpu.twell_pack %h : tensor<8x64xbf16> -> !sgpu.twell<8x64xbf16, #sgpu.twell<tile = 32, compression = 4>>
-  // expected-error @+1 {{sgpu.twell_ffn with 16384 output features: the GPU consumer keeps its f32 output row in shared memory, at most 12224 features}}
-  %y = sgpu.twell_ffn %p, %wd : !sgpu.twell<8x64xbf16, #sgpu.twell<tile = 32, compression = 4>>, tensor<16384x64xbf16> -> tensor<8x16384xbf16>
-  return %y : tensor<8x16384xbf16>
+  // expected-error @+1 {{sgpu.twell_ffn with 16392 output features: the GPU consumer keeps its f32 output row in registers, at most 16384 features}}
+  %y = sgpu.twell_ffn %p, %wd : !sgpu.twell<8x64xbf16, #sgpu.twell<tile = 32, compression = 4>>, tensor<16392x64xbf16> -> tensor<8x16392xbf16>
+  return %y : tensor<8x16392xbf16>
 }
 
 // -----

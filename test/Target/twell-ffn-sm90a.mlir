@@ -1,9 +1,11 @@
 // TwELL FFNs (ungated and gated, f16 and bf16) through sgpu-sparsify-ffn and
-// the whole pipeline: the program clears the fallback-row count, packs the
-// ReLU output (one block per row: 64 rows, F = 1024 in 4 tiles of 256, one
-// warp per tile) and runs the consumer (one block per token, 256 threads
-// over d = 256), and ptxas assembles every kernel for sm_90a. The small
-// FFNs of the CPU end-to-end test compile to a program too.
+// the whole pipeline: the down projection Wd is a param, transposed once by
+// a prepare-stage kernel (16 x 16 tiles of 32 x 32 for d = 256, F = 1024);
+// at every run the program clears the fallback-row count, packs the ReLU
+// output (one block per row: 64 rows, F = 1024 in 4 tiles of 256, one warp
+// per tile) and runs the consumer (one block per token, 128 threads: 32
+// vectors of 8 features for d = 256, at least 4 warps for the gated dot
+// products), and ptxas assembles every kernel for sm_90a without spills.
 // REQUIRES: ptxas
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: sparse-opt %S/Inputs/twell-ffn-ungated-f16.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="output-dir=%t/uf16" -o /dev/null
@@ -19,11 +21,23 @@
 // RUN: FileCheck %s --check-prefix=PROGRAM < %t/gbf16/program.txt
 // RUN: %ptxas -arch=sm_90a -v %t/gbf16/kernels.ptx -o %t/gbf16.cubin 2>&1 | FileCheck %s --check-prefix=SM90A
 
+// PROGRAM: buffer [[WD:[0-9]+]] param 0 524288
+// The pack's counters are program stats: fallback rows of M = 64, nonzeros
+// of M * F = 65536.
+// PROGRAM: buffer [[ROWSID:[0-9]+]] temp 4
+// PROGRAM-NEXT: stat twell0.fallback_rows b[[ROWSID]] u32 of 64
+// PROGRAM-NEXT: buffer [[ACTID:[0-9]+]] temp 8
+// PROGRAM-NEXT: stat twell0.active_neurons b[[ACTID]] u64 of 65536
+// PROGRAM: stage prepare
+// PROGRAM-NEXT: launch sgpu_twell_down_t_0 grid 256 1 1 block 256 1 1 smem 0 args b[[WD]] [[WDT:b[0-9]+]]
+// PROGRAM-NEXT: stage run
 // PROGRAM: launch sgpu_twell_clear_0 grid 1 1 1 block 1 1 1 smem 0 args [[ROWS:b[0-9]+]]
 // PROGRAM: launch sgpu_twell_pack_0 grid 64 1 1 block 128 1 1 smem 0 args {{.*}} [[ROWS]]
-// PROGRAM: launch sgpu_twell_ffn_0 grid 64 1 1 block 256 1 1 smem 0 args
+// PROGRAM: launch sgpu_twell_ffn_0 grid 64 1 1 block 128 1 1 smem 0 args {{.*}} [[WDT]]
 // PROGRAM-NOT: error
 
 // SM90A-DAG: Compiling entry function 'sgpu_twell_clear_0' for 'sm_90a'
 // SM90A-DAG: Compiling entry function 'sgpu_twell_pack_0' for 'sm_90a'
 // SM90A-DAG: Compiling entry function 'sgpu_twell_ffn_0' for 'sm_90a'
+// SM90A-DAG: Compiling entry function 'sgpu_twell_down_t_0' for 'sm_90a'
+// SM90A-NOT: bytes spill stores{{.*}}[1-9]

@@ -11,6 +11,16 @@ func.func @host_compute(%x: memref<4xf32>) -> memref<4xf32> {
 
 // -----
 
+// A program stat is a counter the runtime reads after a run: a temp, not a
+// result.
+func.func @stat_result() -> memref<1xi32> {
+  // expected-error @+1 {{a program stat must be a temporary buffer, not a result}}
+  %y = memref.alloc() {sgpu.stat = "count"} : memref<1xi32>
+  return %y : memref<1xi32>
+}
+
+// -----
+
 func.func @return_input(%x: memref<4xf32>) -> memref<4xf32> {
   // expected-error @+1 {{result #0 must be a buffer the function allocates}}
   return %x : memref<4xf32>

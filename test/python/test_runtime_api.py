@@ -2,6 +2,7 @@
 reports a missing driver, checks arguments against the signature, splits
 params from inputs."""
 import json
+import pathlib
 import shutil
 
 import pytest
@@ -213,9 +214,9 @@ gemm m=2 n=8 k=16 in=f16 out=f32 x=b2 w=b3 y=b8
 """
 
 
-def write_param_artifact(directory, params=(1, 3)):
+def write_param_artifact(directory, params=(1, 3), extra=""):
     directory.mkdir()
-    (directory / "program.txt").write_text(_PARAM_PROGRAM)
+    (directory / "program.txt").write_text(_PARAM_PROGRAM + extra)
     (directory / "eye.bin").write_bytes(bytes(512))
     spec = lambda shape, t="f16": {"shape": shape, "dtype": t}
     (directory / "signature.json").write_text(json.dumps({
@@ -259,6 +260,49 @@ def test_program_reads_params(tmp_path):
         assert prog.checks == ["check b6 param 0 pattern 2:4 groups 4"]
         assert prog.signature.params == (1, 3)
         assert not prog.bound
+
+
+def test_program_lists_stats(tmp_path):
+    # Stat lines: their names and totals are known once parsed; reading
+    # them needs a loaded program.
+    prog = runtime.parse(write_param_artifact(
+        tmp_path / "art", extra="buffer 9 temp 8\nstat twell0.active_neurons b9 u64 of 64\n"
+                                "stat twell0.fallback_rows b6 u32\n"))
+    with prog:
+        assert prog.stat_totals == {"twell0.active_neurons": 64, "twell0.fallback_rows": 0}
+        with pytest.raises(ValueError, match="stats need a loaded, open program"):
+            prog.stats()
+        with pytest.raises(ValueError, match="stats need a loaded, open program"):
+            prog.densities()
+    assert runtime.parse(write_param_artifact(tmp_path / "none")).stat_totals == {}
+
+
+def test_twell_profile_round_trip(tmp_path, build_dir):
+    # Densities come from the packs' active-neuron stats in pack order; the
+    # profile they make is what sgpu-sparsify-ffn's profile= option reads.
+    import subprocess
+    prog = runtime.parse(write_param_artifact(
+        tmp_path / "art", extra="buffer 9 temp 8\nstat twell0.active_neurons b9 u64 of 1000\n"
+                                "buffer 10 temp 8\nstat twell1.active_neurons b10 u64 of 1000\n"
+                                "stat twell0.fallback_rows b6 u32 of 4\n"))
+    readings = {"twell0.active_neurons": 5, "twell1.active_neurons": 20,
+                "twell0.fallback_rows": 1}
+    prog.stats = lambda stream=None: dict(readings)
+    assert prog.densities() == {"twell0.active_neurons": 0.005, "twell1.active_neurons": 0.02,
+                                "twell0.fallback_rows": 0.25}
+    assert prog.twell_densities() == [0.005, 0.02]
+    path = tmp_path / "profile.json"
+    assert prog.write_twell_profile(path) == [0.005, 0.02]
+    assert json.loads(path.read_text()) == {"densities": [0.005, 0.02]}
+    model = pathlib.Path(__file__).resolve().parents[1] / "Transforms" / "sparsify-ffn-calibration.mlir"
+    r = subprocess.run([str(build_dir / "bin" / "sparse-opt"), str(model),
+                        "--sgpu-sparsify-ffn=profile=%s" % path],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("sgpu.twell_ffn") == 1
+    assert "FFN kept dense (TwELL cost model): calibrated density 2.00%" in r.stderr
+    assert prog.write_twell_profile(path, densities=[0.5]) == [0.5]
+    assert json.loads(path.read_text()) == {"densities": [0.5]}
 
 
 def test_signature_params_must_match_the_program(tmp_path):

@@ -129,19 +129,23 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
 
     `sgpu.twell_pack` and `sgpu.twell_ffn` (TwELL activations, CUDA cores):
     the pack allocates the concrete parts of its `!sgpu.twell` value on the
-    host and launches `sgpu_twell_clear_<i>` (1 thread: the fallback-row
-    count := 0, every run) and `sgpu_twell_pack_<i>` (one block per row,
-    min(8, tiles) warps: per 32 columns a warp ballot and the popcount of
-    the lower lanes place the entries in column order; word 0 the true
-    count, the overflow decided per row through shared memory, the row
-    copied to the fallback or zeroed, overflowing rows counted with an
-    atomic add). Each `sgpu.twell_ffn` becomes `sgpu_twell_ffn_<i>`: one
-    block per token, min(256, d rounded up to a warp) threads owning strided
-    output features of an f32 row in shared memory (d at most 12224), the
-    block walking the dense fallback (flagged rows) or each tile's entries;
-    gated, the block reduces `X[m] . Wu[j]` with shuffles first. A TwELL
-    value must come from `sgpu.twell_pack` and be read only by
-    `sgpu.twell_ffn`; anything else is an error at the op.
+    host, plus two counters that are program stats
+    (`twell<i>.fallback_rows`, `twell<i>.active_neurons`), and launches
+    `sgpu_twell_clear_<i>` (1 thread: both counters := 0, every run) and
+    `sgpu_twell_pack_<i>` (one block per row, min(8, tiles) warps: each lane
+    tests 8 columns of one 16-byte load and a shuffle scan of the lanes'
+    counts places the entries in column order; word 0 the true count, the
+    overflow decided per row through shared memory, an overflowing row
+    copied to the fallback and counted). The down projection Wd is
+    transposed by `sgpu_twell_down_t_<i>` (once, in the prepare stage, when
+    it is a constant or an argument only TwELL consumers read). Each
+    `sgpu.twell_ffn` becomes `sgpu_twell_ffn_<i>`: one block per token
+    stages the row's active neurons (column, value) in shared memory,
+    warps compute the gated `X[m] . Wu[j]` one neuron each (16-byte loads,
+    shuffles), and each thread accumulates 8-feature vectors of
+    `coef * WdT[j]` in f32 registers (d at most 16384; a tile's capacity at
+    most 4096 entries). A TwELL value must come from `sgpu.twell_pack` and
+    be read only by `sgpu.twell_ffn`; anything else is an error at the op.
 
     Every element-wise linalg op of the host functions becomes a generated
     kernel with one thread per result element (256 threads per block):

@@ -278,6 +278,21 @@ def SGPUSparsifyFFN : Pass<"sgpu-sparsify-ffn", "::mlir::ModuleOp"> {
     F that is not a multiple of the tile (F is not padded; the remark
     suggests a tile that divides it). Matmuls that are not the last GEMM of
     such an FFN are skipped silently.
+
+    The choice between TwELL and dense. The density of the activations is
+    known only at run time, so it comes from a calibration profile: run a
+    program compiled with this pass on sample inputs, read its stats
+    (`twell<i>.active_neurons` out of M*F, in the order the pass found the
+    FFNs), and compile again with `densities=p0,p1,...` or
+    `profile=<file>`. Each FFN is then rewritten only when the cost model
+    (lib/Transforms/TwellCostModel.h: the gate GEMM, a pack pass over H and
+    a consumer linear in the density, with rates measured on an H200)
+    predicts at least 1.05x of dense; otherwise it stays dense, with a
+    remark giving the density, the predicted speedup and the break-even
+    density. Without densities every matched FFN is rewritten. A count of
+    densities other than the number of rewritable FFNs, a density outside
+    [0, 1], both options at once or an unreadable profile is an error at
+    the module.
   }];
   let options = [
     Option<"tile", "tile", "unsigned", /*default=*/"256",
@@ -287,7 +302,15 @@ def SGPUSparsifyFFN : Pass<"sgpu-sparsify-ffn", "::mlir::ModuleOp"> {
            "TwELL compression factor C (2, 4 or 8): T/C words per row tile">,
     Option<"fallback", "fallback", "std::string", /*default=*/"\"dense\"",
            "Rows with a tile over capacity: dense (computed by the dense "
-           "path; the only policy for now)">
+           "path; the only policy for now)">,
+    ListOption<"densities", "densities", "double",
+               "Calibrated active fractions (0..1), one per rewritable FFN in "
+               "the order the pass finds them; an FFN the cost model "
+               "predicts to lose stays dense">,
+    Option<"profile", "profile", "std::string", /*default=*/"\"\"",
+           "Calibration profile: a JSON file {\"densities\": [...]} giving "
+           "the same as `densities` (as written by the Python runtime's "
+           "Program.write_twell_profile)">
   ];
   let dependentDialects = ["::mlir::sgpu::SGPUDialect",
                            "::mlir::linalg::LinalgDialect",

@@ -3,6 +3,7 @@
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SparseTensor/IR/SparseTensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -97,6 +98,39 @@ LogicalResult SGPUDialect::verifyOperationAttribute(Operation *op,
                              << attr.getValue();
     return success();
   }
+  if (name == kStatAttr || name == kStatTotalAttr) {
+    auto alloc = dyn_cast<memref::AllocOp>(op);
+    auto type = alloc ? alloc.getType() : MemRefType();
+    if (!alloc || type.getRank() != 1 || type.getDimSize(0) < 1 ||
+        !type.getElementType().isSignlessInteger() ||
+        (type.getElementType().getIntOrFloatBitWidth() != 32 &&
+         type.getElementType().getIntOrFloatBitWidth() != 64))
+      return op->emitError() << "'" << name
+                             << "' marks a program stat: an attribute of a "
+                                "memref.alloc of memref<Nxi32> or "
+                                "memref<Nxi64>";
+    if (name == kStatTotalAttr) {
+      auto total = dyn_cast<IntegerAttr>(attr.getValue());
+      if (!total || total.getValue().getSExtValue() <= 0)
+        return op->emitError() << "'" << name
+                               << "' must be a positive integer, got "
+                               << attr.getValue();
+      if (!op->hasAttr(kStatAttr))
+        return op->emitError() << "'" << name << "' needs '" << kStatAttr
+                               << "' on the same allocation";
+      return success();
+    }
+    auto stat = dyn_cast<StringAttr>(attr.getValue());
+    if (!stat || stat.getValue().empty() ||
+        !llvm::all_of(stat.getValue(), [](char c) {
+          return llvm::isAlnum(c) || c == '_' || c == '.';
+        }))
+      return op->emitError() << "'" << name
+                             << "' must be a name of letters, digits, '_' "
+                                "and '.', got "
+                             << attr.getValue();
+    return success();
+  }
   if (name == kLadderLayersAttr || name == kTwellAttr) {
     if (!isa<ModuleOp>(op))
       return op->emitError() << "'" << name
@@ -125,7 +159,8 @@ LogicalResult SGPUDialect::verifyOperationAttribute(Operation *op,
   return op->emitError() << "unknown sgpu attribute '" << name
                          << "' (known: " << kLadderLayersAttr << ", "
                          << kTwellAttr << ", " << kTensorMapArgsAttr << ", "
-                         << kStageAttr << ", " << kLadderBlockAttr << ")";
+                         << kStageAttr << ", " << kLadderBlockAttr << ", "
+                         << kStatAttr << ", " << kStatTotalAttr << ")";
 }
 
 /// Discardable sgpu.* attributes of region arguments: `sgpu.replicated` on

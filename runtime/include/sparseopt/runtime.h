@@ -415,6 +415,28 @@ SPARSEOPT_API const char *sparseopt_program_step_stage(sparseopt_program p,
 SPARSEOPT_API int sparseopt_program_num_checks(sparseopt_program p);
 SPARSEOPT_API const char *sparseopt_program_check(sparseopt_program p, int i);
 
+/* Stats: counters that the run steps leave in temp buffers (a line
+ * 'stat <name> b<id> <u32|u64> [of <total>]'), e.g. the TwELL pack's
+ * "twell0.active_neurons" (nonzero activations of the run, of M*F) and
+ * "twell0.fallback_rows" (rows that took the dense fallback, of M).
+ * sparseopt_program_stat_name(p, i) is stat i's name, owned by the program
+ * (NULL and the last error for an index out of range);
+ * sparseopt_program_stat_total(p, i) what it counts out of (0 when the line
+ * gives none, or for an index out of range). */
+SPARSEOPT_API int sparseopt_program_num_stats(sparseopt_program p);
+SPARSEOPT_API const char *sparseopt_program_stat_name(sparseopt_program p,
+                                                      int i);
+SPARSEOPT_API uint64_t sparseopt_program_stat_total(sparseopt_program p,
+                                                    int i);
+/* Waits for stream s (NULL: the default stream), where the last run was
+ * enqueued, then reads stat i into *value: the counter the last completed
+ * run left (0 before any run; temps are zeroed at load and bind). Not
+ * allowed while s is being captured into a CUDA graph.
+ * Errors: INVALID_ARGUMENT (NULL program or value, index out of range,
+ * program only parsed), NOT_INITIALIZED, CUDA. */
+SPARSEOPT_API sparseopt_status sparseopt_program_read_stat(
+    sparseopt_program p, int i, sparseopt_stream s, uint64_t *value);
+
 /* Binds the params of a loaded program: params[i] is the caller's device
  * pointer for param i (at least sparseopt_program_param_bytes(p, i) bytes;
  * the array may be NULL when num_params is 0), num_params must equal

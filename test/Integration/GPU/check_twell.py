@@ -6,7 +6,7 @@ FFN:
   ungated: y = relu(x . Wu^T) . Wd^T               inputs x, wu, wd
   gated:   y = (relu(x . Wg^T) * (x . Wu^T)) . Wd^T  inputs x, wg, wu, wd
 
-  check_twell.py <artifact-dir> <lib-dir> [--seed 0]
+  check_twell.py <artifact-dir> <lib-dir> [--seed 0] [--tile 256 --compression 4]
 
 Row densities are set through feature 0: x[m, 0] = 1 and the first (gate)
 weight's column 0 holds a per-row-group shift, so that the rows span about
@@ -20,7 +20,11 @@ another order than numpy and rounds once, and the gated dot product
 x . Wu[j] is recomputed in f32 by the consumer where the dense FFN rounds
 it to the element type first. So the check passes when
 max|ours - ref| <= 2e-2 * max|ref| (a few bf16 ulps; a dropped or misplaced
-neuron is off by far more). Needs numpy and a GPU; no torch."""
+neuron is off by far more). The program's stats after the last run, the
+nonzero count and the fallback rows (for the tile and compression it was
+compiled with), must match numpy's gate output (within 0.1% + 2 and 1:
+cuBLAS may round a value next to 0 the other way). Needs numpy and a GPU;
+no torch."""
 import argparse
 import json
 import pathlib
@@ -36,6 +40,8 @@ ap = argparse.ArgumentParser()
 ap.add_argument("artifacts", type=pathlib.Path)
 ap.add_argument("libdir", type=pathlib.Path)
 ap.add_argument("--seed", type=int, default=0)
+ap.add_argument("--tile", type=int, default=256, help="the TwELL tile it was compiled with")
+ap.add_argument("--compression", type=int, default=4, help="the TwELL compression factor")
 args = ap.parse_args()
 
 sig = json.loads((args.artifacts / "signature.json").read_text())
@@ -92,11 +98,24 @@ if gated:
 ref = h @ to_f32(wds).T
 density = (h != 0).mean(axis=1)
 
-out = run_program(rt, args.artifacts, inputs, np.zeros((M, D), dtype=np.float16 if dtype == "f16" else np.uint16), runs=2)
+stats = {}
+out = run_program(rt, args.artifacts, inputs, np.zeros((M, D), dtype=np.float16 if dtype == "f16" else np.uint16), runs=2, stats=stats)
+
+# The pack's stats against numpy's gate output: nonzeros, and rows with a
+# tile over capacity. Rounding may differ from cuBLAS's for values next to 0.
+gate_nz = to_f32(to_dtype(np.maximum(to_f32(to_dtype(xf @ to_f32(gs).T)), 0))) != 0
+tiles = np.add.reduceat(gate_nz, np.arange(0, F, args.tile), axis=1)
+ref_active = int(gate_nz.sum())
+ref_fallback = int((tiles > args.tile // args.compression - 1).any(axis=1).sum())
+active, fallback = stats.get("twell0.active_neurons"), stats.get("twell0.fallback_rows")
+stats_ok = (active is not None and abs(active - ref_active) <= 2 + ref_active // 1000 and
+            fallback is not None and abs(fallback - ref_fallback) <= 1)
+print("stats: active neurons %s (numpy %d), fallback rows %s (numpy %d) (%s)"
+      % (active, ref_active, fallback, ref_fallback, "ok" if stats_ok else "FAIL"))
 
 ours = to_f32(out)
 err = float(np.abs(ours - ref).max() / np.abs(ref).max())
-ok = bool(np.isfinite(ours).all()) and err <= TOLERANCE
+ok = bool(np.isfinite(ours).all()) and err <= TOLERANCE and stats_ok
 print("twell %s %s %dx%d, hidden %d, densities %s: max_rel_err %.3e (%s)"
       % ("gated" if gated else "ungated", dtype, M, D, F,
          " ".join("%.3f" % v for v in sorted(set(np.round(density, 3)))[:1] +

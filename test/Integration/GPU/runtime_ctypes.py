@@ -2,6 +2,7 @@
 file (numpy only, no torch, no sparse_opt package): load it, and run a
 compiled program on numpy inputs."""
 import ctypes
+import json
 import pathlib
 import sys
 
@@ -21,10 +22,14 @@ def load_runtime(libdir):
     rt.sparseopt_memcpy_dtoh.argtypes = [p, u64, ctypes.c_size_t]
     rt.sparseopt_program_load.argtypes = [ctypes.c_char_p, ctypes.POINTER(p)]
     rt.sparseopt_program_run.argtypes = [p, ctypes.POINTER(u64), ctypes.POINTER(u64), p]
+    rt.sparseopt_program_bind.argtypes = [p, ctypes.POINTER(u64), ctypes.c_size_t, p]
     rt.sparseopt_program_destroy.argtypes = [p]
-    for f in ("num_inputs", "num_outputs", "num_params"):
+    for f in ("num_inputs", "num_outputs", "num_params", "num_stats"):
         getattr(rt, "sparseopt_program_" + f).argtypes = [p]
-    for f in ("input_bytes", "output_bytes"):
+    rt.sparseopt_program_stat_name.argtypes = [p, ctypes.c_int]
+    rt.sparseopt_program_stat_name.restype = ctypes.c_char_p
+    rt.sparseopt_program_read_stat.argtypes = [p, ctypes.c_int, p, ctypes.POINTER(u64)]
+    for f in ("input_bytes", "output_bytes", "param_bytes"):
         getattr(rt, "sparseopt_program_" + f).argtypes = [p, ctypes.c_int]
         getattr(rt, "sparseopt_program_" + f).restype = ctypes.c_size_t
     return rt
@@ -38,38 +43,53 @@ def checker(rt):
     return check
 
 
-def run_program(rt, artifact_dir, inputs, out, runs=1):
-    """Loads the program in `artifact_dir` (inputs only: no params, one
-    output), uploads the numpy `inputs`, runs it `runs` times into `out`'s
-    device copy and downloads the result into `out`. Exits with a message
-    when the program's sizes differ from the arrays'."""
+def run_program(rt, artifact_dir, args, out, runs=1, stats=None):
+    """Loads the program in `artifact_dir` (one output), uploads the numpy
+    `args` (the function's arguments in order), binds those that
+    signature.json lists as params, runs it `runs` times on the others into
+    `out`'s device copy and downloads the result into `out`; fills the dict
+    `stats` (if given) with the program's stats after the last run. Exits
+    with a message when the program's sizes differ from the arrays'."""
     check = checker(rt)
     check(rt.sparseopt_init(0))
     prog = p()
     check(rt.sparseopt_program_load(str(artifact_dir).encode(), ctypes.byref(prog)))
+    params = json.loads((pathlib.Path(artifact_dir) / "signature.json").read_text()).get("params", [])
+    inputs = [i for i in range(len(args)) if i not in params]
     counts = (rt.sparseopt_program_num_inputs(prog), rt.sparseopt_program_num_outputs(prog),
               rt.sparseopt_program_num_params(prog))
-    if counts != (len(inputs), 1, 0):
-        sys.exit("expected a program of %d inputs, 1 output and no params, got %s"
-                 % (len(inputs), counts))
+    if counts != (len(inputs), 1, len(params)):
+        sys.exit("expected a program of %d inputs, 1 output and %d params, got %s"
+                 % (len(inputs), len(params), counts))
     dev = []
-    for i, a in enumerate(inputs):
-        if rt.sparseopt_program_input_bytes(prog, i) != a.nbytes:
-            sys.exit("input %d: the program expects %d bytes, numpy has %d"
-                     % (i, rt.sparseopt_program_input_bytes(prog, i), a.nbytes))
+    for i, a in enumerate(args):
+        role, k = ("param", params.index(i)) if i in params else ("input", inputs.index(i))
+        want = getattr(rt, "sparseopt_program_%s_bytes" % role)(prog, k)
+        if want != a.nbytes:
+            sys.exit("argument %d (%s %d): the program expects %d bytes, numpy has %d"
+                     % (i, role, k, want, a.nbytes))
         d = u64()
         check(rt.sparseopt_malloc(a.nbytes, ctypes.byref(d)))
         check(rt.sparseopt_memcpy_htod(d, np.ascontiguousarray(a).ctypes.data, a.nbytes))
         dev.append(d.value)
+    if params:
+        check(rt.sparseopt_program_bind(prog, (u64 * len(params))(*[dev[i] for i in params]),
+                                        len(params), None))
     if rt.sparseopt_program_output_bytes(prog, 0) != out.nbytes:
         sys.exit("the output: the program writes %d bytes, numpy has %d"
                  % (rt.sparseopt_program_output_bytes(prog, 0), out.nbytes))
     dout = u64()
     check(rt.sparseopt_malloc(out.nbytes, ctypes.byref(dout)))
+    ins = [dev[i] for i in inputs]
     for _ in range(runs):
-        check(rt.sparseopt_program_run(prog, (u64 * len(dev))(*dev), (u64 * 1)(dout.value), None))
+        check(rt.sparseopt_program_run(prog, (u64 * len(ins))(*ins), (u64 * 1)(dout.value), None))
     check(rt.sparseopt_synchronize())
     check(rt.sparseopt_memcpy_dtoh(out.ctypes.data, dout, out.nbytes))
+    if stats is not None:
+        for i in range(rt.sparseopt_program_num_stats(prog)):
+            value = u64()
+            check(rt.sparseopt_program_read_stat(prog, i, None, ctypes.byref(value)))
+            stats[rt.sparseopt_program_stat_name(prog, i).decode()] = value.value
     check(rt.sparseopt_program_destroy(prog))
     for d in dev + [dout.value]:
         check(rt.sparseopt_free(d))

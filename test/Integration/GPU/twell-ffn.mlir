@@ -1,6 +1,7 @@
 // TwELL FFNs (ungated and gated, f16 and bf16) after sgpu-sparsify-ffn, run
 // on the GPU through the runtime with rows from ~0.5% to 100% active (the
-// dense ones overflow into the fallback), match a dense numpy FFN.
+// dense ones overflow into the fallback), match a dense numpy FFN, and the
+// program stats (nonzeros, fallback rows) match numpy's gate output.
 // REQUIRES: gpu
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-ungated-f16.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="output-dir=%t/uf16" -o /dev/null
@@ -11,4 +12,5 @@
 // RUN: %python %S/check_twell.py %t/ubf16 %sparse_opt_lib | FileCheck %s
 // RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-gated-bf16.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="output-dir=%t/gbf16" -o /dev/null
 // RUN: %python %S/check_twell.py %t/gbf16 %sparse_opt_lib | FileCheck %s
+// CHECK: stats: active neurons {{[0-9]+}} (numpy {{[0-9]+}}), fallback rows {{[0-9]+}} (numpy {{[0-9]+}}) (ok)
 // CHECK: twell {{.*}} max_rel_err {{.*}} (ok)

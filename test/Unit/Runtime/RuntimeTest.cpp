@@ -555,6 +555,43 @@ TEST_F(ArtifactTest, ParsesParamsStagesAndChecks) {
   EXPECT_TRUE(contains(lastError(), "sparseopt_program_check: index 2"));
 }
 
+TEST_F(ArtifactTest, ParsesStats) {
+  // Stats name temp counters (u32 or u64), with or without a total, and
+  // may come before their buffer; reading one needs a loaded program.
+  ASSERT_EQ(parse("sparseopt-program 1\n"
+                  "module kernels.ptx\n"
+                  "stat twell0.fallback_rows b1 u32 of 64   # rows\n"
+                  "buffer 0 input 0 8\n"
+                  "buffer 1 temp 4\n"
+                  "buffer 2 temp 16\n"
+                  "stat twell0.active_neurons b2 u64\n"
+                  "launch k grid 1 1 1 block 32 1 1 smem 0 args b0 b1 b2\n"),
+            SPARSEOPT_OK)
+      << lastError();
+  ASSERT_EQ(sparseopt_program_num_stats(program), 2);
+  EXPECT_STREQ(sparseopt_program_stat_name(program, 0), "twell0.fallback_rows");
+  EXPECT_EQ(sparseopt_program_stat_total(program, 0), 64u);
+  EXPECT_STREQ(sparseopt_program_stat_name(program, 1),
+               "twell0.active_neurons");
+  EXPECT_EQ(sparseopt_program_stat_total(program, 1), 0u);
+  EXPECT_EQ(sparseopt_program_stat_name(program, 2), nullptr);
+  EXPECT_TRUE(contains(lastError(), "sparseopt_program_stat_name: index 2"));
+  EXPECT_EQ(sparseopt_program_stat_total(program, -1), 0u);
+  uint64_t value = 7;
+  EXPECT_EQ(sparseopt_program_read_stat(program, 0, nullptr, &value),
+            SPARSEOPT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(lastError(), "was only parsed"));
+  EXPECT_EQ(value, 7u);
+  EXPECT_EQ(sparseopt_program_read_stat(program, 2, nullptr, &value),
+            SPARSEOPT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(lastError(), "stat index 2 out of range (2 stats)"));
+  EXPECT_EQ(sparseopt_program_read_stat(program, 0, nullptr, nullptr),
+            SPARSEOPT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(sparseopt_program_read_stat(nullptr, 0, nullptr, &value),
+            SPARSEOPT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(sparseopt_program_num_stats(nullptr), -1);
+}
+
 TEST_F(ArtifactTest, ParsesEveryCheckPattern) {
   // 2:4 and (2N-2):2N for N = 2..8, the smallest group count.
   std::string manifest = "sparseopt-program 1\nmodule kernels.ptx\n"
@@ -989,7 +1026,7 @@ const MalformedCase kMalformedGemmCases[] = {
     {"GemmUnknownDirectiveHint", GEMM_BUFFERS "matmul m=1\n",
      SPARSEOPT_ERROR_PARSE, 6,
      "unknown directive 'matmul' (expected 'module', 'buffer', 'launch', "
-     "'gemm', 'stage', 'check', 'allreduce' or 'wait')"},
+     "'gemm', 'stage', 'check', 'allreduce', 'wait' or 'stat')"},
 };
 
 #undef GEMM_BUFFERS
@@ -1183,6 +1220,38 @@ const MalformedCase kMalformedParamCases[] = {
      "prepare-stage launch of kernel 'k' argument 0 uses buffer 7 (input 1)"},
 };
 
+// Stat lines: a temp counter of at least one u32/u64, a unique name.
+#define STAT_SYNTAX " (stat <name> b<id> <u32|u64> [of <total>])"
+const MalformedCase kMalformedStatCases[] = {
+    {"StatFieldCount", PARAM_BUFFERS "stat rows b1\n", SPARSEOPT_ERROR_PARSE,
+     8, "expected 4 or 6 fields on a stat line, got 3" STAT_SYNTAX},
+    {"StatFiveFields", PARAM_BUFFERS "stat rows b1 u32 of\n",
+     SPARSEOPT_ERROR_PARSE, 8, "expected 4 or 6 fields on a stat line, got 5"},
+    {"StatName", PARAM_BUFFERS "stat rows/1 b1 u32\n", SPARSEOPT_ERROR_PARSE,
+     8, "stat name 'rows/1': expected letters, digits, '_' and '.'"},
+    {"StatDuplicateName", PARAM_BUFFERS "stat rows b1 u32\nstat rows b1 u64\n",
+     SPARSEOPT_ERROR_PARSE, 9,
+     "stat 'rows' is already declared at line 8"},
+    {"StatBufferSyntax", PARAM_BUFFERS "stat rows 1 u32\n", SPARSEOPT_ERROR_PARSE,
+     8, "stat: expected b<buffer id>, got '1'" STAT_SYNTAX},
+    {"StatType", PARAM_BUFFERS "stat rows b1 i32\n", SPARSEOPT_ERROR_PARSE, 8,
+     "stat type: expected u32 or u64, got 'i32'"},
+    {"StatOfKeyword", PARAM_BUFFERS "stat rows b1 u32 in 8\n",
+     SPARSEOPT_ERROR_PARSE, 8, "expected 'of', got 'in'"},
+    {"StatZeroTotal", PARAM_BUFFERS "stat rows b1 u32 of 0\n",
+     SPARSEOPT_ERROR_PARSE, 8,
+     "stat total: expected a positive integer, got '0'"},
+    {"StatUnknownBuffer", PARAM_BUFFERS "stat rows b9 u32\n",
+     SPARSEOPT_ERROR_PARSE, 8, "stat 'rows' uses unknown buffer b9"},
+    {"StatOnInput", PARAM_BUFFERS "stat rows b2 u32\n", SPARSEOPT_ERROR_PARSE,
+     8, "stat 'rows': buffer 2 is input 0; a stat is a temp buffer"},
+    {"StatOnParam", PARAM_BUFFERS "stat rows b0 u64\n", SPARSEOPT_ERROR_PARSE,
+     8, "stat 'rows': buffer 0 is param 0; a stat is a temp buffer"},
+    {"StatTooSmall", PARAM_BUFFERS "stat rows b4 u32\n", SPARSEOPT_ERROR_PARSE,
+     8, "stat 'rows': buffer 4 has 3 bytes, fewer than one u32"},
+};
+#undef STAT_SYNTAX
+
 #undef HEADER
 #undef GRID
 #undef PARAM_BUFFERS
@@ -1204,6 +1273,12 @@ INSTANTIATE_TEST_SUITE_P(
 
 INSTANTIATE_TEST_SUITE_P(
     ParamParser, MalformedManifest, ::testing::ValuesIn(kMalformedParamCases),
+    [](const ::testing::TestParamInfo<MalformedCase> &info) {
+      return std::string(info.param.name);
+    });
+
+INSTANTIATE_TEST_SUITE_P(
+    StatParser, MalformedManifest, ::testing::ValuesIn(kMalformedStatCases),
     [](const ::testing::TestParamInfo<MalformedCase> &info) {
       return std::string(info.param.name);
     });

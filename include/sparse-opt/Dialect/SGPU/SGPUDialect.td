@@ -79,6 +79,13 @@ def SGPU_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kLadderBlockAttr = "sgpu.ladder_block";
     /// Launch attribute: the program stage of a gpu.launch_func ("prepare").
     static constexpr ::llvm::StringLiteral kStageAttr = "sgpu.stage";
+    /// Allocation attribute: the buffer (memref<Nxi32> or memref<Nxi64>) is
+    /// a program stat, a counter the run steps leave in its first element,
+    /// under this name ([A-Za-z0-9_.]+), readable after a run.
+    static constexpr ::llvm::StringLiteral kStatAttr = "sgpu.stat";
+    /// Allocation attribute (positive i64, with sgpu.stat): what the stat
+    /// counts out of (the stat's value divided by it is a fraction).
+    static constexpr ::llvm::StringLiteral kStatTotalAttr = "sgpu.stat_total";
     /// Function argument attribute (unit): the same value on every rank.
     static constexpr ::llvm::StringLiteral kReplicatedAttr = "sgpu.replicated";
   }];

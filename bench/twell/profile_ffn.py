@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""Per-kernel GPU times of one TwELL FFN program (torch.profiler, which sees
+every kernel of the process), at the given active fractions: where the time
+of run_ffn.py's figures goes (gate GEMM, pack, consumer).
+
+  python3 bench/twell/profile_ffn.py --artifact DIR [--fractions 0.005,0.02] [--reps 5]
+"""
+import argparse
+import collections
+import pathlib
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "bench" / "twell"))
+
+import torch  # noqa: E402
+
+from run_ffn import inputs  # noqa: E402
+from sparse_opt import runtime  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--artifact", required=True, type=pathlib.Path)
+    ap.add_argument("--fractions", default="0.005,0.02")
+    ap.add_argument("--reps", type=int, default=5)
+    args = ap.parse_args()
+    _, _, mm, dd, ff = args.artifact.name.split("_")
+    m, d, f = int(mm[1:]), int(dd[1:]), int(ff[1:])
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    prog = runtime.load(args.artifact)
+    sig = prog.signature
+    stream = torch.cuda.current_stream().cuda_stream
+    for p in (float(v) for v in args.fractions.split(",")):
+        xs = inputs(m, d, f, p, gen)
+        ptrs = [t.data_ptr() for t in xs]
+        prog.bind([ptrs[i] for i in sig.params], stream)
+        ins = [ptrs[i] for i in sig.input_positions]
+        out = torch.empty(m, d, dtype=torch.bfloat16, device="cuda")
+        prog.run(ins, [out.data_ptr()], stream)
+        torch.cuda.synchronize()
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            for _ in range(args.reps):
+                prog.run(ins, [out.data_ptr()], stream)
+            torch.cuda.synchronize()
+        times = collections.defaultdict(float)
+        for e in prof.events():
+            if e.device_type == torch.autograd.DeviceType.CUDA:
+                times[e.name] += getattr(e, "device_time", 0.0) / args.reps
+        print("%s active %.3f: %s" % (args.artifact.name, p, ", ".join(
+            "%s %.1f us" % (k[:40], v) for k, v in sorted(times.items(), key=lambda kv: -kv[1]))))
+    prog.close()
+
+
+if __name__ == "__main__":
+    main()

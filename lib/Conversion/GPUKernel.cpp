@@ -1,0 +1,48 @@
+//===- GPUKernel.cpp - creating and launching generated kernels -----------===//
+
+#include "GPUKernel.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+using namespace mlir::sgpu;
+
+MemRefType mlir::sgpu::workgroupBuffer(OpBuilder &b, int64_t n, Type et) {
+  return MemRefType::get({n}, et, AffineMap(),
+                         gpu::AddressSpaceAttr::get(
+                             b.getContext(), gpu::AddressSpace::Workgroup));
+}
+
+gpu::GPUFuncOp mlir::sgpu::createKernel(OpBuilder &kb, Location loc,
+                                        SymbolTable &symbols,
+                                        const std::string &name,
+                                        ArrayRef<Type> args,
+                                        ArrayRef<Type> workgroup,
+                                        int64_t threads) {
+  auto func = gpu::GPUFuncOp::create(
+      kb, loc, name, kb.getFunctionType(args, {}), TypeRange(workgroup));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), kb.getUnitAttr());
+  func.setKnownBlockSizeAttr(
+      kb.getDenseI32ArrayAttr({int32_t(threads), 1, 1}));
+  symbols.insert(func);
+  kb.setInsertionPointToStart(&func.getBody().front());
+  return func;
+}
+
+void mlir::sgpu::finishKernel(OpBuilder &kb, Location loc,
+                              gpu::GPUFuncOp func) {
+  kb.setInsertionPointToEnd(&func.getBody().front());
+  gpu::ReturnOp::create(kb, loc);
+}
+
+gpu::LaunchFuncOp mlir::sgpu::launchKernel(OpBuilder &b, Location loc,
+                                           gpu::GPUFuncOp func, int64_t grid,
+                                           int64_t threads, ValueRange args) {
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  return gpu::LaunchFuncOp::create(
+      b, loc, func, gpu::KernelDim3{c(grid), c(1), c(1)},
+      gpu::KernelDim3{c(threads), c(1), c(1)},
+      /*dynamicSharedMemorySize=*/Value(), args);
+}

@@ -1,0 +1,50 @@
+//===- GPUKernel.h - creating and launching generated kernels ---*- C++ -*-===//
+//
+// The few steps every generated one-dimensional kernel shares: a gpu.func
+// marked as a kernel with its known block size, static shared-memory
+// (workgroup) buffers, and a launch of it with a 1-D grid.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPARSEOPT_LIB_CONVERSION_GPUKERNEL_H
+#define SPARSEOPT_LIB_CONVERSION_GPUKERNEL_H
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include <string>
+
+namespace mlir {
+namespace sgpu {
+
+/// Elements of a 16-bit type per vector access along a row of `n`: the
+/// widest of 8 (16 bytes), 4, 2, 1 dividing `n`, so that every vector of the
+/// row is aligned to its size when rows start aligned.
+inline int64_t rowVectorWidth(int64_t n) {
+  return n % 8 == 0 ? 8 : n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 1;
+}
+
+/// A rank-1 shared-memory buffer of `n` elements of `et`.
+MemRefType workgroupBuffer(OpBuilder &b, int64_t n, Type et);
+
+/// Appends a kernel `name(args)` with the `workgroup` buffers and a known
+/// block size of `threads` to `kb`'s current block (a gpu.module body),
+/// registers it in `symbols` and leaves `kb` at the start of its body.
+gpu::GPUFuncOp createKernel(OpBuilder &kb, Location loc, SymbolTable &symbols,
+                            const std::string &name, ArrayRef<Type> args,
+                            ArrayRef<Type> workgroup, int64_t threads);
+
+/// Ends `func`'s body with gpu.return.
+void finishKernel(OpBuilder &kb, Location loc, gpu::GPUFuncOp func);
+
+/// Launches `func` at `b` on `grid` blocks of `threads` threads; returns
+/// the launch (callers may mark it as a prepare-stage step).
+gpu::LaunchFuncOp launchKernel(OpBuilder &b, Location loc,
+                               gpu::GPUFuncOp func, int64_t grid,
+                               int64_t threads, ValueRange args);
+
+} // namespace sgpu
+} // namespace mlir
+
+#endif // SPARSEOPT_LIB_CONVERSION_GPUKERNEL_H

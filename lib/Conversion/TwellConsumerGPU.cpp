@@ -1,0 +1,545 @@
+//===- TwellConsumerGPU.cpp - sgpu.twell_ffn as a generated kernel --------===//
+//
+// The TwELL consumer on CUDA cores: y[m] = sum over the active neurons j of
+// row m of coef_j * Wd[:, j], with coef_j = h[m, j] (ungated) or
+// h[m, j] * (X[m] . Wu[j]) (gated). It reads the concrete form that
+// TwellToGPU.cpp's pack kernel writes (TwellToLoops.h documents it).
+//
+// Kernels:
+//
+// * sgpu_twell_down_t_<i>: Wd [d, F] transposed into WdT [F, d] through a
+//   32x32 shared-memory tile, so that a neuron's down-projection row is
+//   contiguous. When Wd is a constant or a function argument read by TwELL
+//   consumers only, the launch is a prepare-stage step: it runs once, when
+//   the runtime binds the params, and Wd becomes a param. Otherwise it runs
+//   before every consumer that reads it.
+//
+// * sgpu_twell_ffn_<i>: one block per row (token). The row's active
+//   neurons are processed in groups staged in shared memory as (column,
+//   coefficient) pairs:
+//     - packed rows: a group is up to G tiles (G * (W-1) entries fit the
+//       stage); warp 0 scans the tiles' counts with shuffles to place each
+//       tile's entries, then the warps copy them;
+//     - overflowing rows (flag set): a group is the next C columns of the
+//       dense fallback row, zeros included (they are skipped below).
+//   Then, gated only, each warp takes whole entries: lanes read Wu[j] and
+//   X[m] 16 bytes at a time, a warp xor-shuffle reduces the dot product and
+//   lane 0 scales the staged coefficient (no block barrier per neuron).
+//   Last, thread t owns the output vectors t, t + T, ... (16 bytes of
+//   features each) and accumulates coef * WdT[j, those features] over the
+//   group's entries in f32 registers, 4 entries per iteration so their
+//   loads overlap; the row's result is rounded once at the end. Three block barriers per
+//   group, and at 0.5-5% active neurons a row is one group.
+//
+// The output width is limited by the accumulator registers (64 f32 per
+// thread), not by shared memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GPUKernel.h"
+#include "IndexMath.h"
+#include "TwellToGPU.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+using namespace mlir::sgpu;
+
+namespace {
+
+constexpr int64_t kWarpSize = 32;
+/// Entries staged per group: every tile's capacity when that fits in
+/// [kMinStage, kMaxStage] entries (then a packed row is one group), and at
+/// least one tile's capacity.
+constexpr int64_t kMinStage = 512;
+constexpr int64_t kMaxStage = 2048;
+/// Entries per iteration of the accumulation.
+constexpr int64_t kUnroll = 4;
+/// Rounds of 32 vectors per iteration of a gated dot product.
+constexpr int64_t kRoundsInFlight = 4;
+/// Tiles per packed group: one warp scans their counts.
+constexpr int64_t kMaxGroupTiles = kWarpSize;
+/// The transpose kernel's tile edge and block (32 x 8 threads).
+constexpr int64_t kTransposeTile = 32;
+constexpr int64_t kTransposeThreads = 256;
+
+/// The consumer's static shape: what the kernel builder and the launch need.
+struct ConsumerShape {
+  int64_t f, d, tile, words, tiles, capacity;
+  /// Elements per vector access of a d-row: the widest of 8/4/2/1 dividing
+  /// d (16 bytes at most, each access aligned to its size).
+  int64_t vec;
+  /// d / vec: the vectors of a row.
+  int64_t slots;
+  int64_t threads, warps;
+  /// Output vectors per thread.
+  int64_t perThread;
+  /// Entries staged per group; packed groups of `groupTiles` tiles.
+  int64_t stage, groupTiles;
+  bool gated;
+
+  ConsumerShape(int64_t f, int64_t d, int64_t tile, int64_t words,
+                bool gated)
+      : f(f), d(d), tile(tile), words(words),
+        tiles((f + tile - 1) / tile), capacity(words - 1), gated(gated) {
+    vec = rowVectorWidth(d);
+    slots = d / vec;
+    int64_t rounded = (slots + kWarpSize - 1) / kWarpSize * kWarpSize;
+    threads = std::clamp<int64_t>(rounded, 4 * kWarpSize,
+                                  kTwellConsumerThreads);
+    warps = threads / kWarpSize;
+    perThread = (slots + threads - 1) / threads;
+    stage = std::max(std::clamp(tiles * capacity, kMinStage, kMaxStage),
+                     capacity);
+    groupTiles = std::clamp<int64_t>(stage / capacity, 1,
+                                     std::min(kMaxGroupTiles, tiles));
+  }
+};
+
+/// Builder of the consumer kernel's body.
+class ConsumerBuilder {
+public:
+  ConsumerBuilder(OpBuilder &b, Location loc, const ConsumerShape &s,
+                  Type et)
+      : b(b), loc(loc), im{b, loc}, s(s), et(et) {}
+
+  /// Arguments: words, flags, fallback, wdT, [x, wu], y; workgroup: cols,
+  /// vals, tile counts, tile offsets, the group's entry count.
+  void build(gpu::GPUFuncOp func) {
+    words = func.getArgument(0);
+    flags = func.getArgument(1);
+    fallback = func.getArgument(2);
+    wdT = func.getArgument(3);
+    if (s.gated) {
+      x = func.getArgument(4);
+      wu = func.getArgument(5);
+    }
+    y = func.getArgument(func.getFunctionType().getNumInputs() - 1);
+    auto wg = func.getWorkgroupAttributions();
+    cols = wg[0];
+    vals = wg[1];
+    counts = wg[2];
+    offsets = wg[3];
+    total = wg[4];
+
+    tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+    row = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+    lane = im.rem(tid, kWarpSize);
+    warp = im.div(tid, kWarpSize);
+    Value overflowed = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne,
+        memref::LoadOp::create(b, loc, flags, ValueRange{row}), im.i32(0));
+    Value packedGroups = im.c((s.tiles + s.groupTiles - 1) / s.groupTiles);
+    Value fallbackGroups = im.c((s.f + s.stage - 1) / s.stage);
+    Value groups = arith::SelectOp::create(b, loc, overflowed,
+                                           fallbackGroups, packedGroups);
+
+    Value zero = splat(0.0);
+    SmallVector<Value> init(s.perThread, zero);
+    auto loop = scf::ForOp::create(
+        b, loc, im.c(0), groups, im.c(1), init,
+        [&](OpBuilder &, Location, Value g, ValueRange acc) {
+          im.ifThen(
+              overflowed, [&] { stageFallback(g); },
+              [&] { stagePacked(g); });
+          gpu::BarrierOp::create(b, loc);
+          Value n = arith::IndexCastUIOp::create(
+              b, loc, b.getIndexType(),
+              memref::LoadOp::create(b, loc, total, ValueRange{im.c(0)}));
+          if (s.gated) {
+            gateUp(n);
+            gpu::BarrierOp::create(b, loc);
+          }
+          SmallVector<Value> next = accumulate(n, acc);
+          // The next group overwrites the stage.
+          gpu::BarrierOp::create(b, loc);
+          scf::YieldOp::create(b, loc, next);
+        });
+    for (int64_t p = 0; p < s.perThread; ++p)
+      forSlot(p, [&](Value slot) {
+        Value v = loop.getResult(p);
+        if (et != v.getType())
+          v = arith::TruncFOp::create(b, loc, vecType(et), v);
+        vector::StoreOp::create(b, loc, v, y,
+                                ValueRange{row, im.mul(slot, s.vec)},
+                                /*nontemporal=*/false, align());
+      });
+  }
+
+private:
+  OpBuilder &b;
+  Location loc;
+  IndexMath im;
+  const ConsumerShape &s;
+  Type et;
+  Value words, flags, fallback, wdT, x, wu, y;
+  Value cols, vals, counts, offsets, total;
+  Value tid, row, lane, warp;
+
+  VectorType vecType(Type t) { return VectorType::get({s.vec}, t); }
+  llvm::Align align() {
+    return llvm::Align(s.vec * et.getIntOrFloatBitWidth() / 8);
+  }
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32Type(),
+                                     b.getF32FloatAttr(v));
+  }
+  Value splat(double v) {
+    return arith::ConstantOp::create(
+        b, loc, vecType(b.getF32Type()),
+        DenseElementsAttr::get(vecType(b.getF32Type()),
+                               b.getF32FloatAttr(v)));
+  }
+  /// `vec` elements of row `r` of `mem` from vector `slot`, widened to f32.
+  Value loadVec(Value mem, Value r, Value slot) {
+    Value v = vector::LoadOp::create(b, loc, vecType(et), mem,
+                                     ValueRange{r, im.mul(slot, s.vec)},
+                                     /*nontemporal=*/false, align());
+    return arith::ExtFOp::create(b, loc, vecType(b.getF32Type()), v);
+  }
+  /// body(slot) for this thread's output vector `p` (tid + p * threads),
+  /// guarded when the last round of vectors is partial.
+  void forSlot(int64_t p, function_ref<void(Value)> body) {
+    Value slot = im.add(tid, p * s.threads);
+    if ((p + 1) * s.threads <= s.slots)
+      return body(slot);
+    im.ifThen(im.lt(slot, s.slots), [&] { body(slot); });
+  }
+
+  /// A packed group: tiles g*G .. g*G+G-1 of the row.
+  void stagePacked(Value g) {
+    Value first = im.mul(g, s.groupTiles);
+    im.ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warp,
+                                    im.c(0)),
+              [&] {
+                Value t = im.add(first, lane);
+                Value ok = im.andi(im.lt(lane, s.groupTiles),
+                                   im.lt(t, s.tiles));
+                Value word = memref::LoadOp::create(
+                    b, loc, words, ValueRange{row, im.clamp(t, ok), im.c(0)});
+                Value count = arith::MinUIOp::create(
+                    b, loc, word, im.i32(s.capacity));
+                count = arith::SelectOp::create(b, loc, ok, count, im.i32(0));
+                // Inclusive scan of the counts over the lanes.
+                Value sum = count;
+                for (int32_t off = 1; off < kWarpSize; off *= 2) {
+                  auto up = gpu::ShuffleOp::create(b, loc, sum, off, kWarpSize,
+                                                   gpu::ShuffleMode::UP);
+                  Value added =
+                      arith::AddIOp::create(b, loc, sum, up.getShuffleResult());
+                  sum = arith::SelectOp::create(b, loc, up.getValid(), added,
+                                                sum);
+                }
+                Value start = arith::SubIOp::create(b, loc, sum, count);
+                im.ifThen(im.lt(lane, s.groupTiles), [&] {
+                  memref::StoreOp::create(b, loc, count, counts,
+                                          ValueRange{lane});
+                  memref::StoreOp::create(b, loc, start, offsets,
+                                          ValueRange{lane});
+                });
+                im.ifThen(arith::CmpIOp::create(b, loc,
+                                                arith::CmpIPredicate::eq,
+                                                lane, im.c(kWarpSize - 1)),
+                          [&] {
+                            memref::StoreOp::create(b, loc, sum, total,
+                                                    ValueRange{im.c(0)});
+                          });
+              });
+    gpu::BarrierOp::create(b, loc);
+    Type i16 = b.getIntegerType(16);
+    im.forEach(warp, im.c(s.groupTiles), im.c(s.warps), [&](Value i) {
+      Value t = im.add(first, i);
+      im.ifThen(im.lt(t, s.tiles), [&] {
+        Value count = toIndex(
+            memref::LoadOp::create(b, loc, counts, ValueRange{i}));
+        Value start = toIndex(
+            memref::LoadOp::create(b, loc, offsets, ValueRange{i}));
+        Value base = im.mul(t, s.tile);
+        im.forEach(lane, count, im.c(kWarpSize), [&](Value e) {
+          Value w = memref::LoadOp::create(
+              b, loc, words, ValueRange{row, t, im.add(e, im.c(1))});
+          Value col = arith::AndIOp::create(b, loc, w, im.i32(0xffff));
+          Value j = arith::AddIOp::create(
+              b, loc, col,
+              arith::IndexCastUIOp::create(b, loc, b.getI32Type(), base));
+          Value bits = arith::TruncIOp::create(
+              b, loc, i16, arith::ShRUIOp::create(b, loc, w, im.i32(16)));
+          Value h = im.toF32(arith::BitcastOp::create(b, loc, et, bits));
+          Value at = im.add(start, e);
+          memref::StoreOp::create(b, loc, j, cols, ValueRange{at});
+          memref::StoreOp::create(b, loc, h, vals, ValueRange{at});
+        });
+      });
+    });
+  }
+
+  /// A fallback group: columns g*C .. g*C+C-1 of the dense fallback row.
+  void stageFallback(Value g) {
+    Value first = im.mul(g, s.stage);
+    im.forEach(tid, im.c(s.stage), im.c(s.threads), [&](Value c) {
+      Value j = im.add(first, c);
+      Value ok = im.lt(j, s.f);
+      Value jc = im.clamp(j, ok);
+      Value h = im.loadF32(fallback, {row, jc});
+      h = arith::SelectOp::create(b, loc, ok, h, f32(0.0));
+      memref::StoreOp::create(
+          b, loc, arith::IndexCastUIOp::create(b, loc, b.getI32Type(), jc),
+          cols, ValueRange{c});
+      memref::StoreOp::create(b, loc, h, vals, ValueRange{c});
+    });
+    im.ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                                    im.c(0)),
+              [&] {
+                Value n = arith::MinUIOp::create(
+                    b, loc, im.sub(im.c(s.f), first), im.c(s.stage));
+                memref::StoreOp::create(
+                    b, loc,
+                    arith::IndexCastUIOp::create(b, loc, b.getI32Type(), n),
+                    total, ValueRange{im.c(0)});
+              });
+  }
+
+  /// Gated: vals[e] *= X[row] . Wu[cols[e]], one warp per entry.
+  void gateUp(Value n) {
+    int64_t rounds = (s.slots + kWarpSize - 1) / kWarpSize;
+    im.forEach(warp, n, im.c(s.warps), [&](Value e) {
+      Value h = memref::LoadOp::create(b, loc, vals, ValueRange{e});
+      Value active = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE,
+                                           h, f32(0.0));
+      im.ifThen(active, [&] {
+        Value j = toIndex(memref::LoadOp::create(b, loc, cols, ValueRange{e}));
+        // Lane l reads vectors l, l + 32, ... of both rows: kRoundsInFlight
+        // rounds per iteration, unrolled so that their loads are in flight
+        // together (more would cost registers and so occupancy).
+        int64_t perIter = std::min(rounds, kRoundsInFlight);
+        int64_t iters = (rounds + perIter - 1) / perIter;
+        bool partial = s.slots % (kWarpSize * perIter) != 0;
+        Value dot = im.reduce(
+            im.c(0), im.c(iters), im.c(1), splat(0.0),
+            [&](Value it, Value acc) {
+              Value first = im.add(lane, im.mul(it, kWarpSize * perIter));
+              for (int64_t r = 0; r < perIter; ++r) {
+                Value slot = im.add(first, r * kWarpSize);
+                Value ok = partial ? im.lt(slot, s.slots) : Value();
+                Value sc = im.clamp(slot, ok);
+                Value p = arith::MulFOp::create(b, loc, loadVec(x, row, sc),
+                                                loadVec(wu, j, sc));
+                if (ok)
+                  p = arith::SelectOp::create(b, loc, ok, p, splat(0.0));
+                acc = arith::AddFOp::create(b, loc, acc, p);
+              }
+              return acc;
+            });
+        Value sum = vector::ReductionOp::create(b, loc,
+                                                vector::CombiningKind::ADD,
+                                                dot);
+        for (int32_t off = kWarpSize / 2; off > 0; off /= 2) {
+          auto sh = gpu::ShuffleOp::create(b, loc, sum, off, kWarpSize,
+                                           gpu::ShuffleMode::XOR);
+          sum = arith::AddFOp::create(b, loc, sum, sh.getShuffleResult());
+        }
+        im.ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        lane, im.c(0)),
+                  [&] {
+                    memref::StoreOp::create(
+                        b, loc, arith::MulFOp::create(b, loc, h, sum), vals,
+                        ValueRange{e});
+                  });
+      });
+    });
+  }
+
+  /// acc[p] += vals[e] * WdT[cols[e], this thread's vectors] over the
+  /// group's entries, kUnroll entries per iteration so that their loads are
+  /// in flight together (entries past n count as zero coefficients on row
+  /// cols[0]). Zero coefficients (fallback rows) are not skipped: a branch
+  /// per entry would keep the loads from overlapping.
+  SmallVector<Value> accumulate(Value n, ValueRange acc) {
+    auto loop = scf::ForOp::create(
+        b, loc, im.c(0), n, im.c(kUnroll), acc,
+        [&](OpBuilder &, Location, Value e0, ValueRange cur) {
+          SmallVector<Value> coefs, rows;
+          for (int64_t u = 0; u < kUnroll; ++u) {
+            Value e = im.add(e0, u);
+            Value ok = u ? im.lt(e, n) : Value();
+            Value ec = im.clamp(e, ok);
+            Value coef = memref::LoadOp::create(b, loc, vals, ValueRange{ec});
+            if (ok)
+              coef = arith::SelectOp::create(b, loc, ok, coef, f32(0.0));
+            coefs.push_back(vector::BroadcastOp::create(
+                b, loc, vecType(b.getF32Type()), coef));
+            rows.push_back(
+                toIndex(memref::LoadOp::create(b, loc, cols, ValueRange{ec})));
+          }
+          SmallVector<Value> next(cur.begin(), cur.end());
+          for (int64_t p = 0; p < s.perThread; ++p) {
+            Value slot = im.add(tid, p * s.threads);
+            bool full = (p + 1) * s.threads <= s.slots;
+            Value sc = im.clamp(slot, full ? Value() : im.lt(slot, s.slots));
+            SmallVector<Value> ws;
+            for (int64_t u = 0; u < kUnroll; ++u)
+              ws.push_back(loadVec(wdT, rows[u], sc));
+            for (int64_t u = 0; u < kUnroll; ++u)
+              next[p] = vector::FMAOp::create(b, loc, coefs[u], ws[u], next[p]);
+          }
+          scf::YieldOp::create(b, loc, next);
+        });
+    return SmallVector<Value>(loop.getResults());
+  }
+
+  Value toIndex(Value v) {
+    return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), v);
+  }
+};
+
+/// Builds the transpose kernel's body: WdT[j, n] = Wd[n, j], one 32x32 tile
+/// per block through shared memory (padded rows: no bank conflicts).
+void buildTransposeKernel(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
+                          int64_t rows, int64_t cols) {
+  IndexMath im{b, loc};
+  Value in = func.getArgument(0), out = func.getArgument(1);
+  Value tileBuf = func.getWorkgroupAttributions()[0];
+  constexpr int64_t t = kTransposeTile, pitch = kTransposeTile + 1;
+  constexpr int64_t passes = t * t / kTransposeThreads;
+  int64_t colTiles = (cols + t - 1) / t;
+  Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+  Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+  Value r0 = im.mul(im.div(block, colTiles), t);
+  Value c0 = im.mul(im.rem(block, colTiles), t);
+  Value tx = im.rem(tid, t), ty = im.div(tid, t);
+  int64_t step = kTransposeThreads / t;
+  for (int64_t p = 0; p < passes; ++p) {
+    Value r = im.add(ty, p * step);
+    Value gr = im.add(r0, r), gc = im.add(c0, tx);
+    Value ok = im.andi(im.lt(gr, rows), im.lt(gc, cols));
+    im.ifThen(ok, [&] {
+      Value v = memref::LoadOp::create(b, loc, in, ValueRange{gr, gc});
+      memref::StoreOp::create(b, loc, v, tileBuf,
+                              ValueRange{im.add(im.mul(r, pitch), tx)});
+    });
+  }
+  gpu::BarrierOp::create(b, loc);
+  for (int64_t p = 0; p < passes; ++p) {
+    Value r = im.add(ty, p * step);
+    // Output row c0 + r holds input column c0 + r.
+    Value gr = im.add(c0, r), gc = im.add(r0, tx);
+    Value ok = im.andi(im.lt(gr, cols), im.lt(gc, rows));
+    im.ifThen(ok, [&] {
+      Value v = memref::LoadOp::create(
+          b, loc, tileBuf, ValueRange{im.add(im.mul(tx, pitch), r)});
+      memref::StoreOp::create(b, loc, v, out, ValueRange{gr, gc});
+    });
+  }
+}
+
+/// Whether `down` can be transposed once, at bind time: a constant, or an
+/// argument of the host function that only TwELL consumers read as their
+/// down projection (it then becomes a param of the program).
+bool transposeAtBind(Value down) {
+  if (down.getDefiningOp<arith::ConstantOp>())
+    return true;
+  auto arg = dyn_cast<BlockArgument>(down);
+  if (!arg || !isa<func::FuncOp>(arg.getOwner()->getParentOp()))
+    return false;
+  return llvm::all_of(arg.getUses(), [](OpOperand &use) {
+    auto ffn = dyn_cast<TwellFFNOp>(use.getOwner());
+    return ffn && use.get() == ffn.getDown() && use.getOperandNumber() == 1;
+  });
+}
+
+} // namespace
+
+Value mlir::sgpu::transposeTwellDown(TwellFFNOp op,
+                                     DenseMap<Value, Value> &atBind,
+                                     gpu::GPUModuleOp gpuModule,
+                                     SymbolTable &symbols, size_t &count) {
+  Location loc = op.getLoc();
+  Value down = op.getDown();
+  if (Value done = atBind.lookup(down))
+    return done;
+  size_t index = count++;
+  auto dt = cast<RankedTensorType>(down.getType());
+  int64_t rows = dt.getDimSize(0), cols = dt.getDimSize(1);
+  Type et = dt.getElementType();
+  auto outType = MemRefType::get({cols, rows}, et);
+
+  OpBuilder kb(gpuModule.getBodyRegion());
+  kb.setInsertionPointToEnd(gpuModule.getBody());
+  auto func = createKernel(
+      kb, loc, symbols, "sgpu_twell_down_t_" + std::to_string(index),
+      {memrefTypeOf(dt), outType},
+      {workgroupBuffer(kb, kTransposeTile * (kTransposeTile + 1), et)},
+      kTransposeThreads);
+  buildTransposeKernel(kb, loc, func, rows, cols);
+  finishKernel(kb, loc, func);
+
+  // At bind time the transpose goes right after the weight is defined (the
+  // function's entry for an argument), so that every consumer can read it.
+  OpBuilder b(op);
+  bool once = transposeAtBind(down);
+  if (once) {
+    if (Operation *def = down.getDefiningOp())
+      b.setInsertionPointAfter(def);
+    else
+      b.setInsertionPointToStart(cast<BlockArgument>(down).getOwner());
+  }
+  Value in = readBuffer(b, loc, down);
+  Value out = memref::AllocOp::create(b, loc, outType);
+  int64_t blocks = ((rows + kTransposeTile - 1) / kTransposeTile) *
+                   ((cols + kTransposeTile - 1) / kTransposeTile);
+  auto launch =
+      launchKernel(b, loc, func, blocks, kTransposeThreads, {in, out});
+  if (once) {
+    launch->setAttr(SGPUDialect::kStageAttr, b.getStringAttr("prepare"));
+    atBind[down] = out;
+  }
+  return out;
+}
+
+void mlir::sgpu::lowerTwellFFNToGPU(TwellFFNOp op, const TwellBuffers &packed,
+                                    Value downT, gpu::GPUModuleOp gpuModule,
+                                    SymbolTable &symbols, size_t index) {
+  Location loc = op.getLoc();
+  TwellType tt = op.getPacked().getType();
+  TwellLayoutAttr layout = tt.getLayout();
+  auto yt = cast<RankedTensorType>(op.getResult().getType());
+  bool gated = static_cast<bool>(op.getInput());
+  ConsumerShape shape(tt.getShape()[1], yt.getDimSize(1), layout.getTile(),
+                      layout.getWordsPerTile(), gated);
+  Type et = tt.getElementType();
+
+  OpBuilder b(op);
+  SmallVector<Value> args = {packed.words, packed.flags, packed.fallback,
+                             downT};
+  if (gated) {
+    args.push_back(readBuffer(b, loc, op.getInput()));
+    args.push_back(readBuffer(b, loc, op.getUp()));
+  }
+  Value y = memref::AllocOp::create(b, loc, memrefTypeOf(yt));
+  args.push_back(y);
+
+  OpBuilder kb(gpuModule.getBodyRegion());
+  kb.setInsertionPointToEnd(gpuModule.getBody());
+  Type i32 = kb.getI32Type(), f32 = kb.getF32Type();
+  SmallVector<Type> workgroup = {
+      workgroupBuffer(kb, shape.stage, i32), workgroupBuffer(kb, shape.stage, f32),
+      workgroupBuffer(kb, kMaxGroupTiles, i32),
+      workgroupBuffer(kb, kMaxGroupTiles, i32), workgroupBuffer(kb, 1, i32)};
+  auto func = createKernel(kb, loc, symbols,
+                           "sgpu_twell_ffn_" + std::to_string(index),
+                           llvm::to_vector(ValueRange(args).getTypes()),
+                           workgroup, shape.threads);
+  ConsumerBuilder(kb, loc, shape, et).build(func);
+  finishKernel(kb, loc, func);
+
+  launchKernel(b, loc, func, tt.getShape()[0], shape.threads, args);
+  Value result = bufferization::ToTensorOp::create(
+      b, loc, yt, y, /*restrict=*/b.getUnitAttr(),
+      /*writable=*/b.getUnitAttr());
+  op.replaceAllUsesWith(result);
+  op.erase();
+}
