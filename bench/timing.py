@@ -37,3 +37,34 @@ def median_us(fn, warmup=10, reps=50):
         print("  (eager timing: %s)" % str(exc).splitlines()[0])
         torch.cuda.synchronize()
         return median_events_us(fn, warmup, reps), "eager"
+
+
+def median_interleaved_us(fns, warmup=3, reps=10):
+    """GPU times of several calls measured in turns: each fn captured in a
+    CUDA graph, then the graphs replayed one after the other, `reps` rounds
+    after `warmup`, each replay timed with CUDA events. Calls compared this
+    way see the same clocks and temperature (a long run before one of them
+    cannot favour the other). Returns the medians in microseconds, in the
+    order of `fns`."""
+    graphs = []
+    for fn in fns:
+        fn()
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            fn()
+        graphs.append(graph)
+    for _ in range(warmup):
+        for graph in graphs:
+            graph.replay()
+    torch.cuda.synchronize()
+    times = [[] for _ in graphs]
+    for _ in range(reps):
+        for graph, acc in zip(graphs, times):
+            s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            s.record()
+            graph.replay()
+            e.record()
+            e.synchronize()
+            acc.append(s.elapsed_time(e) * 1000.0)
+    return [statistics.median(t) for t in times]

@@ -2,15 +2,20 @@
 //
 // Every element-wise linalg.generic of a host function (residual adds,
 // bias adds and activations the rewrites did not fuse into a GEMM, RoPE
-// products, transposes, fills) becomes its own kernel: one thread per
-// element of the result, 256 threads per block and as many blocks as it
-// takes, the last one masked. A thread splits its linear index into the
-// result's multi-index (row-major, so a warp writes consecutive elements),
-// maps it to the loop indices through the result's indexing map (a
-// permutation), reads every input at its own map of those indices
-// (projected permutations with zeros: a [D] weight or a bias row
-// broadcasts, a size-1 dimension is read at 0), runs a clone of the
-// generic's body on the scalars and stores what it yields.
+// products, transposes, fills) becomes its own kernel: one thread per V
+// consecutive elements of the result's last dimension (V = 8, 4 or 2 when
+// it divides that dimension and V elements of every operand fit in 16
+// bytes, else 1), 256 threads per block and as many blocks as it takes,
+// the last one masked. A thread splits the linear index of its first
+// element into the result's multi-index (row-major, so a warp writes
+// consecutive elements), maps it to the loop indices through the result's
+// indexing map (a permutation), reads every input at its own map of those
+// indices (projected permutations with zeros: a [D] weight or a bias row
+// broadcasts, a size-1 dimension is read at 0) — one vector load when the
+// input's last dimension is the result's last loop, one scalar for all V
+// when the input does not depend on that loop, V scalar loads otherwise
+// (a transpose) — runs a clone of the generic's body per element and
+// stores the V results with one vector store.
 //
 // The body computes in the types it names: f16/bf16 arithmetic stays
 // f16/bf16 unless the body extends it itself. Math ops (exp, tanh, rsqrt,
@@ -33,6 +38,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
@@ -161,12 +167,45 @@ bool mlir::sgpu::isOnlyUnreadInit(Operation *op) {
 
 namespace {
 
+/// Bytes of the element type of `t` (a ranked tensor or a scalar).
+int64_t elementBytes(Type t) {
+  if (auto shaped = dyn_cast<ShapedType>(t))
+    t = shaped.getElementType();
+  return std::max<int64_t>(1, t.getIntOrFloatBitWidth() / 8);
+}
+
+/// Result elements per thread: V consecutive elements of the result's last
+/// dimension, the widest of 8/4/2 dividing it whose accesses stay within
+/// 16 bytes for every tensor operand; 1 when none (or a size-1 last
+/// dimension, or elements narrower than a byte).
+int64_t elementsPerThread(linalg::GenericOp op) {
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  if (resultType.getRank() == 0)
+    return 1;
+  int64_t last = resultType.getShape().back();
+  int64_t widest = 1;
+  for (OpOperand &operand : op->getOpOperands()) {
+    Type t = operand.get().getType();
+    if (!isa<RankedTensorType>(t))
+      continue;
+    if (cast<ShapedType>(t).getElementTypeBitWidth() % 8 != 0)
+      return 1;
+    widest = std::max(widest, elementBytes(t));
+  }
+  for (int64_t v : {8, 4, 2})
+    if (last % v == 0 && v * widest <= 16)
+      return v;
+  return 1;
+}
+
 /// Builds the body of one element-wise kernel.
 struct ElementwiseKernelBuilder {
   OpBuilder &b;
   Location loc;
   IndexMath im;
   linalg::GenericOp op;
+  /// Result elements per thread (elementsPerThread).
+  int64_t vec = 1;
 
   /// Clones the constant `v` (defined outside the kernel) into it, once.
   Value cloneConstant(Value v, IRMapping &mapping) {
@@ -178,20 +217,83 @@ struct ElementwiseKernelBuilder {
     return result;
   }
 
+  /// How a thread reads an operand for its `vec` elements.
+  enum class Access {
+    Contiguous, ///< its last dimension is the result's last loop: a vector
+    Broadcast,  ///< it does not depend on that loop: one scalar for all
+    Strided     ///< it does, elsewhere than last (a transpose): per element
+  };
+  Access accessOf(AffineMap map, unsigned innerLoop) {
+    if (vec == 1)
+      return Access::Broadcast;
+    for (auto [k, e] : llvm::enumerate(map.getResults())) {
+      auto dim = dyn_cast<AffineDimExpr>(e);
+      if (!dim || dim.getPosition() != innerLoop)
+        continue;
+      return k + 1 == map.getNumResults() ? Access::Contiguous
+                                          : Access::Strided;
+    }
+    return Access::Broadcast;
+  }
+
+  /// The `vec` values of buffer `buf` (indexed through `map`) for this
+  /// thread's elements: lanes of a vector load, or one scalar repeated.
+  SmallVector<Value> readOperand(Value buf, AffineMap map,
+                                 ArrayRef<Value> loops, unsigned innerLoop) {
+    auto indexAt = [&](int64_t lane) {
+      SmallVector<Value> idx;
+      for (AffineExpr e : map.getResults()) {
+        auto dim = dyn_cast<AffineDimExpr>(e);
+        // The zeros of a broadcast size-1 dimension stay 0.
+        if (!dim) {
+          idx.push_back(im.c(0));
+          continue;
+        }
+        Value i = loops[dim.getPosition()];
+        idx.push_back(dim.getPosition() == innerLoop ? im.add(i, lane) : i);
+      }
+      return idx;
+    };
+    SmallVector<Value> lanes;
+    switch (accessOf(map, innerLoop)) {
+    case Access::Broadcast:
+      lanes.assign(vec, memref::LoadOp::create(b, loc, buf, indexAt(0)));
+      break;
+    case Access::Strided:
+      for (int64_t l = 0; l < vec; ++l)
+        lanes.push_back(memref::LoadOp::create(b, loc, buf, indexAt(l)));
+      break;
+    case Access::Contiguous: {
+      Type et = cast<MemRefType>(buf.getType()).getElementType();
+      Value v = vector::LoadOp::create(
+          b, loc, VectorType::get({vec}, et), buf, indexAt(0),
+          /*nontemporal=*/false, llvm::Align(vec * elementBytes(et)));
+      for (int64_t l = 0; l < vec; ++l)
+        lanes.push_back(vector::ExtractOp::create(b, loc, v, l));
+      break;
+    }
+    }
+    return lanes;
+  }
+
   /// Arguments of `func`: the buffers `argOf` numbers, then the result.
   void build(gpu::GPUFuncOp func, const DenseMap<Value, unsigned> &argOf,
              bool readsInit) {
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
     int64_t total = resultType.getNumElements();
+    int64_t threadsNeeded = total / vec;
     Block &entry = func.getBody().front();
     b.setInsertionPointToStart(&entry);
     Value block = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
     Value thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-    Value id = im.add(im.mul(block, kElementwiseThreads), thread);
+    Value tid = im.add(im.mul(block, kElementwiseThreads), thread);
     // The last block's threads past the end have no element.
-    auto guard = scf::IfOp::create(b, loc, im.lt(id, total),
+    auto guard = scf::IfOp::create(b, loc, im.lt(tid, threadsNeeded),
                                    /*withElseRegion=*/false);
     b.setInsertionPointToStart(&guard.getThenRegion().front());
+    // The thread's first element (it has `vec` consecutive ones along the
+    // last dimension, which `vec` divides).
+    Value id = vec == 1 ? tid : im.mul(tid, vec);
 
     // The result's multi-index, row-major: o_k = (id / stride_k) % shape_k.
     ArrayRef<int64_t> shape = resultType.getShape();
@@ -212,42 +314,56 @@ struct ElementwiseKernelBuilder {
     SmallVector<Value> loops(op.getNumLoops());
     for (auto [k, v] : llvm::enumerate(outIdx))
       loops[outMap.getDimPosition(k)] = v;
+    unsigned innerLoop =
+        shape.empty() ? 0 : outMap.getDimPosition(shape.size() - 1);
 
     Block &body = op.getRegion().front();
-    IRMapping mapping;
+    // Per body argument, its `vec` lane values (a captured constant: one).
+    DenseMap<Value, SmallVector<Value>> lanesOf;
+    IRMapping constants;
     for (OpOperand *in : op.getDpsInputOperands()) {
       Value arg = body.getArgument(in->getOperandNumber());
       if (!isa<RankedTensorType>(in->get().getType())) {
-        mapping.map(arg, cloneConstant(in->get(), mapping));
+        lanesOf[arg].assign(vec, cloneConstant(in->get(), constants));
         continue;
       }
-      // Dimension results index with the loop; the zeros of a broadcast
-      // size-1 dimension stay 0.
-      SmallVector<Value> idx;
-      for (AffineExpr e : op.getMatchingIndexingMap(in).getResults())
-        idx.push_back(isa<AffineDimExpr>(e)
-                          ? loops[cast<AffineDimExpr>(e).getPosition()]
-                          : im.c(0));
       Value buf = func.getArgument(argOf.lookup(in->get()));
-      mapping.map(arg, memref::LoadOp::create(b, loc, buf, idx));
+      lanesOf[arg] =
+          readOperand(buf, op.getMatchingIndexingMap(in), loops, innerLoop);
     }
     if (readsInit) {
       Value buf = func.getArgument(argOf.lookup(init->get()));
-      mapping.map(body.getArgument(init->getOperandNumber()),
-                  memref::LoadOp::create(b, loc, buf, outIdx));
+      lanesOf[body.getArgument(init->getOperandNumber())] =
+          readOperand(buf, outMap, loops, innerLoop);
     }
     // Constants the body captures from the host function.
     body.walk([&](Operation *inner) {
       for (Value v : inner->getOperands())
         if (isCaptured(v, op.getRegion()))
-          cloneConstant(v, mapping);
+          cloneConstant(v, constants);
     });
-    for (Operation &inner : body.without_terminator())
-      b.clone(inner, mapping);
+    // The body once per element.
     auto yield = cast<linalg::YieldOp>(body.getTerminator());
+    SmallVector<Value> results;
+    for (int64_t l = 0; l < vec; ++l) {
+      IRMapping mapping = constants;
+      for (auto &[arg, lanes] : lanesOf)
+        mapping.map(arg, lanes[l]);
+      for (Operation &inner : body.without_terminator())
+        b.clone(inner, mapping);
+      results.push_back(mapping.lookupOrDefault(yield.getOperand(0)));
+    }
     Value result = func.getArguments().back();
-    memref::StoreOp::create(
-        b, loc, mapping.lookupOrDefault(yield.getOperand(0)), result, outIdx);
+    if (vec == 1) {
+      memref::StoreOp::create(b, loc, results[0], result, outIdx);
+    } else {
+      Type et = resultType.getElementType();
+      Value v = vector::FromElementsOp::create(
+          b, loc, VectorType::get({vec}, et), results);
+      vector::StoreOp::create(b, loc, v, result, outIdx,
+                              /*nontemporal=*/false,
+                              llvm::Align(vec * elementBytes(et)));
+    }
     b.setInsertionPointToEnd(&entry);
     gpu::ReturnOp::create(b, loc);
   }
@@ -294,8 +410,9 @@ void mlir::sgpu::lowerElementwiseToGPU(linalg::GenericOp op,
     func.setKnownBlockSizeAttr(
         kb.getDenseI32ArrayAttr({int32_t(kElementwiseThreads), 1, 1}));
     symbols.insert(func);
-    ElementwiseKernelBuilder{kb, loc, IndexMath{kb, loc}, op}.build(func, argOf,
-                                                                    readsInit);
+    int64_t vec = elementsPerThread(op);
+    ElementwiseKernelBuilder{kb, loc, IndexMath{kb, loc}, op, vec}.build(
+        func, argOf, readsInit);
 
     // The host launch: enough blocks for one thread per element.
     SmallVector<Value> args;
@@ -305,7 +422,9 @@ void mlir::sgpu::lowerElementwiseToGPU(linalg::GenericOp op,
     auto c = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);
     };
-    int64_t blocks = (total + kElementwiseThreads - 1) / kElementwiseThreads;
+    int64_t threadsNeeded = total / vec;
+    int64_t blocks =
+        (threadsNeeded + kElementwiseThreads - 1) / kElementwiseThreads;
     gpu::KernelDim3 grid{c(blocks), c(1), c(1)};
     gpu::KernelDim3 threads{c(kElementwiseThreads), c(1), c(1)};
     gpu::LaunchFuncOp::create(b, loc, func, grid, threads,

@@ -23,12 +23,13 @@
 // RUN: %ptxas -arch=sm_90a -v %t/block-sgpu/kernels.ptx -o %t/block-sgpu.cubin 2>&1 | FileCheck %s --check-prefix=BLOCKSM90A
 
 // One block per row: 16 rows of 4096 (256 threads), 32 rows of 1024, 16 rows
-// of 768, 8 rows of 40 (64 threads); the GELU has 320 elements (2 blocks).
+// of 768, 8 rows of 40 (64 threads); the GELU has 320 elements, 8 per
+// thread (1 block).
 // PROGRAM: launch sgpu_rms_norm_0 grid 16 1 1 block 256 1 1 smem 0 args b0 b1 [[Y0:b[0-9]+]]
 // PROGRAM: launch sgpu_rms_norm_1 grid 32 1 1 block 256 1 1 smem 0 args b2 b3 [[Y1:b[0-9]+]]
 // PROGRAM: launch sgpu_layer_norm_0 grid 16 1 1 block 256 1 1 smem 0 args b4 b5 b6 [[Y2:b[0-9]+]]
 // PROGRAM: launch sgpu_layer_norm_1 grid 8 1 1 block 64 1 1 smem 0 args b7 b8 b9 [[Y3:b[0-9]+]]
-// PROGRAM: launch sgpu_elementwise_0 grid 2 1 1 block 256 1 1 smem 0 args [[Y3]] [[Y4:b[0-9]+]]
+// PROGRAM: launch sgpu_elementwise_0 grid 1 1 1 block 256 1 1 smem 0 args [[Y3]] [[Y4:b[0-9]+]]
 
 // PTX: .target sm_90a
 // PTX-NOT: .extern
@@ -60,9 +61,10 @@
 // PTX: .maxntid 64, 1, 1
 // PTX-LABEL: .entry sgpu_elementwise_0(
 // PTX: .maxntid 256, 1, 1
+// PTX: ld.global.v4.b32
 // PTX: ex2.approx
-// PTX: cvt.rn.f16.f32
-// PTX: st.global.b16
+// PTX: cvt.rn.f16x2.f32
+// PTX: st.global.v4.b32
 
 // SM90A-DAG: Compiling entry function 'sgpu_rms_norm_0' for 'sm_90a'
 // SM90A-DAG: Compiling entry function 'sgpu_rms_norm_1' for 'sm_90a'
@@ -86,7 +88,7 @@
 // BLOCK-NEXT: buffer 6 temp 8192
 // BLOCK-NEXT: gemm m=16 n=256 k=512 in=f16 out=f16 x=b5 w=b3 y=b6
 // BLOCK-NEXT: buffer 7 output 0 8192
-// BLOCK-NEXT: launch sgpu_elementwise_0 grid 16 1 1 block 256 1 1 smem 0 args b0 b6 b7
+// BLOCK-NEXT: launch sgpu_elementwise_0 grid 2 1 1 block 256 1 1 smem 0 args b0 b6 b7
 // BLOCK-NOT: {{.}}
 // BLOCKSM90A-DAG: Compiling entry function 'sgpu_rms_norm_0' for 'sm_90a'
 // BLOCKSM90A-DAG: Compiling entry function 'sgpu_elementwise_0' for 'sm_90a'

@@ -148,7 +148,10 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
     be read only by `sgpu.twell_ffn`; anything else is an error at the op.
 
     Every element-wise linalg op of the host functions becomes a generated
-    kernel with one thread per result element (256 threads per block):
+    kernel with one thread per 8, 4 or 2 consecutive result elements (16
+    bytes at most per operand; one element when the last dimension allows
+    none), 256 threads per block, operands read with vector loads where
+    their last dimension is the result's:
     `linalg.generic` with only parallel loops, static shapes, one result,
     inputs indexed by projected permutations (broadcasts such as a bias row
     or a `[D]` weight, transposes) and a body of scalar `arith` / `math`

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Writes the TwELL FFN table (between the twell-ffn markers) into
+docs/performance.md and the plot docs/img/twell_ffn_h200.png from
+bench/results/twell_ffn_h200.json (run_ffn.py's records).
+
+  /usr/bin/python3 bench/twell/report_ffn.py
+"""
+import json
+import pathlib
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from markdown import replace_section  # noqa: E402
+
+RESULTS = ROOT / "bench" / "results" / "twell_ffn_h200.json"
+DOC = ROOT / "docs" / "performance.md"
+PLOT = ROOT / "docs" / "img" / "twell_ffn_h200.png"
+
+
+def table(records):
+    rows = ["| d | F | tokens | active | GPU-counted | fallback rows | TwELL µs | our dense µs "
+            "| torch µs | TwELL / torch | chosen | chosen / torch | max rel err |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in records:
+        s = r["shape"]
+        rows.append("| %d | %d | %d | %.1f%% | %.2f%% | %d | %.0f | %.0f | %.0f | %.2f× | %s | "
+                    "**%.2f×** | %.1e |"
+                    % (s["d"], s["F"], s["M"], 100 * s["active"], 100 * r["gpu_measured_density"],
+                       r["fallback_rows"], r["time_us"], r["baselines"]["sparseopt_dense"],
+                       r["baselines"]["torch_dense"], r["speedup"], r["chosen"],
+                       r["chosen_speedup"], r["max_rel_err"]))
+    return "\n".join(rows)
+
+
+def plot(records):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    shapes = sorted({(r["shape"]["d"], r["shape"]["F"], r["shape"]["M"]) for r in records})
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5), sharey=True)
+    for ax, key, title in ((axes[0], "speedup", "TwELL program"),
+                           (axes[1], "chosen_speedup", "compiler's choice (calibrated)")):
+        for d, f, m in shapes:
+            pts = sorted((r["shape"]["active"], r[key]) for r in records
+                         if (r["shape"]["d"], r["shape"]["F"], r["shape"]["M"]) == (d, f, m))
+            ax.plot([100 * p for p, _ in pts], [v for _, v in pts], marker="o",
+                    label="d=%d F=%d M=%d" % (d, f, m))
+        ax.axhline(1.0, color="black", lw=0.8)
+        ax.axhline(0.95, color="red", lw=0.8, ls="--")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("active neurons (%)")
+        ax.set_title(title)
+    axes[0].set_ylabel("speedup over torch dense (bf16, H200)")
+    axes[1].legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    fig.savefig(PLOT, dpi=110)
+
+
+def main():
+    records = json.loads(RESULTS.read_text())
+    doc = DOC.read_text()
+    DOC.write_text(replace_section(doc, "twell-ffn", table(records)))
+    plot(records)
+    print("wrote %s and %s" % (DOC, PLOT))
+
+
+if __name__ == "__main__":
+    main()
