@@ -203,7 +203,12 @@ _FROM_TYPESTR = {"<f2": "f16", "<f4": "f32", "<f8": "f64", "|i1": "i8", "<i2": "
 Arg = namedtuple("Arg", "obj ptr shape dtype device contiguous is_torch")
 Arg.__doc__ = """One tensor argument: its device pointer, shape, MLIR element
 type name, device ("cuda:0", "cpu"; None when unknown), whether it is
-C-contiguous, and whether it is a torch tensor (then it can be copied)."""
+usable as it is (C-contiguous and 16-byte aligned, as the runtime requires:
+the kernels use 16-byte vector accesses), and whether it is a torch tensor
+(then it can be copied)."""
+
+# The alignment the runtime requires of every buffer.
+_ALIGNMENT = 16
 
 
 def _c_strides(shape, itemsize):
@@ -220,7 +225,7 @@ def describe(x):
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(x, torch.Tensor):
         return Arg(x, x.data_ptr(), tuple(x.shape), _FROM_TORCH.get(str(x.dtype), str(x.dtype)),
-                   str(x.device), x.is_contiguous(), True)
+                   str(x.device), x.is_contiguous() and x.data_ptr() % _ALIGNMENT == 0, True)
     cai = getattr(x, "__cuda_array_interface__", None)
     if cai is not None:
         shape = tuple(cai["shape"])
@@ -228,8 +233,9 @@ def describe(x):
         strides = cai.get("strides")
         itemsize = int(typestr[2:]) if typestr[2:].isdigit() else 0
         contiguous = strides is None or tuple(strides) == _c_strides(shape, itemsize)
-        return Arg(x, int(cai["data"][0]), shape, _FROM_TYPESTR.get(typestr, typestr), None,
-                   contiguous, False)
+        ptr = int(cai["data"][0])
+        return Arg(x, ptr, shape, _FROM_TYPESTR.get(typestr, typestr), None,
+                   contiguous and ptr % _ALIGNMENT == 0, False)
     if hasattr(x, "__dlpack__"):
         return describe(_import_torch("DLPack arguments").from_dlpack(x))
     raise SignatureError("expected a CUDA tensor (torch, __cuda_array_interface__ or "
@@ -247,7 +253,8 @@ def check_arguments(specs, args, role, device):
     """Raises SignatureError unless `args` (Args) match `specs` (TensorSpecs)
     in number, device ("cuda:<device>"), element type and shape. Inputs (all
     the function's arguments, params included) may be non-contiguous torch
-    tensors (they are copied); everything else must be C-contiguous."""
+    tensors (they are copied), as may misaligned ones; everything else must be
+    C-contiguous and 16-byte aligned."""
     if len(args) != len(specs):
         raise SignatureError("the program takes %d %s%s, got %d"
                              % (len(specs), role, "" if len(specs) == 1 else "s", len(args)))
@@ -261,7 +268,13 @@ def check_arguments(specs, args, role, device):
             raise SignatureError("%s has shape %s, expected %s"
                                  % (where, list(a.shape), list(spec.shape)))
         if not a.contiguous and not (role == "input" and a.is_torch):
-            raise SignatureError("%s is not contiguous" % where)
+            raise SignatureError("%s is not contiguous and 16-byte aligned" % where)
+
+
+def _usable_copy(t):
+    """A C-contiguous copy of torch tensor `t` in a fresh (aligned)
+    allocation: .contiguous() alone keeps a misaligned contiguous view."""
+    return t.contiguous() if not t.is_contiguous() else t.clone()
 
 
 def _import_torch(why):
@@ -562,11 +575,11 @@ class Program(Handle):
         with torch.cuda.device(self.device), torch.cuda.stream(ts):
             # Copies and outputs are made on the stream the program runs on.
             if rebind:
-                copies = tuple(a.obj.contiguous() for a in params if not a.contiguous)
+                copies = tuple(_usable_copy(a.obj) for a in params if not a.contiguous)
                 it = iter(copies)
                 ptrs = [a.ptr if a.contiguous else next(it).data_ptr() for a in params]
                 self._bind(ptrs, ts.cuda_stream, key, copies)
-            ins = [a if a.contiguous else describe(a.obj.contiguous()) for a in ins]
+            ins = [a if a.contiguous else describe(_usable_copy(a.obj)) for a in ins]
             if outs is None:
                 outputs = [torch.empty(s.shape, dtype=getattr(torch, _TO_TORCH[s.dtype]),
                                        device="cuda:%d" % self.device)

@@ -235,6 +235,9 @@ Status parseProgram(const char *dir,
 }
 
 /// Checks the caller's pointers for the program's slots.
+/// The alignment every caller buffer must have.
+constexpr uint64_t kBufferAlignment = 16;
+
 Status checkPointers(const char *api, const Manifest &m,
                      const std::vector<size_t> &slots,
                      const sparseopt_deviceptr *pointers, const char *kind) {
@@ -244,11 +247,28 @@ Status checkPointers(const char *api, const Manifest &m,
     return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
                 std::string(kind) + "s must not be NULL: the program has " +
                     std::to_string(slots.size()) + " " + kind + "(s)");
-  for (size_t i = 0; i < slots.size(); ++i)
-    if (pointers[i] == 0 && m.buffers[slots[i]].bytes != 0)
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (m.buffers[slots[i]].bytes == 0)
+      continue;
+    if (pointers[i] == 0)
       return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
                   std::string(kind) + " " + std::to_string(i) +
                       " is a null device pointer");
+    // Generated kernels read and write 16-byte vectors (and tensor maps and
+    // cuBLASLt need 16-byte alignment): a misaligned pointer would fault
+    // on the device and poison the context.
+    if (pointers[i] % kBufferAlignment != 0) {
+      char text[2 + 16 + 1];
+      std::snprintf(text, sizeof(text), "0x%llx",
+                    static_cast<unsigned long long>(pointers[i]));
+      return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
+                  std::string(kind) + " " + std::to_string(i) +
+                      ": device pointer " + text + " is not " +
+                      std::to_string(kBufferAlignment) +
+                      "-byte aligned (the program's kernels use 16-byte "
+                      "vector accesses)");
+    }
+  }
   return SPARSEOPT_OK;
 }
 

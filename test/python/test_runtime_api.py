@@ -91,6 +91,12 @@ def test_signature_checks(example_artifact):
     # A torch input may be non-contiguous (it is copied), an output may not.
     runtime.check_arguments(specs, [ok._replace(contiguous=False, is_torch=True)], "input", 0)
     rejects([ok._replace(contiguous=False, is_torch=True)], "output 0 is not contiguous", "output")
+    # Buffers must be 16-byte aligned (16-byte vector accesses): a misaligned
+    # array is not usable as it is; a torch input would be copied.
+    assert runtime.describe(FakeCudaArray((128, 256), ptr=0x10000)).contiguous
+    assert not runtime.describe(FakeCudaArray((128, 256), ptr=0x10008)).contiguous
+    rejects([runtime.describe(FakeCudaArray((128, 256), ptr=0x10008))],
+            "input 0 is not contiguous and 16-byte aligned")
     with pytest.raises(runtime.SignatureError):
         runtime.describe(object())
 

@@ -458,8 +458,8 @@ SPARSEOPT_API sparseopt_status sparseopt_program_read_stat(
  * bind synchronizes s, so it cannot be captured in a CUDA graph; do not
  * bind while a run of the same program is in flight on another stream.
  * Errors: INVALID_ARGUMENT (NULL program, wrong count, NULL array or 0
- * pointer for a non-empty param, program only parsed, an unaligned tensor
- * map or gemm operand), NOT_INITIALIZED, OUT_OF_MEMORY, CUDA (a failed
+ * pointer for a non-empty param, a param pointer that is not 16-byte
+ * aligned, program only parsed), NOT_INITIALIZED, OUT_OF_MEMORY, CUDA (a failed
  * memset, prepare step or synchronization; prepare steps are named as in
  * sparseopt_program_run), WEIGHT. */
 SPARSEOPT_API sparseopt_status sparseopt_program_bind(
@@ -479,9 +479,10 @@ SPARSEOPT_API sparseopt_status sparseopt_program_bind(
  * All runs of a program share its temp buffers (and cuBLASLt workspace), so
  * do not run the same program concurrently on different streams.
  * Errors: INVALID_ARGUMENT (NULL program, NULL array or 0 pointer for a
- * non-empty buffer, program only parsed, a program with params not bound:
- * "the program has <P> params: bind them first (sparseopt_program_bind)", a
- * tensor map or gemm operand buffer whose address is not 16-byte aligned),
+ * non-empty buffer, a pointer that is not 16-byte aligned ("input <i>:
+ * device pointer 0x... is not 16-byte aligned": the kernels use 16-byte
+ * vector accesses), program only parsed, a program with params not bound:
+ * "the program has <P> params: bind them first (sparseopt_program_bind)"),
  * NOT_INITIALIZED, OUT_OF_MEMORY,
  * CUDA (a failed launch, tensor map encoding or cublasLtMatmul; the message
  * names the step, its manifest line, the kernel and, for a tensor map, the
