@@ -34,6 +34,14 @@
 // The output width is limited by the accumulator registers (64 f32 per
 // thread), not by shared memory.
 //
+// Measured on an H200 (bf16, d = 2048, F = 5632, M = 16384, 0.5% active:
+// 530 us): the kernel moves about 8 KiB of weights per active neuron
+// through L2 at ~11 TB/s, plus ~100 us of per-row latency (the chain of
+// dependent loads from the flags to the output store). 57 registers allow 4
+// blocks per SM; forcing 5-8 with nvvm.minctasm spilled (1.6-3.4x slower),
+// and keeping the dot-product rounds a loop or accumulating 8 neurons per
+// iteration was no faster (3-19% slower).
+//
 //===----------------------------------------------------------------------===//
 
 #include "GPUKernel.h"
@@ -318,9 +326,10 @@ private:
         int64_t perIter = std::min(rounds, kRoundsInFlight);
         int64_t iters = (rounds + perIter - 1) / perIter;
         bool partial = s.slots % (kWarpSize * perIter) != 0;
-        Value dot = im.reduce(
-            im.c(0), im.c(iters), im.c(1), splat(0.0),
-            [&](Value it, Value acc) {
+        auto rounds = scf::ForOp::create(
+            b, loc, im.c(0), im.c(iters), im.c(1), ValueRange{splat(0.0)},
+            [&](OpBuilder &, Location, Value it, ValueRange iter) {
+              Value acc = iter[0];
               Value first = im.add(lane, im.mul(it, kWarpSize * perIter));
               for (int64_t r = 0; r < perIter; ++r) {
                 Value slot = im.add(first, r * kWarpSize);
@@ -332,8 +341,9 @@ private:
                   p = arith::SelectOp::create(b, loc, ok, p, splat(0.0));
                 acc = arith::AddFOp::create(b, loc, acc, p);
               }
-              return acc;
+              scf::YieldOp::create(b, loc, acc);
             });
+        Value dot = rounds.getResult(0);
         Value sum = vector::ReductionOp::create(b, loc,
                                                 vector::CombiningKind::ADD,
                                                 dot);
