@@ -11,6 +11,7 @@
 #include "MatmulMatch.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir {
 namespace sgpu {
@@ -57,29 +58,40 @@ struct DenseMatmulPass
       found.emplace_back(op, lin);
     });
 
-    for (auto &[op, lin] : found) {
+    // Rewrite first, erase what became dead after: a fill or transpose
+    // erased while another matmul still reads it would leave a dangling
+    // value.
+    SmallVector<Operation *> maybeDead;
+    for (auto &[op, cached] : found) {
+      // Matched again: an earlier rewrite may have replaced this op's input
+      // (a matmul feeding a matmul), which the cached match still names.
+      LinearMatch lin = matchLinear(op);
       OpBuilder b(op);
       Value y = MatmulOp::create(b, op.getLoc(), op.getResultTypes()[0],
                                  lin.input, lin.weight, /*bias=*/Value(),
                                  ActivationAttr());
-      Value init = op.getOutputs()[0];
-      Value b2 = op.getInputs()[1];
+      for (Value v : {op.getInputs()[1], op.getOutputs()[0]})
+        if (Operation *def = v.getDefiningOp())
+          maybeDead.push_back(def);
       op.getResult(0).replaceAllUsesWith(y);
       op.erase();
-      // The zero fill and the transpose that only fed the matmul.
-      for (Value v : {b2, init}) {
-        Operation *def = v.getDefiningOp();
-        if (!def || !def->use_empty() ||
-            !isa<linalg::TransposeOp, linalg::FillOp>(def))
-          continue;
-        Value src = def->getNumOperands() ? def->getOperand(
-                                                def->getNumOperands() - 1)
-                                          : Value();
-        def->erase();
-        if (Operation *empty = src ? src.getDefiningOp() : nullptr)
-          if (empty->use_empty() && isa<tensor::EmptyOp>(empty))
-            empty->erase();
-      }
+    }
+    // The zero fills and the transposes that only fed the matmuls, and the
+    // tensor.empty under them.
+    SetVector<Operation *> dead;
+    for (Operation *def : maybeDead)
+      if (isa<linalg::TransposeOp, linalg::FillOp>(def))
+        dead.insert(def);
+    for (Operation *def : dead) {
+      if (!def->use_empty())
+        continue;
+      Value src = def->getNumOperands()
+                      ? def->getOperand(def->getNumOperands() - 1)
+                      : Value();
+      def->erase();
+      if (Operation *empty = src ? src.getDefiningOp() : nullptr)
+        if (empty->use_empty() && isa<tensor::EmptyOp>(empty))
+          empty->erase();
     }
   }
 };

@@ -89,7 +89,11 @@ def cmd_compile(args):
     out = pathlib.Path(args.output)
     with Compiler() as c:
         module = c.parse(text, filename=str(args.source))
-        artifact = module.compile(out, chip=args.chip, features=args.features)
+        twell = args.twell_profile if args.twell_profile else bool(args.twell)
+        artifact = module.compile(out, chip=args.chip, features=args.features, twell=twell)
+        for d in c.last_diagnostics if twell else ():
+            if "TwELL" in d.message:
+                print("  " + str(d))
     print("compiled %s for %s into %s" % (args.source, args.chip, out))
     for kernel, count in artifact.sparse_mma_counts().items():
         print("  kernel %s: %d sparse MMA instructions" % (kernel, count))
@@ -153,6 +157,12 @@ def cmd_run(args):
                                                         f.mean().item(), f.abs().max().item()))
         if args.save_output:
             np.save("%s%d.npy" % (args.save_output, i), f.cpu().numpy())
+    for name, value in prog.stats().items():
+        total = prog.stat_totals[name]
+        print("stat %s: %d%s" % (name, value, " of %d (%.4g)" % (total, value / total) if total else ""))
+    if args.twell_profile_out:
+        values = prog.write_twell_profile(args.twell_profile_out)
+        print("wrote TwELL profile %s: densities %s" % (args.twell_profile_out, values))
     if args.iters:
         for _ in range(args.warmup):
             prog(*tensors, outputs=list(outs))
@@ -203,6 +213,13 @@ def main(argv=None):
     p.add_argument("-o", "--output", required=True, help="artifact directory")
     p.add_argument("--chip", default="sm_90a", help="target GPU (default sm_90a)")
     p.add_argument("--features", default="+ptx85", help="PTX ISA features (default +ptx85)")
+    tw = p.add_mutually_exclusive_group()
+    tw.add_argument("--twell", action="store_true",
+                    help="rewrite ReLU FFNs into TwELL packing + sparse consumer (a calibration build: "
+                         "its runs report each FFN's density)")
+    tw.add_argument("--twell-profile", metavar="FILE.json",
+                    help="TwELL only where the calibrated density (a profile from 'run "
+                         "--twell-profile-out') predicts a speedup; dense elsewhere")
     _import_options(p)
     p.set_defaults(func=cmd_compile)
     p = sub.add_parser("run", help="run an artifact directory on the GPU",
@@ -215,6 +232,9 @@ def main(argv=None):
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--device", type=int, default=0)
     p.add_argument("--save-output", metavar="PREFIX", help="save outputs as PREFIX<i>.npy")
+    p.add_argument("--twell-profile-out", metavar="FILE.json",
+                   help="after the run, write the TwELL densities it measured (a calibration profile "
+                        "for 'compile --twell-profile')")
     p.set_defaults(func=cmd_run)
     args = ap.parse_args(argv)
     try:

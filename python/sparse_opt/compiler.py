@@ -246,7 +246,7 @@ class Module(Handle):
         return self.print()
 
     def compile(self, output_dir, chip="sm_90a", features="+ptx85", sparse_policy="auto",
-                ladder=False):
+                ladder=False, twell=False):
         """Runs sgpu-compile on this module (which becomes the compiled IR),
         writes the artifacts and compiled.mlir to output_dir and returns the
         Artifact. `sparse_policy`: "auto" keeps a sparse-annotated layer
@@ -255,7 +255,14 @@ class Module(Handle):
         declared sparsity. `ladder`: True (every layer) or a number K (the
         last K layers) first rewrites the tensor-parallel residual chain
         into ladder form (sgpu-ladder-residual), which CHANGES what the
-        model computes: only for checkpoints trained or adapted that way."""
+        model computes: only for checkpoints trained or adapted that way.
+        `twell`: True rewrites every ReLU FFN into TwELL packing and a
+        sparse consumer (sgpu-sparsify-ffn; tile and compression from the
+        module's sgpu.twell attribute); a calibration, either the path of a
+        profile that Program.write_twell_profile wrote or a list of densities
+        (one per FFN, in the order of the program's twell<i> stats), rewrites
+        only the FFNs the cost model predicts faster than dense (a remark in
+        `compiler.last_diagnostics` names each one kept dense)."""
         if sparse_policy not in ("auto", "sparse"):
             raise ValueError("sparse_policy must be 'auto' or 'sparse', got %r" % (sparse_policy,))
         if ladder is not False:
@@ -264,6 +271,11 @@ class Module(Handle):
                 raise ValueError("ladder must be False, True or a number of layers >= 1, got %r"
                                  % (ladder,))
             self.run("sgpu-ladder-residual{layers=%d}" % layers)
+        twell_pass = _twell_pass(twell)
+        twell_notes = []
+        if twell_pass:
+            self.run(twell_pass)
+            twell_notes = list(self.compiler.last_diagnostics)
         output_dir = os.path.abspath(os.fspath(output_dir))
         if sparse_policy == "auto":
             status = self.compiler._lib.sparseopt_ir_compile(
@@ -277,9 +289,36 @@ class Module(Handle):
                                        % (name, value))
             self.run("sgpu-compile{chip=%s features=%s sparse-policy=%s output-dir=%s}"
                      % (chip, features, sparse_policy, output_dir))
+        # The TwELL choices stay visible after compilation's own diagnostics.
+        self.compiler.last_diagnostics = twell_notes + list(self.compiler.last_diagnostics)
         with open(os.path.join(output_dir, "compiled.mlir"), "w") as f:
             f.write(self.print() + "\n")
         return Artifact(output_dir)
+
+
+def _twell_pass(twell):
+    """The sgpu-sparsify-ffn invocation for Module.compile's `twell`, or
+    None when it is False/None."""
+    if twell is None or twell is False:
+        return None
+    if twell is True:
+        return "sgpu-sparsify-ffn"
+    if isinstance(twell, (str, os.PathLike)):
+        path = os.path.abspath(os.fspath(twell))
+        if not os.path.isfile(path):
+            raise ValueError("twell profile %s does not exist" % path)
+        if any(c in path for c in " \t'\"{}"):
+            raise ValueError("twell profile path %r must be without spaces, quotes or braces" % path)
+        return "sgpu-sparsify-ffn{profile=%s}" % path
+    try:
+        values = [float(v) for v in twell]
+    except (TypeError, ValueError):
+        raise ValueError("twell must be False, True, a profile path or a list of densities, got %r"
+                         % (twell,)) from None
+    if not values or any(not 0.0 <= v <= 1.0 for v in values):
+        raise ValueError("twell densities must be a non-empty list of fractions in [0, 1], got %r"
+                         % (twell,))
+    return "sgpu-sparsify-ffn{densities=%s}" % ",".join(repr(v) for v in values)
 
 
 def _is_path(source):

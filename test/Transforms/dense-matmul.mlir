@@ -114,3 +114,30 @@ func.func @left_alone(%x32: tensor<16x64xf32>, %w32: tensor<32x64xf32>,
       outs(%accd : tensor<?x32xf16>) -> tensor<?x32xf16>
   return %y0, %y1, %y2 : tensor<16x32xf32>, tensor<16x32xf16>, tensor<?x32xf16>
 }
+
+// -----
+
+// Chained linears sharing one zero fill: the second reads the first's
+// result, which its rewrite replaces; both become calls, and the fill goes
+// once neither reads it.
+// CHECK-LABEL: func @chained
+// CHECK-SAME: (%[[X:.*]]: tensor<16x64xf16>, %[[W1:.*]]: tensor<64x64xf16>, %[[W2:.*]]: tensor<64x64xf16>)
+// CHECK: %[[H:.*]] = sgpu.matmul %[[X]], %[[W1]]
+// CHECK-NEXT: %[[Y:.*]] = sgpu.matmul %[[H]], %[[W2]]
+// CHECK-NEXT: return %[[Y]]
+func.func @chained(%x: tensor<16x64xf16>, %w1: tensor<64x64xf16>, %w2: tensor<64x64xf16>) -> tensor<16x64xf16> {
+  %z = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<16x64xf16>
+  %acc = linalg.fill ins(%z : f16) outs(%e : tensor<16x64xf16>) -> tensor<16x64xf16>
+  %h = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                      affine_map<(m, n, k) -> (n, k)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w1 : tensor<16x64xf16>, tensor<64x64xf16>)
+      outs(%acc : tensor<16x64xf16>) -> tensor<16x64xf16>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                      affine_map<(m, n, k) -> (n, k)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+      ins(%h, %w2 : tensor<16x64xf16>, tensor<64x64xf16>)
+      outs(%acc : tensor<16x64xf16>) -> tensor<16x64xf16>
+  return %y : tensor<16x64xf16>
+}

@@ -1,0 +1,81 @@
+"""TwELL through the Python compiler and the CLI: a calibration build (every
+ReLU FFN rewritten, its runs report densities as program stats) and a
+calibrated build (the cost model keeps dense what would lose)."""
+import json
+import pathlib
+
+import pytest
+
+from sparse_opt import runtime
+from sparse_opt.compiler import CompileError, Compiler
+from test_cli import cli
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+# Two FFNs at d = 2048 (gated, then ungated), F = 512.
+MODEL = ROOT / "test" / "Transforms" / "sparsify-ffn-calibration.mlir"
+
+
+def compile_model(tmp_path, name, twell):
+    with Compiler() as c:
+        m = c.parse_file(MODEL)
+        art = m.compile(tmp_path / name, twell=twell)
+        return art, [str(d) for d in c.last_diagnostics]
+
+
+def consumers(art):
+    return [line.split()[1] for line in (pathlib.Path(art.directory) / "program.txt").read_text().splitlines()
+            if line.startswith("launch sgpu_twell_ffn_")]
+
+
+def test_calibration_build_reports_densities(tmp_path):
+    art, _ = compile_model(tmp_path, "all", True)
+    assert consumers(art) == ["sgpu_twell_ffn_0", "sgpu_twell_ffn_1"]
+    prog = runtime.parse(art.directory)
+    assert prog.stat_totals == {"twell0.fallback_rows": 16, "twell0.active_neurons": 16 * 512,
+                                "twell1.fallback_rows": 16, "twell1.active_neurons": 16 * 512}
+    # Each consumer's down weight is a param, transposed when bound.
+    assert [s for s, text in prog.steps if "sgpu_twell_down_t" in text] == ["prepare", "prepare"]
+
+
+def test_calibrated_build_keeps_losing_ffns_dense(tmp_path):
+    profile = tmp_path / "profile.json"
+    profile.write_text(json.dumps({"densities": [0.005, 0.02]}))
+    for name, twell in (("list", [0.005, 0.02]), ("file", profile), ("str", str(profile))):
+        art, diags = compile_model(tmp_path, name, twell)
+        assert consumers(art) == ["sgpu_twell_ffn_0"], name
+        assert any("FFN kept dense (TwELL cost model): calibrated density 2.00% predicts 0.64x "
+                   "of dense" in d for d in diags), diags
+    # Without TwELL the FFNs stay dense GEMMs.
+    art, _ = compile_model(tmp_path, "off", False)
+    assert consumers(art) == []
+
+
+def test_bad_calibrations(tmp_path):
+    with pytest.raises(ValueError, match="fractions in \\[0, 1\\]"):
+        compile_model(tmp_path, "range", [0.5, 1.5])
+    with pytest.raises(ValueError, match="fractions in \\[0, 1\\]"):
+        compile_model(tmp_path, "empty", [])
+    with pytest.raises(ValueError, match="does not exist"):
+        compile_model(tmp_path, "missing", tmp_path / "nope.json")
+    with pytest.raises(ValueError, match="a profile path or a list of densities"):
+        compile_model(tmp_path, "kind", 3)
+    with pytest.raises(CompileError) as e:
+        compile_model(tmp_path, "count", [0.005])
+    assert "1 densities for 2 rewritable FFN(s)" in str(e.value)
+
+
+def test_cli_twell_options(tmp_path):
+    profile = tmp_path / "profile.json"
+    profile.write_text(json.dumps({"densities": [0.005, 0.02]}))
+    r = cli("compile", MODEL, "-o", tmp_path / "a", "--twell-profile", profile)
+    assert r.returncode == 0, r.stderr
+    assert "FFN kept dense (TwELL cost model)" in r.stdout
+    assert "sgpu_twell_ffn_0" in (tmp_path / "a" / "program.txt").read_text()
+    assert "sgpu_twell_ffn_1" not in (tmp_path / "a" / "program.txt").read_text()
+    r = cli("compile", MODEL, "-o", tmp_path / "b", "--twell")
+    assert r.returncode == 0, r.stderr
+    assert "sgpu_twell_ffn_1" in (tmp_path / "b" / "program.txt").read_text()
+    r = cli("compile", MODEL, "-o", tmp_path / "c", "--twell", "--twell-profile", profile)
+    assert r.returncode != 0 and "not allowed with argument" in r.stderr
+    r = cli("run", "--help")
+    assert "--twell-profile-out" in r.stdout
