@@ -141,14 +141,6 @@ static std::string describeActivation(linalg::GenericOp act) {
   return "an element-wise " + llvm::join(names, ", ");
 }
 
-/// The largest power-of-two tile in [16, limit) that divides `f`, or 0.
-static int64_t smallerTileDividing(int64_t f, int64_t limit) {
-  for (int64_t t = limit / 2; t >= 16; t /= 2)
-    if (f % t == 0)
-      return t;
-  return 0;
-}
-
 /// `W^T` of a 2-D tensor, as a linalg.transpose into a new tensor.
 static Value transposed(OpBuilder &b, Location loc, Value w) {
   auto t = cast<RankedTensorType>(w.getType());
@@ -416,18 +408,8 @@ struct SparsifyFFNPass
       return std::nullopt;
     }
 
-    // The packed format cuts each row into whole tiles; F is not padded.
-    int64_t tileWidth = layout.getTile();
-    if (ffn.f % tileWidth != 0) {
-      auto diag = remark();
-      diag << "F = " << ffn.f << " hidden units is not a multiple of the "
-           << "TwELL tile " << tileWidth << " (F is not padded); ";
-      if (int64_t t = smallerTileDividing(ffn.f, tileWidth))
-        diag << "tile=" << t << " divides it";
-      else
-        diag << "no power-of-two tile of at least 16 divides it";
-      return std::nullopt;
-    }
+    // Any F: the last tile of a row may be partial (the format and both
+    // lowerings handle it).
     return ffn;
   }
 

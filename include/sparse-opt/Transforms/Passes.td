@@ -274,10 +274,10 @@ def SGPUSparsifyFFN : Pass<"sgpu-sparsify-ffn", "::mlir::ModuleOp"> {
     than f16/bf16 (TwELL entries hold 16-bit values) or operands of mixed
     types, a gated product whose second factor is not a plain `X . Wu^T` (a
     bias on the up projection), an encoded (structured-sparse) weight,
-    dynamic shapes, an accumulator that is not a zero fill, and a hidden size
-    F that is not a multiple of the tile (F is not padded; the remark
-    suggests a tile that divides it). Matmuls that are not the last GEMM of
-    such an FFN are skipped silently.
+    dynamic shapes, and an accumulator that is not a zero fill. Any hidden
+    size F is accepted: when the tile does not divide it, the last tile of
+    each row is partial. Matmuls that are not the last GEMM of such an FFN
+    are skipped silently.
 
     The choice between TwELL and dense. The density of the activations is
     known only at run time, so it comes from a calibration profile: run a
@@ -296,8 +296,8 @@ def SGPUSparsifyFFN : Pass<"sgpu-sparsify-ffn", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"tile", "tile", "unsigned", /*default=*/"256",
-           "TwELL tile width T (a power of two in [16, 65536]); must divide "
-           "the hidden size F">,
+           "TwELL tile width T (a power of two in [16, 65536]); the last tile "
+           "of a row is partial when T does not divide the hidden size F">,
     Option<"compression", "compression", "unsigned", /*default=*/"4",
            "TwELL compression factor C (2, 4 or 8): T/C words per row tile">,
     Option<"fallback", "fallback", "std::string", /*default=*/"\"dense\"",
