@@ -17,9 +17,10 @@
 // * sgpu_twell_ffn_<i>: one block per row (token). The row's active
 //   neurons are processed in groups staged in shared memory as (column,
 //   coefficient) pairs:
-//     - packed rows: a group is up to G tiles (G * (W-1) entries fit the
-//       stage); warp 0 scans the tiles' counts with shuffles to place each
-//       tile's entries, then the warps copy them;
+//     - packed rows: a group is up to G <= 32 tiles (G * (W-1) entries fit
+//       the stage); every warp scans the tiles' counts with shuffles (lane
+//       l: tile l, its count word loaded alongside the row's flag), so the
+//       warps place and copy their tiles' entries with no barrier between;
 //     - overflowing rows (flag set): a group is the next C columns of the
 //       dense fallback row, zeros included (they are skipped below).
 //   Then, gated only, each warp takes whole entries: lanes read Wu[j] and
@@ -69,7 +70,7 @@ constexpr int64_t kMaxStage = 2048;
 constexpr int64_t kUnroll = 4;
 /// Rounds of 32 vectors per iteration of a gated dot product.
 constexpr int64_t kRoundsInFlight = 4;
-/// Tiles per packed group: one warp scans their counts.
+/// Tiles per packed group: a warp scans their counts, one per lane.
 constexpr int64_t kMaxGroupTiles = kWarpSize;
 /// The transpose kernel's tile edge and block (32 x 8 threads).
 constexpr int64_t kTransposeTile = 32;
@@ -116,7 +117,7 @@ public:
       : b(b), loc(loc), im{b, loc}, s(s), et(et) {}
 
   /// Arguments: words, flags, fallback, wdT, [x, wu], y; workgroup: cols,
-  /// vals, tile counts, tile offsets, the group's entry count.
+  /// vals, the group's entry count.
   void build(gpu::GPUFuncOp func) {
     words = func.getArgument(0);
     flags = func.getArgument(1);
@@ -130,9 +131,7 @@ public:
     auto wg = func.getWorkgroupAttributions();
     cols = wg[0];
     vals = wg[1];
-    counts = wg[2];
-    offsets = wg[3];
-    total = wg[4];
+    total = wg[2];
 
     tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
     row = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
@@ -151,9 +150,10 @@ public:
     auto loop = scf::ForOp::create(
         b, loc, im.c(0), groups, im.c(1), init,
         [&](OpBuilder &, Location, Value g, ValueRange acc) {
+          Value countWord = loadCountWord(g);
           im.ifThen(
               overflowed, [&] { stageFallback(g); },
-              [&] { stagePacked(g); });
+              [&] { stagePacked(g, countWord); });
           gpu::BarrierOp::create(b, loc);
           Value n = arith::IndexCastUIOp::create(
               b, loc, b.getIndexType(),
@@ -185,7 +185,7 @@ private:
   const ConsumerShape &s;
   Type et;
   Value words, flags, fallback, wdT, x, wu, y;
-  Value cols, vals, counts, offsets, total;
+  Value cols, vals, total;
   Value tid, row, lane, warp;
 
   VectorType vecType(Type t) { return VectorType::get({s.vec}, t); }
@@ -218,69 +218,68 @@ private:
     im.ifThen(im.lt(slot, s.slots), [&] { body(slot); });
   }
 
-  /// A packed group: tiles g*G .. g*G+G-1 of the row.
-  void stagePacked(Value g) {
+  /// Lane l's count word: the true count of tile g*G + l of the row (its
+  /// address clamped for lanes past the group or the row). Loaded before
+  /// the row's overflow flag is known, so that both loads overlap.
+  Value loadCountWord(Value g) {
+    Value t = im.add(im.mul(g, s.groupTiles), lane);
+    Value ok = im.andi(im.lt(lane, s.groupTiles), im.lt(t, s.tiles));
+    return memref::LoadOp::create(b, loc, words,
+                                  ValueRange{row, im.clamp(t, ok), im.c(0)});
+  }
+
+  /// A packed group: tiles g*G .. g*G+G-1 of the row. Every warp scans the
+  /// group's counts itself (lane l: tile g*G + l), so the entries' places
+  /// need no barrier; warp w then copies tiles w, w + warps, ...
+  void stagePacked(Value g, Value countWord) {
     Value first = im.mul(g, s.groupTiles);
-    im.ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, warp,
-                                    im.c(0)),
+    Value t = im.add(first, lane);
+    Value ok = im.andi(im.lt(lane, s.groupTiles), im.lt(t, s.tiles));
+    Value count = arith::MinUIOp::create(b, loc, countWord, im.i32(s.capacity));
+    count = arith::SelectOp::create(b, loc, ok, count, im.i32(0));
+    // Inclusive scan of the counts over the lanes.
+    Value sum = count;
+    for (int32_t off = 1; off < kWarpSize; off *= 2) {
+      auto up = gpu::ShuffleOp::create(b, loc, sum, off, kWarpSize,
+                                       gpu::ShuffleMode::UP);
+      Value added = arith::AddIOp::create(b, loc, sum, up.getShuffleResult());
+      sum = arith::SelectOp::create(b, loc, up.getValid(), added, sum);
+    }
+    Value start = arith::SubIOp::create(b, loc, sum, count);
+    im.ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                                    im.c(kWarpSize - 1)),
               [&] {
-                Value t = im.add(first, lane);
-                Value ok = im.andi(im.lt(lane, s.groupTiles),
-                                   im.lt(t, s.tiles));
-                Value word = memref::LoadOp::create(
-                    b, loc, words, ValueRange{row, im.clamp(t, ok), im.c(0)});
-                Value count = arith::MinUIOp::create(
-                    b, loc, word, im.i32(s.capacity));
-                count = arith::SelectOp::create(b, loc, ok, count, im.i32(0));
-                // Inclusive scan of the counts over the lanes.
-                Value sum = count;
-                for (int32_t off = 1; off < kWarpSize; off *= 2) {
-                  auto up = gpu::ShuffleOp::create(b, loc, sum, off, kWarpSize,
-                                                   gpu::ShuffleMode::UP);
-                  Value added =
-                      arith::AddIOp::create(b, loc, sum, up.getShuffleResult());
-                  sum = arith::SelectOp::create(b, loc, up.getValid(), added,
-                                                sum);
-                }
-                Value start = arith::SubIOp::create(b, loc, sum, count);
-                im.ifThen(im.lt(lane, s.groupTiles), [&] {
-                  memref::StoreOp::create(b, loc, count, counts,
-                                          ValueRange{lane});
-                  memref::StoreOp::create(b, loc, start, offsets,
-                                          ValueRange{lane});
-                });
-                im.ifThen(arith::CmpIOp::create(b, loc,
-                                                arith::CmpIPredicate::eq,
-                                                lane, im.c(kWarpSize - 1)),
-                          [&] {
-                            memref::StoreOp::create(b, loc, sum, total,
-                                                    ValueRange{im.c(0)});
-                          });
+                memref::StoreOp::create(b, loc, sum, total,
+                                        ValueRange{im.c(0)});
               });
-    gpu::BarrierOp::create(b, loc);
     Type i16 = b.getIntegerType(16);
+    Type i32 = b.getI32Type();
+    auto fromLane = [&](Value v, Value srcLane) {
+      return gpu::ShuffleOp::create(
+                 b, loc, v,
+                 arith::IndexCastUIOp::create(b, loc, i32, srcLane),
+                 im.i32(kWarpSize), gpu::ShuffleMode::IDX)
+          .getShuffleResult();
+    };
     im.forEach(warp, im.c(s.groupTiles), im.c(s.warps), [&](Value i) {
-      Value t = im.add(first, i);
-      im.ifThen(im.lt(t, s.tiles), [&] {
-        Value count = toIndex(
-            memref::LoadOp::create(b, loc, counts, ValueRange{i}));
-        Value start = toIndex(
-            memref::LoadOp::create(b, loc, offsets, ValueRange{i}));
-        Value base = im.mul(t, s.tile);
-        im.forEach(lane, count, im.c(kWarpSize), [&](Value e) {
-          Value w = memref::LoadOp::create(
-              b, loc, words, ValueRange{row, t, im.add(e, im.c(1))});
-          Value col = arith::AndIOp::create(b, loc, w, im.i32(0xffff));
-          Value j = arith::AddIOp::create(
-              b, loc, col,
-              arith::IndexCastUIOp::create(b, loc, b.getI32Type(), base));
-          Value bits = arith::TruncIOp::create(
-              b, loc, i16, arith::ShRUIOp::create(b, loc, w, im.i32(16)));
-          Value h = im.toF32(arith::BitcastOp::create(b, loc, et, bits));
-          Value at = im.add(start, e);
-          memref::StoreOp::create(b, loc, j, cols, ValueRange{at});
-          memref::StoreOp::create(b, loc, h, vals, ValueRange{at});
-        });
+      // Tile i's count and first place, from lane i (i is warp-uniform).
+      Value tileCount = toIndex(fromLane(count, i));
+      Value tileStart = toIndex(fromLane(start, i));
+      Value ti = im.add(first, i);
+      Value base = im.mul(ti, s.tile);
+      // A tile past the row has count 0: the loop does not run.
+      im.forEach(lane, tileCount, im.c(kWarpSize), [&](Value e) {
+        Value w = memref::LoadOp::create(
+            b, loc, words, ValueRange{row, ti, im.add(e, im.c(1))});
+        Value col = arith::AndIOp::create(b, loc, w, im.i32(0xffff));
+        Value j = arith::AddIOp::create(
+            b, loc, col, arith::IndexCastUIOp::create(b, loc, i32, base));
+        Value bits = arith::TruncIOp::create(
+            b, loc, i16, arith::ShRUIOp::create(b, loc, w, im.i32(16)));
+        Value h = im.toF32(arith::BitcastOp::create(b, loc, et, bits));
+        Value at = im.add(tileStart, e);
+        memref::StoreOp::create(b, loc, j, cols, ValueRange{at});
+        memref::StoreOp::create(b, loc, h, vals, ValueRange{at});
       });
     });
   }
@@ -535,10 +534,9 @@ void mlir::sgpu::lowerTwellFFNToGPU(TwellFFNOp op, const TwellBuffers &packed,
   OpBuilder kb(gpuModule.getBodyRegion());
   kb.setInsertionPointToEnd(gpuModule.getBody());
   Type i32 = kb.getI32Type(), f32 = kb.getF32Type();
-  SmallVector<Type> workgroup = {
-      workgroupBuffer(kb, shape.stage, i32), workgroupBuffer(kb, shape.stage, f32),
-      workgroupBuffer(kb, kMaxGroupTiles, i32),
-      workgroupBuffer(kb, kMaxGroupTiles, i32), workgroupBuffer(kb, 1, i32)};
+  SmallVector<Type> workgroup = {workgroupBuffer(kb, shape.stage, i32),
+                                 workgroupBuffer(kb, shape.stage, f32),
+                                 workgroupBuffer(kb, 1, i32)};
   auto func = createKernel(kb, loc, symbols,
                            "sgpu_twell_ffn_" + std::to_string(index),
                            llvm::to_vector(ValueRange(args).getTypes()),

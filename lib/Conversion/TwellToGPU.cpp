@@ -2,11 +2,12 @@
 //
 // The GPU pack of TwELL on CUDA cores. It writes the concrete form of the
 // CPU reference (TwellToLoops.cpp), so the two can be compared buffer by
-// buffer, except for the fallback rows of rows that did not overflow:
+// buffer, except for the words that hold no entry and the fallback rows of
+// rows that did not overflow (both unwritten here):
 //   words        [M, NT, W] i32: word 0 the true count (even past the
 //                capacity W - 1), words 1..min(count, W-1) the entries
 //                `col-in-tile | value bits << 16` in column order, the
-//                unused words 0
+//                unused words not written (0 in the reference)
 //   flags        [M] i32: 1 where a tile of the row is over capacity
 //   fallback     [M, F]: the overflowing rows densely; the other rows are
 //                not written here (0 in the reference)
@@ -35,9 +36,7 @@
 //   gives each lane its first rank, so entries land in column order with no
 //   atomics.
 //   The running count goes on past the capacity (entries past it are not
-//   stored), so word 0 is the true count. Entry words from min(count, W-1)+1
-//   on are zeroed by the same warp after the count is known (disjoint from
-//   the entry words, so no intra-warp ordering is needed).
+//   stored), so word 0 is the true count.
 //
 // What a faster version would do: the pack fused into the epilogue of the
 // GEMM producing H (per-tile shared-memory counts, no pass over H in
@@ -206,12 +205,9 @@ void buildPackKernel(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
     Value n = count.getResult(0);
     Value first = e.eq(lane, 0);
     e.ifThen(first, [&] { e.store(n, out, {row, t, im.c(0)}); });
-    // Zero the entry words past the stored entries.
-    Value stored =
-        arith::MinUIOp::create(b, loc, e.toIndex(n), im.c(capacity));
-    e.loop(im.add(im.add(stored, im.c(1)), lane), im.c(words),
-           im.c(kWarpSize),
-           [&](Value s) { e.store(im.i32(0), out, {row, t, s}); });
+    // The entry words past the stored ones are not written: the consumer
+    // reads min(count, W-1) entries, and zeroing them would write as many
+    // bytes per run as the entries of a dense row.
     Value overflows = e.cmpi(arith::CmpIPredicate::ugt, n, im.i32(capacity));
     e.ifThen(im.andi(first, overflows),
              [&] { e.store(im.i32(1), over, {im.c(0)}); });

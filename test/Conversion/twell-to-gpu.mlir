@@ -62,21 +62,27 @@
 // CHECK: gpu.barrier
 // CHECK-COUNT-4: memref.store %{{.*}} : memref<600x64xbf16>
 // Consumer, d = 64: 8 vectors of 8 features, 4 warps (the minimum). The
-// stage: 512 columns and values, 32 tile counts and offsets, the entry count.
-// CHECK: gpu.func @sgpu_twell_ffn_0(%{{.*}}: memref<16x3x64xi32>, %{{.*}}: memref<16xi32>, %{{.*}}: memref<16x600xbf16>, %{{.*}}: memref<600x64xbf16>, %{{.*}}: memref<16x64xbf16>) workgroup(%{{.*}} : memref<512xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<512xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<1xi32, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
+// stage: 512 columns and values, the entry count.
+// CHECK: gpu.func @sgpu_twell_ffn_0(%{{.*}}: memref<16x3x64xi32>, %{{.*}}: memref<16xi32>, %{{.*}}: memref<16x600xbf16>, %{{.*}}: memref<600x64xbf16>, %{{.*}}: memref<16x64xbf16>) workgroup(%{{.*}} : memref<512xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<512xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<1xi32, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
 // Groups: 2 fallback groups of 512 columns for a flagged row, else 1 group
 // of all 3 tiles (3 x 63 entries fit the 512-entry stage).
 // CHECK-DAG: %[[FBG:.*]] = arith.constant 2 : index
 // CHECK-DAG: %[[PKG:.*]] = arith.constant 1 : index
 // CHECK: %[[G:.*]] = arith.select %{{.*}}, %[[FBG]], %[[PKG]] : index
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[G]] step %{{.*}} iter_args(%{{.*}} = %{{.*}}) -> (vector<8xf32>)
+// Lane l's count word, loaded before the overflow branch.
+// CHECK: memref.load %{{.*}} : memref<16x3x64xi32>
 // CHECK: scf.if
 // The fallback stage: columns of the dense row.
 // CHECK: memref.load %{{.*}} : memref<16x600xbf16>
 // CHECK: } else {
-// The packed stage: warp 0 scans the tile counts.
+// The packed stage: every warp scans the tile counts and takes each tile's
+// count and first place from its lane; no barrier before the copy.
 // CHECK-COUNT-5: gpu.shuffle up
-// CHECK: gpu.barrier
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.shuffle idx
+// CHECK: gpu.shuffle idx
+// CHECK-NOT: gpu.barrier
 // CHECK: memref.load %{{.*}} : memref<16x3x64xi32>
 // CHECK: arith.bitcast %{{.*}} : i16 to bf16
 // CHECK: gpu.barrier

@@ -70,14 +70,16 @@ def SGPU_TwellType : SGPU_Type<"Twell", "twell"> {
       word 0 is the number of nonzeros of the tile (the true count, which
       may exceed the capacity `W - 1`); words `1 .. min(count, W - 1)` hold
       one entry per nonzero, `column-in-tile (bits 0-15) | the 16-bit value's
-      bits (bits 16-31)`, in increasing column order; unused words are 0.
+      bits (bits 16-31)`, in increasing column order; unused words are 0
+      in the CPU reference and not written (undefined) by the GPU pack.
       The global column is `t * TT + column-in-tile`.
     * flags, `M` 32-bit integers: 1 when any tile of the row has more than
       `W - 1` nonzeros (the row overflowed), else 0. The words of an
       overflowed row are not read.
     * fallback, a dense `M x F x T` matrix sized for the worst case (every
       row overflowing, so no row is ever dropped): an overflowed row holds
-      its activations, every other row is 0.
+      its activations; every other row is 0 in the CPU reference and not
+      written (undefined) by the GPU pack, since no consumer reads it.
     * fallback rows, one 32-bit integer: how many rows overflowed (the
       count a run-time guard reads; `sgpu-reference{twell-report=true}`
       prints it).
