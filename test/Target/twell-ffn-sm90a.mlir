@@ -20,6 +20,7 @@
 // RUN: sparse-opt %S/Inputs/twell-ffn-gated-bf16.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="output-dir=%t/gbf16" -o /dev/null
 // RUN: FileCheck %s --check-prefix=PROGRAM < %t/gbf16/program.txt
 // RUN: %ptxas -arch=sm_90a -v %t/gbf16/kernels.ptx -o %t/gbf16.cubin 2>&1 | FileCheck %s --check-prefix=SM90A
+// RUN: FileCheck %s --check-prefix=PTX < %t/gbf16/kernels.ptx
 
 // PROGRAM: buffer [[WD:[0-9]+]] param 0 524288
 // The pack's counters are program stats: fallback rows of M = 64, nonzeros
@@ -41,3 +42,36 @@
 // SM90A-DAG: Compiling entry function 'sgpu_twell_ffn_0' for 'sm_90a'
 // SM90A-DAG: Compiling entry function 'sgpu_twell_down_t_0' for 'sm_90a'
 // SM90A-NOT: bytes spill stores{{.*}}[1-9]
+
+// The PTX of the gated bf16 program.
+// Pack: each lane reads 8 columns of H with one 16-byte load; a warp scan
+// (5 shuffles up, the total from lane 31) places the entries; the row's
+// count goes through shared memory, one global atomic per row for each
+// counter (fallback rows u32, nonzeros u64); an overflowed row is copied to
+// the fallback 16 bytes at a time.
+// PTX-LABEL: .entry sgpu_twell_pack_0(
+// PTX: ld.global.v4.b32
+// PTX-COUNT-5: shfl.sync.up.b32
+// PTX: shfl.sync.idx.b32 {{.*}}, 31, 31, -1;
+// PTX: atom.shared.add.u32
+// PTX: bar.sync 0;
+// PTX: atom.global.add.u32
+// PTX: atom.global.add.u64
+// PTX: ld.global.v4.b32
+// PTX-NEXT: st.global.v4.b32
+// PTX-LABEL: .entry sgpu_twell_down_t_0(
+// Consumer: every warp scans the tile counts (5 shuffles up) and takes
+// each tile's count and first place from its lane (2 shuffles idx); the
+// gated dot product reads Wu[j] and X[m] 16 bytes per lane and reduces with
+// 5 butterfly shuffles; the accumulation reads 4 WdT rows (16 bytes per
+// thread each) before its FMAs; one 16-byte store per output vector.
+// PTX-LABEL: .entry sgpu_twell_ffn_0(
+// PTX-COUNT-5: shfl.sync.up.b32
+// PTX-COUNT-2: shfl.sync.idx.b32
+// PTX: ld.global.v4.b32
+// PTX: ld.global.v4.b32
+// PTX-COUNT-5: shfl.sync.bfly.b32
+// PTX: bar.sync 0;
+// PTX-COUNT-4: ld.global.v4.b32
+// PTX: fma.rn.f32
+// PTX: st.global.v4.b32
