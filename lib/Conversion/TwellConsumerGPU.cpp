@@ -36,12 +36,15 @@
 // thread), not by shared memory.
 //
 // Measured on an H200 (bf16, d = 2048, F = 5632, M = 16384, 0.5% active:
-// 530 us): the kernel moves about 8 KiB of weights per active neuron
+// 486 us): the kernel moves about 8 KiB of weights per active neuron
 // through L2 at ~11 TB/s, plus ~100 us of per-row latency (the chain of
-// dependent loads from the flags to the output store). 57 registers allow 4
-// blocks per SM; forcing 5-8 with nvvm.minctasm spilled (1.6-3.4x slower),
-// and keeping the dot-product rounds a loop or accumulating 8 neurons per
-// iteration was no faster (3-19% slower).
+// dependent loads from the flags to the output store). Two output vectors
+// per thread (128 threads for d = 2048, 72 registers: 7 blocks per SM) hide
+// more of that latency than one (256 threads, 57 registers: 4 blocks):
+// 486 against 528 us at 0.5%, 1772 against 1725 us at 2%. Forcing more
+// blocks with nvvm.minctasm spilled (1.6-3.4x slower), and keeping the
+// dot-product rounds a loop or accumulating 8 neurons per iteration was no
+// faster (3-19% slower).
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,6 +69,9 @@ constexpr int64_t kWarpSize = 32;
 /// least one tile's capacity.
 constexpr int64_t kMinStage = 512;
 constexpr int64_t kMaxStage = 2048;
+/// Output vectors a thread owns when the row has enough of them (fewer
+/// threads per block: more rows in flight per multiprocessor).
+constexpr int64_t kSlotsPerThread = 2;
 /// Entries per iteration of the accumulation.
 constexpr int64_t kUnroll = 4;
 /// Rounds of 32 vectors per iteration of a gated dot product.
@@ -97,7 +103,8 @@ struct ConsumerShape {
         tiles((f + tile - 1) / tile), capacity(words - 1), gated(gated) {
     vec = rowVectorWidth(d);
     slots = d / vec;
-    int64_t rounded = (slots + kWarpSize - 1) / kWarpSize * kWarpSize;
+    int64_t perLane = (slots + kSlotsPerThread - 1) / kSlotsPerThread;
+    int64_t rounded = (perLane + kWarpSize - 1) / kWarpSize * kWarpSize;
     threads = std::clamp<int64_t>(rounded, 4 * kWarpSize,
                                   kTwellConsumerThreads);
     warps = threads / kWarpSize;

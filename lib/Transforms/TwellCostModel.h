@@ -31,11 +31,11 @@ namespace sgpu {
 /// Dense GEMM rate, FLOP/s: the three GEMMs of the dense gated FFN (2 * M *
 /// d * F each) in 1.64 ms.
 inline constexpr double kTwellGemmRate = 691e12;
-/// The pack kernel: M * F * 2 bytes of H in 89 us.
-inline constexpr double kTwellPackBandwidth = 2.07e12;
+/// The pack kernel: M * F * 2 bytes of H in 74 us.
+inline constexpr double kTwellPackBandwidth = 2.49e12;
 /// The consumer: 16384 rows * 28 active neurons * 2 rows of 4 KiB in
-/// 530 us at 0.5% active.
-inline constexpr double kTwellConsumerBandwidth = 7.07e12;
+/// 486 us at 0.5% active.
+inline constexpr double kTwellConsumerBandwidth = 7.7e12;
 /// TwELL is chosen when the model predicts at least this speedup: the
 /// margin keeps a mispredicted point above 0.95x of dense.
 inline constexpr double kTwellMinSpeedup = 1.05;
