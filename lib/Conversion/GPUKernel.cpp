@@ -7,6 +7,28 @@
 using namespace mlir;
 using namespace mlir::sgpu;
 
+static constexpr int32_t kWarpLanes = 32;
+
+Value mlir::sgpu::warpInclusiveSum(OpBuilder &b, Location loc, Value v) {
+  for (int32_t off = 1; off < kWarpLanes; off *= 2) {
+    auto up = gpu::ShuffleOp::create(b, loc, v, off, kWarpLanes,
+                                     gpu::ShuffleMode::UP);
+    Value added = arith::AddIOp::create(b, loc, v, up.getShuffleResult());
+    // Lanes below `off` have nothing to add.
+    v = arith::SelectOp::create(b, loc, up.getValid(), added, v);
+  }
+  return v;
+}
+
+Value mlir::sgpu::warpAllSum(OpBuilder &b, Location loc, Value v) {
+  for (int32_t off = kWarpLanes / 2; off > 0; off /= 2) {
+    auto other = gpu::ShuffleOp::create(b, loc, v, off, kWarpLanes,
+                                        gpu::ShuffleMode::XOR);
+    v = arith::AddFOp::create(b, loc, v, other.getShuffleResult());
+  }
+  return v;
+}
+
 MemRefType mlir::sgpu::workgroupBuffer(OpBuilder &b, int64_t n, Type et) {
   return MemRefType::get({n}, et, AffineMap(),
                          gpu::AddressSpaceAttr::get(

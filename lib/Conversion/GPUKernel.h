@@ -25,6 +25,14 @@ inline int64_t rowVectorWidth(int64_t n) {
   return n % 8 == 0 ? 8 : n % 4 == 0 ? 4 : n % 2 == 0 ? 2 : 1;
 }
 
+/// Warp collectives on a value of every lane (32 lanes, all active).
+/// The inclusive prefix sum over the lanes of an integer `v`: lane l gets
+/// v_0 + ... + v_l (five shuffles up).
+Value warpInclusiveSum(OpBuilder &b, Location loc, Value v);
+/// The sum of a float `v` over the warp, in every lane (five butterfly
+/// shuffles; the order of the additions is the same in every lane).
+Value warpAllSum(OpBuilder &b, Location loc, Value v);
+
 /// A rank-1 shared-memory buffer of `n` elements of `et`.
 MemRefType workgroupBuffer(OpBuilder &b, int64_t n, Type et);
 

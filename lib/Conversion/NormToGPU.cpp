@@ -32,6 +32,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "NormToGPU.h"
+#include "GPUKernel.h"
 #include "IndexMath.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -95,12 +96,7 @@ struct NormKernelBuilder {
   /// butterfly: after the step with offset o every lane holds the sum of
   /// its 2o-lane group).
   Value warpSum(Value v) {
-    for (int32_t offset = kWarpSize / 2; offset > 0; offset /= 2) {
-      auto shuffle = gpu::ShuffleOp::create(b, loc, v, offset, kWarpSize,
-                                            gpu::ShuffleMode::XOR);
-      v = add(v, shuffle.getShuffleResult());
-    }
-    return v;
+    return warpAllSum(b, loc, v);
   }
 
   /// The sum of `v` over the block, in every thread. `slot` selects this

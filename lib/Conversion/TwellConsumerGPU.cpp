@@ -244,14 +244,7 @@ private:
     Value ok = im.andi(im.lt(lane, s.groupTiles), im.lt(t, s.tiles));
     Value count = arith::MinUIOp::create(b, loc, countWord, im.i32(s.capacity));
     count = arith::SelectOp::create(b, loc, ok, count, im.i32(0));
-    // Inclusive scan of the counts over the lanes.
-    Value sum = count;
-    for (int32_t off = 1; off < kWarpSize; off *= 2) {
-      auto up = gpu::ShuffleOp::create(b, loc, sum, off, kWarpSize,
-                                       gpu::ShuffleMode::UP);
-      Value added = arith::AddIOp::create(b, loc, sum, up.getShuffleResult());
-      sum = arith::SelectOp::create(b, loc, up.getValid(), added, sum);
-    }
+    Value sum = warpInclusiveSum(b, loc, count);
     Value start = arith::SubIOp::create(b, loc, sum, count);
     im.ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
                                     im.c(kWarpSize - 1)),
@@ -353,11 +346,7 @@ private:
         Value sum = vector::ReductionOp::create(b, loc,
                                                 vector::CombiningKind::ADD,
                                                 dot);
-        for (int32_t off = kWarpSize / 2; off > 0; off /= 2) {
-          auto sh = gpu::ShuffleOp::create(b, loc, sum, off, kWarpSize,
-                                           gpu::ShuffleMode::XOR);
-          sum = arith::AddFOp::create(b, loc, sum, sh.getShuffleResult());
-        }
+        sum = warpAllSum(b, loc, sum);
         im.ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                         lane, im.c(0)),
                   [&] {

@@ -167,14 +167,7 @@ void buildPackKernel(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
                 b, loc, mine, arith::ExtUIOp::create(b, loc, i32, nz));
           }
           // The lane's first rank: an exclusive scan of the lanes' counts.
-          Value incl = mine;
-          for (int32_t off = 1; off < kWarpSize; off *= 2) {
-            auto up = gpu::ShuffleOp::create(b, loc, incl, off, kWarpSize,
-                                             gpu::ShuffleMode::UP);
-            Value sum =
-                arith::AddIOp::create(b, loc, incl, up.getShuffleResult());
-            incl = arith::SelectOp::create(b, loc, up.getValid(), sum, incl);
-          }
+          Value incl = warpInclusiveSum(b, loc, mine);
           Value total = gpu::ShuffleOp::create(b, loc, incl, kWarpSize - 1,
                                                kWarpSize,
                                                gpu::ShuffleMode::IDX)
