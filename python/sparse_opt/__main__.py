@@ -95,8 +95,14 @@ def cmd_compile(args):
             if "TwELL" in d.message:
                 print("  " + str(d))
     print("compiled %s for %s into %s" % (args.source, args.chip, out))
-    for kernel, count in artifact.sparse_mma_counts().items():
-        print("  kernel %s: %d sparse MMA instructions" % (kernel, count))
+    counts = artifact.sparse_mma_counts()
+    for kernel, count in counts.items():
+        if count:
+            print("  kernel %s: %d sparse MMA instructions" % (kernel, count))
+    others = [k for k, count in counts.items() if not count]
+    if others:
+        print("  %d other kernel%s: %s" % (len(others), "" if len(others) == 1 else "s",
+                                          ", ".join(others)))
     return 0
 
 

@@ -74,6 +74,9 @@ def test_cli_twell_options(tmp_path):
     assert "sgpu_twell_ffn_1" not in (tmp_path / "a" / "program.txt").read_text()
     r = cli("compile", MODEL, "-o", tmp_path / "b", "--twell")
     assert r.returncode == 0, r.stderr
+    # Kernels without sparse MMAs are listed on one line.
+    assert "sparse MMA instructions" not in r.stdout
+    assert "other kernels: " in r.stdout and "sgpu_twell_ffn_1" in r.stdout
     assert "sgpu_twell_ffn_1" in (tmp_path / "b" / "program.txt").read_text()
     r = cli("compile", MODEL, "-o", tmp_path / "c", "--twell", "--twell-profile", profile)
     assert r.returncode != 0 and "not allowed with argument" in r.stderr
