@@ -256,7 +256,9 @@ struct SparsifyFFNPass
         values.push_back(*d);
       }
     }
-    if (values.empty())
+    // No calibration given; a profile, even an empty one, must cover every
+    // FFN.
+    if (profile.empty() && values.empty())
       return values;
     if (values.size() != ffns) {
       error() << values.size() << " densities for " << ffns

@@ -17,6 +17,8 @@
 // RUN: not sparse-opt %s --sgpu-sparsify-ffn="profile=%t.txt" 2>&1 | FileCheck %s --check-prefix=NOTJSON
 // RUN: echo '{"density": [0.1, 0.1]}' > %t.noarray.json
 // RUN: not sparse-opt %s --sgpu-sparsify-ffn="profile=%t.noarray.json" 2>&1 | FileCheck %s --check-prefix=NOARRAY
+// RUN: echo '{"densities": []}' > %t.empty.json
+// RUN: not sparse-opt %s --sgpu-sparsify-ffn="profile=%t.empty.json" 2>&1 | FileCheck %s --check-prefix=EMPTY
 // RUN: echo '{"densities": [0.1, "low"]}' > %t.str.json
 // RUN: not sparse-opt %s --sgpu-sparsify-ffn="profile=%t.str.json" 2>&1 | FileCheck %s --check-prefix=NOTNUMBER
 
@@ -29,6 +31,7 @@
 // CHECK-NOT: sgpu.twell
 // BOTH-COUNT-2: sgpu.twell_ffn
 // COUNT: error: sgpu-sparsify-ffn calibration: 1 densities for 2 rewritable FFN(s); give one per FFN, in the order of the program's twell<i> stats
+// EMPTY: error: sgpu-sparsify-ffn calibration: 0 densities for 2 rewritable FFN(s)
 // RANGE: error: sgpu-sparsify-ffn calibration: density 1.50 is outside [0, 1]
 // TWICE: error: sgpu-sparsify-ffn calibration: give densities or profile, not both
 // MISSING: error: sgpu-sparsify-ffn calibration: cannot read profile '{{.*}}.missing': No such file or directory
