@@ -276,6 +276,8 @@ TwellBuffers mlir::sgpu::lowerTwellPackToGPU(TwellPackOp op,
       b.getStringAttr("twell" + suffix + ".active_neurons"));
   active.getDefiningOp()->setAttr(SGPUDialect::kStatTotalAttr,
                                   b.getI64IntegerAttr(m * f));
+  if (auto limit = op->getAttrOfType<FloatAttr>(SGPUDialect::kTwellBreakEvenAttr))
+    active.getDefiningOp()->setAttr(SGPUDialect::kStatLimitAttr, limit);
   out.fallbackRows.getDefiningOp()->setAttr(SGPUDialect::kStatTotalAttr,
                                             b.getI64IntegerAttr(m));
 

@@ -18,6 +18,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
@@ -413,6 +414,9 @@ struct EmitArtifactsPass
           if (auto total = alloc->getAttrOfType<IntegerAttr>(
                   sgpu::SGPUDialect::kStatTotalAttr))
             os << " of " << total.getValue().getSExtValue();
+          if (auto limit = alloc->getAttrOfType<FloatAttr>(
+                  sgpu::SGPUDialect::kStatLimitAttr))
+            os << " limit " << llvm::formatv("{0:e}", limit.getValueAsDouble());
           os << "\n";
         }
         continue;

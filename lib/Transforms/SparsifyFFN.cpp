@@ -455,6 +455,16 @@ struct SparsifyFFNPass
     }
     Value y = TwellFFNOp::create(b, loc, down.getResult(0).getType(), packed,
                                  wd, x, wu);
+    // The density above which dense would be faster, for run-time guards
+    // (the smallest over the pack's consumers).
+    double breakEven = std::max(
+        0.0, twellBreakEvenDensity(outputWidth(down), static_cast<bool>(x)));
+    Operation *pack = packed.getDefiningOp();
+    if (auto known =
+            pack->getAttrOfType<FloatAttr>(SGPUDialect::kTwellBreakEvenAttr))
+      breakEven = std::min(breakEven, known.getValueAsDouble());
+    pack->setAttr(SGPUDialect::kTwellBreakEvenAttr,
+                  b.getF64FloatAttr(std::min(breakEven, 1.0)));
     down.getResult(0).replaceAllUsesWith(y);
     eraseDeadChain(down);
   }

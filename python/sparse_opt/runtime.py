@@ -132,6 +132,8 @@ def _configure(lib):
     lib.sparseopt_program_stat_name.restype = ctypes.c_char_p
     lib.sparseopt_program_stat_total.argtypes = [_p, ctypes.c_int]
     lib.sparseopt_program_stat_total.restype = ctypes.c_uint64
+    lib.sparseopt_program_stat_limit.argtypes = [_p, ctypes.c_int]
+    lib.sparseopt_program_stat_limit.restype = ctypes.c_double
     lib.sparseopt_program_read_stat.argtypes = [_p, ctypes.c_int, _p,
                                                 ctypes.POINTER(ctypes.c_uint64)]
     lib.sparseopt_program_num_checks.argtypes = [_p]
@@ -422,6 +424,12 @@ class Program(Handle):
         self.stat_totals = {lib.sparseopt_program_stat_name(handle, i).decode():
                             lib.sparseopt_program_stat_total(handle, i)
                             for i in range(lib.sparseopt_program_num_stats(handle))}
+        # name -> the fraction above which the program is expected to lose
+        # (a TwELL layer's break-even density), for the stats that have one.
+        limits = ((lib.sparseopt_program_stat_name(handle, i).decode(),
+                   lib.sparseopt_program_stat_limit(handle, i))
+                  for i in range(lib.sparseopt_program_num_stats(handle)))
+        self.stat_limits = {name: limit for name, limit in limits if limit >= 0}
         self._comm = None
         self.signature = artifact.signature
         sig_in = [s.nbytes for s in self.signature.input_specs]

@@ -8,6 +8,7 @@
 #include <cctype>
 #include <charconv>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 
@@ -144,7 +145,8 @@ constexpr size_t kGemmKeyCount = sizeof(kGemmKeys) / sizeof(kGemmKeys[0]);
 constexpr size_t kGemmRequiredKeys = 8;
 constexpr const char *kCheckSyntax =
     "check b<id> param <index> pattern <n>:<m> groups <G>";
-constexpr const char *kStatSyntax = "stat <name> b<id> <u32|u64> [of <total>]";
+constexpr const char *kStatSyntax =
+    "stat <name> b<id> <u32|u64> [of <total> [limit <fraction>]]";
 constexpr const char *kGemmSyntax =
     "gemm m=<M> n=<N> k=<K> in=<f16|bf16> out=<f16|bf16|f32> x=b<id> "
     "w=b<id> y=b<id> [bias=b<id>:<f16|bf16|f32>] [act=relu]";
@@ -493,8 +495,8 @@ private:
     auto syntax = [&](const std::string &why) {
       return error(why + " (" + kStatSyntax + ")");
     };
-    if (tokens.size() != 4 && tokens.size() != 6)
-      return syntax("expected 4 or 6 fields on a stat line, got " +
+    if (tokens.size() != 4 && tokens.size() != 6 && tokens.size() != 8)
+      return syntax("expected 4, 6 or 8 fields on a stat line, got " +
                     std::to_string(tokens.size()));
     StatDecl stat;
     stat.line = line;
@@ -519,12 +521,24 @@ private:
       return syntax("stat type: expected u32 or u64, got " +
                     quoted(tokens[3]));
     stat.bits = tokens[3] == "u32" ? 32 : 64;
-    if (tokens.size() == 6) {
+    if (tokens.size() >= 6) {
       if (tokens[4] != "of")
         return syntax("expected 'of', got " + quoted(tokens[4]));
       if (!parseNumber(tokens[5], stat.total) || stat.total == 0)
         return syntax("stat total: expected a positive integer, got " +
                       quoted(tokens[5]));
+    }
+    if (tokens.size() == 8) {
+      if (tokens[6] != "limit")
+        return syntax("expected 'limit', got " + quoted(tokens[6]));
+      const std::string &text = tokens[7];
+      char *end = nullptr;
+      double limit = std::strtod(text.c_str(), &end);
+      if (text.empty() || end != text.c_str() + text.size() ||
+          !(limit >= 0.0 && limit <= 1.0))
+        return syntax("stat limit: expected a fraction from 0 to 1, got " +
+                      quoted(text));
+      stat.limit = limit;
     }
     m.stats.push_back(stat);
     return SPARSEOPT_OK;

@@ -204,13 +204,16 @@ std::string describeCheck(const CheckDecl &check);
 
 /// One `stat` line: a counter that the run steps leave in the first element
 /// of a temp buffer (u32 or u64), readable after a run under `name`;
-/// `total` (0: none) is what it counts out of.
+/// `total` (0: none) is what it counts out of, and `limit` (negative: none)
+/// the fraction of it above which the program is expected to lose (a
+/// TwELL layer's break-even density).
 struct StatDecl {
   std::string name;      ///< [A-Za-z0-9_.]+, unique in the program
   uint64_t bufferId = 0; ///< the id as written
   size_t buffer = 0;     ///< index into Manifest::buffers
   unsigned bits = 32;    ///< 32 or 64
   uint64_t total = 0;
+  double limit = -1.0;
   int line = 0;
 };
 

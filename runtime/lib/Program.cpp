@@ -791,6 +791,15 @@ uint64_t sparseopt_program_stat_total(sparseopt_program p, int i) {
   });
 }
 
+double sparseopt_program_stat_limit(sparseopt_program p, int i) {
+  const char *api = "sparseopt_program_stat_limit";
+  return guardedValue(api, -1.0, [&]() -> double {
+    if (!validIndex(api, p, i, p ? p->manifest.stats.size() : 0))
+      return -1.0;
+    return p->manifest.stats[i].limit;
+  });
+}
+
 sparseopt_status sparseopt_program_read_stat(sparseopt_program p, int i,
                                              sparseopt_stream s,
                                              uint64_t *value) {

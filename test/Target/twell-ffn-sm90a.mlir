@@ -24,11 +24,11 @@
 
 // PROGRAM: buffer [[WD:[0-9]+]] param 0 524288
 // The pack's counters are program stats: fallback rows of M = 64, nonzeros
-// of M * F = 65536.
+// of M * F = 65536 with the layer's break-even density as the limit.
 // PROGRAM: buffer [[ROWSID:[0-9]+]] temp 4
 // PROGRAM-NEXT: stat twell0.fallback_rows b[[ROWSID]] u32 of 64
 // PROGRAM-NEXT: buffer [[ACTID:[0-9]+]] temp 8
-// PROGRAM-NEXT: stat twell0.active_neurons b[[ACTID]] u64 of 65536
+// PROGRAM-NEXT: stat twell0.active_neurons b[[ACTID]] u64 of 65536 limit {{[0-9]\.[0-9]+e[-+][0-9]+$}}
 // PROGRAM: stage prepare
 // PROGRAM-NEXT: launch sgpu_twell_down_t_0 grid 256 1 1 block 256 1 1 smem 0 args b[[WD]] [[WDT:b[0-9]+]]
 // PROGRAM-NEXT: stage run

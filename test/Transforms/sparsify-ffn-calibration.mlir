@@ -29,7 +29,11 @@
 // CHECK-NOT: sgpu.twell
 // CHECK: linalg.matmul {{.*}} ins(%{{.*}}, %{{.*}} : tensor<16x512xbf16>, tensor<2048x512xbf16>)
 // CHECK-NOT: sgpu.twell
-// BOTH-COUNT-2: sgpu.twell_ffn
+// Each pack carries its layer's break-even density, for run-time guards.
+// BOTH: sgpu.twell_pack %{{.*}} {sgpu.twell_break_even = 0.00959{{[0-9]*}} : f64}
+// BOTH: sgpu.twell_ffn
+// BOTH: sgpu.twell_pack %{{.*}} {sgpu.twell_break_even = 0.00857{{[0-9]*}} : f64}
+// BOTH: sgpu.twell_ffn
 // COUNT: error: sgpu-sparsify-ffn calibration: 1 densities for 2 rewritable FFN(s); give one per FFN, in the order of the program's twell<i> stats
 // EMPTY: error: sgpu-sparsify-ffn calibration: 0 densities for 2 rewritable FFN(s)
 // RANGE: error: sgpu-sparsify-ffn calibration: density 1.50 is outside [0, 1]

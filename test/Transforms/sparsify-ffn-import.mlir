@@ -21,7 +21,7 @@
 // MLP: arith.addf
 // MLP: %[[H:.*]] = linalg.generic
 // MLP: arith.maximumf
-// MLP: %[[P:.*]] = sgpu.twell_pack %[[H]] : tensor<4x128xf16> -> !sgpu.twell<4x128xf16, #sgpu.twell<tile = 128, compression = 4>>
+// MLP: %[[P:.*]] = sgpu.twell_pack %[[H]] {{.*}}: tensor<4x128xf16> -> !sgpu.twell<4x128xf16, #sgpu.twell<tile = 128, compression = 4>>
 // MLP: %[[W2:.*]] = arith.constant dense_resource<fc2_weight> : tensor<32x128xf16>
 // MLP-NOT: linalg.matmul
 // MLP: %[[Y:.*]] = sgpu.twell_ffn %[[P]], %[[W2]] : !sgpu.twell<4x128xf16, #sgpu.twell<tile = 128, compression = 4>>, tensor<32x128xf16> -> tensor<4x32xf16>
@@ -29,7 +29,7 @@
 // MLP: return %[[YB]]
 
 // MLP-ONNX-LABEL: func.func @forward(%arg0: tensor<8x64xf16>) -> tensor<8x32xf16>
-// MLP-ONNX: %[[P:.*]] = sgpu.twell_pack %{{.*}} : tensor<8x128xf16> -> !sgpu.twell<8x128xf16, #sgpu.twell<tile = 64, compression = 8>>
+// MLP-ONNX: %[[P:.*]] = sgpu.twell_pack %{{.*}} {{.*}}: tensor<8x128xf16> -> !sgpu.twell<8x128xf16, #sgpu.twell<tile = 64, compression = 8>>
 // MLP-ONNX: sgpu.twell_ffn %[[P]], %{{.*}} : {{.*}}, tensor<32x128xf16> -> tensor<8x32xf16>
 // MLP-ONNX-NOT: linalg.matmul
 
@@ -37,7 +37,7 @@
 // MLP3D-LABEL: func.func @forward(%arg0: tensor<2x8x64xbf16>) -> tensor<2x8x32xbf16>
 // MLP3D: %[[H:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<2x8x128xbf16>)
 // MLP3D: %[[H2:.*]] = tensor.collapse_shape %[[H]] {{\[\[}}0, 1], [2]] : tensor<2x8x128xbf16> into tensor<16x128xbf16>
-// MLP3D: %[[P:.*]] = sgpu.twell_pack %[[H2]] : tensor<16x128xbf16>
+// MLP3D: %[[P:.*]] = sgpu.twell_pack %[[H2]] {{.*}}: tensor<16x128xbf16>
 // MLP3D: sgpu.twell_ffn %[[P]], %{{.*}} : {{.*}}, tensor<32x128xbf16> -> tensor<16x32xbf16>
 // MLP3D-NOT: linalg.matmul
 // MLP3D: tensor.expand_shape {{.*}} into tensor<2x8x32xbf16>
@@ -51,7 +51,7 @@
 // GATED: %[[H:.*]] = linalg.generic {{.*}} ins(%[[G3]] :
 // GATED: arith.maximumf
 // GATED: %[[H2:.*]] = tensor.collapse_shape %[[H]] {{\[\[}}0, 1], [2]] : tensor<2x8x256x{{b?}}f16> into tensor<16x256x{{b?}}f16>
-// GATED: %[[P:.*]] = sgpu.twell_pack %[[H2]] : tensor<16x256x{{b?}}f16> -> !sgpu.twell<16x256x{{b?}}f16, #sgpu.twell<tile = 256, compression = 4>>
+// GATED: %[[P:.*]] = sgpu.twell_pack %[[H2]] {{.*}}: tensor<16x256x{{b?}}f16> -> !sgpu.twell<16x256x{{b?}}f16, #sgpu.twell<tile = 256, compression = 4>>
 // GATED: %[[WU:.*]] = arith.constant dense_resource<{{.*}}> : tensor<256x64x{{b?}}f16>
 // GATED: %[[X2:.*]] = tensor.collapse_shape %arg0
 // GATED: %[[WD:.*]] = arith.constant dense_resource<{{.*}}> : tensor<64x256x{{b?}}f16>

@@ -194,9 +194,9 @@ func.func @f32_result(%x: tensor<16x64xf16>, %wu: tensor<256x64xf16>,
 // Any F: F = 384 and F = 200 are not multiples of the tile 256; the last
 // tile of a row is partial (no remark, the FFNs are rewritten).
 // CHECK-LABEL: func @partial_tile
-// CHECK: sgpu.twell_pack %{{.*}} : tensor<16x384xf16> -> !sgpu.twell<16x384xf16, #sgpu.twell<tile = 256, compression = 4>>
+// CHECK: sgpu.twell_pack %{{.*}} {{.*}}: tensor<16x384xf16> -> !sgpu.twell<16x384xf16, #sgpu.twell<tile = 256, compression = 4>>
 // CHECK: sgpu.twell_ffn
-// CHECK: sgpu.twell_pack %{{.*}} : tensor<16x200xf16> -> !sgpu.twell<16x200xf16, #sgpu.twell<tile = 256, compression = 4>>
+// CHECK: sgpu.twell_pack %{{.*}} {{.*}}: tensor<16x200xf16> -> !sgpu.twell<16x200xf16, #sgpu.twell<tile = 256, compression = 4>>
 // CHECK: sgpu.twell_ffn
 func.func @partial_tile(%x: tensor<16x64xf16>, %wu: tensor<384x64xf16>, %wd: tensor<64x384xf16>,
                     %wu2: tensor<200x64xf16>, %wd2: tensor<64x200xf16>) -> (tensor<16x64xf16>, tensor<16x64xf16>) {

@@ -20,7 +20,7 @@
 // CHECK: %[[G:.*]] = linalg.matmul {{.*}} ins(%[[X]], %[[WU]]
 // CHECK: %[[H:.*]] = linalg.generic {{.*}} ins(%[[G]] : tensor<16x512xf16>)
 // CHECK: arith.maximumf
-// CHECK: %[[P:.*]] = sgpu.twell_pack %[[H]] : tensor<16x512xf16> -> !sgpu.twell<16x512xf16, #sgpu.twell<tile = 256, compression = 4>>
+// CHECK: %[[P:.*]] = sgpu.twell_pack %[[H]] {{.*}}: tensor<16x512xf16> -> !sgpu.twell<16x512xf16, #sgpu.twell<tile = 256, compression = 4>>
 // CHECK-NOT: linalg.matmul
 // CHECK: %[[Y:.*]] = sgpu.twell_ffn %[[P]], %[[WD]] : !sgpu.twell<16x512xf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<64x512xf16> -> tensor<16x64xf16>
 // CHECK-NEXT: return %[[Y]]
@@ -63,7 +63,7 @@ func.func @ungated(%x: tensor<16x64xf16>, %wu: tensor<512x64xf16>,
 // CHECK-SAME: (%[[X:.*]]: tensor<32x64xbf16>, %[[WG:.*]]: tensor<256x64xbf16>, %[[WU:.*]]: tensor<256x64xbf16>, %[[WD:.*]]: tensor<64x256xbf16>)
 // CHECK: %[[G:.*]] = linalg.matmul {{.*}} ins(%[[X]], %[[WG]]
 // CHECK: %[[H:.*]] = linalg.generic {{.*}} ins(%[[G]] : tensor<32x256xbf16>)
-// CHECK: %[[P:.*]] = sgpu.twell_pack %[[H]] : tensor<32x256xbf16> -> !sgpu.twell<32x256xbf16, #sgpu.twell<tile = 256, compression = 4>>
+// CHECK: %[[P:.*]] = sgpu.twell_pack %[[H]] {{.*}}: tensor<32x256xbf16> -> !sgpu.twell<32x256xbf16, #sgpu.twell<tile = 256, compression = 4>>
 // CHECK-NOT: linalg.matmul
 // CHECK-NOT: arith.mulf
 // CHECK: %[[Y:.*]] = sgpu.twell_ffn %[[P]], %[[WD]] up(%[[X]], %[[WU]] : tensor<32x64xbf16>, tensor<256x64xbf16>) : !sgpu.twell<32x256xbf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<64x256xbf16> -> tensor<32x64xbf16>
@@ -122,7 +122,7 @@ func.func @gated(%x: tensor<32x64xbf16>, %wg: tensor<256x64xbf16>,
 // CHECK-SAME: (%[[X:.*]]: tensor<8x32xf16>, %[[WG:.*]]: tensor<128x32xf16>, %[[WU:.*]]: tensor<128x32xf16>, %[[WD:.*]]: tensor<32x128xf16>)
 // CHECK: %[[H:.*]] = linalg.generic
 // CHECK: arith.select
-// CHECK: %[[P:.*]] = sgpu.twell_pack %[[H]] : tensor<8x128xf16> -> !sgpu.twell<8x128xf16, #sgpu.twell<tile = 64, compression = 2>>
+// CHECK: %[[P:.*]] = sgpu.twell_pack %[[H]] {{.*}}: tensor<8x128xf16> -> !sgpu.twell<8x128xf16, #sgpu.twell<tile = 64, compression = 2>>
 // CHECK-NOT: linalg.matmul
 // CHECK-NOT: linalg.transpose
 // CHECK: %[[Y:.*]] = sgpu.twell_ffn %[[P]], %[[WD]] up(%[[X]], %[[WU]] : tensor<8x32xf16>, tensor<128x32xf16>)
@@ -187,7 +187,7 @@ func.func @gated_swapped(%x: tensor<8x32xf16>, %wg: tensor<128x32xf16>,
 // CHECK-SAME: (%[[X:.*]]: tensor<2x8x64xf16>, %[[WU:.*]]: tensor<512x64xf16>, %[[BU:.*]]: tensor<512xf16>, %[[WDT:.*]]: tensor<512x64xf16>, %[[BD:.*]]: tensor<64xf16>)
 // CHECK: %[[H:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<2x8x512xf16>)
 // CHECK: %[[H2:.*]] = tensor.collapse_shape %[[H]] {{\[\[}}0, 1], [2]] : tensor<2x8x512xf16> into tensor<16x512xf16>
-// CHECK: %[[P:.*]] = sgpu.twell_pack %[[H2]] : tensor<16x512xf16>
+// CHECK: %[[P:.*]] = sgpu.twell_pack %[[H2]] {{.*}}: tensor<16x512xf16>
 // CHECK: %[[WD:.*]] = linalg.transpose ins(%[[WDT]] : tensor<512x64xf16>) outs(%{{.*}} : tensor<64x512xf16>) permutation = [1, 0]
 // CHECK: %[[Y:.*]] = sgpu.twell_ffn %[[P]], %[[WD]] : {{.*}} -> tensor<16x64xf16>
 // CHECK: %[[YB:.*]] = linalg.generic {{.*}} ins(%[[Y]], %[[BD]] : tensor<16x64xf16>, tensor<64xf16>)
@@ -242,10 +242,10 @@ func.func @tokens_3d(%x: tensor<2x8x64xf16>, %wu: tensor<512x64xf16>, %bu: tenso
 // a GEMM on the first consumer's result. Other matmuls (the head) are left
 // alone without a remark.
 // CHECK-LABEL: func @two_ffns
-// CHECK: %[[P1:.*]] = sgpu.twell_pack %{{.*}} : tensor<16x256xf16>
+// CHECK: %[[P1:.*]] = sgpu.twell_pack %{{.*}} {{.*}}: tensor<16x256xf16>
 // CHECK: %[[Y1:.*]] = sgpu.twell_ffn %[[P1]], %{{.*}} up(%{{.*}}, %{{.*}} :
 // CHECK: linalg.matmul {{.*}} ins(%[[Y1]],
-// CHECK: %[[P2:.*]] = sgpu.twell_pack %{{.*}} : tensor<16x512xf16>
+// CHECK: %[[P2:.*]] = sgpu.twell_pack %{{.*}} {{.*}}: tensor<16x512xf16>
 // CHECK: %[[Y2:.*]] = sgpu.twell_ffn %[[P2]], %{{.*}} : {{.*}} -> tensor<16x64xf16>
 // CHECK: %[[O:.*]] = linalg.matmul {{.*}} ins(%[[Y2]], %{{.*}} : tensor<16x64xf16>, tensor<100x64xf16>)
 // CHECK: return %[[O]]

@@ -33,6 +33,11 @@ def test_calibration_build_reports_densities(tmp_path):
     prog = runtime.parse(art.directory)
     assert prog.stat_totals == {"twell0.fallback_rows": 16, "twell0.active_neurons": 16 * 512,
                                 "twell1.fallback_rows": 16, "twell1.active_neurons": 16 * 512}
+    # Each layer's break-even density (the cost model's), for run-time
+    # guards: gated 0.96%, ungated 0.86% at d = 2048.
+    assert sorted(prog.stat_limits) == ["twell0.active_neurons", "twell1.active_neurons"]
+    assert prog.stat_limits["twell0.active_neurons"] == pytest.approx(0.0096, abs=5e-5)
+    assert prog.stat_limits["twell1.active_neurons"] == pytest.approx(0.0086, abs=5e-5)
     # Each consumer's down weight is a param, transposed when bound.
     assert [s for s, text in prog.steps if "sgpu_twell_down_t" in text] == ["prepare", "prepare"]
 

@@ -289,7 +289,10 @@ def SGPUSparsifyFFN : Pass<"sgpu-sparsify-ffn", "::mlir::ModuleOp"> {
     a consumer linear in the density, with rates measured on an H200)
     predicts at least 1.05x of dense; otherwise it stays dense, with a
     remark giving the density, the predicted speedup and the break-even
-    density. Without densities every matched FFN is rewritten. A count of
+    density. Without densities every matched FFN is rewritten. Each pack
+    records its layer's break-even density (`sgpu.twell_break_even`), which
+    becomes the limit of the program's active-neuron stat, for run-time
+    guards (`sparse_opt.twell.TwellGuard`). A count of
     densities other than the number of rewritable FFNs, a density outside
     [0, 1], both options at once or an unreadable profile is an error at
     the module.

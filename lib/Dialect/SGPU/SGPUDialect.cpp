@@ -98,6 +98,22 @@ LogicalResult SGPUDialect::verifyOperationAttribute(Operation *op,
                              << attr.getValue();
     return success();
   }
+  if (name == kTwellBreakEvenAttr || name == kStatLimitAttr) {
+    auto value = dyn_cast<FloatAttr>(attr.getValue());
+    if (!value || !value.getType().isF64() ||
+        !(value.getValueAsDouble() >= 0.0 && value.getValueAsDouble() <= 1.0))
+      return op->emitError() << "'" << name
+                             << "' must be an f64 fraction in [0, 1], got "
+                             << attr.getValue();
+    if (name == kTwellBreakEvenAttr && !isa<TwellPackOp>(op))
+      return op->emitError() << "'" << name
+                             << "' is an attribute of sgpu.twell_pack, not of '"
+                             << op->getName() << "'";
+    if (name == kStatLimitAttr && !op->hasAttr(kStatTotalAttr))
+      return op->emitError() << "'" << name << "' needs '" << kStatTotalAttr
+                             << "' on the same allocation";
+    return success();
+  }
   if (name == kStatAttr || name == kStatTotalAttr) {
     auto alloc = dyn_cast<memref::AllocOp>(op);
     auto type = alloc ? alloc.getType() : MemRefType();
@@ -160,7 +176,9 @@ LogicalResult SGPUDialect::verifyOperationAttribute(Operation *op,
                          << "' (known: " << kLadderLayersAttr << ", "
                          << kTwellAttr << ", " << kTensorMapArgsAttr << ", "
                          << kStageAttr << ", " << kLadderBlockAttr << ", "
-                         << kStatAttr << ", " << kStatTotalAttr << ")";
+                         << kStatAttr << ", " << kStatTotalAttr << ", "
+                         << kStatLimitAttr << ", " << kTwellBreakEvenAttr
+                         << ")";
 }
 
 /// Discardable sgpu.* attributes of region arguments: `sgpu.replicated` on

@@ -416,7 +416,8 @@ SPARSEOPT_API int sparseopt_program_num_checks(sparseopt_program p);
 SPARSEOPT_API const char *sparseopt_program_check(sparseopt_program p, int i);
 
 /* Stats: counters that the run steps leave in temp buffers (a line
- * 'stat <name> b<id> <u32|u64> [of <total>]'), e.g. the TwELL pack's
+ * 'stat <name> b<id> <u32|u64> [of <total> [limit <fraction>]]'), e.g. the
+ * TwELL pack's
  * "twell0.active_neurons" (nonzero activations of the run, of M*F) and
  * "twell0.fallback_rows" (rows that took the dense fallback, of M).
  * sparseopt_program_stat_name(p, i) is stat i's name, owned by the program
@@ -428,6 +429,11 @@ SPARSEOPT_API const char *sparseopt_program_stat_name(sparseopt_program p,
                                                       int i);
 SPARSEOPT_API uint64_t sparseopt_program_stat_total(sparseopt_program p,
                                                     int i);
+/* The fraction of the total above which the program is expected to lose
+ * (a line's 'limit <fraction>': a TwELL layer's break-even density, which a
+ * run-time guard compares the measured density with); negative when the
+ * line gives none or for an index out of range. */
+SPARSEOPT_API double sparseopt_program_stat_limit(sparseopt_program p, int i);
 /* Waits for stream s (NULL: the default stream), where the last run was
  * enqueued, then reads stat i into *value: the counter the last completed
  * run left (0 before any run; temps are zeroed at load and bind). Not

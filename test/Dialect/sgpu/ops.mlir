@@ -53,7 +53,7 @@ func.func @decompose_lift(%w: tensor<32x100xf16, #sgpu.nm<6:8>>, %x: tensor<9x10
 // -----
 
 // CHECK-LABEL: func @twell
-// CHECK: %[[P:.*]] = sgpu.twell_pack %{{.*}} : tensor<128x512xbf16> -> !sgpu.twell<128x512xbf16, #sgpu.twell<tile = 256, compression = 4>>
+// CHECK: %[[P:.*]] = sgpu.twell_pack %{{.*}} {{.*}}: tensor<128x512xbf16> -> !sgpu.twell<128x512xbf16, #sgpu.twell<tile = 256, compression = 4>>
 // CHECK: sgpu.twell_ffn %[[P]], %{{.*}} up(%{{.*}}, %{{.*}} : tensor<128x64xbf16>, tensor<512x64xbf16>) : !sgpu.twell<128x512xbf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<64x512xbf16> -> tensor<128x64xbf16>
 // CHECK: sgpu.twell_ffn %[[P]], %{{.*}} : !sgpu.twell<128x512xbf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<64x512xbf16> -> tensor<128x64xbf16>
 func.func @twell(%h: tensor<128x512xbf16>, %x: tensor<128x64xbf16>, %wu: tensor<512x64xbf16>, %wd: tensor<64x512xbf16>) -> (tensor<128x64xbf16>, tensor<128x64xbf16>) {

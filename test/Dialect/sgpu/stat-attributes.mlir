@@ -6,9 +6,13 @@
 // CHECK-LABEL: func.func @ok
 // CHECK: memref.alloc() {sgpu.stat = "twell0.active_neurons", sgpu.stat_total = 1024 : i64} : memref<1xi64>
 // CHECK: memref.alloc() {sgpu.stat = "rows"} : memref<1xi32>
-func.func @ok() {
+// CHECK: memref.alloc() {sgpu.stat = "limited", sgpu.stat_limit = 5.000000e-01 : f64, sgpu.stat_total = 64 : i64} : memref<1xi64>
+// CHECK: sgpu.twell_pack %{{.*}} {sgpu.twell_break_even = 0.000000e+00 : f64}
+func.func @ok(%h: tensor<8x256xbf16>) {
   %a = memref.alloc() {sgpu.stat = "twell0.active_neurons", sgpu.stat_total = 1024 : i64} : memref<1xi64>
   %b = memref.alloc() {sgpu.stat = "rows"} : memref<1xi32>
+  %c = memref.alloc() {sgpu.stat = "limited", sgpu.stat_total = 64 : i64, sgpu.stat_limit = 0.5 : f64} : memref<1xi64>
+  %p = sgpu.twell_pack %h {sgpu.twell_break_even = 0.0 : f64} : tensor<8x256xbf16> -> !sgpu.twell<8x256xbf16, #sgpu.twell<tile = 256, compression = 4>>
   return
 }
 
@@ -49,5 +53,29 @@ func.func @total_alone() {
 func.func @total_zero() {
   // expected-error @+1 {{'sgpu.stat_total' must be a positive integer, got 0 : i64}}
   %a = memref.alloc() {sgpu.stat = "x", sgpu.stat_total = 0 : i64} : memref<1xi32>
+  return
+}
+
+// -----
+
+func.func @limit_without_total() {
+  // expected-error @+1 {{'sgpu.stat_limit' needs 'sgpu.stat_total' on the same allocation}}
+  %a = memref.alloc() {sgpu.stat = "x", sgpu.stat_limit = 0.5 : f64} : memref<1xi32>
+  return
+}
+
+// -----
+
+func.func @limit_range() {
+  // expected-error @+1 {{'sgpu.stat_limit' must be an f64 fraction in [0, 1], got 1.500000e+00 : f64}}
+  %a = memref.alloc() {sgpu.stat = "x", sgpu.stat_total = 4 : i64, sgpu.stat_limit = 1.5 : f64} : memref<1xi32>
+  return
+}
+
+// -----
+
+func.func @break_even_elsewhere() {
+  // expected-error @+1 {{'sgpu.twell_break_even' is an attribute of sgpu.twell_pack, not of 'memref.alloc'}}
+  %a = memref.alloc() {sgpu.twell_break_even = 0.5 : f64} : memref<1xi32>
   return
 }

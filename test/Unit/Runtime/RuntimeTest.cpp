@@ -577,26 +577,31 @@ TEST_F(ArtifactTest, ParsesStats) {
                   "buffer 1 temp 4\n"
                   "buffer 2 temp 16\n"
                   "stat twell0.active_neurons b2 u64\n"
+                  "stat twell1.active_neurons b2 u64 of 100 limit 9.6e-03\n"
                   "launch k grid 1 1 1 block 32 1 1 smem 0 args b0 b1 b2\n"),
             SPARSEOPT_OK)
       << lastError();
-  ASSERT_EQ(sparseopt_program_num_stats(program), 2);
+  ASSERT_EQ(sparseopt_program_num_stats(program), 3);
+  EXPECT_DOUBLE_EQ(sparseopt_program_stat_limit(program, 2), 0.0096);
+  EXPECT_EQ(sparseopt_program_stat_total(program, 2), 100u);
+  EXPECT_LT(sparseopt_program_stat_limit(program, 0), 0.0);
+  EXPECT_LT(sparseopt_program_stat_limit(program, 3), 0.0);
   EXPECT_STREQ(sparseopt_program_stat_name(program, 0), "twell0.fallback_rows");
   EXPECT_EQ(sparseopt_program_stat_total(program, 0), 64u);
   EXPECT_STREQ(sparseopt_program_stat_name(program, 1),
                "twell0.active_neurons");
   EXPECT_EQ(sparseopt_program_stat_total(program, 1), 0u);
-  EXPECT_EQ(sparseopt_program_stat_name(program, 2), nullptr);
-  EXPECT_TRUE(contains(lastError(), "sparseopt_program_stat_name: index 2"));
+  EXPECT_EQ(sparseopt_program_stat_name(program, 3), nullptr);
+  EXPECT_TRUE(contains(lastError(), "sparseopt_program_stat_name: index 3"));
   EXPECT_EQ(sparseopt_program_stat_total(program, -1), 0u);
   uint64_t value = 7;
   EXPECT_EQ(sparseopt_program_read_stat(program, 0, nullptr, &value),
             SPARSEOPT_ERROR_INVALID_ARGUMENT);
   EXPECT_TRUE(contains(lastError(), "was only parsed"));
   EXPECT_EQ(value, 7u);
-  EXPECT_EQ(sparseopt_program_read_stat(program, 2, nullptr, &value),
+  EXPECT_EQ(sparseopt_program_read_stat(program, 3, nullptr, &value),
             SPARSEOPT_ERROR_INVALID_ARGUMENT);
-  EXPECT_TRUE(contains(lastError(), "stat index 2 out of range (2 stats)"));
+  EXPECT_TRUE(contains(lastError(), "stat index 3 out of range (3 stats)"));
   EXPECT_EQ(sparseopt_program_read_stat(program, 0, nullptr, nullptr),
             SPARSEOPT_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(sparseopt_program_read_stat(nullptr, 0, nullptr, &value),
@@ -1239,12 +1244,22 @@ const MalformedCase kMalformedParamCases[] = {
 };
 
 // Stat lines: a temp counter of at least one u32/u64, a unique name.
-#define STAT_SYNTAX " (stat <name> b<id> <u32|u64> [of <total>])"
+#define STAT_SYNTAX                                                            \
+  " (stat <name> b<id> <u32|u64> [of <total> [limit <fraction>]])"
 const MalformedCase kMalformedStatCases[] = {
     {"StatFieldCount", PARAM_BUFFERS "stat rows b1\n", SPARSEOPT_ERROR_PARSE,
-     8, "expected 4 or 6 fields on a stat line, got 3" STAT_SYNTAX},
+     8, "expected 4, 6 or 8 fields on a stat line, got 3" STAT_SYNTAX},
     {"StatFiveFields", PARAM_BUFFERS "stat rows b1 u32 of\n",
-     SPARSEOPT_ERROR_PARSE, 8, "expected 4 or 6 fields on a stat line, got 5"},
+     SPARSEOPT_ERROR_PARSE, 8,
+     "expected 4, 6 or 8 fields on a stat line, got 5"},
+    {"StatLimitKeyword", PARAM_BUFFERS "stat rows b1 u32 of 8 max 0.5\n",
+     SPARSEOPT_ERROR_PARSE, 8, "expected 'limit', got 'max'"},
+    {"StatLimitRange", PARAM_BUFFERS "stat rows b1 u32 of 8 limit 1.5\n",
+     SPARSEOPT_ERROR_PARSE, 8,
+     "stat limit: expected a fraction from 0 to 1, got '1.5'"},
+    {"StatLimitNumber", PARAM_BUFFERS "stat rows b1 u32 of 8 limit 0.5x\n",
+     SPARSEOPT_ERROR_PARSE, 8,
+     "stat limit: expected a fraction from 0 to 1, got '0.5x'"},
     {"StatName", PARAM_BUFFERS "stat rows/1 b1 u32\n", SPARSEOPT_ERROR_PARSE,
      8, "stat name 'rows/1': expected letters, digits, '_' and '.'"},
     {"StatDuplicateName", PARAM_BUFFERS "stat rows b1 u32\nstat rows b1 u64\n",

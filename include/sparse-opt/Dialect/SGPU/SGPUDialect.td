@@ -86,6 +86,14 @@ def SGPU_Dialect : Dialect {
     /// Allocation attribute (positive i64, with sgpu.stat): what the stat
     /// counts out of (the stat's value divided by it is a fraction).
     static constexpr ::llvm::StringLiteral kStatTotalAttr = "sgpu.stat_total";
+    /// Allocation attribute (f64 in [0, 1], with sgpu.stat_total): the
+    /// fraction of the total above which the program is expected to lose
+    /// (a TwELL layer's break-even density), for run-time guards.
+    static constexpr ::llvm::StringLiteral kStatLimitAttr = "sgpu.stat_limit";
+    /// sgpu.twell_pack attribute (f64 in [0, 1]): the density above which
+    /// sgpu-sparsify-ffn's cost model predicts the dense FFN to be faster.
+    static constexpr ::llvm::StringLiteral kTwellBreakEvenAttr =
+        "sgpu.twell_break_even";
     /// Function argument attribute (unit): the same value on every rank.
     static constexpr ::llvm::StringLiteral kReplicatedAttr = "sgpu.replicated";
   }];
