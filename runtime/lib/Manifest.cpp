@@ -489,7 +489,7 @@ private:
     return SPARSEOPT_OK;
   }
 
-  /// stat <name> b<id> <u32|u64> [of <total>]
+  /// stat <name> b<id> <u32|u64> [of <total> [limit <fraction>]]
   /// The buffer is resolved in finish().
   Status parseStat() {
     auto syntax = [&](const std::string &why) {
