@@ -30,6 +30,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ElementwiseToGPU.h"
+#include "GPUKernel.h"
 #include "IndexMath.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -403,13 +404,9 @@ void mlir::sgpu::lowerElementwiseToGPU(linalg::GenericOp op,
     for (Value t : tensors)
       argTypes.push_back(memrefTypeOf(t.getType()));
     argTypes.push_back(memrefTypeOf(resultType));
-    auto func = gpu::GPUFuncOp::create(
-        kb, loc, "sgpu_elementwise_" + std::to_string(index),
-        kb.getFunctionType(argTypes, {}));
-    func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), kb.getUnitAttr());
-    func.setKnownBlockSizeAttr(
-        kb.getDenseI32ArrayAttr({int32_t(kElementwiseThreads), 1, 1}));
-    symbols.insert(func);
+    auto func = createKernel(kb, loc, symbols,
+                             "sgpu_elementwise_" + std::to_string(index),
+                             argTypes, {}, kElementwiseThreads);
     int64_t vec = elementsPerThread(op);
     ElementwiseKernelBuilder{kb, loc, IndexMath{kb, loc}, op, vec}.build(
         func, argOf, readsInit);
@@ -419,16 +416,10 @@ void mlir::sgpu::lowerElementwiseToGPU(linalg::GenericOp op,
     for (Value t : tensors)
       args.push_back(readBuffer(b, loc, t));
     args.push_back(out);
-    auto c = [&](int64_t v) -> Value {
-      return arith::ConstantIndexOp::create(b, loc, v);
-    };
     int64_t threadsNeeded = total / vec;
     int64_t blocks =
         (threadsNeeded + kElementwiseThreads - 1) / kElementwiseThreads;
-    gpu::KernelDim3 grid{c(blocks), c(1), c(1)};
-    gpu::KernelDim3 threads{c(kElementwiseThreads), c(1), c(1)};
-    gpu::LaunchFuncOp::create(b, loc, func, grid, threads,
-                              /*dynamicSharedMemorySize=*/Value(), args);
+    launchKernel(b, loc, func, blocks, kElementwiseThreads, args);
   }
   Value result = bufferization::ToTensorOp::create(
       b, loc, resultType, out, /*restrict=*/b.getUnitAttr(),

@@ -63,8 +63,10 @@ gpu::LaunchFuncOp mlir::sgpu::launchKernel(OpBuilder &b, Location loc,
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
-  return gpu::LaunchFuncOp::create(
-      b, loc, func, gpu::KernelDim3{c(grid), c(1), c(1)},
-      gpu::KernelDim3{c(threads), c(1), c(1)},
-      /*dynamicSharedMemorySize=*/Value(), args);
+  // One statement each: the grid's constants come before the block's
+  // whatever the compiler's argument evaluation order.
+  gpu::KernelDim3 gridDim{c(grid), c(1), c(1)};
+  gpu::KernelDim3 blockDim{c(threads), c(1), c(1)};
+  return gpu::LaunchFuncOp::create(b, loc, func, gridDim, blockDim,
+                                   /*dynamicSharedMemorySize=*/Value(), args);
 }

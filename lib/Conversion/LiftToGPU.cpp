@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LiftToGPU.h"
+#include "GPUKernel.h"
 #include "IndexMath.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -43,14 +44,9 @@ static Value buildLift(LiftOp op, int64_t pitch, gpu::GPUModuleOp gpuModule,
   // The kernel.
   OpBuilder b(gpuModule.getBodyRegion());
   b.setInsertionPointToEnd(gpuModule.getBody());
-  auto func = gpu::GPUFuncOp::create(b, loc,
-                                     "sgpu_lift_" + std::to_string(index),
-                                     b.getFunctionType({xm, ym}, {}));
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
-  func.setKnownBlockSizeAttr(b.getDenseI32ArrayAttr({kThreads, 1, 1}));
-  symbols.insert(func);
+  auto func = createKernel(b, loc, symbols, "sgpu_lift_" + std::to_string(index),
+                           {xm, ym}, {}, kThreads);
   Block &entry = func.getBody().front();
-  b.setInsertionPointToStart(&entry);
   IndexMath im{b, loc};
   Value x = entry.getArgument(0), y = entry.getArgument(1);
   Value tid = im.add(im.mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
@@ -77,12 +73,8 @@ static Value buildLift(LiftOp op, int64_t pitch, gpu::GPUModuleOp gpuModule,
   Value xb = bufferization::ToBufferOp::create(b, loc, xm, op.getInput(),
                                                b.getUnitAttr());
   Value yb = memref::AllocOp::create(b, loc, ym);
-  auto c = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  };
-  gpu::LaunchFuncOp::create(
-      b, loc, func, gpu::KernelDim3{c((total + kThreads - 1) / kThreads), c(1), c(1)},
-      gpu::KernelDim3{c(kThreads), c(1), c(1)}, Value(), ValueRange{xb, yb});
+  launchKernel(b, loc, func, (total + kThreads - 1) / kThreads, kThreads,
+               ValueRange{xb, yb});
   return yb;
 }
 

@@ -224,18 +224,12 @@ void mlir::sgpu::lowerNormToGPU(Operation *op, gpu::GPUModuleOp gpuModule,
     // One f32 word per warp and reduction (layer norm reduces twice).
     SmallVector<Type> workgroup;
     if (builder.warps > 1)
-      workgroup.push_back(MemRefType::get(
-          {(layer ? 2 : 1) * builder.warps}, kb.getF32Type(), AffineMap(),
-          gpu::AddressSpaceAttr::get(kb.getContext(),
-                                     gpu::AddressSpace::Workgroup)));
+      workgroup.push_back(workgroupBuffer(
+          kb, (layer ? 2 : 1) * builder.warps, kb.getF32Type()));
     std::string name =
         (layer ? "sgpu_layer_norm_" : "sgpu_rms_norm_") + std::to_string(index);
-    auto func = gpu::GPUFuncOp::create(
-        kb, loc, name, kb.getFunctionType(argTypes, {}), workgroup);
-    func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), kb.getUnitAttr());
-    func.setKnownBlockSizeAttr(
-        kb.getDenseI32ArrayAttr({int32_t(builder.threads), 1, 1}));
-    symbols.insert(func);
+    auto func = createKernel(kb, loc, symbols, name, argTypes, workgroup,
+                             builder.threads);
     builder.build(func, static_cast<bool>(layer), eps);
 
     // The host launch: one block per row.
@@ -244,13 +238,7 @@ void mlir::sgpu::lowerNormToGPU(Operation *op, gpu::GPUModuleOp gpuModule,
     if (bias)
       args.push_back(readBuffer(b, loc, bias));
     args.push_back(viewAsRows(b, loc, out));
-    auto c = [&](int64_t v) -> Value {
-      return arith::ConstantIndexOp::create(b, loc, v);
-    };
-    gpu::KernelDim3 grid{c(rows), c(1), c(1)};
-    gpu::KernelDim3 block{c(builder.threads), c(1), c(1)};
-    gpu::LaunchFuncOp::create(b, loc, func, grid, block,
-                              /*dynamicSharedMemorySize=*/Value(), args);
+    launchKernel(b, loc, func, rows, builder.threads, args);
   }
   Value result = bufferization::ToTensorOp::create(
       b, loc, t, out, /*restrict=*/b.getUnitAttr(),

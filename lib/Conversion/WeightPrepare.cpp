@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "WeightPrepare.h"
+#include "GPUKernel.h"
 #include "IndexMath.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -283,12 +284,9 @@ void mlir::sgpu::lowerWeightPrepare(Operation *op, gpu::GPUModuleOp gpuModule,
 
   OpBuilder kb(gpuModule.getBodyRegion());
   kb.setInsertionPointToEnd(gpuModule.getBody());
-  auto func = gpu::GPUFuncOp::create(
-      kb, loc, "sgpu_prepare_" + std::to_string(index),
-      kb.getFunctionType({wm, vm, mm, sm}, {}));
-  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), kb.getUnitAttr());
-  func.setKnownBlockSizeAttr(kb.getDenseI32ArrayAttr({kThreads, 1, 1}));
-  symbols.insert(func);
+  auto func = createKernel(kb, loc, symbols,
+                           "sgpu_prepare_" + std::to_string(index),
+                           {wm, vm, mm, sm}, {}, kThreads);
   PrepareKernelBuilder builder(kb, loc, wt.getDimSize(0), wt.getDimSize(1),
                                familyN, ctype);
   builder.build(func);
@@ -298,15 +296,10 @@ void mlir::sgpu::lowerWeightPrepare(Operation *op, gpu::GPUModuleOp gpuModule,
   Value values = memref::AllocOp::create(b, loc, vm);
   Value meta = memref::AllocOp::create(b, loc, mm);
   Value status = memref::AllocOp::create(b, loc, sm);
-  auto c = [&](int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  };
-  auto launch = gpu::LaunchFuncOp::create(
-      b, loc, func,
-      gpu::KernelDim3{c((builder.totalThreads() + kThreads - 1) / kThreads),
-                      c(1), c(1)},
-      gpu::KernelDim3{c(kThreads), c(1), c(1)},
-      /*dynamicSharedMemorySize=*/Value(), ValueRange{w, values, meta, status});
+  auto launch =
+      launchKernel(b, loc, func,
+                   (builder.totalThreads() + kThreads - 1) / kThreads,
+                   kThreads, ValueRange{w, values, meta, status});
   launch->setAttr(SGPUDialect::kStageAttr, b.getStringAttr("prepare"));
   WeightCheckOp::create(b, loc, status, w, pattern,
                         b.getI64IntegerAttr(builder.realGroups()));
