@@ -1,9 +1,11 @@
 """The sparse matmul cases measured on the GPU machine: Y[M, N] = X[M, K] . W[N, K]^T.
 Shared by make_cases.py (compiles them here) and run_spmm.py (runs them there).
 
-Variants: "2:4" (sparse tensor cores directly) and "6:8" (sliding windows:
-the activation lifted by a gather kernel, the weight decomposed into 2:4
-windows over K' = 1.5 K)."""
+Variants: "2:4" (sparse tensor cores directly) and "4:6", "6:8", "8:10"
+(sliding windows: the weight decomposed into 2:4 windows over
+K' = 2(N-1)/N K; the activation lifted by a gather kernel, or for 6:8 with
+lift "auto" inside the GEMM's operand loads, the windows then in the tiled
+order of tile_groups 8)."""
 
 # Correctness on shapes off every tile (tokens, features, K), odd K
 # included; then timings.
@@ -33,7 +35,7 @@ SMALL_TOKENS = [16, 128]
 # Split-K sweeps (--options split-k=S): 2:4 f16 at decode token counts on
 # the three issue layers (32, 112 and 148 blocks of 128 weight rows).
 SPLITK = [(m, n, k) for n, k in ISSUE_LAYERS for m in SMALL_TOKENS]
-SETS = ("issue", "quick", "correctness", "sweep", "kalign", "small", "splitk", "large")
+SETS = ("issue", "quick", "correctness", "sweep", "kalign", "small", "splitk", "large", "lift")
 
 
 def family(variant):
@@ -54,6 +56,14 @@ def cases(which="issue"):
             for n, k in ISSUE_LAYERS:
                 for m in (4096, 16384):
                     yield "2:4", dtype, "timing", m, n, k
+        return
+    if which == "lift":
+        # The fused lift against the gather kernel (make_cases.py --lift):
+        # 6:8 over the issue grid.
+        for dtype in DTYPES:
+            for n, k in ISSUE_LAYERS:
+                for m in ISSUE_TOKENS:
+                    yield "6:8", dtype, "timing", m, n, k
         return
     if which == "small":
         for variant in VARIANTS:
@@ -84,7 +94,20 @@ def name(variant, dtype, m, n, k):
     return "%s_%s_m%d_n%d_k%d" % (tag, dtype, m, n, k)
 
 
-def lifted_k(k, variant):
+def lifted_k(k, variant, tile_groups=0):
+    """K' of the sliding-window weight; with tile_groups > 0 (the tiled
+    window order) the group count is rounded up to a multiple of it."""
     fam = family(variant)
     groups = (k + 2 * fam - 1) // (2 * fam)
+    if tile_groups:
+        groups = (groups + tile_groups - 1) // tile_groups * tile_groups
     return k if fam == 2 else groups * 4 * (fam - 1)
+
+
+# The window order the sm_90a kernel lifts inside its operand loads (6:8
+# only, SlidingWindow.h section 7); other variants use the plain order.
+FUSED_TILE_GROUPS = {"6:8": 8}
+
+
+def tile_groups(variant, lift="auto"):
+    return FUSED_TILE_GROUPS.get(variant, 0) if lift == "auto" else 0

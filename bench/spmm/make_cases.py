@@ -31,17 +31,19 @@ def padded(n, k):
     return pn, pk
 
 
-def source(variant, dtype, m, n, k):
-    """X [M, K] in; for 6:8 the program lifts it to K' itself (a gather
-    kernel) and the weight parts describe the decomposed N x K' weight."""
-    kl = cases.lifted_k(k, variant)
+def source(variant, dtype, m, n, k, tile_groups=0):
+    """X [M, K] in; for (2N-2):2N the program lifts it to K' itself (a
+    gather kernel, or inside the GEMM for the tiled order) and the weight
+    parts describe the decomposed N x K' weight."""
+    kl = cases.lifted_k(k, variant, tile_groups)
     pn, pk = padded(n, kl)
     w = "!sgpu.compressed<%dx%dx%s, #sgpu.nm<2:4>>" % (n, kl, dtype)
     lift = ""
     xin = "%x"
     if variant != "2:4":
-        lift = "  %%xl = sgpu.lift %%x {pattern = #sgpu.nm<%s>} : tensor<%dx%dx%s> -> tensor<%dx%dx%s>\n" % (
-            variant, m, k, dtype, m, kl, dtype)
+        order = ", tile_groups = %d" % tile_groups if tile_groups else ""
+        lift = "  %%xl = sgpu.lift %%x {pattern = #sgpu.nm<%s>%s} : tensor<%dx%dx%s> -> tensor<%dx%dx%s>\n" % (
+            variant, order, m, k, dtype, m, kl, dtype)
         xin = "%xl"
     return f"""func.func @spmm(%x: tensor<{m}x{k}x{dtype}>, %v: tensor<{pn}x{pk // 2}x{dtype}>, %e: tensor<{pn * pk // 32}xi32>) -> tensor<{m}x{n}x{dtype}> {{
 {lift}  %w = sgpu.assemble %v, %e : tensor<{pn}x{pk // 2}x{dtype}>, tensor<{pn * pk // 32}xi32> -> {w}
@@ -90,7 +92,10 @@ def compile_case(args, variant, dtype, m, n, k):
                             "--sgpu-compile=chip=sm_90a output-dir=%s" % d,
                             "-o", str(d / "compiled.mlir")], check=True)
             return
-    (d / "model.mlir").write_text(source(variant, dtype, m, n, k))
+    tg = cases.tile_groups(variant, args.lift)
+    (d / "model.mlir").write_text(source(variant, dtype, m, n, k, tg))
+    # The window order the weight must be decomposed in (run_spmm.py).
+    (d / "tile_groups.txt").write_text("%d\n" % tg)
     opts = "chip=sm_90a kernel=%s output-dir=%s" % (args.kernel, d)
     if args.options:
         opts += " " + args.options
@@ -110,6 +115,9 @@ def main():
     ap.add_argument("--policy", default="sparse", choices=["sparse", "auto"],
                     help="sparse: the sparse kernel for every case (default); auto: the "
                          "compiler's sparse-or-dense choice (choice.txt in each case)")
+    ap.add_argument("--lift", default="auto", choices=["auto", "separate"],
+                    help="auto: 6:8 in the tiled window order, lifted inside the GEMM "
+                         "(default); separate: every lift a gather kernel")
     ap.add_argument("--out", default=str(OUT), help="artifact folder (default bench/artifacts)")
     ap.add_argument("-j", type=int, default=2, help="parallel compiles")
     args = ap.parse_args()

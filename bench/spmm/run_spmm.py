@@ -138,10 +138,12 @@ def main():
         w = pruned_weight(n, k, tdt, gen, fam)
         x = torch.randn(m, k, generator=gen, device="cuda").to(tdt)
         bits = w.cpu().view(torch.int16).numpy().view(np.uint16)
+        tg_file = adir / "tile_groups.txt"
+        tg = int(tg_file.read_text()) if tg_file.exists() else 0
         if fam == 2:
             values, meta = formats.compress(bits)
         else:
-            values, meta = formats.compress(formats.decompose_sliding(bits, fam))
+            values, meta = formats.compress(formats.decompose_sliding(bits, fam, tg))
         v = torch.from_numpy(values.view(np.int16)).cuda()
         e = torch.from_numpy(meta.view(np.int32)).cuda()
         y = torch.empty(m, n, dtype=tdt, device="cuda")
@@ -169,7 +171,10 @@ def main():
             "max_rel_err": err, "tolerance": TOLERANCE[dtype], "correct": ok,
             "gpu": gpu, "date": datetime.date.today().isoformat(), "commit": args.commit,
             "command": args.command,
-            "kernel": (KERNELS[args.kernel] + ("" if fam == 2 else " after a lift gather kernel")
+            "kernel": (KERNELS[args.kernel] + ("" if fam == 2 else
+                                               " lifting X in its operand loads" if tg and not any(
+                                                   "sgpu_lift" in l for l in launches(adir)) else
+                                               " after a lift gather kernel")
                        if choice == "sparse" else "library GEMM (cuBLASLt), kept dense by the cost model"),
             "path": choice,
             "options": args.options, "launches": launches(adir),

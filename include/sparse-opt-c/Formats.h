@@ -88,13 +88,21 @@ SPARSEOPT_FORMATS_EXPORT int sparseopt_sparse24_prune(uint16_t *dense,
  * A rows x cols weight W becomes the 2:4 weight W' of rows x lifted_cols,
  * lifted_cols = ceil(cols / 2N) * 4(N-1); activations x (m x cols) become
  * x' (m x lifted_cols), and x' . W'^T has exactly the terms of x . W^T
- * (plus products with +0). */
+ * (plus products with +0).
+ * tile_groups selects the order of the windows along K': 0 is the plain
+ * order (group after group, window after window); a positive value cuts K'
+ * into tiles of that many groups, each holding its groups' even windows,
+ * then their odd ones, with the group count rounded up to a multiple of
+ * tile_groups (SlidingWindow.h, section 7; the sm_90a kernel's order for 6:8
+ * is tile_groups = 8). Decomposition and lift must use the same value. */
 
 /* *lifted_cols = K' for a rows x cols weight of family family_n.
- * Returns 0, or 2 on bad arguments (including rows * K' overflowing). */
+ * Returns 0, or 2 on bad arguments (including rows * K' overflowing and a
+ * negative tile_groups). */
 SPARSEOPT_FORMATS_EXPORT int sparseopt_sliding_shape(int64_t rows,
                                                      int64_t cols,
                                                      int family_n,
+                                                     int64_t tile_groups,
                                                      int64_t *lifted_cols);
 
 /* Decomposes dense (rows x cols) into expanded (rows x lifted_cols, every
@@ -105,7 +113,8 @@ SPARSEOPT_FORMATS_EXPORT int sparseopt_sliding_shape(int64_t rows,
  * written), 2 on bad arguments. bad_row and bad_group may each be NULL. */
 SPARSEOPT_FORMATS_EXPORT int
 sparseopt_sliding_decompose(const uint16_t *dense, int64_t rows, int64_t cols,
-                            int family_n, uint16_t *expanded, int64_t *bad_row,
+                            int family_n, int64_t tile_groups,
+                            uint16_t *expanded, int64_t *bad_row,
                             int64_t *bad_group);
 
 /* Lifts activations x (m x k) into lifted (m x lifted_cols; columns whose
@@ -113,6 +122,7 @@ sparseopt_sliding_decompose(const uint16_t *dense, int64_t rows, int64_t cols,
 SPARSEOPT_FORMATS_EXPORT int sparseopt_sliding_lift(const uint16_t *x,
                                                     int64_t m, int64_t k,
                                                     int family_n,
+                                                    int64_t tile_groups,
                                                     uint16_t *lifted);
 
 /* In-place magnitude pruning to (2N-2):2N: in every group of 2N columns keeps

@@ -9,6 +9,7 @@
 
 #include "BlocksToLoops.h"
 #include "IndexMath.h"
+#include "SlideIndex.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -209,7 +210,8 @@ void mlir::sgpu::lowerAttentionToLoops(AttentionOp op) {
   finish(op, out, l);
 }
 
-/// out[m, c'] = x[m, g*2N + 2j + l] for c' = g*4(N-1) + 4j + l, zero past K.
+/// out[m, c'] = x[m, g*2N + 2j + l] for c' = g*4(N-1) + 4j + l (or the
+/// tiled order's map, SlideIndex.h), zero past K.
 void mlir::sgpu::lowerLiftToLoops(LiftOp op) {
   OpBuilder b(op);
   Loops l(b, op.getLoc());
@@ -217,7 +219,7 @@ void mlir::sgpu::lowerLiftToLoops(LiftOp op) {
   auto xt = cast<RankedTensorType>(op.getInput().getType());
   auto yt = cast<RankedTensorType>(op.getResult().getType());
   int64_t k = xt.getDimSize(1), fam = op.getPattern().getFamilyN();
-  int64_t perGroup = 4 * (fam - 1);
+  int64_t tileGroups = getTileGroups(op);
   Value x = l.buffer(op.getInput());
   Value out = memref::AllocOp::create(
       b, l.loc, MemRefType::get(yt.getShape(), yt.getElementType()));
@@ -225,9 +227,7 @@ void mlir::sgpu::lowerLiftToLoops(LiftOp op) {
                                          b.getZeroAttr(xt.getElementType()));
   l.loop(yt.getDimSize(0), [&](Value m) {
     l.loop(yt.getDimSize(1), [&](Value c) {
-      Value g = im.div(c, perGroup), r = im.rem(c, perGroup);
-      Value src = im.add(im.add(im.mul(g, 2 * fam), im.mul(im.div(r, 4), 2)),
-                         im.rem(r, 4));
+      Value src = liftedSourceIndex(im, c, fam, tileGroups);
       Value inK = im.lt(src, k);
       Value v = memref::LoadOp::create(b, l.loc, x,
                                        ValueRange{m, im.clamp(src, inK)});

@@ -1,8 +1,8 @@
 //===- LiftToGPU.cpp - sgpu.lift as a generated gather kernel -------------===//
 //
 // The activation lift of the sliding-window decomposition as its own kernel:
-// out[m, c'] = x[m, src(c')] with src(g*4(N-1) + 4j + l) = g*2N + 2j + l, and
-// zero where src >= K. This is the separate pass over the activations that
+// out[m, c'] = x[m, src(c')] with src(g*4(N-1) + 4j + l) = g*2N + 2j + l (or
+// the tiled order's map, SlideIndex.h), and zero where src >= K. This is the separate pass over the activations that
 // the fused lift (inside the GEMM's operand loads) is meant to replace; it is
 // the correct, simple path every chip can run. Feeding the TMA spmm, it
 // writes rows padded to the weight's padded K (lowerLiftToGPUPadded): the
@@ -14,6 +14,7 @@
 #include "LiftToGPU.h"
 #include "GPUKernel.h"
 #include "IndexMath.h"
+#include "SlideIndex.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -55,10 +56,7 @@ static Value buildLift(LiftOp op, int64_t pitch, gpu::GPUModuleOp gpuModule,
   auto guard = scf::IfOp::create(b, loc, im.lt(tid, total), false);
   b.setInsertionPointToStart(&guard.getThenRegion().front());
   Value row = im.div(tid, kl), col = im.rem(tid, kl);
-  int64_t perGroup = 4 * (fam - 1);
-  Value g = im.div(col, perGroup), r = im.rem(col, perGroup);
-  Value src = im.add(im.add(im.mul(g, 2 * fam), im.mul(im.div(r, 4), 2)),
-                     im.rem(r, 4));
+  Value src = liftedSourceIndex(im, col, fam, getTileGroups(op));
   Value inK = im.lt(src, k);
   Value v = memref::LoadOp::create(b, loc, x, ValueRange{row, im.clamp(src, inK)});
   Value zero = arith::ConstantOp::create(b, loc, xt.getElementType(),

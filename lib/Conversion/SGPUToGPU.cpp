@@ -499,6 +499,8 @@ struct ConvertSGPUToGPUPass
     // rows padded to the weight's padded K); the other lifts follow.
     for (auto [idx, spmm] : llvm::enumerate(spmms))
       lowerSpmm(spmm, gpuModule, symbols, idx);
+    if (failedLowering)
+      return signalPassFailure();
     for (LiftOp lift : lifts)
       if (!loweredLifts.contains(lift))
         lowerLiftToGPU(lift, gpuModule, symbols, liftCount++);
@@ -548,6 +550,8 @@ struct ConvertSGPUToGPUPass
   /// generated so far (their names).
   llvm::SmallPtrSet<Operation *, 4> loweredLifts;
   size_t liftCount = 0;
+  /// A spmm could not be lowered (reported at the op).
+  bool failedLowering = false;
 
   /// Erases the element-wise ops that only initialized lowered ones (last
   /// first: one may initialize another) and the tensor.empty ops left
@@ -598,7 +602,7 @@ struct ConvertSGPUToGPUPass
     auto memrefOf = [](RankedTensorType t) {
       return MemRefType::get(t.getShape(), t.getElementType());
     };
-    MemRefType xm = memrefOf(xType), vm = memrefOf(wType.getValuesType()),
+    MemRefType vm = memrefOf(wType.getValuesType()),
                mm = memrefOf(wType.getMetadataType()), ym = memrefOf(yType);
 
     // The kernel: on sm_90a with aligned activation rows the TMA kernel
@@ -609,13 +613,41 @@ struct ConvertSGPUToGPUPass
     // also makes any lifted K TMA-loadable.
     auto lift = spmm.getInput().getDefiningOp<LiftOp>();
     bool padLift = useWgmma && lift && lift->hasOneUse();
-    bool useTma = useWgmma && (tmaSpmmApplies(shape) || padLift);
+    // The fused lift: a 6:8 lift in the tiled window order that only this
+    // spmm reads is done inside the kernel's operand loads, from X itself.
+    SpmmShape fusedShape = shape;
+    if (lift) {
+      auto srcType = cast<RankedTensorType>(lift.getInput().getType());
+      fusedShape.k = srcType.getDimSize(1);
+      xType = srcType;
+    }
+    bool fused = padLift && lift.getPattern().getM() == 8 &&
+                 getTileGroups(lift) == kFusedLiftTileGroups &&
+                 tmaFusedLiftApplies(fusedShape);
+    if (fused) {
+      shape = fusedShape;
+      padLift = false;
+    } else if (lift) {
+      xType = cast<RankedTensorType>(spmm.getInput().getType());
+    }
+    bool useTma = useWgmma && (tmaSpmmApplies(shape) || padLift || fused);
     OpBuilder b(gpuModule.getBodyRegion());
     b.setInsertionPointToEnd(gpuModule.getBody());
     Type ptrType = LLVM::LLVMPointerType::get(b.getContext());
     WgmmaSpmmLaunch wg = getWgmmaSpmmLaunch(shape);
-    TmaSpmmConfig tma =
-        getTmaSpmmConfig(shape, tileN, stages, splitK, persistent, reserveSMs);
+    MemRefType xm = memrefOf(xType);
+    TmaSpmmConfig tma = getTmaSpmmConfig(shape, tileN, stages, splitK,
+                                         persistent, reserveSMs, fused);
+    if (fused && tma.dynamicSharedBytes > tmaSpmmSharedLimit()) {
+      spmm.emitError() << "stages=" << tma.stages << " with "
+                       << tma.tokensPerBlock
+                       << "-token tiles and the fused 6:8 lift needs "
+                       << tma.dynamicSharedBytes
+                       << " bytes of shared memory; a block has "
+                       << tmaSpmmSharedLimit();
+      failedLowering = true;
+      return;
+    }
     // Split-K: the kernel writes f32 partial sums [splits, M, N] and a
     // reduce kernel applies the epilogue.
     bool splitKernel = useTma && tma.splits > 1;
@@ -623,7 +655,7 @@ struct ConvertSGPUToGPUPass
         MemRefType::get({tma.splits, shape.m, shape.n}, b.getF32Type());
     SmallVector<Type> argTypes = {xm, vm, mm};
     if (useTma)
-      argTypes = {ptrType, ptrType, ptrType};
+      argTypes = SmallVector<Type>(fused ? 4 : 3, ptrType);
     MemRefType biasType;
     if (spmm.getBias())
       biasType = memrefOf(cast<RankedTensorType>(spmm.getBias().getType()));
@@ -648,7 +680,9 @@ struct ConvertSGPUToGPUPass
       // The tensor maps arrive as by-value grid-constant parameters; one
       // block per multiprocessor caps the registers at entry, which
       // setmaxnreg needs.
-      func->setAttr("sgpu.tensor_map_args", b.getDenseI64ArrayAttr({0, 1, 2}));
+      func->setAttr("sgpu.tensor_map_args",
+                    fused ? b.getDenseI64ArrayAttr({0, 1, 2, 3})
+                          : b.getDenseI64ArrayAttr({0, 1, 2}));
       func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                     b.getI32IntegerAttr(1));
       buildTmaSpmmKernel(b, loc, shape, tma, func);
@@ -665,7 +699,10 @@ struct ConvertSGPUToGPUPass
                                                /*read_only=*/b.getUnitAttr());
     };
     Value xBuf;
-    if (useTma && padLift) {
+    if (fused) {
+      xBuf = toBuffer(lift.getInput(), xm);
+      loweredLifts.insert(lift);
+    } else if (useTma && padLift) {
       xBuf = lowerLiftToGPUPadded(lift, shape.paddedK, gpuModule, symbols,
                                   liftCount++);
       loweredLifts.insert(lift);
@@ -690,8 +727,10 @@ struct ConvertSGPUToGPUPass
                           mm.getElementType()),
           mBuf, ArrayRef<ReassociationIndices>{{0, 1}});
       args = {tensorMap(xBuf, tma.xBox, tma.xSwizzle),
-              tensorMap(vBuf, tma.valuesBox, tma.valuesSwizzle),
-              tensorMap(meta2d, tma.metaBox, 0)};
+              tensorMap(vBuf, tma.valuesBox, tma.valuesSwizzle)};
+      if (fused)
+        args.push_back(tensorMap(vBuf, tma.values2Box, tma.values2Swizzle));
+      args.push_back(tensorMap(meta2d, tma.metaBox, 0));
     }
     Value biasBuf;
     if (Value bias = spmm.getBias())

@@ -85,7 +85,41 @@ constexpr int64_t kProducerRegs = 40, kConsumerRegs = 232;
 
 int64_t bBytes(int64_t bn) { return bn * kKTile * 2; }
 
-int64_t stageBytes(int64_t bn) { return kABytes + bBytes(bn) + kEBytes; }
+/// Byte offsets of one stage's pieces, each 1024-aligned so that the
+/// swizzle patterns start on their boundary. Plain: [A | X | E]. Fused lift:
+/// [A steps 0-1 (SW64) | A step 2 (32 B rows, SW32) | X (SW128) | O: the
+/// gathered step-2 columns, BN rows x 64 B (SW64) | E (3 steps)].
+struct StageLayout {
+  int64_t a = 0, a2 = 0, x = 0, o = 0, e = 0, stride = 0;
+  /// Bytes the stage's TMA loads bring (the mbarrier's transaction count).
+  int64_t txBytes = 0;
+};
+
+StageLayout stageLayout(int64_t bn, bool fused) {
+  StageLayout l;
+  if (!fused) {
+    l.x = kABytes;
+    l.e = l.x + bBytes(bn);
+    l.stride = l.e + kEBytes;
+    l.txBytes = l.stride;
+    return l;
+  }
+  int64_t eBytes = kBlockRows / 16 * 3 * 16 * 4; // 1.5 KiB
+  l.a2 = kABytes;
+  l.x = l.a2 + kABytes / 2;
+  l.o = l.x + bBytes(bn);
+  l.e = l.o + bBytes(bn) / 2;
+  l.stride = (l.e + eBytes + 1023) / 1024 * 1024;
+  l.txBytes = kABytes + kABytes / 2 + bBytes(bn) + eBytes;
+  return l;
+}
+
+int64_t stageBytes(int64_t bn, bool fused = false) {
+  return stageLayout(bn, fused).stride;
+}
+
+/// Producer warps 1..3 gather the fused lift's step-2 columns.
+constexpr int64_t kGatherThreads = 96;
 
 class TmaSpmmBuilder {
 public:
@@ -93,16 +127,20 @@ public:
                  const TmaSpmmConfig &cfg)
       : b(b), loc(loc), s(s), cfg(cfg), im{b, loc},
         nAcc(cfg.tokensPerBlock / 2), kSteps32(s.paddedK / 32),
-        blockTiles(cfg.kTilesPerSplit),
-        stride(stageBytes(cfg.tokensPerBlock)) {}
+        blockTiles(cfg.kTilesPerSplit), steps(cfg.steps),
+        layout(stageLayout(cfg.tokensPerBlock, cfg.fusedLift)),
+        stride(layout.stride) {}
 
   void build(gpu::GPUFuncOp func) {
     Block &entry = func.getBody().front();
     b.setInsertionPointToStart(&entry);
-    tmX = toI64Ptr(entry.getArgument(0));
-    tmA = toI64Ptr(entry.getArgument(1));
-    tmE = toI64Ptr(entry.getArgument(2));
-    bias = s.hasBias && cfg.splits == 1 ? entry.getArgument(3) : Value();
+    unsigned arg = 0;
+    tmX = toI64Ptr(entry.getArgument(arg++));
+    tmA = toI64Ptr(entry.getArgument(arg++));
+    if (cfg.fusedLift)
+      tmA2 = toI64Ptr(entry.getArgument(arg++));
+    tmE = toI64Ptr(entry.getArgument(arg++));
+    bias = s.hasBias && cfg.splits == 1 ? entry.getArgument(arg) : Value();
     Value y = entry.getArguments().back();
 
     tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
@@ -139,6 +177,9 @@ public:
                 {barrier(fullOffset(st)), im.i32(1)}, "r,r");
         asmVoid(b, loc, "mbarrier.init.shared::cta.b64 [$0], $1;",
                 {barrier(emptyOffset(st)), im.i32(kBlockRows / 16)}, "r,r");
+        if (cfg.fusedLift)
+          asmVoid(b, loc, "mbarrier.init.shared::cta.b64 [$0], $1;",
+                  {barrier(readyOffset(st)), im.i32(kGatherThreads)}, "r,r");
       }
       asmVoid(b, loc, "fence.mbarrier_init.release.cluster;", {}, "");
     }
@@ -152,6 +193,8 @@ public:
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&roles.getThenRegion().front());
       buildProducer(isThread0);
+      if (cfg.fusedLift)
+        buildGather();
       b.setInsertionPointToStart(&roles.getElseRegion().front());
       buildConsumer(y, im.sub(warpGroup, im.c(1)));
     }
@@ -211,6 +254,9 @@ private:
   int64_t emptyOffset(int64_t st) const {
     return barriersOffset() + 8 * (cfg.stages + st);
   }
+  int64_t readyOffset(int64_t st) const {
+    return barriersOffset() + 8 * (2 * cfg.stages + st);
+  }
   /// Shared address (i32) of byte `offset` (a constant) after the aligned
   /// base.
   Value barrier(int64_t offset) { return smemAddr(im.c(offset)); }
@@ -229,6 +275,11 @@ private:
   }
   Value emptyBarrier(Value st) {
     return smemAddr(im.add(im.mul(st, 8), barriersOffset() + 8 * cfg.stages));
+  }
+  /// Fused lift: the gathered columns of the stage are in shared memory.
+  Value readyBarrier(Value st) {
+    return smemAddr(
+        im.add(im.mul(st, 8), barriersOffset() + 16 * cfg.stages));
   }
 
   /// Spins until the mbarrier at `addr` completes the phase of parity
@@ -249,9 +300,9 @@ private:
   }
 
   /// "r,r": one k-tile's metadata words as asm inputs.
-  static std::string metaConstraints() {
+  std::string metaConstraints() const {
     std::string c;
-    for (int64_t j = 0; j < kSteps; ++j)
+    for (int64_t j = 0; j < steps; ++j)
       c += j ? ",r" : "r";
     return c;
   }
@@ -265,9 +316,10 @@ private:
     auto only = scf::IfOp::create(b, loc, isThread0, false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&only.getThenRegion().front());
-    for (Value tm : {tmX, tmA, tmE})
-      asmVoid(b, loc, "prefetch.tensormap [$0];", {tm}, "l");
-    int64_t txBytes = stride;
+    for (Value tm : {tmX, tmA, tmA2, tmE})
+      if (tm)
+        asmVoid(b, loc, "prefetch.tensormap [$0];", {tm}, "l");
+    int64_t txBytes = layout.txBytes;
     forEachTile([&](Value tile, Value itBase) {
       setTile(tile);
       Value rowTile0 = toI32(im.div(f0, 16));
@@ -293,13 +345,83 @@ private:
             auto mul32 = [&](Value v, int64_t c) {
               return arith::MulIOp::create(b, loc, v, im.i32(c)).getResult();
             };
-            load2d(smemAddr(stageOffset(st, 0)), tmA,
-                   mul32(kt32, kKTile / 2), featRow0, full);
-            load2d(smemAddr(stageOffset(st, kABytes)), tmX,
+            // Values: 16 per k32 step and row; X: 64 original columns
+            // (the lifted ones of the fused lift's step 2 are gathered
+            // from them); metadata: 16 words per step and row tile.
+            Value valCol = mul32(kt32, steps * 16);
+            load2d(smemAddr(stageOffset(st, layout.a)), tmA, valCol,
+                   featRow0, full);
+            if (cfg.fusedLift)
+              load2d(smemAddr(stageOffset(st, layout.a2)), tmA2,
+                     arith::AddIOp::create(b, loc, valCol, im.i32(32)),
+                     featRow0, full);
+            load2d(smemAddr(stageOffset(st, layout.x)), tmX,
                    mul32(kt32, kKTile), tokRow0, full);
-            load2d(smemAddr(stageOffset(
-                       st, kABytes + bBytes(cfg.tokensPerBlock))),
-                   tmE, mul32(kt32, kSteps * 16), rowTile0, full);
+            load2d(smemAddr(stageOffset(st, layout.e)), tmE,
+                   mul32(kt32, steps * 16), rowTile0, full);
+            scf::YieldOp::create(b, loc);
+          });
+    });
+  }
+
+  /// Fused lift: producer warps 1..3 build each stage's step-2 operand once
+  /// its TMA loads landed. The tiled window order puts, per 64 columns of
+  /// X, window 1 of group g (original columns 8g+2 .. 8g+5) at lifted
+  /// columns 64 + 4g .. 64 + 4g + 3: 8 bytes from the middle of every 16-byte
+  /// chunk of the X row. A thread takes (row r, destination chunk c): it
+  /// reads X chunks 2c and 2c+1 (at their 128B-swizzled places, chunk
+  /// q ^ (r & 7)), keeps words 1 and 2 of each and stores the four words as
+  /// chunk c of the row's 64-byte O row (64B swizzle: c ^ ((r >> 1) & 3)).
+  /// Eight consecutive lanes take eight rows of one chunk, so every
+  /// quarter-warp touches eight distinct 16-byte bank groups. Then
+  /// fence.proxy.async (generic stores read by wgmma) and one arrival per
+  /// thread on the stage's `ready` barrier.
+  void buildGather() {
+    Value isGather = im.lt(im.c(31), tid);
+    auto only = scf::IfOp::create(b, loc, isGather, false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&only.getThenRegion().front());
+    Value e = im.sub(tid, im.c(32));
+    int64_t bn = cfg.tokensPerBlock;
+    forEachTile([&](Value, Value itBase) {
+      scf::ForOp::create(
+          b, loc, im.c(0), im.c(blockTiles), im.c(1), ValueRange{},
+          [&](OpBuilder &, Location, Value kt, ValueRange) {
+            Value it = im.add(itBase, kt);
+            Value st = im.rem(it, cfg.stages);
+            waitBarrier(fullBarrier(st),
+                        toI32(im.rem(im.div(it, cfg.stages), 2)));
+            Value xBase = stageOffset(st, layout.x);
+            Value oBase = stageOffset(st, layout.o);
+            scf::ForOp::create(
+                b, loc, e, im.c(bn * 4), im.c(kGatherThreads), ValueRange{},
+                [&](OpBuilder &, Location, Value u, ValueRange) {
+                  Value r = im.add(im.mul(im.div(u, 32), 8), im.rem(u, 8));
+                  Value c = im.rem(im.div(u, 8), 4);
+                  Value r7 = im.rem(r, 8);
+                  auto xorI = [&](Value a, Value v) -> Value {
+                    return arith::XOrIOp::create(b, loc, a, v);
+                  };
+                  Value c2 = im.mul(c, 2);
+                  Value rowX = im.add(xBase, im.mul(r, 128));
+                  Value src0 = im.add(rowX, im.mul(xorI(c2, r7), 16));
+                  Value src1 =
+                      im.add(rowX, im.mul(xorI(im.add(c2, 1), r7), 16));
+                  Value dst = im.add(
+                      im.add(oBase, im.mul(r, 64)),
+                      im.mul(xorI(c, im.rem(im.div(r, 2), 4)), 16));
+                  asmVoid(b, loc,
+                          "{\n.reg .b32 t<8>;\n"
+                          "ld.shared.v4.b32 {t0, t1, t2, t3}, [$0];\n"
+                          "ld.shared.v4.b32 {t4, t5, t6, t7}, [$1];\n"
+                          "st.shared.v4.b32 [$2], {t1, t2, t5, t6};\n}",
+                          {smemAddr(src0), smemAddr(src1), smemAddr(dst)},
+                          "r,r,r");
+                  scf::YieldOp::create(b, loc);
+                });
+            asmVoid(b, loc, "fence.proxy.async.shared::cta;", {}, "");
+            asmVoid(b, loc, "mbarrier.arrive.shared::cta.b64 _, [$0];",
+                    {readyBarrier(st)}, "r");
             scf::YieldOp::create(b, loc);
           });
     });
@@ -325,7 +447,7 @@ private:
     // This thread's metadata words inside a stage's E box: row tile
     // 4c + w of the block, word 16 j + 2 g + (t & 1) for k32 step j.
     Value rtLocal = im.add(im.mul(c, 4), warp);
-    Value eWord0 = im.add(im.mul(rtLocal, kSteps * 16),
+    Value eWord0 = im.add(im.mul(rtLocal, steps * 16),
                           im.add(im.mul(g, 2), im.rem(t, 2)));
     // Row tiles past the padded weight read zeros: use the valid encoding
     // (set per output tile).
@@ -345,8 +467,25 @@ private:
     Value descA0 = smemDescriptor(b, loc, aAddr, 16, 8 * kKTile,
                                   SmemSwizzle::B64);
     Value descB0 = smemDescriptor(
-        b, loc, arith::AddIOp::create(b, loc, base64, im.i64(kABytes)), 16,
+        b, loc, arith::AddIOp::create(b, loc, base64, im.i64(layout.x)), 16,
         1024, SmemSwizzle::B128);
+    // Fused lift, step 2: A from its 32-byte rows (SBO 8 rows x 32 B,
+    // warpgroup c at +64 rows), B from the gathered 64-byte O rows.
+    Value descA20, descO0;
+    if (cfg.fusedLift) {
+      Value a2Addr = arith::AddIOp::create(
+          b, loc, base64,
+          arith::AddIOp::create(
+              b, loc, im.i64(layout.a2),
+              arith::MulIOp::create(
+                  b, loc,
+                  arith::IndexCastUIOp::create(b, loc, b.getI64Type(), c),
+                  im.i64(64 * 32))));
+      descA20 = smemDescriptor(b, loc, a2Addr, 16, 256, SmemSwizzle::B32);
+      descO0 = smemDescriptor(
+          b, loc, arith::AddIOp::create(b, loc, base64, im.i64(layout.o)), 16,
+          512, SmemSwizzle::B64);
+    }
 
     Value zero = arith::ConstantOp::create(b, loc, b.getF32Type(),
                                            b.getF32FloatAttr(0.0f));
@@ -363,20 +502,21 @@ private:
                         ValueRange keep) -> SmallVector<Value> {
       Value it = im.add(itBase, kt);
       Value st = im.rem(it, cfg.stages);
-      waitBarrier(fullBarrier(st), toI32(im.rem(im.div(it, cfg.stages), 2)));
+      Value phase = toI32(im.rem(im.div(it, cfg.stages), 2));
+      waitBarrier(fullBarrier(st), phase);
+      if (cfg.fusedLift)
+        waitBarrier(readyBarrier(st), phase);
       SmallVector<Value> e;
-      for (int64_t j = 0; j < kSteps; ++j) {
+      for (int64_t j = 0; j < steps; ++j) {
         Value idx = im.add(
-            im.add(padWords,
-                   im.div(stageOffset(st, kABytes + bBytes(cfg.tokensPerBlock)),
-                          4)),
+            im.add(padWords, im.div(stageOffset(st, layout.e), 4)),
             im.add(eWord0, j * 16));
         Value w = memref::LoadOp::create(b, loc, words, ValueRange{idx});
         Value ok = rowTileOk;
         // Steps past the weight read zeros: an odd step count leaves the
         // last tile's second step out, and the last split may run past K.
-        if ((cfg.splits * cfg.kTilesPerSplit - 1) * kSteps + j >= kSteps32)
-          ok = im.andi(ok, im.lt(im.add(im.mul(im.add(kt0, kt), kSteps), j),
+        if ((cfg.splits * cfg.kTilesPerSplit - 1) * steps + j >= kSteps32)
+          ok = im.andi(ok, im.lt(im.add(im.mul(im.add(kt0, kt), steps), j),
                                  kSteps32));
         if (ok)
           w = arith::SelectOp::create(
@@ -394,6 +534,11 @@ private:
             b, loc, s.elementType,
             arith::AddIOp::create(b, loc, descA, im.i64(j * 32 / 16)),
             arith::AddIOp::create(b, loc, descB, im.i64(j * 64 / 16)), e[j], d);
+      if (cfg.fusedLift)
+        d = sparseWgmma(b, loc, s.elementType,
+                        arith::AddIOp::create(b, loc, descA20, stOff64),
+                        arith::AddIOp::create(b, loc, descO0, stOff64), e[2],
+                        d);
       asmVoid(b, loc, "wgmma.commit_group.sync.aligned;", {}, "");
       d = asmOnAcc(b, loc, "wgmma.wait_group.sync.aligned 1;", keep,
                    metaConstraints(), d);
@@ -448,7 +593,7 @@ private:
   template <typename StepFn>
   SmallVector<Value> mainloop(StepFn &tileStep, Value zero) {
     SmallVector<Value> init(nAcc, zero);
-    for (int64_t j = 0; j < kSteps; ++j)
+    for (int64_t j = 0; j < steps; ++j)
       init.push_back(im.i32(static_cast<int32_t>(kEmptyMetadata)));
     auto pairs = scf::ForOp::create(
         b, loc, im.c(0), im.c(blockTiles / 2), im.c(1), init,
@@ -503,8 +648,10 @@ private:
   const TmaSpmmConfig &cfg;
   IndexMath im;
   /// k-tiles of one block (its split).
-  int64_t nAcc, kSteps32, blockTiles, stride;
-  Value tmX, tmA, tmE, bias;
+  int64_t nAcc, kSteps32, blockTiles, steps;
+  StageLayout layout;
+  int64_t stride;
+  Value tmX, tmA, tmA2, tmE, bias;
   Value tid, bid, baseIdx, padWords, words;
   /// The current output tile: first feature and token, its split (null
   /// without split-K) and first k-tile.
@@ -514,6 +661,12 @@ private:
 } // namespace
 
 bool mlir::sgpu::tmaSpmmApplies(const SpmmShape &s) { return s.k % 8 == 0; }
+
+bool mlir::sgpu::tmaFusedLiftApplies(const SpmmShape &s) {
+  return s.k % 8 == 0 && s.paddedK == (s.k + kKTile - 1) / kKTile * 96;
+}
+
+int64_t mlir::sgpu::tmaSpmmSharedLimit() { return kSharedLimit; }
 
 std::string mlir::sgpu::verifyTmaSpmmOverrides(int64_t tileN, int64_t stages,
                                                int64_t splitK,
@@ -542,9 +695,12 @@ std::string mlir::sgpu::verifyTmaSpmmOverrides(int64_t tileN, int64_t stages,
 TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
                                            int64_t stages, int64_t splitK,
                                            bool persistent,
-                                           int64_t reserveSMs) {
+                                           int64_t reserveSMs,
+                                           bool fusedLift) {
   TmaSpmmConfig cfg;
   cfg.threads = kThreads;
+  cfg.fusedLift = fusedLift;
+  cfg.steps = fusedLift ? 3 : kSteps;
   cfg.gridY = (s.paddedN + kBlockRows - 1) / kBlockRows;
   int64_t bn = 16;
   while (bn < 256 && bn < s.m)
@@ -555,7 +711,7 @@ TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
     bn = tileN;
   cfg.tokensPerBlock = bn;
   cfg.gridX = (s.m + bn - 1) / bn;
-  int64_t kTiles = (s.paddedK / 32 + kSteps - 1) / kSteps;
+  int64_t kTiles = (s.paddedK / 32 + cfg.steps - 1) / cfg.steps;
   // Split-K where the grid cannot fill half the multiprocessors: as many
   // splits as bring it to one wave, each of at least kMinSplitTiles.
   int64_t blocks = cfg.gridX * cfg.gridY;
@@ -574,22 +730,27 @@ TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
   // Multiprocessors left free keep NCCL's kernels from waiting behind a
   // grid that occupies every one (tensor-parallel overlap).
   cfg.gridSize = persistent ? std::min(tiles, kNumSMs - reserveSMs) : tiles;
-  int64_t barrierBytes = 16 * kMaxStages;
+  int64_t barrierBytes = (fusedLift ? 24 : 16) * kMaxStages;
+  int64_t sb = stageBytes(bn, fusedLift);
   cfg.stages = std::min<int64_t>(
       {bn == 256 ? kMaxStages256 : kMaxStages, cfg.kTilesPerSplit,
-       (kSharedLimit - kAlignSlack - barrierBytes) / stageBytes(bn)});
+       (kSharedLimit - kAlignSlack - barrierBytes) / sb});
   if (stages)
     cfg.stages = stages;
-  cfg.barriersOffset = cfg.stages * stageBytes(bn);
-  cfg.dynamicSharedBytes = cfg.barriersOffset + 16 * cfg.stages + kAlignSlack;
+  cfg.barriersOffset = cfg.stages * sb;
+  cfg.dynamicSharedBytes =
+      cfg.barriersOffset + (fusedLift ? 24 : 16) * cfg.stages + kAlignSlack;
   cfg.xBox[0] = bn;
   cfg.xBox[1] = kKTile;
   cfg.valuesBox[0] = kBlockRows;
   cfg.valuesBox[1] = kKTile / 2;
   cfg.metaBox[0] = kBlockRows / 16;
-  cfg.metaBox[1] = kSteps * 16;
+  cfg.metaBox[1] = cfg.steps * 16;
+  cfg.values2Box[0] = kBlockRows;
+  cfg.values2Box[1] = 16;
   cfg.xSwizzle = 128;
   cfg.valuesSwizzle = 64;
+  cfg.values2Swizzle = 32;
   return cfg;
 }
 

@@ -46,16 +46,29 @@ struct TmaSpmmConfig {
   /// Byte offset (after the 1024-aligned base) of the mbarriers: past the
   /// stages.
   int64_t barriersOffset;
-  /// Box shapes of the three tensor maps, outermost first: X [BN, 64],
-  /// compressed values [128, 32] and metadata words [8, 32].
-  int64_t xBox[2], valuesBox[2], metaBox[2];
+  /// Box shapes of the tensor maps, outermost first: X [BN, 64],
+  /// compressed values [128, 32], metadata words [8, 16 * steps] and, with
+  /// the fused lift, the values of the third step [128, 16].
+  int64_t xBox[2], valuesBox[2], metaBox[2], values2Box[2];
   /// Swizzle (bytes) of the X and values maps; the metadata map has none.
-  int64_t xSwizzle, valuesSwizzle;
+  int64_t xSwizzle, valuesSwizzle, values2Swizzle;
+  /// The fused 6:8 lift (weights in the tiled window order, tile_groups 8):
+  /// X is the original [M, K] activation; each stage holds 64 columns of
+  /// it (k32 steps 0 and 1, in place) and the producer warps gather the
+  /// 32 lifted columns of step 2 into shared memory.
+  bool fusedLift = false;
+  /// k32 wgmma steps per stage: 2, or 3 with the fused lift.
+  int64_t steps = 2;
 };
 
 /// Whether the TMA kernel takes the problem: TMA needs 16-byte aligned row
 /// pitches, so K must be a multiple of 8 (16-bit activations).
 bool tmaSpmmApplies(const SpmmShape &s);
+
+/// Whether the fused 6:8 lift can be used for `s` (its k is the original
+/// K of X, paddedK the tiled K' of the weight): K a multiple of 8 and K'
+/// of 96 per 64 columns.
+bool tmaFusedLiftApplies(const SpmmShape &s);
 
 /// The tile table: the block's token count BN and the stages that fit.
 /// `tileN` / `stages` other than 0 override the table's choice (a tile
@@ -64,7 +77,11 @@ bool tmaSpmmApplies(const SpmmShape &s);
 TmaSpmmConfig getTmaSpmmConfig(const SpmmShape &s, int64_t tileN = 0,
                                int64_t stages = 0, int64_t splitK = 0,
                                bool persistent = true,
-                               int64_t reserveSMs = 0);
+                               int64_t reserveSMs = 0, bool fusedLift = false);
+
+/// Shared-memory bytes the configuration needs, and the most a block has;
+/// a forced `stages` can exceed it with the fused lift's larger stages.
+int64_t tmaSpmmSharedLimit();
 
 /// Why the overrides cannot be used (empty when they can): tileN must be 0
 /// or a power of two in [16, 256]; stages 0 or at least 2, and the stages
@@ -73,9 +90,10 @@ std::string verifyTmaSpmmOverrides(int64_t tileN, int64_t stages,
                                    int64_t splitK = 0, int64_t reserveSMs = 0);
 
 /// Builds the kernel body into `func`, whose arguments are: the tensor maps
-/// of X, of the compressed values and of the metadata (as !llvm.ptr, listed
-/// in the function's `sgpu.tensor_map_args`), then the bias memref when the
-/// spmm has one, then Y. With cfg.splits > 1: the three maps, then the f32
+/// of X, of the compressed values, (with the fused lift) of the values of
+/// the third step, and of the metadata (as !llvm.ptr, listed in the
+/// function's `sgpu.tensor_map_args`), then the bias memref when the spmm
+/// has one, then Y. With cfg.splits > 1: the three maps, then the f32
 /// workspace memref [splits, M, N] (no bias: the reduce kernel adds it).
 void buildTmaSpmmKernel(OpBuilder &b, Location loc, const SpmmShape &s,
                         const TmaSpmmConfig &cfg, gpu::GPUFuncOp func);

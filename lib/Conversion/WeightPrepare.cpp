@@ -22,6 +22,7 @@
 #include "WeightPrepare.h"
 #include "GPUKernel.h"
 #include "IndexMath.h"
+#include "SlideIndex.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -61,8 +62,10 @@ uint64_t nibbleTable() {
 class PrepareKernelBuilder {
 public:
   PrepareKernelBuilder(OpBuilder &b, Location loc, int64_t rows, int64_t k,
-                       int64_t familyN, CompressedType ctype)
+                       int64_t familyN, int64_t tileGroups,
+                       CompressedType ctype)
       : b(b), loc(loc), im{b, loc}, rows(rows), k(k), fam(familyN),
+        tileGroups(tileGroups),
         windows(familyN - 1), width(2 * familyN),
         groups((k + 2 * familyN - 1) / (2 * familyN)),
         chunks(ctype.getPaddedCols() / 4),
@@ -166,7 +169,7 @@ public:
     Value table = arith::ConstantIntOp::create(
         b, loc, b.getI64Type(), static_cast<int64_t>(nibbleTable()));
     for (int64_t j = 0; j < windows; ++j) {
-      Value c = im.add(im.mul(g, windows), j);
+      Value c = liftedChunkIndex(im, g, j, fam, tileGroups);
       auto exists = scf::IfOp::create(b, loc, im.lt(c, chunks), false);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&exists.getThenRegion().front());
@@ -229,7 +232,7 @@ private:
   OpBuilder &b;
   Location loc;
   IndexMath im;
-  int64_t rows, k, fam, windows, width, groups, chunks, threadGroups, kSteps,
+  int64_t rows, k, fam, tileGroups, windows, width, groups, chunks, threadGroups, kSteps,
       paddedRows;
 };
 
@@ -288,7 +291,7 @@ void mlir::sgpu::lowerWeightPrepare(Operation *op, gpu::GPUModuleOp gpuModule,
                            "sgpu_prepare_" + std::to_string(index),
                            {wm, vm, mm, sm}, {}, kThreads);
   PrepareKernelBuilder builder(kb, loc, wt.getDimSize(0), wt.getDimSize(1),
-                               familyN, ctype);
+                               familyN, getTileGroups(op), ctype);
   builder.build(func);
 
   OpBuilder b(op);
@@ -339,7 +342,7 @@ void mlir::sgpu::lowerWeightPrepareToLoops(Operation *op) {
   Value meta = zeroed(memrefTypeOf(ctype.getMetadataType()));
   Value status = zeroed(MemRefType::get({1}, b.getI32Type()));
   PrepareKernelBuilder builder(b, loc, wt.getDimSize(0), wt.getDimSize(1),
-                               familyN, ctype);
+                               familyN, getTileGroups(op), ctype);
   scf::ForOp::create(
       b, loc, im.c(0), im.c(builder.numRows()), im.c(1), ValueRange{},
       [&](OpBuilder &, Location, Value n, ValueRange) {

@@ -38,10 +38,11 @@ bool validSize(int64_t rows, int64_t cols) {
 /// True when the family is supported, rows/cols are positive and the lifted
 /// element count rows * K' fits in int64_t (K' >= cols, so rows * cols fits
 /// too).
-bool validSlideSize(int64_t rows, int64_t cols, int familyN) {
-  if (rows <= 0 || cols <= 0 || !isSupportedFamily(familyN))
+bool validSlideSize(int64_t rows, int64_t cols, int familyN,
+                    int64_t tileGroups) {
+  if (rows <= 0 || cols <= 0 || !isSupportedFamily(familyN) || tileGroups < 0)
     return false;
-  SlideShape shape = getSlideShape(rows, cols, familyN);
+  SlideShape shape = getSlideShape(rows, cols, familyN, tileGroups);
   if (shape.liftedCols <= 0) // K' overflowed.
     return false;
   return rows <= std::numeric_limits<int64_t>::max() / shape.liftedCols;
@@ -92,20 +93,22 @@ int sparseopt_sparse24_prune(uint16_t *dense, int64_t rows, int64_t cols,
 }
 
 int sparseopt_sliding_shape(int64_t rows, int64_t cols, int family_n,
-                            int64_t *lifted_cols) {
-  if (!lifted_cols || !validSlideSize(rows, cols, family_n))
+                            int64_t tile_groups, int64_t *lifted_cols) {
+  if (!lifted_cols || !validSlideSize(rows, cols, family_n, tile_groups))
     return SPARSEOPT_BAD_ARGUMENT;
-  *lifted_cols = getSlideShape(rows, cols, family_n).liftedCols;
+  *lifted_cols = getSlideShape(rows, cols, family_n, tile_groups).liftedCols;
   return SPARSEOPT_OK;
 }
 
 int sparseopt_sliding_decompose(const uint16_t *dense, int64_t rows,
-                                int64_t cols, int family_n, uint16_t *expanded,
+                                int64_t cols, int family_n,
+                                int64_t tile_groups, uint16_t *expanded,
                                 int64_t *bad_row, int64_t *bad_group) {
-  if (!dense || !expanded || !validSlideSize(rows, cols, family_n))
+  if (!dense || !expanded ||
+      !validSlideSize(rows, cols, family_n, tile_groups))
     return SPARSEOPT_BAD_ARGUMENT;
-  std::optional<PatternViolation> violation =
-      decomposeSliding(dense, rows, cols, family_n, expanded);
+  std::optional<PatternViolation> violation = decomposeSliding(
+      dense, rows, cols, family_n, expanded, tile_groups);
   if (bad_row)
     *bad_row = violation ? violation->row : -1;
   if (bad_group)
@@ -114,16 +117,17 @@ int sparseopt_sliding_decompose(const uint16_t *dense, int64_t rows,
 }
 
 int sparseopt_sliding_lift(const uint16_t *x, int64_t m, int64_t k,
-                           int family_n, uint16_t *lifted) {
-  if (!x || !lifted || !validSlideSize(m, k, family_n))
+                           int family_n, int64_t tile_groups,
+                           uint16_t *lifted) {
+  if (!x || !lifted || !validSlideSize(m, k, family_n, tile_groups))
     return SPARSEOPT_BAD_ARGUMENT;
-  liftActivations(x, m, k, family_n, lifted);
+  liftActivations(x, m, k, family_n, lifted, tile_groups);
   return SPARSEOPT_OK;
 }
 
 int sparseopt_sliding_prune(uint16_t *dense, int64_t rows, int64_t cols,
                             int family_n, int is_bf16) {
-  if (!dense || !validSlideSize(rows, cols, family_n))
+  if (!dense || !validSlideSize(rows, cols, family_n, 0))
     return SPARSEOPT_BAD_ARGUMENT;
   pruneToSliding(dense, rows, cols, family_n, is_bf16 != 0);
   return SPARSEOPT_OK;

@@ -98,30 +98,62 @@ bool isSupportedFamily(int familyN) {
   return familyN >= kMinFamily && familyN <= kMaxFamily;
 }
 
-SlideShape getSlideShape(int64_t rows, int64_t cols, int familyN) {
+SlideShape getSlideShape(int64_t rows, int64_t cols, int familyN,
+                         int64_t tileGroups) {
   SlideShape shape;
   shape.rows = rows;
   shape.cols = cols;
   shape.n = familyN;
-  if (!isSupportedFamily(familyN) || rows < 0 || cols < 0)
+  if (!isSupportedFamily(familyN) || rows < 0 || cols < 0 || tileGroups < 0)
     return shape;
   const int64_t width = groupWidth(familyN);
   // ceil(cols / width) without overflowing near INT64_MAX.
-  const int64_t groups = cols / width + (cols % width != 0 ? 1 : 0);
-  if (groups > std::numeric_limits<int64_t>::max() / liftedGroupWidth(familyN))
+  int64_t groups = cols / width + (cols % width != 0 ? 1 : 0);
+  if (tileGroups > 0)
+    groups = groups / tileGroups * tileGroups +
+             (groups % tileGroups != 0 ? tileGroups : 0);
+  if (groups < 0 ||
+      groups > std::numeric_limits<int64_t>::max() / liftedGroupWidth(familyN))
     return shape;
   shape.groups = groups;
   shape.liftedCols = groups * liftedGroupWidth(familyN);
   return shape;
 }
 
-int64_t liftedSourceColumn(int64_t liftedCol, int familyN) {
-  if (!isSupportedFamily(familyN) || liftedCol < 0)
+int64_t liftedChunk(int64_t group, int64_t window, int familyN,
+                    int64_t tileGroups) {
+  const int64_t windows = familyN - 1;
+  if (tileGroups <= 0)
+    return group * windows + window;
+  const int64_t even = (windows + 1) / 2, odd = windows / 2;
+  const int64_t base = group / tileGroups * tileGroups * windows;
+  const int64_t local = group % tileGroups;
+  if (window % 2 == 0)
+    return base + local * even + window / 2;
+  return base + tileGroups * even + local * odd + (window - 1) / 2;
+}
+
+int64_t liftedSourceColumn(int64_t liftedCol, int familyN,
+                           int64_t tileGroups) {
+  if (!isSupportedFamily(familyN) || liftedCol < 0 || tileGroups < 0)
     return -1;
-  const int64_t group = liftedCol / liftedGroupWidth(familyN);
-  const int64_t inGroup = liftedCol % liftedGroupWidth(familyN);
-  const int64_t window = inGroup / kWindow;
-  const int64_t lane = inGroup % kWindow;
+  const int64_t windows = familyN - 1;
+  const int64_t chunk = liftedCol / kWindow, lane = liftedCol % kWindow;
+  int64_t group = chunk / windows, window = chunk % windows;
+  if (tileGroups > 0) {
+    // The inverse of liftedChunk: the tile's even windows, then its odd.
+    const int64_t even = (windows + 1) / 2, odd = windows / 2;
+    const int64_t tile = chunk / (tileGroups * windows);
+    const int64_t inTile = chunk % (tileGroups * windows);
+    if (inTile < tileGroups * even) {
+      group = tile * tileGroups + inTile / even;
+      window = 2 * (inTile % even);
+    } else {
+      const int64_t rest = inTile - tileGroups * even;
+      group = tile * tileGroups + rest / odd;
+      window = 2 * (rest % odd) + 1;
+    }
+  }
   return group * groupWidth(familyN) + 2 * window + lane;
 }
 
@@ -142,27 +174,29 @@ std::optional<PatternViolation> findSlidingViolation(const uint16_t *dense,
 std::optional<PatternViolation> decomposeSliding(const uint16_t *dense,
                                                  int64_t rows, int64_t cols,
                                                  int familyN,
-                                                 uint16_t *expanded) {
+                                                 uint16_t *expanded,
+                                                 int64_t tileGroups) {
   // Validate first so that nothing is written for a broken pattern.
   if (auto violation = findSlidingViolation(dense, rows, cols, familyN))
     return violation;
 
-  const SlideShape shape = getSlideShape(rows, cols, familyN);
+  const SlideShape shape = getSlideShape(rows, cols, familyN, tileGroups);
+  const int64_t realGroups = getSlideShape(rows, cols, familyN).groups;
   const int width = static_cast<int>(groupWidth(familyN));
-  const int64_t liftedWidth = liftedGroupWidth(familyN);
   for (int64_t r = 0; r < rows; ++r) {
     const uint16_t *row = dense + r * cols;
     uint16_t *out = expanded + r * shape.liftedCols;
     for (int64_t c = 0; c < shape.liftedCols; ++c)
       out[c] = 0;
-    for (int64_t g = 0; g < shape.groups; ++g) {
+    for (int64_t g = 0; g < realGroups; ++g) {
       GroupAssignment a = assignGroup(row, cols, g, familyN);
       for (int p = 0; p < width; ++p) {
         int j = a.window[p];
         if (j < 0)
           continue;
         // Position p sits at lane p - 2j of window j.
-        out[g * liftedWidth + kWindow * j + (p - 2 * j)] = row[g * width + p];
+        out[kWindow * liftedChunk(g, j, familyN, tileGroups) + (p - 2 * j)] =
+            row[g * width + p];
       }
     }
   }
@@ -170,14 +204,14 @@ std::optional<PatternViolation> decomposeSliding(const uint16_t *dense,
 }
 
 void liftActivations(const uint16_t *x, int64_t m, int64_t k, int familyN,
-                     uint16_t *lifted) {
+                     uint16_t *lifted, int64_t tileGroups) {
   assert(isSupportedFamily(familyN) && "unsupported sliding family");
-  const SlideShape shape = getSlideShape(m, k, familyN);
+  const SlideShape shape = getSlideShape(m, k, familyN, tileGroups);
   for (int64_t t = 0; t < m; ++t) {
     const uint16_t *in = x + t * k;
     uint16_t *out = lifted + t * shape.liftedCols;
     for (int64_t c = 0; c < shape.liftedCols; ++c) {
-      int64_t source = liftedSourceColumn(c, familyN);
+      int64_t source = liftedSourceColumn(c, familyN, tileGroups);
       out[c] = source < k ? in[source] : 0;
     }
   }

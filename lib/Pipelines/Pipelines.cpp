@@ -58,6 +58,13 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
                      "GEMM, with a remark) where the sparse kernel measured "
                      "slower on the chip; sparse: always the sparse kernel"),
       llvm::cl::init("auto")};
+  PassOptions::Option<std::string> lift{
+      *this, "lift",
+      llvm::cl::desc("(2N-2):2N activation lift: auto (inside the sm_90a "
+                     "TMA kernel's operand loads where it can, 6:8; a "
+                     "gather kernel elsewhere) or separate (always the "
+                     "gather kernel, for comparison)"),
+      llvm::cl::init("auto")};
   PassOptions::Option<std::string> outputDir{
       *this, "output-dir",
       llvm::cl::desc("Write kernels.ptx, program.txt, constants and "
@@ -77,8 +84,9 @@ struct ReferenceOptions : public PassPipelineOptions<ReferenceOptions> {
 /// weights first (the policy may keep some dense), then the dense linear
 /// layers, then the epilogues of both.
 std::string rewritePasses(StringRef chip = "sm_90a",
-                          StringRef policy = "auto") {
+                          StringRef policy = "auto", StringRef lift = "auto") {
   return ("sgpu-slide-sparse{chip=" + chip + " policy=" + policy +
+          " lift=" + lift +
           "},sgpu-dense-matmul,sgpu-fuse-epilogue,canonicalize")
       .str();
 }
@@ -90,7 +98,11 @@ LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
   llvm::raw_string_ostream os(p);
   // Collectives start where they are and are waited for at their first
   // use, so a program overlaps them with whatever comes in between.
-  os << rewritePasses(opts.chip.getValue(), opts.sparsePolicy.getValue())
+  // The fused lift is the TMA kernel's; the warp-level kernel takes the
+  // plain window order (no padding of K to whole tiles).
+  std::string lift = opts.kernel.getValue() == "mma" ? "separate"
+                                                     : opts.lift.getValue();
+  os << rewritePasses(opts.chip.getValue(), opts.sparsePolicy.getValue(), lift)
      << ",sgpu-async-collectives,";
   // Element-wise arith / math ops on tensors (a residual `arith.addf`)
   // become linalg.generic for the element-wise kernels of

@@ -53,6 +53,11 @@ struct SlideSparsePass
                          << "'; expected auto or sparse";
       return signalPassFailure();
     }
+    if (lift != "auto" && lift != "separate") {
+      module.emitError() << "unknown sgpu-slide-sparse lift '" << lift
+                         << "'; expected auto or separate";
+      return signalPassFailure();
+    }
 
     module.walk([&](linalg::MatmulOp op) {
       LinearMatch lin = matchLinear(op);
@@ -185,15 +190,22 @@ struct SlideSparsePass
       return foldConstantCompress(compress);
     }
     // (2N-2):2N: overlapping 2:4 windows over the lifted reduction axis K'.
+    // The windows go in the tiled order where the target's kernel lifts the
+    // activations inside its operand loads (6:8 on sm_90a).
     auto x = cast<RankedTensorType>(m.input.getType());
-    int64_t lifted = getLiftedK(w.getDimSize(1), m.pattern);
+    int64_t tileGroups = 0;
+    if (lift == "auto" && chip == "sm_90a" && m.pattern.getM() == 8)
+      tileGroups = kFusedLiftTileGroups;
+    int64_t lifted = getLiftedK(w.getDimSize(1), m.pattern, tileGroups);
     auto ctype = CompressedType::get(ctx, {w.getDimSize(0), lifted},
                                      w.getElementType(), pattern24);
-    auto decompose = NMDecomposeOp::create(b, loc, ctype, m.weight);
+    IntegerAttr tileAttr =
+        tileGroups ? b.getI64IntegerAttr(tileGroups) : IntegerAttr();
+    auto decompose = NMDecomposeOp::create(b, loc, ctype, m.weight, tileAttr);
     Value xl = LiftOp::create(
         b, loc, RankedTensorType::get({x.getDimSize(0), lifted},
                                       x.getElementType()),
-        m.input, m.pattern);
+        m.input, m.pattern, tileAttr);
     Value y = SpmmOp::create(b, loc, op.getResultTypes()[0], xl,
                              decompose.getResult(), /*bias=*/Value(),
                              ActivationAttr());

@@ -34,10 +34,10 @@ def _configure(lib):
     lib.sparseopt_sparse24_decompress.argtypes = [_p, _p, _i64, _i64, _p]
     lib.sparseopt_sparse24_prune.argtypes = [_p, _i64, _i64, ctypes.c_int]
     _int = ctypes.c_int
-    lib.sparseopt_sliding_shape.argtypes = [_i64, _i64, _int, ctypes.POINTER(_i64)]
-    lib.sparseopt_sliding_decompose.argtypes = [_p, _i64, _i64, _int, _p, ctypes.POINTER(_i64),
+    lib.sparseopt_sliding_shape.argtypes = [_i64, _i64, _int, _i64, ctypes.POINTER(_i64)]
+    lib.sparseopt_sliding_decompose.argtypes = [_p, _i64, _i64, _int, _i64, _p, ctypes.POINTER(_i64),
                                                 ctypes.POINTER(_i64)]
-    lib.sparseopt_sliding_lift.argtypes = [_p, _i64, _i64, _int, _p]
+    lib.sparseopt_sliding_lift.argtypes = [_p, _i64, _i64, _int, _i64, _p]
     lib.sparseopt_sliding_prune.argtypes = [_p, _i64, _i64, _int, _int]
 
 
@@ -95,27 +95,32 @@ def decompress(values, meta, rows, cols):
     return out
 
 
-def sliding_shape(rows, cols, n):
+def sliding_shape(rows, cols, n, tile_groups=0):
     """(rows, K'): the shape of the 2:4 weight that a rows x cols weight of
     family n ((2n-2):2n, 2 <= n <= 8) decomposes into;
-    K' = ceil(cols / 2n) * 4(n-1)."""
+    K' = ceil(cols / 2n) * 4(n-1), the group count rounded up to a multiple
+    of tile_groups when it is positive (the tiled window order: each tile of
+    tile_groups groups holds their even windows, then their odd ones; the
+    sm_90a kernel's order for 6:8 is tile_groups=8)."""
     lifted = _i64()
-    if _lib().sparseopt_sliding_shape(rows, cols, n, ctypes.byref(lifted)):
+    if _lib().sparseopt_sliding_shape(rows, cols, n, tile_groups, ctypes.byref(lifted)):
         raise ValueError("bad sliding weight shape %dx%d or family n=%r" % (rows, cols, n))
     return rows, lifted.value
 
 
-def decompose_sliding(dense, n):
+def decompose_sliding(dense, n, tile_groups=0):
     """The 2:4 uint16 weight W' (rows x K') of a 2-D (2n-2):2n fp16 array
     (or uint16 bits of fp16/bf16): every group of 2n columns spread over n-1
-    overlapping windows of 4. Raises PatternError on a group with more than
-    2n-2 nonzeros."""
+    overlapping windows of 4, in the window order of tile_groups
+    (sliding_shape). Raises PatternError on a group with more than 2n-2
+    nonzeros."""
     import numpy as np
     bits = _bits(dense)
     rows, cols = bits.shape
-    out = np.zeros(sliding_shape(rows, cols, n), dtype=np.uint16)
+    out = np.zeros(sliding_shape(rows, cols, n, tile_groups), dtype=np.uint16)
     row, group = _i64(), _i64()
-    rc = _lib().sparseopt_sliding_decompose(bits.ctypes.data, rows, cols, n, out.ctypes.data,
+    rc = _lib().sparseopt_sliding_decompose(bits.ctypes.data, rows, cols, n, tile_groups,
+                                           out.ctypes.data,
                                            ctypes.byref(row), ctypes.byref(group))
     if rc == 1:
         raise PatternError(row.value, group.value, n)
@@ -124,14 +129,14 @@ def decompose_sliding(dense, n):
     return out
 
 
-def lift(x, n):
+def lift(x, n, tile_groups=0):
     """The lifted activations x' (M x K', uint16 bits) of a 2-D M x K array
-    of 16-bit floats, matching decompose_sliding(w, n) for a weight with K
-    columns: x'[:, c'] copies x[:, source(c')], zero past K."""
+    of 16-bit floats, matching decompose_sliding(w, n, tile_groups) for a
+    weight with K columns: x'[:, c'] copies x[:, source(c')], zero past K."""
     import numpy as np
     bits = _bits(x)
     m, k = bits.shape
-    out = np.zeros(sliding_shape(m, k, n), dtype=np.uint16)
-    if _lib().sparseopt_sliding_lift(bits.ctypes.data, m, k, n, out.ctypes.data):
+    out = np.zeros(sliding_shape(m, k, n, tile_groups), dtype=np.uint16)
+    if _lib().sparseopt_sliding_lift(bits.ctypes.data, m, k, n, tile_groups, out.ctypes.data):
         raise ValueError("activation lifting failed")
     return out

@@ -90,7 +90,8 @@ func.func @attention(%q: tensor<1x4x2x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tenso
 // CHECK: %[[OUT:.*]] = memref.alloc() : memref<3x36xf16>
 // CHECK: scf.for
 // CHECK: scf.for
-// CHECK: arith.divui %{{.*}}, %c12
+// CHECK: %[[CH:.*]] = arith.divui %{{.*}}, %c4
+// CHECK: arith.divui %[[CH]], %c3
 // CHECK: arith.cmpi ult, %{{.*}}, %c20
 // CHECK: memref.store %{{.*}}, %[[OUT]]
 func.func @lift(%x: tensor<3x20xf16>) -> tensor<3x36xf16> {

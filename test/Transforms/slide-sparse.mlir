@@ -1,4 +1,8 @@
 // RUN: sparse-opt %s -split-input-file -sgpu-slide-sparse | FileCheck %s
+// RUN: sparse-opt %s -split-input-file -sgpu-slide-sparse="lift=separate" | FileCheck %s --check-prefix=SEP
+// RUN: sparse-opt %s -split-input-file -sgpu-slide-sparse="chip=sm_80" | FileCheck %s --check-prefix=SEP
+// RUN: not sparse-opt %s -split-input-file -sgpu-slide-sparse="lift=inside" 2>&1 | FileCheck %s --check-prefix=BADLIFT
+// BADLIFT: unknown sgpu-slide-sparse lift 'inside'; expected auto or separate
 
 // The torch form: Y = X . W^T as a matmul with transposing indexing_maps.
 // Every chunk keeps positions 0 and 2: nibble 0b1000, so every metadata word
@@ -87,12 +91,20 @@ func.func @dense_untouched(%x: tensor<4x32xf16>, %w: tensor<32x16xf16>) -> tenso
 // -----
 
 // 6:8 (N = 4): K = 16 is two groups of 8, each cut into 3 windows of 4 at
-// stride 2: K' = 24. The activation is lifted, the weight decomposed and
+// stride 2: K' = 24 in the plain order (lift=separate, or a chip without
+// the fused lift). The activation is lifted, the weight decomposed and
 // compressed at compile time (values 16 x 16 over K' padded to 32).
+// On sm_90a (the default) the windows take the tiled order of the kernel
+// that lifts in its operand loads: the groups are padded to a whole tile of
+// 8, K' = 96 (values 16 x 48, 48 metadata words).
+// SEP-LABEL: func @six_eight
+// SEP-DAG: %[[XL:.*]] = sgpu.lift %arg0 {pattern = #sgpu.nm<6:8>} : tensor<8x16xf16> -> tensor<8x24xf16>
+// SEP-DAG: %[[C:.*]] = sgpu.assemble %{{.*}}, %{{.*}} : tensor<16x16xf16>, tensor<16xi32> -> !sgpu.compressed<16x24xf16, #sgpu.nm<2:4>>
+// SEP: sgpu.spmm %[[XL]], %[[C]] : tensor<8x24xf16>, !sgpu.compressed<16x24xf16, #sgpu.nm<2:4>> -> tensor<8x16xf16>
 // CHECK-LABEL: func @six_eight
-// CHECK-DAG: %[[XL:.*]] = sgpu.lift %arg0 {pattern = #sgpu.nm<6:8>} : tensor<8x16xf16> -> tensor<8x24xf16>
-// CHECK-DAG: %[[C:.*]] = sgpu.assemble %{{.*}}, %{{.*}} : tensor<16x16xf16>, tensor<16xi32> -> !sgpu.compressed<16x24xf16, #sgpu.nm<2:4>>
-// CHECK: sgpu.spmm %[[XL]], %[[C]] : tensor<8x24xf16>, !sgpu.compressed<16x24xf16, #sgpu.nm<2:4>> -> tensor<8x16xf16>
+// CHECK-DAG: %[[XL:.*]] = sgpu.lift %arg0 {pattern = #sgpu.nm<6:8>, tile_groups = 8 : i64} : tensor<8x16xf16> -> tensor<8x96xf16>
+// CHECK-DAG: %[[C:.*]] = sgpu.assemble %{{.*}}, %{{.*}} : tensor<16x48xf16>, tensor<48xi32> -> !sgpu.compressed<16x96xf16, #sgpu.nm<2:4>>
+// CHECK: sgpu.spmm %[[XL]], %[[C]] : tensor<8x96xf16>, !sgpu.compressed<16x96xf16, #sgpu.nm<2:4>> -> tensor<8x16xf16>
 func.func @six_eight(%x: tensor<8x16xf16>) -> tensor<8x16xf16> {
   %w = arith.constant dense<[[1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0]]> : tensor<16x16xf16, #sgpu.nm<6:8>>
   %z = arith.constant 0.0 : f16

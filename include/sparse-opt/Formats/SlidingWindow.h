@@ -131,6 +131,32 @@
 //   W  = [0 a b c d 0 e f]
 //   W' = [0 a b 0 | 0 c d 0 | 0 0 e f]
 //
+// ---------------------------------------------------------------------------
+// 7. The tiled window order (tileGroups > 0)
+// ---------------------------------------------------------------------------
+// The order of the chunks along K' is free, as long as W' and x' use the same
+// one. The sm_90a GEMM lifts x inside its operand loads (no x' in global
+// memory) and wants K' cut in tiles of `tileGroups` groups where every tile
+// holds first the EVEN windows of its groups (group after group), then the
+// ODD ones:
+//
+//   tile t = g / tileGroups, gl = g % tileGroups, E = ceil((N-1)/2) even and
+//   O = floor((N-1)/2) odd windows per group, base = t * tileGroups * (N-1):
+//     chunk(g, j even) = base + gl*E + j/2
+//     chunk(g, j odd)  = base + tileGroups*E + gl*O + (j-1)/2
+//
+// Even windows 0, 2, 4, ... cover group positions [0, 4E) side by side, so
+// for 6:8 (N = 4, E = 2, O = 1) with 8 groups per tile the first 64 lifted
+// columns of a tile are the tile's 64 original columns, in place, and only
+// the last 32 (window 1 of each group: positions 2..5) are a gather:
+//
+//   lifted (tile t)  0 .. 63              | 64 .. 95
+//   source           64t + 0 .. 64t + 63  | 64t + 8gl + 2 + l  (4gl + l)
+//
+// The group count is rounded up to a multiple of tileGroups (zero groups past
+// K), so K' = roundUp(G, tileGroups) * 4(N-1). tileGroups = 0 is the plain
+// order of section 4.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef SPARSEOPT_FORMATS_SLIDINGWINDOW_H
@@ -155,15 +181,26 @@ struct SlideShape {
 /// True for the supported families, 2 <= familyN <= 8.
 bool isSupportedFamily(int familyN);
 
-/// Sizes for a `rows x cols` weight of family `familyN`. Never asserts:
-/// returns groups = liftedCols = 0 for an unsupported family, negative sizes
-/// or a K' that would overflow int64_t (and, legitimately, for cols = 0).
-SlideShape getSlideShape(int64_t rows, int64_t cols, int familyN);
+/// Sizes for a `rows x cols` weight of family `familyN`, the groups rounded
+/// up to a multiple of `tileGroups` when it is positive (section 7). Never
+/// asserts: returns groups = liftedCols = 0 for an unsupported family,
+/// negative sizes or tileGroups, or a K' that would overflow int64_t (and,
+/// legitimately, for cols = 0).
+SlideShape getSlideShape(int64_t rows, int64_t cols, int familyN,
+                         int64_t tileGroups = 0);
 
-/// The original column that lifted column `liftedCol` copies (section 4):
-/// g*2N + 2j + l. The result may be >= K, meaning padding (activation 0).
-/// Returns -1 for an unsupported family or a negative `liftedCol`.
-int64_t liftedSourceColumn(int64_t liftedCol, int familyN);
+/// The lifted chunk (4 columns of K') of window `window` of group `group`:
+/// g*(N-1) + j in the plain order, section 7's formula for tileGroups > 0.
+/// Precondition: supported family, 0 <= window < N-1, group >= 0.
+int64_t liftedChunk(int64_t group, int64_t window, int familyN,
+                    int64_t tileGroups = 0);
+
+/// The original column that lifted column `liftedCol` copies (section 4, or
+/// section 7 for tileGroups > 0): g*2N + 2j + l. The result may be >= K,
+/// meaning padding (activation 0). Returns -1 for an unsupported family, a
+/// negative `liftedCol` or a negative tileGroups.
+int64_t liftedSourceColumn(int64_t liftedCol, int familyN,
+                           int64_t tileGroups = 0);
 
 /// Returns std::nullopt when every group of 2N columns of the row-major
 /// `rows x cols` matrix can be decomposed (<= 2N-2 nonzeros), otherwise the
@@ -174,21 +211,24 @@ std::optional<PatternViolation> findSlidingViolation(const uint16_t *dense,
                                                      int64_t rows, int64_t cols,
                                                      int familyN);
 
-/// Writes the expanded 2:4 weight W' (section 6) into `expanded`, which holds
-/// `rows x liftedCols` uint16_t (getSlideShape); every element is written.
-/// On a violation returns it (same as findSlidingViolation) and leaves
-/// `expanded` untouched; otherwise returns std::nullopt.
-/// Precondition: supported family.
+/// Writes the expanded 2:4 weight W' (section 6, chunks in the order of
+/// `tileGroups`, section 7) into `expanded`, which holds `rows x liftedCols`
+/// uint16_t (getSlideShape with the same tileGroups); every element is
+/// written. On a violation returns it (same as findSlidingViolation) and
+/// leaves `expanded` untouched; otherwise returns std::nullopt.
+/// Precondition: supported family, tileGroups >= 0.
 std::optional<PatternViolation> decomposeSliding(const uint16_t *dense,
                                                  int64_t rows, int64_t cols,
                                                  int familyN,
-                                                 uint16_t *expanded);
+                                                 uint16_t *expanded,
+                                                 int64_t tileGroups = 0);
 
-/// Writes the lifted activations x' (section 6) of the row-major `m x k`
-/// matrix `x` into `lifted` (`m x liftedCols`, every element written).
-/// Precondition: supported family.
+/// Writes the lifted activations x' (section 6, in the order of
+/// `tileGroups`) of the row-major `m x k` matrix `x` into `lifted`
+/// (`m x liftedCols`, every element written).
+/// Precondition: supported family, tileGroups >= 0.
 void liftActivations(const uint16_t *x, int64_t m, int64_t k, int familyN,
-                     uint16_t *lifted);
+                     uint16_t *lifted, int64_t tileGroups = 0);
 
 /// Magnitude pruning (for tests and benchmarks): in every group of 2N
 /// columns keeps the 2N-2 elements of largest magnitude (ties -> lower

@@ -20,7 +20,12 @@ def SGPUSlideSparse : Pass<"sgpu-slide-sparse", "::mlir::ModuleOp"> {
     windows per group of 2N over a lifted reduction axis
     `K' = roundUp(K, 2N) / 2N * 4(N-1)`: `sgpu.nm_decompose` of the weight
     and `sgpu.lift` of the activation feed a 2:4 `sgpu.spmm` that computes
-    exactly the same product. A weight that is a constant is checked,
+    exactly the same product. With `lift=auto` (the default) and `chip`
+    sm_90a, a 6:8 pair gets `tile_groups = 8`: the windows of every 64
+    columns of K are ordered so that the sm_90a TMA kernel reads the
+    activations as they are and gathers only the shared windows in shared
+    memory (`convert-sgpu-to-gpu` fuses the lift into the GEMM). A weight
+    that is a constant is checked,
     decomposed and compressed at compile time (`sgpu.assemble` of two
     constants); a pattern violation is an error naming the first row and
     group that break it.
@@ -49,7 +54,11 @@ def SGPUSlideSparse : Pass<"sgpu-slide-sparse", "::mlir::ModuleOp"> {
            "slower (with a remark); sparse: always use the declared "
            "sparsity">,
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
-           "Target GPU whose measurements the auto policy uses">
+           "Target GPU whose measurements the auto policy uses">,
+    Option<"lift", "lift", "std::string", /*default=*/"\"auto\"",
+           "auto: on sm_90a put 6:8 windows in the tiled order "
+           "(tile_groups = 8) that the TMA kernel lifts inside its operand "
+           "loads; separate: the plain order, lifted by its own kernel">
   ];
   let dependentDialects = ["::mlir::sgpu::SGPUDialect",
                            "::mlir::arith::ArithDialect",

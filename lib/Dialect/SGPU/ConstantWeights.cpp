@@ -103,10 +103,12 @@ LogicalResult mlir::sgpu::foldConstantDecompose(NMDecomposeOp op,
   NMSparsityAttr pattern = getNMPattern(wt);
   int fam = static_cast<int>(pattern.getFamilyN());
   int64_t rows = wt.getDimSize(0), cols = wt.getDimSize(1);
-  sparseopt::SlideShape shape = sparseopt::getSlideShape(rows, cols, fam);
+  int64_t tileGroups = getTileGroups(op.getOperation());
+  sparseopt::SlideShape shape =
+      sparseopt::getSlideShape(rows, cols, fam, tileGroups);
   SmallVector<uint16_t> expanded(rows * shape.liftedCols);
   if (auto bad = sparseopt::decomposeSliding(bits->data(), rows, cols, fam,
-                                             expanded.data())) {
+                                             expanded.data(), tileGroups)) {
     InFlightDiagnostic d =
         weight.getDefiningOp()->emitError()
         << "weight is not " << pattern.getN() << ":" << pattern.getM()

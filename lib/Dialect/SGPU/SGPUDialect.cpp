@@ -213,9 +213,12 @@ bool mlir::sgpu::isSupportedNMPattern(unsigned n, unsigned m) {
   return m % 2 == 0 && m >= 4 && m <= 16 && n + 2 == m;
 }
 
-int64_t mlir::sgpu::getLiftedK(int64_t k, NMSparsityAttr pattern) {
+int64_t mlir::sgpu::getLiftedK(int64_t k, NMSparsityAttr pattern,
+                               int64_t tileGroups) {
   int64_t fam = pattern.getFamilyN();
   int64_t groups = (k + 2 * fam - 1) / (2 * fam);
+  if (tileGroups > 0)
+    groups = (groups + tileGroups - 1) / tileGroups * tileGroups;
   return groups * 4 * (fam - 1);
 }
 

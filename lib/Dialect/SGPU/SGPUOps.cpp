@@ -74,6 +74,20 @@ LogicalResult AssembleOp::verify() {
 // nm_decompose / lift
 //===----------------------------------------------------------------------===//
 
+int64_t mlir::sgpu::getTileGroups(Operation *op) {
+  auto attr = op->getAttrOfType<IntegerAttr>("tile_groups");
+  return attr ? attr.getInt() : 0;
+}
+
+/// tile_groups, where present, is a positive group count.
+static LogicalResult verifyTileGroups(Operation *op) {
+  auto attr = op->getAttrOfType<IntegerAttr>("tile_groups");
+  if (attr && (attr.getInt() <= 0 || attr.getInt() > (1 << 20)))
+    return op->emitOpError() << "tile_groups must be 1 to " << (1 << 20)
+                             << ", got " << attr.getInt();
+  return success();
+}
+
 LogicalResult NMDecomposeOp::verify() {
   if (failed(verifyStaticMatrix(*this, "weight", getWeight().getType())))
     return failure();
@@ -82,13 +96,16 @@ LogicalResult NMDecomposeOp::verify() {
   if (!pattern)
     return emitOpError() << "weight must carry an #sgpu.nm encoding, got "
                          << in;
+  if (failed(verifyTileGroups(*this)))
+    return failure();
   CompressedType out = getResult().getType();
-  int64_t lifted = getLiftedK(in.getDimSize(1), pattern);
+  int64_t lifted = getLiftedK(in.getDimSize(1), pattern, mlir::sgpu::getTileGroups(getOperation()));
   if (out.getRows() != in.getDimSize(0) || out.getCols() != lifted)
     return emitOpError() << "result must be " << in.getDimSize(0) << "x"
                          << lifted << " for a " << in.getDimSize(0) << "x"
-                         << in.getDimSize(1) << " " << pattern
-                         << " weight, got " << out;
+                         << in.getDimSize(1) << " " << pattern << " weight"
+                         << (mlir::sgpu::getTileGroups(getOperation()) ? " in tiled order" : "")
+                         << ", got " << out;
   if (out.getElementType() != in.getElementType())
     return emitOpError() << "result element type " << out.getElementType()
                          << " differs from the weight's "
@@ -100,12 +117,16 @@ LogicalResult LiftOp::verify() {
   if (failed(verifyStaticMatrix(*this, "input", getInput().getType())) ||
       failed(verifyStaticMatrix(*this, "result", getResult().getType())))
     return failure();
+  if (failed(verifyTileGroups(*this)))
+    return failure();
   auto in = getInput().getType();
   auto out = getResult().getType();
-  int64_t lifted = getLiftedK(in.getDimSize(1), getPattern());
+  int64_t lifted =
+      getLiftedK(in.getDimSize(1), getPattern(), mlir::sgpu::getTileGroups(getOperation()));
   if (out.getDimSize(0) != in.getDimSize(0) || out.getDimSize(1) != lifted)
     return emitOpError() << "result must be " << in.getDimSize(0) << "x"
                          << lifted << " for pattern " << getPattern()
+                         << (mlir::sgpu::getTileGroups(getOperation()) ? " in tiled order" : "")
                          << ", got " << out;
   if (out.getElementType() != in.getElementType())
     return emitOpError() << "result element type must equal the input's";

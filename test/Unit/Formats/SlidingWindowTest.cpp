@@ -537,6 +537,98 @@ TEST(SlidingDecompose, ThroughSparse24Compression) {
 }
 
 //===----------------------------------------------------------------------===//
+// The tiled window order (tileGroups > 0, SlidingWindow.h section 7).
+//===----------------------------------------------------------------------===//
+
+TEST(SlidingTiledOrder, ChunkMapIsABijectionAndSourceItsInverse) {
+  for (int n = 2; n <= 8; ++n)
+    for (int64_t tile : {1, 3, 8}) {
+      SCOPED_TRACE(testing::Message() << "n = " << n << " tile " << tile);
+      const int64_t cols = 7 * 2 * n + 3; // 8 groups, the last one partial
+      SlideShape shape = getSlideShape(1, cols, n, tile);
+      ASSERT_EQ(shape.groups % tile, 0);
+      ASSERT_GE(shape.groups, 8);
+      ASSERT_LT(shape.groups, 8 + tile);
+      ASSERT_EQ(shape.liftedCols, shape.groups * 4 * (n - 1));
+      std::vector<int> seen(shape.liftedCols / 4, 0);
+      for (int64_t g = 0; g < shape.groups; ++g)
+        for (int64_t j = 0; j < n - 1; ++j) {
+          int64_t chunk = liftedChunk(g, j, n, tile);
+          ASSERT_GE(chunk, 0);
+          ASSERT_LT(chunk, shape.liftedCols / 4);
+          // A chunk stays in its group's tile.
+          EXPECT_EQ(chunk / (tile * (n - 1)), g / tile);
+          ++seen[chunk];
+          for (int64_t l = 0; l < 4; ++l)
+            EXPECT_EQ(liftedSourceColumn(4 * chunk + l, n, tile),
+                      g * 2 * n + 2 * j + l);
+        }
+      EXPECT_TRUE(std::all_of(seen.begin(), seen.end(),
+                              [](int c) { return c == 1; }));
+    }
+  EXPECT_EQ(liftedSourceColumn(0, 4, -1), -1);
+}
+
+TEST(SlidingTiledOrder, SixEightKeepsEachTilesColumnsInPlace) {
+  // 6:8, 8 groups per tile: lifted columns 96t .. 96t+63 are original
+  // columns 64t .. 64t+63, then window 1 of each group (positions 2..5).
+  for (int64_t t = 0; t < 3; ++t) {
+    for (int64_t c = 0; c < 64; ++c)
+      EXPECT_EQ(liftedSourceColumn(96 * t + c, 4, 8), 64 * t + c);
+    for (int64_t g = 0; g < 8; ++g)
+      for (int64_t l = 0; l < 4; ++l)
+        EXPECT_EQ(liftedSourceColumn(96 * t + 64 + 4 * g + l, 4, 8),
+                  64 * t + 8 * g + 2 + l);
+  }
+  EXPECT_EQ(getSlideShape(3, 100, 4, 8).liftedCols, 192); // 13 -> 16 groups
+  EXPECT_EQ(getSlideShape(3, 100, 4).liftedCols, 156);
+  EXPECT_EQ(getSlideShape(3, 100, 4, -1).liftedCols, 0);
+}
+
+TEST(SlidingTiledOrder, ProductsThroughSparse24Compression) {
+  std::mt19937 rng(53u);
+  const int64_t rows = 21, cols = 131, tokens = 4;
+  for (int n : {2, 3, 4, 5, 8})
+    for (int64_t tile : {3, 8}) {
+      SCOPED_TRACE(testing::Message() << "n = " << n << " tile " << tile);
+      Bits w = randomSmallInts(rows * cols, rng);
+      pruneToSliding(w.data(), rows, cols, n, /*isBF16=*/false);
+      const int64_t lc = getSlideShape(rows, cols, n, tile).liftedCols;
+      Bits expanded(rows * lc, 0xabcd);
+      ASSERT_FALSE(decomposeSliding(w.data(), rows, cols, n, expanded.data(),
+                                    tile)
+                       .has_value());
+      Sparse24Shape s = getSparse24Shape(rows, lc);
+      std::vector<uint16_t> values(s.numValues());
+      std::vector<uint32_t> meta(s.numMetaWords());
+      ASSERT_FALSE(compressSparse24(expanded.data(), rows, lc, values.data(),
+                                    meta.data())
+                       .has_value());
+      Bits x = randomSmallInts(tokens * cols, rng);
+      Bits xl(tokens * lc, 0xabcd);
+      liftActivations(x.data(), tokens, cols, n, xl.data(), tile);
+      EXPECT_EQ(matmulNT(expanded, xl, rows, tokens, lc),
+                matmulNT(w, x, rows, tokens, cols));
+      // The C API gives the same bits.
+      int64_t capiCols = 0;
+      ASSERT_EQ(sparseopt_sliding_shape(rows, cols, n, tile, &capiCols), 0);
+      ASSERT_EQ(capiCols, lc);
+      Bits capiW(rows * lc), capiX(tokens * lc);
+      int64_t r = 0, g = 0;
+      ASSERT_EQ(sparseopt_sliding_decompose(w.data(), rows, cols, n, tile,
+                                            capiW.data(), &r, &g),
+                0);
+      ASSERT_EQ(sparseopt_sliding_lift(x.data(), tokens, cols, n, tile,
+                                       capiX.data()),
+                0);
+      EXPECT_EQ(capiW, expanded);
+      EXPECT_EQ(capiX, xl);
+    }
+  int64_t lc = 0;
+  EXPECT_EQ(sparseopt_sliding_shape(4, 16, 4, -1, &lc), 2);
+}
+
+//===----------------------------------------------------------------------===//
 // Violations and zeros.
 //===----------------------------------------------------------------------===//
 
@@ -777,9 +869,9 @@ TEST(SlidingCAPI, ShapeDecomposeLiftPrune) {
   const int64_t rows = 6, cols = 21;
   const int n = 4;
   int64_t lc = -1;
-  ASSERT_EQ(sparseopt_sliding_shape(rows, cols, n, &lc), 0);
+  ASSERT_EQ(sparseopt_sliding_shape(rows, cols, n, 0, &lc), 0);
   EXPECT_EQ(lc, 36); // 3 groups of 8 -> 3 * 12.
-  ASSERT_EQ(sparseopt_sliding_shape(1, 100, 4, &lc), 0);
+  ASSERT_EQ(sparseopt_sliding_shape(1, 100, 4, 0, &lc), 0);
   EXPECT_EQ(lc, 156);
 
   std::mt19937 rng(8u);
@@ -790,25 +882,25 @@ TEST(SlidingCAPI, ShapeDecomposeLiftPrune) {
 
   // Too dense: violation, reported where the first bad group is.
   w[0] = w[1] = w[2] = w[3] = w[4] = w[5] = w[6] = h(1);
-  EXPECT_EQ(sparseopt_sliding_decompose(w.data(), rows, cols, n,
+  EXPECT_EQ(sparseopt_sliding_decompose(w.data(), rows, cols, n, 0,
                                         expanded.data(), &badRow, &badGroup),
             1);
   EXPECT_EQ(badRow, 0);
   EXPECT_EQ(badGroup, 0);
   EXPECT_EQ(expanded[0], 0xabcd);
-  EXPECT_EQ(sparseopt_sliding_decompose(w.data(), rows, cols, n,
+  EXPECT_EQ(sparseopt_sliding_decompose(w.data(), rows, cols, n, 0,
                                         expanded.data(), nullptr, nullptr),
             1);
 
   // Prune, then it decomposes and the product matches.
   ASSERT_EQ(sparseopt_sliding_prune(w.data(), rows, cols, n, 0), 0);
-  EXPECT_EQ(sparseopt_sliding_decompose(w.data(), rows, cols, n,
+  EXPECT_EQ(sparseopt_sliding_decompose(w.data(), rows, cols, n, 0,
                                         expanded.data(), &badRow, &badGroup),
             0);
   EXPECT_EQ(badRow, -1);
   EXPECT_EQ(badGroup, -1);
   EXPECT_TRUE(isExpansionOf(expanded, w, rows, cols, n));
-  ASSERT_EQ(sparseopt_sliding_lift(x.data(), 2, cols, n, xl.data()), 0);
+  ASSERT_EQ(sparseopt_sliding_lift(x.data(), 2, cols, n, 0, xl.data()), 0);
   EXPECT_EQ(matmulNT(expanded, xl, rows, 2, 36), matmulNT(w, x, rows, 2, cols));
 
   // bf16 pruning through the C API.
@@ -825,39 +917,39 @@ TEST(SlidingCAPI, BadArguments) {
   int64_t lc = 0, r = 0, g = 0;
   const int64_t maxValue = std::numeric_limits<int64_t>::max();
   // shape
-  EXPECT_EQ(sparseopt_sliding_shape(4, 16, 4, nullptr), 2);
-  EXPECT_EQ(sparseopt_sliding_shape(0, 16, 4, &lc), 2);
-  EXPECT_EQ(sparseopt_sliding_shape(4, 0, 4, &lc), 2);
-  EXPECT_EQ(sparseopt_sliding_shape(4, -8, 4, &lc), 2);
-  EXPECT_EQ(sparseopt_sliding_shape(4, 16, 1, &lc), 2);
-  EXPECT_EQ(sparseopt_sliding_shape(4, 16, 9, &lc), 2);
-  EXPECT_EQ(sparseopt_sliding_shape(4, 16, 0, &lc), 2);
-  EXPECT_EQ(sparseopt_sliding_shape(1, maxValue, 2, &lc), 2);
-  EXPECT_EQ(sparseopt_sliding_shape(int64_t(1) << 32, int64_t(1) << 32, 4, &lc),
+  EXPECT_EQ(sparseopt_sliding_shape(4, 16, 4, 0, nullptr), 2);
+  EXPECT_EQ(sparseopt_sliding_shape(0, 16, 4, 0, &lc), 2);
+  EXPECT_EQ(sparseopt_sliding_shape(4, 0, 4, 0, &lc), 2);
+  EXPECT_EQ(sparseopt_sliding_shape(4, -8, 4, 0, &lc), 2);
+  EXPECT_EQ(sparseopt_sliding_shape(4, 16, 1, 0, &lc), 2);
+  EXPECT_EQ(sparseopt_sliding_shape(4, 16, 9, 0, &lc), 2);
+  EXPECT_EQ(sparseopt_sliding_shape(4, 16, 0, 0, &lc), 2);
+  EXPECT_EQ(sparseopt_sliding_shape(1, maxValue, 2, 0, &lc), 2);
+  EXPECT_EQ(sparseopt_sliding_shape(int64_t(1) << 32, int64_t(1) << 32, 4, 0, &lc),
             2);
   // decompose
-  EXPECT_EQ(sparseopt_sliding_decompose(nullptr, 4, 16, 4, out.data(), &r, &g),
+  EXPECT_EQ(sparseopt_sliding_decompose(nullptr, 4, 16, 4, 0, out.data(), &r, &g),
             2);
   EXPECT_EQ(
-      sparseopt_sliding_decompose(dense.data(), 4, 16, 4, nullptr, &r, &g), 2);
+      sparseopt_sliding_decompose(dense.data(), 4, 16, 4, 0, nullptr, &r, &g), 2);
   EXPECT_EQ(
-      sparseopt_sliding_decompose(dense.data(), -1, 16, 4, out.data(), &r, &g),
+      sparseopt_sliding_decompose(dense.data(), -1, 16, 4, 0, out.data(), &r, &g),
       2);
   EXPECT_EQ(
-      sparseopt_sliding_decompose(dense.data(), 4, 0, 4, out.data(), &r, &g),
+      sparseopt_sliding_decompose(dense.data(), 4, 0, 4, 0, out.data(), &r, &g),
       2);
   EXPECT_EQ(
-      sparseopt_sliding_decompose(dense.data(), 4, 16, 1, out.data(), &r, &g),
+      sparseopt_sliding_decompose(dense.data(), 4, 16, 1, 0, out.data(), &r, &g),
       2);
   EXPECT_EQ(
-      sparseopt_sliding_decompose(dense.data(), 4, 16, 9, out.data(), &r, &g),
+      sparseopt_sliding_decompose(dense.data(), 4, 16, 9, 0, out.data(), &r, &g),
       2);
   // lift
-  EXPECT_EQ(sparseopt_sliding_lift(nullptr, 4, 16, 4, out.data()), 2);
-  EXPECT_EQ(sparseopt_sliding_lift(dense.data(), 4, 16, 4, nullptr), 2);
-  EXPECT_EQ(sparseopt_sliding_lift(dense.data(), 0, 16, 4, out.data()), 2);
-  EXPECT_EQ(sparseopt_sliding_lift(dense.data(), 4, -1, 4, out.data()), 2);
-  EXPECT_EQ(sparseopt_sliding_lift(dense.data(), 4, 16, 10, out.data()), 2);
+  EXPECT_EQ(sparseopt_sliding_lift(nullptr, 4, 16, 4, 0, out.data()), 2);
+  EXPECT_EQ(sparseopt_sliding_lift(dense.data(), 4, 16, 4, 0, nullptr), 2);
+  EXPECT_EQ(sparseopt_sliding_lift(dense.data(), 0, 16, 4, 0, out.data()), 2);
+  EXPECT_EQ(sparseopt_sliding_lift(dense.data(), 4, -1, 4, 0, out.data()), 2);
+  EXPECT_EQ(sparseopt_sliding_lift(dense.data(), 4, 16, 10, 0, out.data()), 2);
   // prune
   EXPECT_EQ(sparseopt_sliding_prune(nullptr, 4, 16, 4, 0), 2);
   EXPECT_EQ(sparseopt_sliding_prune(dense.data(), 4, 0, 4, 0), 2);

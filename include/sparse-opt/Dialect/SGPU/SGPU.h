@@ -36,8 +36,18 @@ namespace sgpu {
 bool isSupportedNMPattern(unsigned n, unsigned m);
 
 /// Length of the lifted reduction axis for K under pattern (2N-2):2N:
-/// roundUp(K, 2N) / 2N * 4(N-1). For 2:4 this is K itself.
-int64_t getLiftedK(int64_t k, NMSparsityAttr pattern);
+/// roundUp(K, 2N) / 2N * 4(N-1), the group count rounded up to a multiple
+/// of `tileGroups` when it is positive (the tiled window order of
+/// sgpu.nm_decompose / sgpu.lift). For 2:4 in plain order this is K itself.
+int64_t getLiftedK(int64_t k, NMSparsityAttr pattern, int64_t tileGroups = 0);
+
+/// The tile_groups attribute of sgpu.nm_decompose and sgpu.lift: 0 when
+/// absent (the plain window order).
+int64_t getTileGroups(Operation *op);
+
+/// The tiled window order the sm_90a TMA kernel lifts in its operand loads
+/// (8 groups of 8 columns per 64-column k-tile); only 6:8 has one.
+constexpr int64_t kFusedLiftTileGroups = 8;
 
 /// The N:M pattern a tensor type declares through its encoding: either an
 /// #sgpu.nm attribute or the upstream sparse_tensor 2:4 synonym. Null when

@@ -71,14 +71,27 @@ def SGPU_NMDecomposeOp : SGPU_Op<"nm_decompose", [Pure]> {
     stride 2; each nonzero goes to one window, greedily left to right, at
     most two per window. The result has `K' = roundUp(K, 2N) / 2N * 4(N-1)`
     columns and is 2:4 sparse. It pairs with `sgpu.lift` of the activation
-    under the same pattern.
+    under the same pattern and the same `tile_groups`.
+
+    `tile_groups` (positive, optional) chooses the tiled window order: K' is
+    cut into tiles of that many groups, each holding the even windows of its
+    groups (group after group), then their odd windows, and the group count
+    is rounded up to a multiple of `tile_groups`, so
+    `K' = roundUp(roundUp(K, 2N) / 2N, tile_groups) * 4(N-1)`. For 6:8 with
+    8 groups per tile the first 64 lifted columns of every tile are the
+    tile's 64 original columns in place: the sm_90a GEMM then loads them as
+    they are and gathers only the other 32 in shared memory (no lifted copy
+    of the activations in memory). `sgpu-slide-sparse` sets it.
 
     ```mlir
     %c = sgpu.nm_decompose %w : tensor<64x128xf16, #sgpu.nm<6:8>>
            -> !sgpu.compressed<64x192xf16, #sgpu.nm<2:4>>
+    %t = sgpu.nm_decompose %w {tile_groups = 8} : tensor<64x100xf16, #sgpu.nm<6:8>>
+           -> !sgpu.compressed<64x192xf16, #sgpu.nm<2:4>>
     ```
   }];
-  let arguments = (ins SGPU_Matrix16:$weight);
+  let arguments = (ins SGPU_Matrix16:$weight,
+                       OptionalAttr<I64Attr>:$tile_groups);
   let results = (outs SGPU_CompressedType:$result);
   let assemblyFormat = "$weight attr-dict `:` type($weight) `->` qualified(type($result))";
   let hasVerifier = 1;
@@ -90,13 +103,17 @@ def SGPU_LiftOp : SGPU_Op<"lift", [Pure]> {
     The fixed gather that pairs with `sgpu.nm_decompose`: for an `M x K`
     activation and pattern (2N-2):2N,
     `out[m, g*4(N-1) + 4j + l] = in[m, g*2N + 2j + l]` (zero where the
-    source index is past K), for group g, window j < N-1 and l < 4.
+    source index is past K), for group g, window j < N-1 and l < 4. With
+    `tile_groups` the windows are in the tiled order of
+    `sgpu.nm_decompose` (the same attribute on both ops of a pair).
 
     ```mlir
     %xl = sgpu.lift %x {pattern = #sgpu.nm<6:8>} : tensor<16x128xf16> -> tensor<16x192xf16>
+    %xt = sgpu.lift %x {pattern = #sgpu.nm<6:8>, tile_groups = 8} : tensor<16x100xf16> -> tensor<16x192xf16>
     ```
   }];
-  let arguments = (ins SGPU_Matrix16:$input, SGPU_NMSparsityAttr:$pattern);
+  let arguments = (ins SGPU_Matrix16:$input, SGPU_NMSparsityAttr:$pattern,
+                       OptionalAttr<I64Attr>:$tile_groups);
   let results = (outs SGPU_Matrix16:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
