@@ -110,4 +110,4 @@ FUSED_TILE_GROUPS = {"6:8": 8}
 
 
 def tile_groups(variant, lift="auto"):
-    return FUSED_TILE_GROUPS.get(variant, 0) if lift == "auto" else 0
+    return 0 if lift == "separate" else FUSED_TILE_GROUPS.get(variant, 0)

@@ -96,7 +96,7 @@ def compile_case(args, variant, dtype, m, n, k):
     (d / "model.mlir").write_text(source(variant, dtype, m, n, k, tg))
     # The window order the weight must be decomposed in (run_spmm.py).
     (d / "tile_groups.txt").write_text("%d\n" % tg)
-    opts = "chip=sm_90a kernel=%s output-dir=%s" % (args.kernel, d)
+    opts = "chip=sm_90a kernel=%s lift=%s output-dir=%s" % (args.kernel, args.lift, d)
     if args.options:
         opts += " " + args.options
     subprocess.run([str(SPARSE_OPT), str(d / "model.mlir"), "--sgpu-compile=" + opts,
@@ -115,9 +115,11 @@ def main():
     ap.add_argument("--policy", default="sparse", choices=["sparse", "auto"],
                     help="sparse: the sparse kernel for every case (default); auto: the "
                          "compiler's sparse-or-dense choice (choice.txt in each case)")
-    ap.add_argument("--lift", default="auto", choices=["auto", "separate"],
-                    help="auto: 6:8 in the tiled window order, lifted inside the GEMM "
-                         "(default); separate: every lift a gather kernel")
+    ap.add_argument("--lift", default="auto", choices=["auto", "fused", "separate"],
+                    help="the sgpu-compile lift option: auto (6:8 in the tiled window "
+                         "order, the lift inside the GEMM up to 16 tokens; default), fused "
+                         "(inside the GEMM at every M) or separate (the plain order and "
+                         "the gather kernel)")
     ap.add_argument("--out", default=str(OUT), help="artifact folder (default bench/artifacts)")
     ap.add_argument("-j", type=int, default=2, help="parallel compiles")
     args = ap.parse_args()

@@ -82,6 +82,10 @@ constexpr int64_t kGroup = 8; // token blocks per group of the block order
 constexpr int64_t kMinSplitTiles = 8; // k-tiles per split-K block, at least
 constexpr int64_t kMaxSplits = 32;
 constexpr int64_t kProducerRegs = 40, kConsumerRegs = 232;
+/// With the fused lift the producer warps also gather (a batch of loads in
+/// flight): 56 registers for them, 224 for the consumers (the kernel needs
+/// 168), 128 * 56 + 256 * 224 = 64512 of the 65536.
+constexpr int64_t kGatherProducerRegs = 56, kGatherConsumerRegs = 224;
 
 int64_t bBytes(int64_t bn) { return bn * kKTile * 2; }
 
@@ -118,8 +122,10 @@ int64_t stageBytes(int64_t bn, bool fused = false) {
   return stageLayout(bn, fused).stride;
 }
 
-/// Producer warps 1..3 gather the fused lift's step-2 columns.
+/// Producer warps 1..3 gather the fused lift's step-2 columns, in batches
+/// of this many units per asm statement (8 registers each).
 constexpr int64_t kGatherThreads = 96;
+constexpr int64_t kGatherBatch = 4;
 
 class TmaSpmmBuilder {
 public:
@@ -311,7 +317,9 @@ private:
   void buildProducer(Value isThread0) {
     asmVoid(b, loc,
             "setmaxnreg.dec.sync.aligned.u32 " +
-                std::to_string(kProducerRegs) + ";",
+                std::to_string(cfg.fusedLift ? kGatherProducerRegs
+                                             : kProducerRegs) +
+                ";",
             {}, "");
     auto only = scf::IfOp::create(b, loc, isThread0, false);
     OpBuilder::InsertionGuard guard(b);
@@ -368,21 +376,44 @@ private:
   /// its TMA loads landed. The tiled window order puts, per 64 columns of
   /// X, window 1 of group g (original columns 8g+2 .. 8g+5) at lifted
   /// columns 64 + 4g .. 64 + 4g + 3: 8 bytes from the middle of every 16-byte
-  /// chunk of the X row. A thread takes (row r, destination chunk c): it
-  /// reads X chunks 2c and 2c+1 (at their 128B-swizzled places, chunk
-  /// q ^ (r & 7)), keeps words 1 and 2 of each and stores the four words as
-  /// chunk c of the row's 64-byte O row (64B swizzle: c ^ ((r >> 1) & 3)).
-  /// Eight consecutive lanes take eight rows of one chunk, so every
-  /// quarter-warp touches eight distinct 16-byte bank groups. Then
-  /// fence.proxy.async (generic stores read by wgmma) and one arrival per
-  /// thread on the stage's `ready` barrier.
+  /// chunk of the X row. A unit of work is (row r, destination chunk c): read
+  /// X chunks 2c and 2c+1 (at their 128B-swizzled places, chunk q ^ (r & 7)),
+  /// keep words 1 and 2 of each and store the four words as chunk c of the
+  /// row's 64-byte O row (64B swizzle: c ^ ((r >> 1) & 3)).
+  ///
+  /// Thread e (0..95; lane l, warp w) takes c = l / 8 and the rows
+  /// r0 + 24i, r0 = 8w + l % 8: eight consecutive lanes read eight rows of
+  /// one chunk (eight distinct 16-byte bank groups per quarter-warp), and
+  /// since 24i keeps r & 7 and (r >> 1) & 3, every address of the thread is
+  /// a constant offset from its first (+3072 B per row step in X, +1536 B
+  /// in O). The units are unrolled in groups of kGatherBatch, each one asm
+  /// statement with all its loads before its stores (ptxas cannot move a
+  /// load above a store it cannot prove disjoint). Then fence.proxy.async
+  /// (generic stores read by wgmma) and one arrival per thread on the
+  /// stage's `ready` barrier.
   void buildGather() {
     Value isGather = im.lt(im.c(31), tid);
     auto only = scf::IfOp::create(b, loc, isGather, false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&only.getThenRegion().front());
     Value e = im.sub(tid, im.c(32));
+    Value lane = im.rem(e, 32), l8 = im.rem(lane, 8);
+    Value c = im.div(lane, 8);
+    Value r0 = im.add(im.mul(im.div(e, 32), 8), l8);
+    auto xorI = [&](Value a, Value v) -> Value {
+      return arith::XOrIOp::create(b, loc, a, v);
+    };
+    Value c2 = im.mul(c, 2);
+    Value src0 = im.add(im.mul(r0, 128), im.mul(xorI(c2, l8), 16));
+    Value src1 = im.add(im.mul(r0, 128), im.mul(xorI(im.add(c2, 1), l8), 16));
+    Value dst = im.add(im.mul(r0, 64),
+                       im.mul(xorI(c, im.rem(im.div(r0, 2), 4)), 16));
     int64_t bn = cfg.tokensPerBlock;
+    int64_t units = (bn + 23) / 24;
+    // Units valid for every thread (r0 <= 23), then the guarded tail.
+    int64_t always = 0;
+    while (always < units && 24 * always + 23 < bn)
+      ++always;
     forEachTile([&](Value, Value itBase) {
       scf::ForOp::create(
           b, loc, im.c(0), im.c(blockTiles), im.c(1), ValueRange{},
@@ -391,34 +422,45 @@ private:
             Value st = im.rem(it, cfg.stages);
             waitBarrier(fullBarrier(st),
                         toI32(im.rem(im.div(it, cfg.stages), 2)));
-            Value xBase = stageOffset(st, layout.x);
-            Value oBase = stageOffset(st, layout.o);
-            scf::ForOp::create(
-                b, loc, e, im.c(bn * 4), im.c(kGatherThreads), ValueRange{},
-                [&](OpBuilder &, Location, Value u, ValueRange) {
-                  Value r = im.add(im.mul(im.div(u, 32), 8), im.rem(u, 8));
-                  Value c = im.rem(im.div(u, 8), 4);
-                  Value r7 = im.rem(r, 8);
-                  auto xorI = [&](Value a, Value v) -> Value {
-                    return arith::XOrIOp::create(b, loc, a, v);
-                  };
-                  Value c2 = im.mul(c, 2);
-                  Value rowX = im.add(xBase, im.mul(r, 128));
-                  Value src0 = im.add(rowX, im.mul(xorI(c2, r7), 16));
-                  Value src1 =
-                      im.add(rowX, im.mul(xorI(im.add(c2, 1), r7), 16));
-                  Value dst = im.add(
-                      im.add(oBase, im.mul(r, 64)),
-                      im.mul(xorI(c, im.rem(im.div(r, 2), 4)), 16));
-                  asmVoid(b, loc,
-                          "{\n.reg .b32 t<8>;\n"
-                          "ld.shared.v4.b32 {t0, t1, t2, t3}, [$0];\n"
-                          "ld.shared.v4.b32 {t4, t5, t6, t7}, [$1];\n"
-                          "st.shared.v4.b32 [$2], {t1, t2, t5, t6};\n}",
-                          {smemAddr(src0), smemAddr(src1), smemAddr(dst)},
-                          "r,r,r");
-                  scf::YieldOp::create(b, loc);
-                });
+            Value xs0 = smemAddr(im.add(stageOffset(st, layout.x), src0));
+            Value xs1 = smemAddr(im.add(stageOffset(st, layout.x), src1));
+            Value od = smemAddr(im.add(stageOffset(st, layout.o), dst));
+            auto batch = [&](int64_t first, int64_t count) {
+              std::string text = "{\n.reg .b32 t<" +
+                                 std::to_string(8 * count) + ">;\n";
+              for (int64_t i = 0; i < count; ++i) {
+                int64_t u = first + i;
+                auto reg = [&](int64_t j) {
+                  return "t" + std::to_string(8 * i + j);
+                };
+                text += "ld.shared.v4.b32 {" + reg(0) + ", " + reg(1) + ", " +
+                        reg(2) + ", " + reg(3) + "}, [$0+" +
+                        std::to_string(3072 * u) + "];\n";
+                text += "ld.shared.v4.b32 {" + reg(4) + ", " + reg(5) + ", " +
+                        reg(6) + ", " + reg(7) + "}, [$1+" +
+                        std::to_string(3072 * u) + "];\n";
+              }
+              for (int64_t i = 0; i < count; ++i) {
+                int64_t u = first + i;
+                auto reg = [&](int64_t j) {
+                  return "t" + std::to_string(8 * i + j);
+                };
+                text += "st.shared.v4.b32 [$2+" + std::to_string(1536 * u) +
+                        "], {" + reg(1) + ", " + reg(2) + ", " + reg(5) +
+                        ", " + reg(6) + "};\n";
+              }
+              text += "}";
+              asmVoid(b, loc, text, {xs0, xs1, od}, "r,r,r");
+            };
+            for (int64_t u = 0; u < always; u += kGatherBatch)
+              batch(u, std::min(kGatherBatch, always - u));
+            for (int64_t u = always; u < units; ++u) {
+              auto tail = scf::IfOp::create(
+                  b, loc, im.lt(im.add(r0, 24 * u), bn), false);
+              OpBuilder::InsertionGuard g(b);
+              b.setInsertionPointToStart(&tail.getThenRegion().front());
+              batch(u, 1);
+            }
             asmVoid(b, loc, "fence.proxy.async.shared::cta;", {}, "");
             asmVoid(b, loc, "mbarrier.arrive.shared::cta.b64 _, [$0];",
                     {readyBarrier(st)}, "r");
@@ -439,7 +481,9 @@ private:
   void buildConsumer(Value y, Value c) {
     asmVoid(b, loc,
             "setmaxnreg.inc.sync.aligned.u32 " +
-                std::to_string(kConsumerRegs) + ";",
+                std::to_string(cfg.fusedLift ? kGatherConsumerRegs
+                                             : kConsumerRegs) +
+                ";",
             {}, "");
     Value ctid = im.rem(tid, 128);
     Value warp = im.div(ctid, 32), lane = im.rem(ctid, 32);

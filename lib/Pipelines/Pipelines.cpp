@@ -60,10 +60,12 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
       llvm::cl::init("auto")};
   PassOptions::Option<std::string> lift{
       *this, "lift",
-      llvm::cl::desc("(2N-2):2N activation lift: auto (inside the sm_90a "
-                     "TMA kernel's operand loads where it can, 6:8; a "
-                     "gather kernel elsewhere) or separate (always the "
-                     "gather kernel, for comparison)"),
+      llvm::cl::desc("(2N-2):2N activation lift: auto (6:8 weights in the "
+                     "tiled window order; the lift inside the sm_90a TMA "
+                     "kernel's operand loads where that measured faster, "
+                     "at most 16 tokens, else a gather kernel), fused "
+                     "(inside the kernel wherever it applies) or separate "
+                     "(the plain window order and a gather kernel)"),
       llvm::cl::init("auto")};
   PassOptions::Option<std::string> outputDir{
       *this, "output-dir",
@@ -100,8 +102,10 @@ LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
   // use, so a program overlaps them with whatever comes in between.
   // The fused lift is the TMA kernel's; the warp-level kernel takes the
   // plain window order (no padding of K to whole tiles).
-  std::string lift = opts.kernel.getValue() == "mma" ? "separate"
-                                                     : opts.lift.getValue();
+  std::string lift = opts.kernel.getValue() == "mma" ||
+                             opts.lift.getValue() == "separate"
+                         ? "separate"
+                         : "auto";
   os << rewritePasses(opts.chip.getValue(), opts.sparsePolicy.getValue(), lift)
      << ",sgpu-async-collectives,";
   // Element-wise arith / math ops on tensors (a residual `arith.addf`)
@@ -118,6 +122,7 @@ LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
      << " tile-n=" << opts.tileN.getValue()
      << " stages=" << opts.stages.getValue()
      << " split-k=" << opts.splitK.getValue()
+     << " lift=" << opts.lift.getValue()
      << " persistent=" << (opts.persistent.getValue() ? "true" : "false")
      << " reserve-sms=" << opts.reserveSMs.getValue()
      << "},";

@@ -86,3 +86,40 @@ def test_violation_and_bad_arguments(build_dir):
         formats.sliding_shape(0, 16, 3)
     with pytest.raises(ValueError):
         formats.lift(np.zeros((2, 6), dtype=np.float32), 3)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5])
+def test_tiled_window_order_keeps_the_product(build_dir, n):
+    """tile_groups > 0: the windows of each tile of groups are reordered (even
+    windows first) and the group count is rounded up to whole tiles; the
+    weight and the activations must use the same order."""
+    from sparse_opt import formats
+    rng = np.random.default_rng(10 + n)
+    rows, cols, tile = 12, 7 * 2 * n + 5, 8
+    w = sliding_weight(rng, rows, cols, n)
+    x = rng.integers(-8, 9, (3, cols)).astype(np.float16)
+    groups = -(-(-(-cols // (2 * n))) // tile) * tile
+    assert formats.sliding_shape(rows, cols, n, tile) == (rows, groups * 4 * (n - 1))
+    wl = formats.decompose_sliding(w, n, tile)
+    xl = formats.lift(x, n, tile)
+    assert wl.shape == (rows, groups * 4 * (n - 1)) and xl.shape == (3, wl.shape[1])
+    want = x.astype(np.float32) @ w.astype(np.float32).T
+    got = xl.view(np.float16).astype(np.float32) @ wl.view(np.float16).astype(np.float32).T
+    np.testing.assert_array_equal(got, want)
+    nz = (wl & 0x7FFF) != 0
+    assert nz.reshape(rows, -1, 4).sum(axis=2).max(initial=0) <= 2
+    with pytest.raises(ValueError):
+        formats.sliding_shape(rows, cols, n, -1)
+
+
+def test_tiled_six_eight_keeps_the_columns_in_place(build_dir):
+    """6:8 with 8 groups per tile (the sm_90a kernel's order): each tile of 96
+    lifted columns is the tile's 64 original columns, then window 1
+    (positions 2..5) of each of its 8 groups."""
+    from sparse_opt import formats
+    x = np.arange(1, 129, dtype=np.float16).reshape(1, 128)
+    xl = formats.lift(x, 4, 8).view(np.float16)[0]
+    for t in range(2):
+        np.testing.assert_array_equal(xl[96 * t: 96 * t + 64], x[0, 64 * t: 64 * t + 64])
+        shared = np.concatenate([x[0, 64 * t + 8 * g + 2: 64 * t + 8 * g + 6] for g in range(8)])
+        np.testing.assert_array_equal(xl[96 * t + 64: 96 * t + 96], shared)

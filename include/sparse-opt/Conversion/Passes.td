@@ -183,6 +183,12 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
            "kernel=wgmma, TMA kernel: one block per multiprocessor walking "
            "the output tiles (the producer loads the next tile during the "
            "epilogue); false: one block per tile">,
+    Option<"lift", "lift", "std::string", /*default=*/"\"auto\"",
+           "6:8 lifts in the tiled window order (tile_groups = 8) feeding the "
+           "TMA kernel: auto (inside the kernel's operand loads where that "
+           "measured faster than the gather kernel: at most 16 tokens), "
+           "fused (inside the kernel wherever it applies) or separate (the "
+           "gather kernel)">,
     Option<"reserveSMs", "reserve-sms", "int64_t", /*default=*/"0",
            "kernel=wgmma, TMA kernel: multiprocessors a persistent grid "
            "leaves free (0..131), e.g. for NCCL kernels running alongside">,

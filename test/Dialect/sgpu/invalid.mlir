@@ -161,6 +161,38 @@ func.func @lift_shape(%x: tensor<4x64xf16>) {
 
 // -----
 
+func.func @lift_tiled_shape(%x: tensor<4x100xf16>) {
+  // expected-error @+1 {{'sgpu.lift' op result must be 4x192 for pattern #sgpu.nm<6:8> in tiled order, got 'tensor<4x156xf16>'}}
+  %y = sgpu.lift %x {pattern = #sgpu.nm<6:8>, tile_groups = 8} : tensor<4x100xf16> -> tensor<4x156xf16>
+  return
+}
+
+// -----
+
+func.func @lift_tile_groups(%x: tensor<4x64xf16>) {
+  // expected-error @+1 {{'sgpu.lift' op tile_groups must be 1 to 1048576, got 0}}
+  %y = sgpu.lift %x {pattern = #sgpu.nm<6:8>, tile_groups = 0} : tensor<4x64xf16> -> tensor<4x96xf16>
+  return
+}
+
+// -----
+
+func.func @decompose_tile_groups(%w: tensor<32x64xf16, #sgpu.nm<6:8>>) {
+  // expected-error @+1 {{'sgpu.nm_decompose' op tile_groups must be 1 to 1048576, got -8}}
+  %c = sgpu.nm_decompose %w {tile_groups = -8} : tensor<32x64xf16, #sgpu.nm<6:8>> -> !sgpu.compressed<32x96xf16, #sgpu.nm<2:4>>
+  return
+}
+
+// -----
+
+func.func @decompose_tiled_shape(%w: tensor<32x72xf16, #sgpu.nm<6:8>>) {
+  // expected-error @+1 {{'sgpu.nm_decompose' op result must be 32x192 for a 32x72 #sgpu.nm<6:8> weight in tiled order}}
+  %c = sgpu.nm_decompose %w {tile_groups = 8} : tensor<32x72xf16, #sgpu.nm<6:8>> -> !sgpu.compressed<32x108xf16, #sgpu.nm<2:4>>
+  return
+}
+
+// -----
+
 func.func @lift_elem(%x: tensor<4x64xf16>) {
   // expected-error @+1 {{'sgpu.lift' op result element type must equal the input's}}
   %y = sgpu.lift %x {pattern = #sgpu.nm<6:8>} : tensor<4x64xf16> -> tensor<4x96xbf16>

@@ -52,6 +52,20 @@ func.func @decompose_lift(%w: tensor<32x100xf16, #sgpu.nm<6:8>>, %x: tensor<9x10
 
 // -----
 
+// The tiled window order: 13 groups rounded up to 16 (two tiles of 8),
+// 16 * 12 = 192 lifted columns.
+// CHECK-LABEL: func @decompose_lift_tiled
+// CHECK: sgpu.nm_decompose %{{.*}} {tile_groups = 8 : i64} : tensor<32x100xf16, #sgpu.nm<6:8>> -> !sgpu.compressed<32x192xf16, #sgpu.nm<2:4>>
+// CHECK: sgpu.lift %{{.*}} {pattern = #sgpu.nm<6:8>, tile_groups = 8 : i64} : tensor<9x100xf16> -> tensor<9x192xf16>
+func.func @decompose_lift_tiled(%w: tensor<32x100xf16, #sgpu.nm<6:8>>, %x: tensor<9x100xf16>) -> tensor<9x32xf16> {
+  %c = sgpu.nm_decompose %w {tile_groups = 8} : tensor<32x100xf16, #sgpu.nm<6:8>> -> !sgpu.compressed<32x192xf16, #sgpu.nm<2:4>>
+  %xl = sgpu.lift %x {pattern = #sgpu.nm<6:8>, tile_groups = 8} : tensor<9x100xf16> -> tensor<9x192xf16>
+  %y = sgpu.spmm %xl, %c : tensor<9x192xf16>, !sgpu.compressed<32x192xf16, #sgpu.nm<2:4>> -> tensor<9x32xf16>
+  return %y : tensor<9x32xf16>
+}
+
+// -----
+
 // CHECK-LABEL: func @twell
 // CHECK: %[[P:.*]] = sgpu.twell_pack %{{.*}} {{.*}}: tensor<128x512xbf16> -> !sgpu.twell<128x512xbf16, #sgpu.twell<tile = 256, compression = 4>>
 // CHECK: sgpu.twell_ffn %[[P]], %{{.*}} up(%{{.*}}, %{{.*}} : tensor<128x64xbf16>, tensor<512x64xbf16>) : !sgpu.twell<128x512xbf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<64x512xbf16> -> tensor<128x64xbf16>

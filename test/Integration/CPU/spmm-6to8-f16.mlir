@@ -2,6 +2,10 @@
 // RUN: sparse-opt %s --sgpu-reference | \
 // RUN:   mlir-runner -e main -entry-point-result=void \
 // RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils | FileCheck %s
+// The plain window order too (the default on sm_90a tiles 6:8 windows).
+// RUN: sparse-opt %s --sgpu-slide-sparse="lift=separate" --sgpu-reference | \
+// RUN:   mlir-runner -e main -entry-point-result=void \
+// RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils | FileCheck %s
 
 #id = affine_map<(i, j) -> (i, j)>
 func.func @main() {
