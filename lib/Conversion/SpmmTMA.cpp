@@ -43,6 +43,14 @@
 // +32 B, warpgroup c +4096 B; B (SW128, K-major): SBO 1024 B, k32 step
 // +64 B. LBO is unused for swizzled K-major layouts (encoded 1).
 //
+// Fused 6:8 lift (cfg.fusedLift; the weight in the tiled window order,
+// tile_groups 8): X is the original [M, K]; a stage holds 64 of its columns
+// (k32 steps 0 and 1 as they are) and three wgmmas, the third on operands
+// the producer's warps 1..3 gather in shared memory (buildGather): stage
+// [A 8 KiB | A2 4 KiB (32 B rows, SW32) | X | O BN*64 B (SW64) | E 1.5 KiB],
+// a fourth tensor map for A2, a `ready` mbarrier per stage. docs/design.md
+// has the measurements behind using it only up to 16 tokens.
+//
 // Tile table (getTmaSpmmConfig), from the H200 sweeps in
 // docs/performance.md: BN starts at the power of two >= M (16 .. 256) and
 // halves, down to 64, while the grid has fewer blocks than half the
