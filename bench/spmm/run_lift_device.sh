@@ -4,8 +4,8 @@
 # kernel). Built on the compiler's machine into .carry/:
 #   corr/        make_cases.py --set correctness --out .carry/corr
 #   wt/          test/python/test_gpu_weights.py --compile .carry/wt
-#   lift_fused/  make_cases.py --set lift --out .carry/lift_fused
-#   lift_sep/    make_cases.py --set lift --lift separate --out .carry/lift_sep
+#   lift_<l>/    make_cases.py --set lift --lift <l> --out .carry/lift_<l>,
+#                for l in auto fused separate
 # and build/lib (runtime and formats libraries). Results go to $OUT.
 set -u
 root="$(cd "$(dirname "$0")/../.." && pwd)"
@@ -33,11 +33,10 @@ step "correctness, 2:4 and 6:8"
 timeout 240 python3 bench/spmm/run_spmm.py --set correctness --no-cusparselt --variants 2:4,6:8 \
   --artifacts "$carry/corr" --commit "$commit" --out "$out/spmm_lift_correctness_h200.json" 2>&1 | tail -4
 
-step "timing: fused lift"
-timeout 240 python3 bench/spmm/run_spmm.py --set lift --no-cusparselt --artifacts "$carry/lift_fused" \
-  --commit "$commit" --command "python3 bench/spmm/run_spmm.py --set lift --no-cusparselt --artifacts .carry/lift_fused" \
-  --out "$out/spmm_lift_fused_h200.json" 2>&1 | cut -c1-200 | tail -32
-step "timing: separate lift kernel"
-timeout 240 python3 bench/spmm/run_spmm.py --set lift --no-cusparselt --artifacts "$carry/lift_sep" \
-  --commit "$commit" --command "python3 bench/spmm/run_spmm.py --set lift --no-cusparselt --artifacts .carry/lift_sep" \
-  --out "$out/spmm_lift_separate_h200.json" 2>&1 | cut -c1-200 | tail -32
+for l in auto fused separate; do
+  step "timing: lift=$l"
+  timeout 240 python3 bench/spmm/run_spmm.py --set lift --no-cusparselt --artifacts "$carry/lift_$l" \
+    --commit "$commit" --options "lift=$l" \
+    --command "python3 bench/spmm/run_spmm.py --set lift --no-cusparselt --artifacts .carry/lift_$l --options lift=$l" \
+    --out "$out/spmm_lift_${l}_h200.json" 2>&1 | cut -c1-200 | tail -32
+done
