@@ -624,26 +624,24 @@ struct ConvertSGPUToGPUPass
     auto lift = spmm.getInput().getDefiningOp<LiftOp>();
     bool padLift = useWgmma && lift && lift->hasOneUse();
     // The fused lift: a 6:8 lift in the tiled window order that only this
-    // spmm reads is done inside the kernel's operand loads, from X itself.
-    SpmmShape fusedShape = shape;
-    if (lift) {
-      auto srcType = cast<RankedTensorType>(lift.getInput().getType());
-      fusedShape.k = srcType.getDimSize(1);
-      xType = srcType;
-    }
+    // spmm reads is done inside the kernel's operand loads, from X itself
+    // (the shape's K is then X's own).
     // Where the fused lift applies it measured 1.0-1.1x of the gather
     // kernel path at 16 tokens but 0.65-0.75x at 128 and more (the gather's
     // shared-memory traffic competes with wgmma's operand reads, H200,
     // docs/performance.md): lift=auto fuses only up to 16 tokens.
+    SpmmShape fusedShape = shape;
+    if (lift)
+      fusedShape.k =
+          cast<RankedTensorType>(lift.getInput().getType()).getDimSize(1);
     bool fused = padLift && lift.getPattern().getM() == 8 &&
                  getTileGroups(lift) == kFusedLiftTileGroups &&
                  tmaFusedLiftApplies(fusedShape) && liftMode != "separate" &&
                  (liftMode == "fused" || shape.m <= kFusedLiftMaxTokens);
     if (fused) {
       shape = fusedShape;
+      xType = cast<RankedTensorType>(lift.getInput().getType());
       padLift = false;
-    } else if (lift) {
-      xType = cast<RankedTensorType>(spmm.getInput().getType());
     }
     bool useTma = useWgmma && (tmaSpmmApplies(shape) || padLift || fused);
     OpBuilder b(gpuModule.getBodyRegion());

@@ -433,30 +433,27 @@ private:
             Value xs0 = smemAddr(im.add(stageOffset(st, layout.x), src0));
             Value xs1 = smemAddr(im.add(stageOffset(st, layout.x), src1));
             Value od = smemAddr(im.add(stageOffset(st, layout.o), dst));
+            // Unit i of a batch uses registers t[8i .. 8i+7].
+            auto reg = [](int64_t i, int64_t j) {
+              return "t" + std::to_string(8 * i + j);
+            };
             auto batch = [&](int64_t first, int64_t count) {
               std::string text = "{\n.reg .b32 t<" +
                                  std::to_string(8 * count) + ">;\n";
               for (int64_t i = 0; i < count; ++i) {
-                int64_t u = first + i;
-                auto reg = [&](int64_t j) {
-                  return "t" + std::to_string(8 * i + j);
-                };
-                text += "ld.shared.v4.b32 {" + reg(0) + ", " + reg(1) + ", " +
-                        reg(2) + ", " + reg(3) + "}, [$0+" +
-                        std::to_string(3072 * u) + "];\n";
-                text += "ld.shared.v4.b32 {" + reg(4) + ", " + reg(5) + ", " +
-                        reg(6) + ", " + reg(7) + "}, [$1+" +
-                        std::to_string(3072 * u) + "];\n";
+                std::string off = std::to_string(3072 * (first + i));
+                text += "ld.shared.v4.b32 {" + reg(i, 0) + ", " + reg(i, 1) +
+                        ", " + reg(i, 2) + ", " + reg(i, 3) + "}, [$0+" + off +
+                        "];\n";
+                text += "ld.shared.v4.b32 {" + reg(i, 4) + ", " + reg(i, 5) +
+                        ", " + reg(i, 6) + ", " + reg(i, 7) + "}, [$1+" + off +
+                        "];\n";
               }
-              for (int64_t i = 0; i < count; ++i) {
-                int64_t u = first + i;
-                auto reg = [&](int64_t j) {
-                  return "t" + std::to_string(8 * i + j);
-                };
-                text += "st.shared.v4.b32 [$2+" + std::to_string(1536 * u) +
-                        "], {" + reg(1) + ", " + reg(2) + ", " + reg(5) +
-                        ", " + reg(6) + "};\n";
-              }
+              for (int64_t i = 0; i < count; ++i)
+                text += "st.shared.v4.b32 [$2+" +
+                        std::to_string(1536 * (first + i)) + "], {" +
+                        reg(i, 1) + ", " + reg(i, 2) + ", " + reg(i, 5) +
+                        ", " + reg(i, 6) + "};\n";
               text += "}";
               asmVoid(b, loc, text, {xs0, xs1, od}, "r,r,r");
             };

@@ -1,6 +1,7 @@
 //===- SGPUDialect.cpp - sgpu dialect, attributes and types ---------------===//
 
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
+#include "sparse-opt/Formats/SlidingWindow.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -215,11 +216,11 @@ bool mlir::sgpu::isSupportedNMPattern(unsigned n, unsigned m) {
 
 int64_t mlir::sgpu::getLiftedK(int64_t k, NMSparsityAttr pattern,
                                int64_t tileGroups) {
-  int64_t fam = pattern.getFamilyN();
-  int64_t groups = (k + 2 * fam - 1) / (2 * fam);
-  if (tileGroups > 0)
-    groups = (groups + tileGroups - 1) / tileGroups * tileGroups;
-  return groups * 4 * (fam - 1);
+  // The formats library's shape rule, the one the decomposition itself uses.
+  return sparseopt::getSlideShape(/*rows=*/1, k,
+                                  static_cast<int>(pattern.getFamilyN()),
+                                  tileGroups)
+      .liftedCols;
 }
 
 NMSparsityAttr mlir::sgpu::getNMPattern(Type type, bool *unsupported) {
