@@ -50,6 +50,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace mlir {
 namespace sgpu {
@@ -294,6 +295,12 @@ struct ConvertSGPUToGPUPass
                          << "'; expected auto, fused or separate";
       return signalPassFailure();
     }
+    if (twellProducer != "auto" && twellProducer != "fused" &&
+        twellProducer != "library") {
+      module.emitError() << "unknown twell-producer '" << twellProducer
+                         << "'; expected auto, fused or library";
+      return signalPassFailure();
+    }
     if (kernel != "auto" && kernel != "mma" && kernel != "wgmma") {
       module.emitError() << "unknown kernel '" << kernel
                          << "'; expected auto, mma or wgmma";
@@ -399,6 +406,8 @@ struct ConvertSGPUToGPUPass
             return;
           }
         twellOps.push_back(op);
+        if (twellProducer == "fused")
+          chooseTwellProducer(pack, *target);
         return;
       }
       if (auto ffn = dyn_cast<TwellFFNOp>(op)) {
@@ -459,9 +468,11 @@ struct ConvertSGPUToGPUPass
     });
     if (failedAny)
       return signalPassFailure();
-    // Dense GEMMs are library calls, not kernels.
+    // Dense GEMMs are library calls, not kernels, except those that a
+    // fused TwELL producer replaces.
     for (MatmulOp matmul : matmuls)
-      lowerMatmulToCall(matmul);
+      if (!fusedProducerOf.contains(matmul))
+        lowerMatmulToCall(matmul);
     // So are all-reduces: NCCL on the communicator's stream.
     if (failed(lowerCollectivesToRuntime(module)))
       return signalPassFailure();
@@ -527,8 +538,12 @@ struct ConvertSGPUToGPUPass
     DenseMap<Value, Value> downAtBind;
     for (Operation *op : twellOps) {
       if (auto pack = dyn_cast<TwellPackOp>(op)) {
+        auto producer = producerOfPack.find(pack);
         packed[pack.getResult()] =
-            lowerTwellPackToGPU(pack, gpuModule, symbols, packs.size());
+            producer != producerOfPack.end()
+                ? lowerFusedTwellProducer(producer->second, pack, gpuModule,
+                                          symbols, packs.size(), reserveSMs)
+                : lowerTwellPackToGPU(pack, gpuModule, symbols, packs.size());
         packs.push_back(pack);
       } else {
         auto ffn = cast<TwellFFNOp>(op);
@@ -540,6 +555,8 @@ struct ConvertSGPUToGPUPass
     }
     for (TwellPackOp pack : packs)
       pack.erase();
+    for (auto &entry : producerOfPack)
+      entry.second.erase();
     eraseDeadInits(module, deadInits);
 
     // Drop compressed-weight views no longer used.
@@ -552,6 +569,31 @@ struct ConvertSGPUToGPUPass
   /// Whether spmm ops get a warpgroup (wgmma) kernel: the kernel option,
   /// with auto resolved against the target.
   bool useWgmma = false;
+  /// twell-producer=fused: the packs produced by the fused GEMM, and the
+  /// matmuls it replaces.
+  DenseMap<Operation *, MatmulOp> producerOfPack;
+  DenseSet<Operation *> fusedProducerOf;
+
+  /// Records `pack` and its producing matmul for the fused producer where
+  /// it applies; otherwise a remark says why the library path stays.
+  void chooseTwellProducer(TwellPackOp pack, const TargetInfo &target) {
+    std::string why;
+    auto matmul = pack.getInput().getDefiningOp<MatmulOp>();
+    if (!target.hasSparseWGMMA())
+      why = "the target has no wgmma (sm_90a with PTX ISA 8.2 or later)";
+    else if (!matmul)
+      why = "the packed value is not produced by sgpu.matmul";
+    else
+      why = whyNoFusedTwellProducer(matmul, pack);
+    if (!why.empty()) {
+      pack.emitRemark() << "TwELL producer: the library GEMM and the pack "
+                           "kernel, not the fused producer: "
+                        << why;
+      return;
+    }
+    producerOfPack[pack] = matmul;
+    fusedProducerOf.insert(matmul);
+  }
   /// Lifts already lowered with the spmm they feed, and the lift kernels
   /// generated so far (their names).
   llvm::SmallPtrSet<Operation *, 4> loweredLifts;
@@ -739,10 +781,10 @@ struct ConvertSGPUToGPUPass
           MemRefType::get({rowTiles, mm.getDimSize(0) / rowTiles},
                           mm.getElementType()),
           mBuf, ArrayRef<ReassociationIndices>{{0, 1}});
-      args = {tensorMap(xBuf, tma.xBox, tma.xSwizzle),
-              tensorMap(vBuf, tma.valuesBox, tma.valuesSwizzle)};
+      args = {tensorMap(xBuf, tma.bBox, tma.bSwizzle),
+              tensorMap(vBuf, tma.aBox, tma.aSwizzle)};
       if (fused)
-        args.push_back(tensorMap(vBuf, tma.values2Box, tma.values2Swizzle));
+        args.push_back(tensorMap(vBuf, tma.a2Box, tma.a2Swizzle));
       args.push_back(tensorMap(meta2d, tma.metaBox, 0));
     }
     Value biasBuf;

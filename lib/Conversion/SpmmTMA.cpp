@@ -51,6 +51,15 @@
 // a fourth tensor map for A2, a `ready` mbarrier per stage. docs/design.md
 // has the measurements behind using it only up to 16 tokens.
 //
+// Dense mode (cfg.dense, getTmaDenseConfig): D[M, N] = A[M, K] . B[N, K]^T
+// on the same pipeline with dense operands: stage [A 128 rows x 128 B |
+// B BN rows x 128 B], both 128B-swizzled K-major (SBO 1024 B, k16 step
+// +32 B, warpgroup c at +8 KiB of A), four wgmma.mma_async m64nBNk16 per
+// stage and no metadata (the double-buffering carries nothing). The
+// 128-row blocks run over A's rows (tokens, for the TwELL producer) and
+// the BN-row blocks over B's; the epilogue is a callback, so the TwELL
+// producer packs each output tile straight from the accumulators.
+//
 // Tile table (getTmaSpmmConfig), from the H200 sweeps in
 // docs/performance.md: BN starts at the power of two >= M (16 .. 256) and
 // halves, down to 64, while the grid has fewer blocks than half the
@@ -107,8 +116,15 @@ struct StageLayout {
   int64_t txBytes = 0;
 };
 
-StageLayout stageLayout(int64_t bn, bool fused) {
+StageLayout stageLayout(int64_t bn, bool fused, bool dense = false) {
   StageLayout l;
+  if (dense) {
+    // [A 128 rows x 128 B | B BN rows x 128 B], both 128B-swizzled.
+    l.x = kBlockRows * kKTile * 2;
+    l.stride = l.x + bBytes(bn);
+    l.txBytes = l.stride;
+    return l;
+  }
   if (!fused) {
     l.x = kABytes;
     l.e = l.x + bBytes(bn);
@@ -126,8 +142,8 @@ StageLayout stageLayout(int64_t bn, bool fused) {
   return l;
 }
 
-int64_t stageBytes(int64_t bn, bool fused = false) {
-  return stageLayout(bn, fused).stride;
+int64_t stageBytes(int64_t bn, bool fused = false, bool dense = false) {
+  return stageLayout(bn, fused, dense).stride;
 }
 
 /// Producer warps 1..3 gather the fused lift's step-2 columns, in batches
@@ -142,20 +158,31 @@ public:
       : b(b), loc(loc), s(s), cfg(cfg), im{b, loc},
         nAcc(cfg.tokensPerBlock / 2), kSteps32(s.paddedK / 32),
         blockTiles(cfg.kTilesPerSplit), steps(cfg.steps),
-        layout(stageLayout(cfg.tokensPerBlock, cfg.fusedLift)),
+        metaSteps(cfg.dense ? 0 : cfg.steps),
+        layout(stageLayout(cfg.tokensPerBlock, cfg.fusedLift, cfg.dense)),
         stride(layout.stride) {}
+
+  /// Dense mode: the epilogue to build for each output tile.
+  const TmaDenseEpilogue *denseEpilogue = nullptr;
 
   void build(gpu::GPUFuncOp func) {
     Block &entry = func.getBody().front();
     b.setInsertionPointToStart(&entry);
     unsigned arg = 0;
-    tmX = toI64Ptr(entry.getArgument(arg++));
-    tmA = toI64Ptr(entry.getArgument(arg++));
-    if (cfg.fusedLift)
-      tmA2 = toI64Ptr(entry.getArgument(arg++));
-    tmE = toI64Ptr(entry.getArgument(arg++));
-    bias = s.hasBias && cfg.splits == 1 ? entry.getArgument(arg) : Value();
-    Value y = entry.getArguments().back();
+    Value y;
+    if (cfg.dense) {
+      tmA = toI64Ptr(entry.getArgument(arg++));
+      tmB = toI64Ptr(entry.getArgument(arg++));
+      epilogueArgs = entry.getArguments().drop_front(arg);
+    } else {
+      tmB = toI64Ptr(entry.getArgument(arg++));
+      tmA = toI64Ptr(entry.getArgument(arg++));
+      if (cfg.fusedLift)
+        tmA2 = toI64Ptr(entry.getArgument(arg++));
+      tmE = toI64Ptr(entry.getArgument(arg++));
+      bias = s.hasBias && cfg.splits == 1 ? entry.getArgument(arg) : Value();
+      y = entry.getArguments().back();
+    }
 
     tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
     bid = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
@@ -242,8 +269,8 @@ private:
                                         im.c(kGroup));
     Value bx = im.add(first, arith::RemUIOp::create(b, loc, inGroup, rows));
     Value by = arith::DivUIOp::create(b, loc, inGroup, rows);
-    f0 = im.mul(by, kBlockRows);
-    tok0 = im.mul(bx, cfg.tokensPerBlock);
+    aRow0 = im.mul(by, kBlockRows);
+    bRow0 = im.mul(bx, cfg.tokensPerBlock);
   }
 
   /// The block's loop over its tiles: tile = blockIdx, blockIdx + grid, ...
@@ -316,7 +343,7 @@ private:
   /// "r,r": one k-tile's metadata words as asm inputs.
   std::string metaConstraints() const {
     std::string c;
-    for (int64_t j = 0; j < steps; ++j)
+    for (int64_t j = 0; j < metaSteps; ++j)
       c += j ? ",r" : "r";
     return c;
   }
@@ -332,15 +359,15 @@ private:
     auto only = scf::IfOp::create(b, loc, isThread0, false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&only.getThenRegion().front());
-    for (Value tm : {tmX, tmA, tmA2, tmE})
+    for (Value tm : {tmB, tmA, tmA2, tmE})
       if (tm)
         asmVoid(b, loc, "prefetch.tensormap [$0];", {tm}, "l");
     int64_t txBytes = layout.txBytes;
     forEachTile([&](Value tile, Value itBase) {
       setTile(tile);
-      Value rowTile0 = toI32(im.div(f0, 16));
-      Value featRow0 = toI32(f0);
-      Value tokRow0 = toI32(tok0);
+      Value rowTile0 = toI32(im.div(aRow0, 16));
+      Value featRow0 = toI32(aRow0);
+      Value tokRow0 = toI32(bRow0);
       scf::ForOp::create(
           b, loc, im.c(0), im.c(blockTiles), im.c(1), ValueRange{},
           [&](OpBuilder &, Location, Value kt, ValueRange) {
@@ -364,6 +391,16 @@ private:
             // Values: 16 per k32 step and row; X: 64 original columns
             // (the lifted ones of the fused lift's step 2 are gathered
             // from them); metadata: 16 words per step and row tile.
+            if (cfg.dense) {
+              // A's 128 rows and B's BN rows, 64 columns of each.
+              Value col = mul32(kt32, kKTile);
+              load2d(smemAddr(stageOffset(st, layout.a)), tmA, col, featRow0,
+                     full);
+              load2d(smemAddr(stageOffset(st, layout.x)), tmB, col, tokRow0,
+                     full);
+              scf::YieldOp::create(b, loc);
+              return;
+            }
             Value valCol = mul32(kt32, steps * 16);
             load2d(smemAddr(stageOffset(st, layout.a)), tmA, valCol,
                    featRow0, full);
@@ -371,7 +408,7 @@ private:
               load2d(smemAddr(stageOffset(st, layout.a2)), tmA2,
                      arith::AddIOp::create(b, loc, valCol, im.i32(32)),
                      featRow0, full);
-            load2d(smemAddr(stageOffset(st, layout.x)), tmX,
+            load2d(smemAddr(stageOffset(st, layout.x)), tmB,
                    mul32(kt32, kKTile), tokRow0, full);
             load2d(smemAddr(stageOffset(st, layout.e)), tmE,
                    mul32(kt32, steps * 16), rowTile0, full);
@@ -513,8 +550,19 @@ private:
             b, loc,
             arith::IndexCastUIOp::create(b, loc, b.getI64Type(), c),
             im.i64(64 * kKTile)));
-    Value descA0 = smemDescriptor(b, loc, aAddr, 16, 8 * kKTile,
-                                  SmemSwizzle::B64);
+    // Dense: A's rows are 128 B (SW128, SBO 8 rows x 128 B), warpgroup c
+    // at +64 rows.
+    if (cfg.dense)
+      aAddr = arith::AddIOp::create(
+          b, loc, base64,
+          arith::MulIOp::create(
+              b, loc,
+              arith::IndexCastUIOp::create(b, loc, b.getI64Type(), c),
+              im.i64(64 * kKTile * 2)));
+    Value descA0 =
+        cfg.dense
+            ? smemDescriptor(b, loc, aAddr, 16, 1024, SmemSwizzle::B128)
+            : smemDescriptor(b, loc, aAddr, 16, 8 * kKTile, SmemSwizzle::B64);
     Value descB0 = smemDescriptor(
         b, loc, arith::AddIOp::create(b, loc, base64, im.i64(layout.x)), 16,
         1024, SmemSwizzle::B128);
@@ -556,7 +604,7 @@ private:
       if (cfg.fusedLift)
         waitBarrier(readyBarrier(st), phase);
       SmallVector<Value> e;
-      for (int64_t j = 0; j < steps; ++j) {
+      for (int64_t j = 0; j < metaSteps; ++j) {
         Value idx = im.add(
             im.add(padWords, im.div(stageOffset(st, layout.e), 4)),
             im.add(eWord0, j * 16));
@@ -578,7 +626,13 @@ private:
       Value descB = arith::AddIOp::create(b, loc, descB0, stOff64);
       SmallVector<Value> d =
           asmOnAcc(b, loc, "wgmma.fence.sync.aligned;", {}, "", acc);
-      for (int64_t j = 0; j < kSteps; ++j)
+      // Dense: four k16 steps of 32 bytes in both operands' rows.
+      for (int64_t j = 0; cfg.dense && j < kKTile / 16; ++j)
+        d = denseWgmma(
+            b, loc, s.elementType,
+            arith::AddIOp::create(b, loc, descA, im.i64(j * 32 / 16)),
+            arith::AddIOp::create(b, loc, descB, im.i64(j * 32 / 16)), d);
+      for (int64_t j = 0; !cfg.dense && j < kSteps; ++j)
         d = sparseWgmma(
             b, loc, s.elementType,
             arith::AddIOp::create(b, loc, descA, im.i64(j * 32 / 16)),
@@ -614,8 +668,8 @@ private:
       setTile(tile);
       itBase = base;
       rowTileOk = Value();
-      if ((s.paddedN / 16) % (kBlockRows / 16) != 0)
-        rowTileOk = im.lt(im.add(im.div(f0, 16), rtLocal), s.paddedN / 16);
+      if (!cfg.dense && (s.paddedN / 16) % (kBlockRows / 16) != 0)
+        rowTileOk = im.lt(im.add(im.div(aRow0, 16), rtLocal), s.paddedN / 16);
       SmallVector<Value> acc = mainloop(tileStep, zero);
       // The tile's last group is complete: release its stage for the
       // producer, which is already loading the next tile.
@@ -626,6 +680,12 @@ private:
         Value lastSt = im.rem(im.add(itBase, blockTiles - 1), cfg.stages);
         asmVoid(b, loc, "mbarrier.arrive.shared::cta.b64 _, [$0];",
                 {emptyBarrier(lastSt)}, "r");
+      }
+      if (cfg.dense) {
+        TmaFragment at{im.add(im.add(aRow0, im.mul(c, 64)), im.mul(warp, 16)),
+                       bRow0, g, t, lane};
+        (*denseEpilogue)(b, acc, at, epilogueArgs);
+        return;
       }
       epilogue(acc, y, c, warp, g, t);
     });
@@ -642,7 +702,7 @@ private:
   template <typename StepFn>
   SmallVector<Value> mainloop(StepFn &tileStep, Value zero) {
     SmallVector<Value> init(nAcc, zero);
-    for (int64_t j = 0; j < steps; ++j)
+    for (int64_t j = 0; j < metaSteps; ++j)
       init.push_back(im.i32(static_cast<int32_t>(kEmptyMetadata)));
     auto pairs = scf::ForOp::create(
         b, loc, im.c(0), im.c(blockTiles / 2), im.c(1), init,
@@ -668,7 +728,7 @@ private:
   /// Stores one output tile's accumulators (consumer warpgroup `c`).
   void epilogue(ArrayRef<Value> acc, Value y, Value c, Value warp, Value g,
                 Value t) {
-    Value featBase = im.add(im.add(f0, im.mul(c, 64)), im.mul(warp, 16));
+    Value featBase = im.add(im.add(aRow0, im.mul(c, 64)), im.mul(warp, 16));
     Value row0 = im.add(featBase, g);
     bool fullM = s.m % cfg.tokensPerBlock == 0;
     bool fullN = s.n % kBlockRows == 0;
@@ -684,10 +744,10 @@ private:
     // Pairs of adjacent features per store where rows allow 4-byte stores.
     if (s.n % 2 == 0) {
       buildSpmmEpiloguePaired(b, loc, im, out, acc, outBias, y, featBase, g,
-                              t, tok0, fullM, fullN, split);
+                              t, bRow0, fullM, fullN, split);
       return;
     }
-    buildSpmmEpilogue(b, loc, im, out, acc, outBias, y, row0, tok0, t, fullM,
+    buildSpmmEpilogue(b, loc, im, out, acc, outBias, y, row0, bRow0, t, fullM,
                       fullN, split);
   }
 
@@ -696,15 +756,17 @@ private:
   const SpmmShape &s;
   const TmaSpmmConfig &cfg;
   IndexMath im;
-  /// k-tiles of one block (its split).
-  int64_t nAcc, kSteps32, blockTiles, steps;
+  /// k-tiles of one block (its split); wgmma k-steps and metadata words
+  /// per stage (none in dense mode).
+  int64_t nAcc, kSteps32, blockTiles, steps, metaSteps;
   StageLayout layout;
   int64_t stride;
-  Value tmX, tmA, tmA2, tmE, bias;
+  Value tmB, tmA, tmA2, tmE, bias;
+  ValueRange epilogueArgs;
   Value tid, bid, baseIdx, padWords, words;
   /// The current output tile: first feature and token, its split (null
   /// without split-K) and first k-tile.
-  Value f0, tok0, split, kt0;
+  Value aRow0, bRow0, split, kt0;
 };
 
 } // namespace
@@ -789,18 +851,57 @@ TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
   cfg.barriersOffset = cfg.stages * sb;
   cfg.dynamicSharedBytes =
       cfg.barriersOffset + (fusedLift ? 24 : 16) * cfg.stages + kAlignSlack;
-  cfg.xBox[0] = bn;
-  cfg.xBox[1] = kKTile;
-  cfg.valuesBox[0] = kBlockRows;
-  cfg.valuesBox[1] = kKTile / 2;
+  cfg.bBox[0] = bn;
+  cfg.bBox[1] = kKTile;
+  cfg.aBox[0] = kBlockRows;
+  cfg.aBox[1] = kKTile / 2;
   cfg.metaBox[0] = kBlockRows / 16;
   cfg.metaBox[1] = cfg.steps * 16;
-  cfg.values2Box[0] = kBlockRows;
-  cfg.values2Box[1] = 16;
-  cfg.xSwizzle = 128;
-  cfg.valuesSwizzle = 64;
-  cfg.values2Swizzle = 32;
+  cfg.a2Box[0] = kBlockRows;
+  cfg.a2Box[1] = 16;
+  cfg.bSwizzle = 128;
+  cfg.aSwizzle = 64;
+  cfg.a2Swizzle = 32;
   return cfg;
+}
+
+TmaSpmmConfig mlir::sgpu::getTmaDenseConfig(int64_t m, int64_t n, int64_t k,
+                                            int64_t tileN,
+                                            int64_t reserveSMs) {
+  TmaSpmmConfig cfg;
+  cfg.threads = kThreads;
+  cfg.dense = true;
+  cfg.steps = kKTile / 16;
+  cfg.tokensPerBlock = tileN;
+  cfg.gridX = (n + tileN - 1) / tileN;
+  cfg.gridY = (m + kBlockRows - 1) / kBlockRows;
+  cfg.splits = 1;
+  cfg.kTilesPerSplit = (k + kKTile - 1) / kKTile;
+  cfg.persistent = true;
+  cfg.gridSize = std::min(cfg.gridX * cfg.gridY, kNumSMs - reserveSMs);
+  int64_t sb = stageBytes(tileN, false, true);
+  cfg.stages = std::min<int64_t>(
+      {kMaxStages256, cfg.kTilesPerSplit,
+       (kSharedLimit - kAlignSlack - 16 * kMaxStages) / sb});
+  cfg.stages = std::max<int64_t>(cfg.stages, 1);
+  cfg.barriersOffset = cfg.stages * sb;
+  cfg.dynamicSharedBytes = cfg.barriersOffset + 16 * cfg.stages + kAlignSlack;
+  cfg.aBox[0] = kBlockRows;
+  cfg.aBox[1] = kKTile;
+  cfg.bBox[0] = tileN;
+  cfg.bBox[1] = kKTile;
+  cfg.aSwizzle = cfg.bSwizzle = 128;
+  return cfg;
+}
+
+void mlir::sgpu::buildTmaDenseKernel(OpBuilder &b, Location loc,
+                                     const SpmmShape &s,
+                                     const TmaSpmmConfig &cfg,
+                                     gpu::GPUFuncOp func,
+                                     const TmaDenseEpilogue &epilogue) {
+  TmaSpmmBuilder builder(b, loc, s, cfg);
+  builder.denseEpilogue = &epilogue;
+  builder.build(func);
 }
 
 void mlir::sgpu::buildTmaSpmmKernel(OpBuilder &b, Location loc,

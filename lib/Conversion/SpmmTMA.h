@@ -1,8 +1,12 @@
-//===- SpmmTMA.h - the warp-specialized TMA sparse GEMM (sm_90a) -*- C++ -*-===//
+//===- SpmmTMA.h - the warp-specialized TMA GEMM kernels (sm_90a) -*- C++ -*-===//
 //
 // Y[M, N] = X[M, K] . W[N, K]^T with W 2:4-compressed, on
 // wgmma.mma_async.sp fed by TMA through an mbarrier pipeline. See
 // SpmmTMA.cpp for the kernel and docs/kernels.md for the tile table.
+//
+// The same pipeline also runs dense: D[M, N] = A[M, K] . B[N, K]^T on
+// wgmma.mma_async (no metadata) with an epilogue the caller builds; the
+// TwELL producer (TwellProducerGPU.cpp) packs its output there.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +15,7 @@
 
 #include "SpmmWGMMA.h"
 
+#include <functional>
 #include <string>
 
 namespace mlir {
@@ -46,12 +51,13 @@ struct TmaSpmmConfig {
   /// Byte offset (after the 1024-aligned base) of the mbarriers: past the
   /// stages.
   int64_t barriersOffset;
-  /// Box shapes of the tensor maps, outermost first: X [BN, 64],
-  /// compressed values [128, 32], metadata words [8, 16 * steps] and, with
-  /// the fused lift, the values of the third step [128, 16].
-  int64_t xBox[2], valuesBox[2], metaBox[2], values2Box[2];
-  /// Swizzle (bytes) of the X and values maps; the metadata map has none.
-  int64_t xSwizzle, valuesSwizzle, values2Swizzle;
+  /// Box shapes of the tensor maps, outermost first: the B operand (X,
+  /// [BN, 64]), the A operand (compressed values, [128, 32]; dense: A's
+  /// rows, [128, 64]), metadata words [8, 16 * steps] and, with the fused
+  /// lift, the values of the third step [128, 16].
+  int64_t bBox[2], aBox[2], metaBox[2], a2Box[2];
+  /// Swizzle (bytes) of the B, A and A2 maps; the metadata map has none.
+  int64_t bSwizzle, aSwizzle, a2Swizzle;
   /// The fused 6:8 lift (weights in the tiled window order, tile_groups 8):
   /// X is the original [M, K] activation; each stage holds 64 columns of
   /// it (k32 steps 0 and 1, in place) and the producer warps gather the
@@ -59,7 +65,29 @@ struct TmaSpmmConfig {
   bool fusedLift = false;
   /// k32 wgmma steps per stage: 2, or 3 with the fused lift.
   int64_t steps = 2;
+  /// Dense mode (getTmaDenseConfig): A is a dense [M, K] matrix (128 rows
+  /// per block, two warpgroups of 64), B a dense [N, K] one (BN rows per
+  /// block, in tokensPerBlock), four wgmma.mma_async m64nBNk16 per stage,
+  /// no metadata and no split-K; the epilogue is the caller's.
+  bool dense = false;
 };
+
+/// Where one consumer thread's accumulators sit in a dense-mode output tile,
+/// in the fragment order of SpmmEpilogue.h: element 4q + e is
+/// D[rowBase + g + 8(e/2)][colBase + 8q + 2t + e%2]. All index values.
+struct TmaFragment {
+  Value rowBase; ///< the warp's first row: tile row + 64 warpgroup + 16 warp
+  Value colBase; ///< the tile's first column
+  Value g, t;    ///< lane / 4 and lane % 4
+  Value lane;    ///< lane in the warp
+};
+
+/// Builds a dense-mode epilogue at the builder's insertion point (inside
+/// each consumer thread, once per output tile): `args` are the kernel's
+/// arguments after the two tensor maps.
+using TmaDenseEpilogue = std::function<void(
+    OpBuilder &b, ArrayRef<Value> acc, const TmaFragment &at,
+    ValueRange args)>;
 
 /// Whether the TMA kernel takes the problem: TMA needs 16-byte aligned row
 /// pitches, so K must be a multiple of 8 (16-bit activations).
@@ -97,6 +125,20 @@ std::string verifyTmaSpmmOverrides(int64_t tileN, int64_t stages,
 /// workspace memref [splits, M, N] (no bias: the reduce kernel adds it).
 void buildTmaSpmmKernel(OpBuilder &b, Location loc, const SpmmShape &s,
                         const TmaSpmmConfig &cfg, gpu::GPUFuncOp func);
+
+/// The dense configuration for D[m, n] = A[m, k] . B[n, k]^T with BN =
+/// `tileN` columns per block (64, 128 or 256): stages as many as fit (at
+/// most 4), a persistent grid of at most 132 - reserveSMs blocks.
+TmaSpmmConfig getTmaDenseConfig(int64_t m, int64_t n, int64_t k,
+                                int64_t tileN, int64_t reserveSMs = 0);
+
+/// Builds a dense-mode kernel into `func`, whose arguments are the tensor
+/// maps of A (box [128, 64], 128B swizzle) and of B (box [BN, 64], 128B
+/// swizzle) as !llvm.ptr, then those the epilogue reads. `s` gives m, n, k
+/// and the element type.
+void buildTmaDenseKernel(OpBuilder &b, Location loc, const SpmmShape &s,
+                         const TmaSpmmConfig &cfg, gpu::GPUFuncOp func,
+                         const TmaDenseEpilogue &epilogue);
 
 /// The split-K reduce kernel: Y[m, n] = act(sum_s W[s, m, n] + bias[n]),
 /// rounded once. Arguments: the workspace, the bias memref when the spmm

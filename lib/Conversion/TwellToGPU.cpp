@@ -239,6 +239,43 @@ void buildPackKernel(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
 
 } // namespace
 
+TwellBuffers mlir::sgpu::allocTwellPackBuffers(OpBuilder &b, TwellPackOp op,
+                                               size_t index, Value &active) {
+  Location loc = op.getLoc();
+  TwellType tt = op.getResult().getType();
+  TwellLayoutAttr layout = tt.getLayout();
+  int64_t m = tt.getShape()[0], f = tt.getShape()[1];
+  int64_t tile = layout.getTile(), words = layout.getWordsPerTile();
+  int64_t tiles = (f + tile - 1) / tile;
+  Type i32 = b.getI32Type();
+  TwellBuffers out;
+  out.words = memref::AllocOp::create(
+      b, loc, MemRefType::get({m, tiles, words}, i32));
+  out.flags = memref::AllocOp::create(b, loc, MemRefType::get({m}, i32));
+  out.fallback = memref::AllocOp::create(
+      b, loc, MemRefType::get({m, f}, tt.getElementType()));
+  out.fallbackRows = memref::AllocOp::create(b, loc, MemRefType::get({1}, i32));
+  // The run's nonzero count of H (entries past the capacity included).
+  active = memref::AllocOp::create(b, loc,
+                                   MemRefType::get({1}, b.getI64Type()));
+  // Both counters are program stats, readable after a run.
+  std::string suffix = std::to_string(index);
+  out.fallbackRows.getDefiningOp()->setAttr(
+      SGPUDialect::kStatAttr,
+      b.getStringAttr("twell" + suffix + ".fallback_rows"));
+  active.getDefiningOp()->setAttr(
+      SGPUDialect::kStatAttr,
+      b.getStringAttr("twell" + suffix + ".active_neurons"));
+  active.getDefiningOp()->setAttr(SGPUDialect::kStatTotalAttr,
+                                  b.getI64IntegerAttr(m * f));
+  if (auto limit =
+          op->getAttrOfType<FloatAttr>(SGPUDialect::kTwellBreakEvenAttr))
+    active.getDefiningOp()->setAttr(SGPUDialect::kStatLimitAttr, limit);
+  out.fallbackRows.getDefiningOp()->setAttr(SGPUDialect::kStatTotalAttr,
+                                            b.getI64IntegerAttr(m));
+  return out;
+}
+
 TwellBuffers mlir::sgpu::lowerTwellPackToGPU(TwellPackOp op,
                                              gpu::GPUModuleOp gpuModule,
                                              SymbolTable &symbols,
@@ -252,34 +289,16 @@ TwellBuffers mlir::sgpu::lowerTwellPackToGPU(TwellPackOp op,
   Type et = tt.getElementType();
 
   OpBuilder b(op);
-  Type i32 = b.getI32Type();
-  auto wordsType = MemRefType::get({m, tiles, words}, i32);
-  auto flagsType = MemRefType::get({m}, i32);
-  auto hType = MemRefType::get({m, f}, et);
-  auto rowsType = MemRefType::get({1}, i32);
-  TwellBuffers out;
   Value h = readBuffer(b, loc, op.getInput());
-  out.words = memref::AllocOp::create(b, loc, wordsType);
-  out.flags = memref::AllocOp::create(b, loc, flagsType);
-  out.fallback = memref::AllocOp::create(b, loc, hType);
-  out.fallbackRows = memref::AllocOp::create(b, loc, rowsType);
-  // The run's nonzero count of H (entries past the capacity included).
-  auto activeType = MemRefType::get({1}, b.getI64Type());
-  Value active = memref::AllocOp::create(b, loc, activeType);
-  // Both counters are program stats, readable after a run.
+  Value active;
+  TwellBuffers out = allocTwellPackBuffers(b, op, index, active);
+  auto wordsType = cast<MemRefType>(out.words.getType());
+  auto flagsType = cast<MemRefType>(out.flags.getType());
+  auto hType = cast<MemRefType>(out.fallback.getType());
+  auto rowsType = cast<MemRefType>(out.fallbackRows.getType());
+  auto activeType = cast<MemRefType>(active.getType());
   std::string suffix = std::to_string(index);
-  out.fallbackRows.getDefiningOp()->setAttr(
-      SGPUDialect::kStatAttr,
-      b.getStringAttr("twell" + suffix + ".fallback_rows"));
-  active.getDefiningOp()->setAttr(
-      SGPUDialect::kStatAttr,
-      b.getStringAttr("twell" + suffix + ".active_neurons"));
-  active.getDefiningOp()->setAttr(SGPUDialect::kStatTotalAttr,
-                                  b.getI64IntegerAttr(m * f));
-  if (auto limit = op->getAttrOfType<FloatAttr>(SGPUDialect::kTwellBreakEvenAttr))
-    active.getDefiningOp()->setAttr(SGPUDialect::kStatLimitAttr, limit);
-  out.fallbackRows.getDefiningOp()->setAttr(SGPUDialect::kStatTotalAttr,
-                                            b.getI64IntegerAttr(m));
+  Type i32 = b.getI32Type();
 
   OpBuilder kb(gpuModule.getBodyRegion());
   kb.setInsertionPointToEnd(gpuModule.getBody());

@@ -14,6 +14,8 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include <string>
+
 namespace mlir {
 namespace sgpu {
 
@@ -25,6 +27,32 @@ constexpr int64_t kTwellMaxTileEntries = 4096;
 /// The largest output width d the consumer kernel supports: each thread
 /// keeps its share of the f32 output row in at most 64 registers.
 constexpr int64_t kTwellMaxOutputFeatures = kTwellConsumerThreads * 64;
+
+/// Allocates at `b` the concrete parts of `op`'s value and the run's
+/// nonzero count (`active`, [1] i64), both counters marked as program
+/// stats (`twell<index>.fallback_rows`, `twell<index>.active_neurons`,
+/// with the pack's break-even density as the limit).
+TwellBuffers allocTwellPackBuffers(OpBuilder &b, TwellPackOp op, size_t index,
+                                   Value &active);
+
+/// Why `matmul` and the `pack` of its output cannot become the fused
+/// sm_90a producer (empty when they can): the matmul must have a ReLU
+/// epilogue, no other user, 16-bit operands and result, K a multiple of 8
+/// (TMA row pitches), and the tile must be 64, 128 or 256 columns (one
+/// wgmma N). (TwellProducerGPU.cpp)
+std::string whyNoFusedTwellProducer(MatmulOp matmul, TwellPackOp pack);
+
+/// Emits, before `pack`, the fused producer of its value: the buffers of
+/// allocTwellPackBuffers, a clear kernel (counters and flags), the TMA +
+/// wgmma GEMM `sgpu_twell_producer_<index>` of `matmul` whose epilogue
+/// applies bias and ReLU and packs every (row, tile) from the accumulators,
+/// and `sgpu_twell_fixup_<index>`, which completes the fallback rows of the
+/// rows that overflowed. `matmul` and `pack` stay until the consumers are
+/// lowered; the caller erases them. (TwellProducerGPU.cpp)
+TwellBuffers lowerFusedTwellProducer(MatmulOp matmul, TwellPackOp pack,
+                                     gpu::GPUModuleOp gpuModule,
+                                     SymbolTable &symbols, size_t index,
+                                     int64_t reserveSMs);
 
 /// Emits, before `op`, the buffers of the concrete form (memref.alloc), a
 /// launch of `sgpu_twell_clear_<index>` (fallback-row count := 0) and one of

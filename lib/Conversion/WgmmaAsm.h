@@ -96,6 +96,24 @@ inline SmallVector<Value> sparseWgmma(OpBuilder &b, Location loc,
   return asmOnAcc(b, loc, text, {descA, descB, e}, "l,l,r", acc);
 }
 
+/// d = A(smem) * B(smem) + d: the dense wgmma.mma_async m64nNk16 with
+/// N = 2 * acc.size(), f16 or bf16 inputs, f32 accumulators, both operands
+/// K-major (no transposes).
+inline SmallVector<Value> denseWgmma(OpBuilder &b, Location loc,
+                                     Type elementType, Value descA,
+                                     Value descB, ValueRange acc) {
+  size_t n = acc.size();
+  std::string type = elementType.isBF16() ? "bf16" : "f16";
+  std::string text = "wgmma.mma_async.sync.aligned.m64n" +
+                     std::to_string(2 * n) + "k16.f32." + type + "." + type +
+                     " {";
+  for (size_t i = 0; i < n; ++i)
+    text += (i ? ", $" : "$") + std::to_string(i);
+  text += "}, $" + std::to_string(n) + ", $" + std::to_string(n + 1) +
+          ", 1, 1, 1, 0, 0;";
+  return asmOnAcc(b, loc, text, {descA, descB}, "l,l", acc);
+}
+
 /// The matrix descriptor of a K-major tile at shared address `addr` (i64):
 /// bits 0-13 address >> 4, 16-29 LBO >> 4, 32-45 SBO >> 4, 62-63 swizzle;
 /// base offset 0 (swizzled tiles start on their pattern boundary).

@@ -67,6 +67,13 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
                      "(inside the kernel wherever it applies) or separate "
                      "(the plain window order and a gather kernel)"),
       llvm::cl::init("auto")};
+  PassOptions::Option<std::string> twellProducer{
+      *this, "twell-producer",
+      llvm::cl::desc("producer of TwELL packs fed by a ReLU GEMM: auto "
+                     "(library until the fused one is measured), library "
+                     "(cuBLASLt GEMM, then the pack kernel) or fused (sm_90a: "
+                     "a generated wgmma GEMM whose epilogue packs)"),
+      llvm::cl::init("auto")};
   PassOptions::Option<std::string> outputDir{
       *this, "output-dir",
       llvm::cl::desc("Write kernels.ptx, program.txt, constants and "
@@ -125,6 +132,7 @@ LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
      << " lift=" << opts.lift.getValue()
      << " persistent=" << (opts.persistent.getValue() ? "true" : "false")
      << " reserve-sms=" << opts.reserveSMs.getValue()
+     << " twell-producer=" << opts.twellProducer.getValue()
      << "},";
   os << "one-shot-bufferize{bufferize-function-boundaries=true "
         "function-boundary-type-conversion=identity-layout-map},";

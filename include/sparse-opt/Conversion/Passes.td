@@ -147,6 +147,23 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
     most 4096 entries). A TwELL value must come from `sgpu.twell_pack` and
     be read only by `sgpu.twell_ffn`; anything else is an error at the op.
 
+    `twell-producer=fused` (sm_90a) replaces a pack whose input is
+    `sgpu.matmul {activation = relu}` (no other user, 16-bit types, K a
+    multiple of 8, tile 64, 128 or 256) and that matmul by one generated
+    GEMM, `sgpu_twell_producer_<i>`: the TMA pipeline of the spmm kernel in
+    its dense mode (A = X, 128 tokens per block; B = W, 256 features per
+    block; four `wgmma.mma_async` m64n256k16 per stage), whose epilogue adds
+    the bias, applies the ReLU, rounds, and packs each (row, tile) within
+    the lane quad that holds it (mask shuffles and population counts place
+    the entries in column order). H is never written. A tile over capacity
+    is written densely into its row's fallback and the row is flagged with
+    an atomic; `sgpu_twell_fixup_<i>` then fills the rest of each flagged
+    row's fallback from its entries, and `sgpu_twell_clear_<i>` clears the
+    flags and counters before the GEMM. Where the fused producer does not
+    apply, the pack keeps the library path with a remark saying why.
+    `auto` (the default) keeps the library path until the fused one is
+    measured.
+
     Every element-wise linalg op of the host functions becomes a generated
     kernel with one thread per 8, 4 or 2 consecutive result elements (16
     bytes at most per operand; one element when the last dimension allows
@@ -189,6 +206,14 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
            "measured faster than the gather kernel: at most 16 tokens), "
            "fused (inside the kernel wherever it applies) or separate (the "
            "gather kernel)">,
+    Option<"twellProducer", "twell-producer", "std::string",
+           /*default=*/"\"auto\"",
+           "producer of each sgpu.twell_pack whose input is a ReLU "
+           "sgpu.matmul: library (the cuBLASLt GEMM, then the pack kernel "
+           "over H), fused (sm_90a: a generated TMA + wgmma GEMM whose "
+           "epilogue packs, H never written; where it applies, else the "
+           "library path with a remark) or auto (library: the fused "
+           "producer has not been measured on a GPU yet)">,
     Option<"reserveSMs", "reserve-sms", "int64_t", /*default=*/"0",
            "kernel=wgmma, TMA kernel: multiprocessors a persistent grid "
            "leaves free (0..131), e.g. for NCCL kernels running alongside">,
