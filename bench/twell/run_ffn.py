@@ -12,7 +12,11 @@ clocks (bench/timing.py); error: max |ours − dense| / max |dense|. Each record
 TwELL program's time, the program stats after a run (the measured density
 and the fallback rows, as the GPU counted them), our dense program's time,
 and the compiler's choice at that calibrated density (choice.json of
-make_ffn.py) with the time and speedup of the chosen program.
+make_ffn.py) with the time and speedup of the chosen program. Where the
+case has a fused/ program (make_ffn.py --fused: the TwELL program with the
+fused producer), it is timed in the same turns and gets its own record
+(variant "twell-fused-producer", with the library-producer TwELL time as
+the baseline "twell_library_producer").
 
   python3 bench/twell/run_ffn.py --artifacts DIR --out results.json
 """
@@ -62,6 +66,7 @@ def main():
         prog = runtime.load(adir)
         sig = prog.signature
         dprog = runtime.load(adir / "dense")
+        fprog = runtime.load(adir / "fused") if (adir / "fused" / "program.txt").exists() else None
         choice = json.loads((adir / "choice.json").read_text())
         for p in (float(v) for v in args.fractions.split(",")):
             xs = inputs(m, d, f, p, gen)
@@ -82,9 +87,22 @@ def main():
             err = ((out.float() - ref.float()).abs().max() / ref.float().abs().max()).item()
             dense_out = torch.empty_like(out)
             run_dense = lambda: dprog.run(ptrs, [dense_out.data_ptr()], cur())
-            # TwELL, our dense program and torch's in turns (same clocks).
-            ours, ours_dense, base = median_interleaved_us(
-                [run, run_dense, lambda: dense(*xs)], warmup=3, reps=args.reps)
+            programs = [run, run_dense, lambda: dense(*xs)]
+            if fprog:
+                fused_out = torch.empty_like(out)
+                fprog.bind([ptrs[i] for i in fprog.signature.params], cur())
+                fins = [ptrs[i] for i in fprog.signature.input_positions]
+                run_fused = lambda: fprog.run(fins, [fused_out.data_ptr()], cur())
+                run_fused()
+                torch.cuda.synchronize()
+                fstats = fprog.stats(cur())
+                err_fused = ((fused_out.float() - ref.float()).abs().max()
+                             / ref.float().abs().max()).item()
+                programs.append(run_fused)
+            # TwELL, our dense program and torch's (and the fused producer's
+            # program) in turns (same clocks).
+            times = median_interleaved_us(programs, warmup=3, reps=args.reps)
+            ours, ours_dense, base = times[:3]
             how = "cuda-graph, interleaved"
             err_dense = ((dense_out.float() - ref.float()).abs().max()
                          / ref.float().abs().max()).item()
@@ -104,8 +122,25 @@ def main():
                   % (m, d, f, p, rec["gpu_measured_density"], rec["fallback_rows"], ours,
                      ours_dense, base, base / ours, err, pick, base / chosen))
             sys.stdout.flush()
+            if fprog:
+                fused = times[3]
+                frec = dict(rec, variant="twell-fused-producer", time_us=fused,
+                            baselines={"torch_dense": base, "sparseopt_dense": ours_dense,
+                                       "twell_library_producer": ours},
+                            speedup=base / fused, max_rel_err=err_fused,
+                            gpu_measured_density=fstats["twell0.active_neurons"] / (m * f),
+                            fallback_rows=fstats["twell0.fallback_rows"])
+                for key in ("chosen", "chosen_time_us", "chosen_speedup"):
+                    frec.pop(key)
+                records.append(frec)
+                print("  fused producer: %.1f us, %.2fx torch, %.2fx the library producer, "
+                      "err %.1e, GPU density %.4f, fallback rows %d"
+                      % (fused, base / fused, ours / fused, err_fused,
+                         frec["gpu_measured_density"], frec["fallback_rows"]))
         dprog.close()
         prog.close()
+        if fprog:
+            fprog.close()
     args.out.write_text(json.dumps(records, indent=1) + "\n")
 
 

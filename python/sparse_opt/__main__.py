@@ -90,9 +90,10 @@ def cmd_compile(args):
     with Compiler() as c:
         module = c.parse(text, filename=str(args.source))
         twell = args.twell_profile if args.twell_profile else bool(args.twell)
-        artifact = module.compile(out, chip=args.chip, features=args.features, twell=twell)
+        artifact = module.compile(out, chip=args.chip, features=args.features, twell=twell,
+                                  twell_producer=args.twell_producer)
         for d in c.last_diagnostics if twell else ():
-            if "TwELL" in d.message:
+            if "TwELL" in d.message or "producer" in d.message:
                 print("  " + str(d))
     print("compiled %s for %s into %s" % (args.source, args.chip, out))
     counts = artifact.sparse_mma_counts()
@@ -226,6 +227,10 @@ def main(argv=None):
     tw.add_argument("--twell-profile", metavar="FILE.json",
                     help="TwELL only where the calibrated density (a profile from 'run "
                          "--twell-profile-out') predicts a speedup; dense elsewhere")
+    p.add_argument("--twell-producer", choices=["auto", "library", "fused"], default="auto",
+                   help="the GEMM before each TwELL pack: library (cuBLASLt, then the pack kernel), "
+                        "fused (sm_90a: a generated wgmma GEMM whose epilogue packs) or auto "
+                        "(library until the fused producer is measured; default)")
     _import_options(p)
     p.set_defaults(func=cmd_compile)
     p = sub.add_parser("run", help="run an artifact directory on the GPU",

@@ -246,7 +246,7 @@ class Module(Handle):
         return self.print()
 
     def compile(self, output_dir, chip="sm_90a", features="+ptx85", sparse_policy="auto",
-                ladder=False, twell=False):
+                ladder=False, twell=False, twell_producer="auto"):
         """Runs sgpu-compile on this module (which becomes the compiled IR),
         writes the artifacts and compiled.mlir to output_dir and returns the
         Artifact. `sparse_policy`: "auto" keeps a sparse-annotated layer
@@ -262,9 +262,17 @@ class Module(Handle):
         profile that Program.write_twell_profile wrote or a list of densities
         (one per FFN, in the order of the program's twell<i> stats), rewrites
         only the FFNs the cost model predicts faster than dense (a remark in
-        `compiler.last_diagnostics` names each one kept dense)."""
+        `compiler.last_diagnostics` names each one kept dense).
+        `twell_producer`: how a TwELL pack's ReLU GEMM runs: "library"
+        (cuBLASLt, then the pack kernel), "fused" (sm_90a: a generated
+        wgmma GEMM whose epilogue packs; where it cannot apply a remark
+        says why and the library path stays) or "auto" (library until the
+        fused producer is measured)."""
         if sparse_policy not in ("auto", "sparse"):
             raise ValueError("sparse_policy must be 'auto' or 'sparse', got %r" % (sparse_policy,))
+        if twell_producer not in ("auto", "library", "fused"):
+            raise ValueError("twell_producer must be 'auto', 'library' or 'fused', got %r"
+                             % (twell_producer,))
         if ladder is not False:
             layers = 0 if ladder is True else ladder
             if isinstance(layers, bool) or not isinstance(layers, int) or layers < 1 and ladder is not True:
@@ -277,7 +285,7 @@ class Module(Handle):
             self.run(twell_pass)
             twell_notes = list(self.compiler.last_diagnostics)
         output_dir = os.path.abspath(os.fspath(output_dir))
-        if sparse_policy == "auto":
+        if sparse_policy == "auto" and twell_producer == "auto":
             status = self.compiler._lib.sparseopt_ir_compile(
                 self._h(), chip.encode() if chip else None,
                 features.encode() if features else None, output_dir.encode())
@@ -287,8 +295,8 @@ class Module(Handle):
                 if not value or any(c in value for c in " \t'\"{}"):
                     raise CompileError("%s %r must be non-empty, without spaces, quotes or braces"
                                        % (name, value))
-            self.run("sgpu-compile{chip=%s features=%s sparse-policy=%s output-dir=%s}"
-                     % (chip, features, sparse_policy, output_dir))
+            self.run("sgpu-compile{chip=%s features=%s sparse-policy=%s twell-producer=%s "
+                     "output-dir=%s}" % (chip, features, sparse_policy, twell_producer, output_dir))
         # The TwELL choices stay visible after compilation's own diagnostics.
         self.compiler.last_diagnostics = twell_notes + list(self.compiler.last_diagnostics)
         with open(os.path.join(output_dir, "compiled.mlir"), "w") as f:

@@ -87,3 +87,47 @@ def test_cli_twell_options(tmp_path):
     assert r.returncode != 0 and "not allowed with argument" in r.stderr
     r = cli("run", "--help")
     assert "--twell-profile-out" in r.stdout
+
+
+def launches(art):
+    return [line.split()[1] for line in (pathlib.Path(art.directory) / "program.txt").read_text().splitlines()
+            if line.startswith("launch ")]
+
+
+def test_fused_producer(tmp_path):
+    # Both FFNs' gate GEMMs become generated producers whose epilogue packs:
+    # no cuBLASLt line, no pack kernel; clear, producer, fix-up, consumer.
+    with Compiler() as c:
+        art = c.parse_file(MODEL).compile(tmp_path / "fused", twell=True, twell_producer="fused")
+    names = launches(art)
+    for i in (0, 1):
+        run = [n for n in names if n.endswith("_%d" % i) and not n.startswith("sgpu_twell_down_t")]
+        assert run == ["sgpu_twell_clear_%d" % i, "sgpu_twell_producer_%d" % i,
+                       "sgpu_twell_fixup_%d" % i, "sgpu_twell_ffn_%d" % i], names
+    text = (pathlib.Path(art.directory) / "program.txt").read_text()
+    assert not any(line.startswith("gemm ") for line in text.splitlines() if "n=512 " in line)
+    # The default keeps the library GEMM and the pack kernel.
+    with Compiler() as c:
+        art = c.parse_file(MODEL).compile(tmp_path / "auto", twell=True)
+    assert "sgpu_twell_pack_0" in launches(art)
+    assert not any(n.startswith("sgpu_twell_producer") for n in launches(art))
+    with pytest.raises(ValueError, match="twell_producer must be"):
+        with Compiler() as c:
+            c.parse_file(MODEL).compile(tmp_path / "bad", twell=True, twell_producer="cublas")
+
+
+def test_fused_producer_remark_on_other_chips(tmp_path):
+    # sm_90 has no wgmma: the library path stays, and a remark says why.
+    with Compiler() as c:
+        c.parse_file(MODEL).compile(tmp_path / "sm90", chip="sm_90", twell=True,
+                                    twell_producer="fused")
+        diags = [str(d) for d in c.last_diagnostics]
+    assert any("the target has no wgmma" in d for d in diags), diags
+
+
+def test_cli_twell_producer(tmp_path):
+    r = cli("compile", MODEL, "-o", tmp_path / "f", "--twell", "--twell-producer", "fused")
+    assert r.returncode == 0, r.stderr
+    assert "sgpu_twell_producer_0" in (tmp_path / "f" / "program.txt").read_text()
+    r = cli("compile", MODEL, "-o", tmp_path / "g", "--twell", "--twell-producer", "cublas")
+    assert r.returncode != 0 and "invalid choice" in r.stderr

@@ -12,5 +12,19 @@
 // RUN: %python %S/check_twell.py %t/ubf16 %sparse_opt_lib | FileCheck %s
 // RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-gated-bf16.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="output-dir=%t/gbf16" -o /dev/null
 // RUN: %python %S/check_twell.py %t/gbf16 %sparse_opt_lib | FileCheck %s
+// The same FFNs with the fused producer (twell-producer=fused: the gate GEMM
+// a generated wgmma kernel whose epilogue packs, then the fallback
+// fix-up), and a shape with a partial token block, a K tail and a partial
+// last tile (M = 200, d = 200, F = 600).
+// RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-ungated-f16.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="twell-producer=fused output-dir=%t/fused-twell-ffn-ungated-f16" -o /dev/null
+// RUN: %python %S/check_twell.py %t/fused-twell-ffn-ungated-f16 %sparse_opt_lib --tile 256 | FileCheck %s
+// RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-gated-f16.mlir --sgpu-sparsify-ffn="tile=128 compression=4" --sgpu-compile="twell-producer=fused output-dir=%t/fused-twell-ffn-gated-f16" -o /dev/null
+// RUN: %python %S/check_twell.py %t/fused-twell-ffn-gated-f16 %sparse_opt_lib --tile 128 | FileCheck %s
+// RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-ungated-bf16.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="twell-producer=fused output-dir=%t/fused-twell-ffn-ungated-bf16" -o /dev/null
+// RUN: %python %S/check_twell.py %t/fused-twell-ffn-ungated-bf16 %sparse_opt_lib --tile 256 | FileCheck %s
+// RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-gated-bf16.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="twell-producer=fused output-dir=%t/fused-twell-ffn-gated-bf16" -o /dev/null
+// RUN: %python %S/check_twell.py %t/fused-twell-ffn-gated-bf16 %sparse_opt_lib --tile 256 | FileCheck %s
+// RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-gated-bf16-odd.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="twell-producer=fused output-dir=%t/fused-twell-ffn-gated-bf16-odd" -o /dev/null
+// RUN: %python %S/check_twell.py %t/fused-twell-ffn-gated-bf16-odd %sparse_opt_lib --tile 256 | FileCheck %s
 // CHECK: stats: active neurons {{[0-9]+}} (numpy {{[0-9]+}}), fallback rows {{[0-9]+}} (numpy {{[0-9]+}}) (ok)
 // CHECK: twell {{.*}} max_rel_err {{.*}} (ok)
