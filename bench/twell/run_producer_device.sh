@@ -8,6 +8,10 @@
 #                   build/bin/sparse-opt test/Target/Inputs/$n.mlir \
 #                     --sgpu-sparsify-ffn="tile=256 compression=4" \
 #                     --sgpu-compile="twell-producer=fused output-dir=.carry/twp/$n" -o /dev/null; done
+#                 and the bias input with tile 64 (checked with --tile 64):
+#                   build/bin/sparse-opt test/Target/Inputs/twell-ffn-ungated-bf16-bias.mlir \
+#                     --sgpu-sparsify-ffn="tile=64 compression=4" \
+#                     --sgpu-compile="twell-producer=fused output-dir=.carry/twp/bias64" -o /dev/null
 #   twf/          python3 bench/twell/make_ffn.py --out .carry/twf --fused
 #                 (d = 2048, F = 5632, M = 2048 and 16384)
 # and build/lib (the runtime library). Results go to $OUT.
@@ -31,7 +35,8 @@ step "correctness against numpy (rows from 0.5% to 100% active, overflow include
 for d in "$carry"/twp/*/; do
   n="$(basename "$d")"
   echo "--- $n"
-  timeout 60 python3 test/Integration/GPU/check_twell.py "$d" "$root/build/lib" 2>&1 | tail -3
+  tile=256; [ "$n" = bias64 ] && tile=64
+  timeout 60 python3 test/Integration/GPU/check_twell.py "$d" "$root/build/lib" --tile $tile 2>&1 | tail -3
 done
 
 step "timing: TwELL with the library producer, with the fused producer, our dense, torch"

@@ -883,7 +883,11 @@ TmaSpmmConfig mlir::sgpu::getTmaDenseConfig(int64_t m, int64_t n, int64_t k,
   cfg.stages = std::min<int64_t>(
       {kMaxStages256, cfg.kTilesPerSplit,
        (kSharedLimit - kAlignSlack - 16 * kMaxStages) / sb});
+  // A single stage only where a tile has a single k-tile: the consumers
+  // release a stage one k-tile late, so one stage would wait on itself.
   cfg.stages = std::max<int64_t>(cfg.stages, 1);
+  assert((cfg.stages >= 2 || cfg.kTilesPerSplit == 1) &&
+         "one stage with several k-tiles would deadlock");
   cfg.barriersOffset = cfg.stages * sb;
   cfg.dynamicSharedBytes = cfg.barriersOffset + 16 * cfg.stages + kAlignSlack;
   cfg.aBox[0] = kBlockRows;

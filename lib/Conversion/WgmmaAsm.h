@@ -23,6 +23,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 
+#include <cassert>
 #include <cstdint>
 #include <string>
 
@@ -102,6 +103,8 @@ inline SmallVector<Value> sparseWgmma(OpBuilder &b, Location loc,
 inline SmallVector<Value> denseWgmma(OpBuilder &b, Location loc,
                                      Type elementType, Value descA,
                                      Value descB, ValueRange acc) {
+  assert((elementType.isBF16() || elementType.isF16()) &&
+         "dense wgmma takes f16 or bf16 operands");
   size_t n = acc.size();
   std::string type = elementType.isBF16() ? "bf16" : "f16";
   std::string text = "wgmma.mma_async.sync.aligned.m64n" +

@@ -17,6 +17,9 @@
 // RUN: sparse-opt %S/Inputs/twell-ffn-ungated-f16.mlir --sgpu-sparsify-ffn="tile=128 compression=4" --sgpu-compile="twell-producer=fused output-dir=%t/uf16" -o /dev/null
 // RUN: FileCheck %s --check-prefix=UF16 < %t/uf16/program.txt
 // RUN: %ptxas -arch=sm_90a -v %t/uf16/kernels.ptx -o %t/uf16.cubin 2>&1 | FileCheck %s --check-prefix=SM90A --implicit-check-not=C75
+// RUN: sparse-opt %S/Inputs/twell-ffn-ungated-bf16-bias.mlir --sgpu-sparsify-ffn="tile=64 compression=4" --sgpu-compile="twell-producer=fused output-dir=%t/bias" -o /dev/null
+// RUN: FileCheck %s --check-prefix=BIAS < %t/bias/program.txt
+// RUN: %ptxas -arch=sm_90a -v %t/bias/kernels.ptx -o %t/bias.cubin 2>&1 | FileCheck %s --check-prefix=SM90A --implicit-check-not=C75
 // RUN: sparse-opt %S/Inputs/twell-ffn-gated-bf16.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="output-dir=%t/auto" -o /dev/null
 // RUN: FileCheck %s --check-prefix=AUTO < %t/auto/program.txt
 // RUN: not sparse-opt %S/Inputs/twell-ffn-gated-bf16.mlir --sgpu-compile="twell-producer=cublas" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
@@ -39,6 +42,13 @@
 // Tile 128 (two tiles per 256-feature block), f16.
 // UF16-NOT: gemm
 // UF16: launch sgpu_twell_producer_0 grid 4 1 1 block 384 1 1 smem {{[0-9]+}} args tmap:b0:f16:64x256:128x64:128 tmap:b1:f16:1024x256:256x64:128
+
+// A bias (the first linear's, fused into the GEMM: the producer reads it),
+// tile 64, M = 17000: 133 token blocks x 2 feature blocks on a persistent
+// grid of 132 blocks; K = 64 is one stage.
+// BIAS-NOT: gemm
+// BIAS: launch sgpu_twell_producer_0 grid 132 1 1 block 384 1 1 smem 50192 args tmap:b0:bf16:17000x64:128x64:128 tmap:b1:bf16:320x64:256x64:128 b2 {{.*}}
+// BIAS-NOT: sgpu_twell_pack
 
 // AUTO: gemm m=64 n=1024 k=256
 // AUTO: launch sgpu_twell_pack_0

@@ -159,7 +159,10 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
     is written densely into its row's fallback and the row is flagged with
     an atomic; `sgpu_twell_fixup_<i>` then fills the rest of each flagged
     row's fallback from its entries, and `sgpu_twell_clear_<i>` clears the
-    flags and counters before the GEMM. Where the fused producer does not
+    flags and counters before the GEMM. Its tile is fixed (128 tokens x 256
+    features, as many 48 KiB stages as fit, at most 4; the spmm options
+    `tile-n`, `stages` and `split-k` do not apply; `reserve-sms` does).
+    Where the fused producer does not
     apply, the pack keeps the library path with a remark saying why.
     `auto` (the default) keeps the library path until the fused one is
     measured.

@@ -3,8 +3,10 @@
 kernels) on the GPU through the runtime and compares it with a dense numpy
 FFN:
 
-  ungated: y = relu(x . Wu^T) . Wd^T               inputs x, wu, wd
-  gated:   y = (relu(x . Wg^T) * (x . Wu^T)) . Wd^T  inputs x, wg, wu, wd
+  ungated: y = relu(x . Wu^T [+ b]) . Wd^T               inputs x, wu, [b,] wd
+  gated:   y = (relu(x . Wg^T [+ b]) * (x . Wu^T)) . Wd^T  inputs x, wg, [b,] wu, wd
+
+(b, a bias of the first linear, is the one 1-D input.)
 
   check_twell.py <artifact-dir> <lib-dir> [--seed 0] [--tile 256 --compression 4]
 
@@ -47,9 +49,12 @@ args = ap.parse_args()
 sig = json.loads((args.artifacts / "signature.json").read_text())
 ins = sig["inputs"]
 dtype = ins[0]["dtype"]
-gated = len(ins) == 4
-if len(ins) not in (3, 4) or any(t["dtype"] != dtype for t in ins + sig["outputs"]):
-    sys.exit("expected x, [wg,] wu, wd of one element type: %s" % sig)
+bias_at = [i for i, t in enumerate(ins) if len(t["shape"]) == 1]
+matrices = len(ins) - len(bias_at)
+gated = matrices == 4
+if (matrices not in (3, 4) or len(bias_at) > 1 or bias_at and bias_at[0] != 2
+        or any(t["dtype"] != dtype for t in ins + sig["outputs"])):
+    sys.exit("expected x, [wg,] [b,] wu, wd of one element type: %s" % sig)
 M, D = ins[0]["shape"]
 F = ins[1]["shape"][0]
 
@@ -88,10 +93,17 @@ wu = rng.standard_normal((F, D)).astype(np.float32) / np.sqrt(D)
 wd = rng.standard_normal((D, F)).astype(np.float32) / np.sqrt(F * 0.05)
 xs, gs, wus, wds = to_dtype(x), to_dtype(gate), to_dtype(wu), to_dtype(wd)
 inputs = [xs, gs, wus, wds] if gated else [xs, gs, wds]
+# A bias moves every neuron's pre-activation a little (densities stay
+# spread); it is added to the f32 product before the one rounding.
+bias = np.zeros(F, dtype=np.float32)
+if bias_at:
+    bs = to_dtype(rng.standard_normal(F).astype(np.float32) * 0.25)
+    bias = to_f32(bs)
+    inputs.insert(2, bs)
 
 # The dense reference, rounding where the dense program would.
 xf = to_f32(xs)
-h = to_f32(to_dtype(np.maximum(to_f32(to_dtype(xf @ to_f32(gs).T)), 0)))
+h = to_f32(to_dtype(np.maximum(xf @ to_f32(gs).T + bias, 0)))
 if gated:
     u = to_f32(to_dtype(xf @ to_f32(wus).T))
     h = to_f32(to_dtype(h * u))
@@ -103,7 +115,7 @@ out = run_program(rt, args.artifacts, inputs, np.zeros((M, D), dtype=np.float16 
 
 # The pack's stats against numpy's gate output: nonzeros, and rows with a
 # tile over capacity. Rounding may differ from cuBLAS's for values next to 0.
-gate_nz = to_f32(to_dtype(np.maximum(to_f32(to_dtype(xf @ to_f32(gs).T)), 0))) != 0
+gate_nz = to_f32(to_dtype(np.maximum(xf @ to_f32(gs).T + bias, 0))) != 0
 tiles = np.add.reduceat(gate_nz, np.arange(0, F, args.tile), axis=1)
 ref_active = int(gate_nz.sum())
 ref_fallback = int((tiles > args.tile // args.compression - 1).any(axis=1).sum())
@@ -116,8 +128,8 @@ print("stats: active neurons %s (numpy %d), fallback rows %s (numpy %d) (%s)"
 ours = to_f32(out)
 err = float(np.abs(ours - ref).max() / np.abs(ref).max())
 ok = bool(np.isfinite(ours).all()) and err <= TOLERANCE and stats_ok
-print("twell %s %s %dx%d, hidden %d, densities %s: max_rel_err %.3e (%s)"
-      % ("gated" if gated else "ungated", dtype, M, D, F,
+print("twell %s%s %s %dx%d, hidden %d, densities %s: max_rel_err %.3e (%s)"
+      % ("gated" if gated else "ungated", " with bias" if bias_at else "", dtype, M, D, F,
          " ".join("%.3f" % v for v in sorted(set(np.round(density, 3)))[:1] +
                   sorted(set(np.round(density, 3)))[-1:]),
          err, "ok" if ok else "FAIL"))

@@ -26,5 +26,11 @@
 // RUN: %python %S/check_twell.py %t/fused-twell-ffn-gated-bf16 %sparse_opt_lib --tile 256 | FileCheck %s
 // RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-gated-bf16-odd.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="twell-producer=fused output-dir=%t/fused-twell-ffn-gated-bf16-odd" -o /dev/null
 // RUN: %python %S/check_twell.py %t/fused-twell-ffn-gated-bf16-odd %sparse_opt_lib --tile 256 | FileCheck %s
+// A bias on the first linear and tile 64, M = 17000: 133 token blocks, so the
+// persistent producer walks several tiles per block; both producers.
+// RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-ungated-bf16-bias.mlir --sgpu-sparsify-ffn="tile=64 compression=4" --sgpu-compile="output-dir=%t/bias" -o /dev/null
+// RUN: %python %S/check_twell.py %t/bias %sparse_opt_lib --tile 64 | FileCheck %s
+// RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-ungated-bf16-bias.mlir --sgpu-sparsify-ffn="tile=64 compression=4" --sgpu-compile="twell-producer=fused output-dir=%t/fused-bias" -o /dev/null
+// RUN: %python %S/check_twell.py %t/fused-bias %sparse_opt_lib --tile 64 | FileCheck %s
 // CHECK: stats: active neurons {{[0-9]+}} (numpy {{[0-9]+}}), fallback rows {{[0-9]+}} (numpy {{[0-9]+}}) (ok)
 // CHECK: twell {{.*}} max_rel_err {{.*}} (ok)
