@@ -5,12 +5,14 @@ sgpu-sparsify-ffn (TwELL pack after the gate GEMM, sparse consumer) into
 DIR/gated_bf16_m<M>_d<d>_f<F>/, and without it (our dense program: three
 cuBLASLt GEMMs) into .../dense/, and with --fused also with the fused
 TwELL producer (twell-producer=fused: the gate GEMM a generated wgmma
-kernel whose epilogue packs) into .../fused/. choice.json records, for each benchmark
+kernel whose epilogue packs) into .../fused/ (with --fused-cluster also in
+clusters of two sharing W's tile, cluster=2, into .../fused_cluster/).
+choice.json records, for each benchmark
 density, what the compiler's cost model picks when that density is the
 calibration (`densities=p`): "twell" or "dense". The dense baseline of the
 same process is torch itself (run_ffn.py).
 
-  python3 bench/twell/make_ffn.py --out DIR [--d 2048] [--ffn 5632] [--tokens 2048,16384] [--fused]
+  python3 bench/twell/make_ffn.py --out DIR [--d 2048] [--ffn 5632] [--tokens 2048,16384] [--fused] [--fused-cluster]
 """
 import argparse
 import json
@@ -64,6 +66,8 @@ def main():
     ap.add_argument("--fractions", default="0.005,0.02,0.05,0.12,0.3")
     ap.add_argument("--fused", action="store_true",
                     help="also compile the TwELL program with twell-producer=fused into fused/")
+    ap.add_argument("--fused-cluster", action="store_true",
+                    help="also compile it with twell-producer=fused cluster=2 into fused_cluster/")
     args = ap.parse_args()
     for m in (int(v) for v in args.tokens.split(",")):
         name = "gated_bf16_m%d_d%d_f%d" % (m, args.d, args.ffn)
@@ -77,10 +81,13 @@ def main():
         subprocess.run([str(SPARSE_OPT), str(src),
                         "--sgpu-compile=output-dir=%s" % (out / "dense"), "-o", "/dev/null"],
                        check=True)
-        if args.fused:
-            subprocess.run([str(SPARSE_OPT), str(src), sparsify,
-                            "--sgpu-compile=twell-producer=fused output-dir=%s" % (out / "fused"),
-                            "-o", "/dev/null"], check=True)
+        for sub, options, wanted in (("fused", "twell-producer=fused", args.fused),
+                                     ("fused_cluster", "twell-producer=fused cluster=2",
+                                      args.fused_cluster)):
+            if wanted:
+                subprocess.run([str(SPARSE_OPT), str(src), sparsify,
+                                "--sgpu-compile=%s output-dir=%s" % (options, out / sub),
+                                "-o", "/dev/null"], check=True)
         choice = {}
         for p in args.fractions.split(","):
             ir = subprocess.run([str(SPARSE_OPT), str(src), sparsify + " densities=" + p],

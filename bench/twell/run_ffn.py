@@ -13,10 +13,12 @@ TwELL program's time, the program stats after a run (the measured density
 and the fallback rows, as the GPU counted them), our dense program's time,
 and the compiler's choice at that calibrated density (choice.json of
 make_ffn.py) with the time and speedup of the chosen program. Where the
-case has a fused/ program (make_ffn.py --fused: the TwELL program with the
-fused producer), it is timed in the same turns and gets its own record
-(variant "twell-fused-producer", with the library-producer TwELL time as
-the baseline "twell_library_producer").
+case has a fused/ or fused_cluster/ program (make_ffn.py --fused /
+--fused-cluster: the TwELL program with the fused producer, without or
+with clusters of two), each is timed in the same turns and gets its own
+record (variant "twell-fused-producer" / "twell-fused-producer-cluster2",
+with the library-producer TwELL time as the baseline
+"twell_library_producer").
 
   python3 bench/twell/run_ffn.py --artifacts DIR --out results.json
 """
@@ -34,6 +36,11 @@ import torch  # noqa: E402
 
 from sparse_opt import runtime  # noqa: E402
 from timing import median_interleaved_us  # noqa: E402
+
+
+# Sub-programs of a case timed beside the TwELL one (make_ffn.py options).
+EXTRA_PROGRAMS = (("fused", "twell-fused-producer"),
+                  ("fused_cluster", "twell-fused-producer-cluster2"))
 
 
 def inputs(m, d, f, p, gen):
@@ -66,7 +73,8 @@ def main():
         prog = runtime.load(adir)
         sig = prog.signature
         dprog = runtime.load(adir / "dense")
-        fprog = runtime.load(adir / "fused") if (adir / "fused" / "program.txt").exists() else None
+        extras = [(variant, runtime.load(adir / sub)) for sub, variant in EXTRA_PROGRAMS
+                  if (adir / sub / "program.txt").exists()]
         choice = json.loads((adir / "choice.json").read_text())
         for p in (float(v) for v in args.fractions.split(",")):
             xs = inputs(m, d, f, p, gen)
@@ -88,17 +96,19 @@ def main():
             dense_out = torch.empty_like(out)
             run_dense = lambda: dprog.run(ptrs, [dense_out.data_ptr()], cur())
             programs = [run, run_dense, lambda: dense(*xs)]
-            if fprog:
-                fused_out = torch.empty_like(out)
-                fprog.bind([ptrs[i] for i in fprog.signature.params], cur())
-                fins = [ptrs[i] for i in fprog.signature.input_positions]
-                run_fused = lambda: fprog.run(fins, [fused_out.data_ptr()], cur())
-                run_fused()
+            checked = []
+            for variant, eprog in extras:
+                eout = torch.empty_like(out)
+                eprog.bind([ptrs[i] for i in eprog.signature.params], cur())
+                eins = [ptrs[i] for i in eprog.signature.input_positions]
+                erun = (lambda prog_, ins_, out_: lambda: prog_.run(ins_, [out_.data_ptr()], cur()))(
+                    eprog, eins, eout)
+                erun()
                 torch.cuda.synchronize()
-                fstats = fprog.stats(cur())
-                err_fused = ((fused_out.float() - ref.float()).abs().max()
-                             / ref.float().abs().max()).item()
-                programs.append(run_fused)
+                estats = eprog.stats(cur())
+                eerr = ((eout.float() - ref.float()).abs().max() / ref.float().abs().max()).item()
+                checked.append((variant, estats, eerr))
+                programs.append(erun)
             # TwELL, our dense program and torch's (and the fused producer's
             # program) in turns (same clocks).
             times = median_interleaved_us(programs, warmup=3, reps=args.reps)
@@ -122,25 +132,24 @@ def main():
                   % (m, d, f, p, rec["gpu_measured_density"], rec["fallback_rows"], ours,
                      ours_dense, base, base / ours, err, pick, base / chosen))
             sys.stdout.flush()
-            if fprog:
-                fused = times[3]
-                frec = dict(rec, variant="twell-fused-producer", time_us=fused,
+            for (variant, estats, eerr), etime in zip(checked, times[3:]):
+                erec = dict(rec, variant=variant, time_us=etime,
                             baselines={"torch_dense": base, "sparseopt_dense": ours_dense,
                                        "twell_library_producer": ours},
-                            speedup=base / fused, max_rel_err=err_fused,
-                            gpu_measured_density=fstats["twell0.active_neurons"] / (m * f),
-                            fallback_rows=fstats["twell0.fallback_rows"])
+                            speedup=base / etime, max_rel_err=eerr,
+                            gpu_measured_density=estats["twell0.active_neurons"] / (m * f),
+                            fallback_rows=estats["twell0.fallback_rows"])
                 for key in ("chosen", "chosen_time_us", "chosen_speedup"):
-                    frec.pop(key)
-                records.append(frec)
-                print("  fused producer: %.1f us, %.2fx torch, %.2fx the library producer, "
+                    erec.pop(key)
+                records.append(erec)
+                print("  %s: %.1f us, %.2fx torch, %.2fx the library producer, "
                       "err %.1e, GPU density %.4f, fallback rows %d"
-                      % (fused, base / fused, ours / fused, err_fused,
-                         frec["gpu_measured_density"], frec["fallback_rows"]))
+                      % (variant, etime, base / etime, ours / etime, eerr,
+                         erec["gpu_measured_density"], erec["fallback_rows"]))
         dprog.close()
         prog.close()
-        if fprog:
-            fprog.close()
+        for _, eprog in extras:
+            eprog.close()
     args.out.write_text(json.dumps(records, indent=1) + "\n")
 
 

@@ -12,7 +12,11 @@
 #                   build/bin/sparse-opt test/Target/Inputs/twell-ffn-ungated-bf16-bias.mlir \
 #                     --sgpu-sparsify-ffn="tile=64 compression=4" \
 #                     --sgpu-compile="twell-producer=fused output-dir=.carry/twp/bias64" -o /dev/null
-#   twf/          python3 bench/twell/make_ffn.py --out .carry/twf --fused
+#                 and the odd shape in clusters of two:
+#                   build/bin/sparse-opt test/Target/Inputs/twell-ffn-gated-bf16-odd.mlir \
+#                     --sgpu-sparsify-ffn="tile=256 compression=4" \
+#                     --sgpu-compile="twell-producer=fused cluster=2 output-dir=.carry/twp/odd-c2" -o /dev/null
+#   twf/          python3 bench/twell/make_ffn.py --out .carry/twf --fused --fused-cluster
 #                 (d = 2048, F = 5632, M = 2048 and 16384)
 # and build/lib (the runtime library). Results go to $OUT.
 set -u

@@ -301,6 +301,11 @@ struct ConvertSGPUToGPUPass
                          << "'; expected auto, fused or library";
       return signalPassFailure();
     }
+    if (cluster != 1 && cluster != 2) {
+      module.emitError() << "invalid convert-sgpu-to-gpu option: cluster="
+                         << int64_t(cluster) << " is not 1 or 2";
+      return signalPassFailure();
+    }
     if (kernel != "auto" && kernel != "mma" && kernel != "wgmma") {
       module.emitError() << "unknown kernel '" << kernel
                          << "'; expected auto, mma or wgmma";
@@ -542,7 +547,8 @@ struct ConvertSGPUToGPUPass
         packed[pack.getResult()] =
             producer != producerOfPack.end()
                 ? lowerFusedTwellProducer(producer->second, pack, gpuModule,
-                                          symbols, packs.size(), reserveSMs)
+                                          symbols, packs.size(), reserveSMs,
+                                          cluster)
                 : lowerTwellPackToGPU(pack, gpuModule, symbols, packs.size());
         packs.push_back(pack);
       } else {
@@ -692,7 +698,11 @@ struct ConvertSGPUToGPUPass
     WgmmaSpmmLaunch wg = getWgmmaSpmmLaunch(shape);
     MemRefType xm = memrefOf(xType);
     TmaSpmmConfig tma = getTmaSpmmConfig(shape, tileN, stages, splitK,
-                                         persistent, reserveSMs, fused);
+                                         persistent, reserveSMs, fused,
+                                         cluster);
+    if (useTma && cluster > 1 && tma.cluster == 1)
+      spmm.emitRemark() << "cluster=" << int64_t(cluster)
+                        << " not used for this spmm: " << whyNoTmaCluster(tma);
     if (fused && tma.dynamicSharedBytes > tmaSpmmSharedLimit()) {
       spmm.emitError() << "stages=" << tma.stages << " with "
                        << tma.tokensPerBlock
@@ -740,6 +750,9 @@ struct ConvertSGPUToGPUPass
                           : b.getDenseI64ArrayAttr({0, 1, 2}));
       func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                     b.getI32IntegerAttr(1));
+      if (tma.cluster > 1)
+        func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
+                      b.getDenseI32ArrayAttr({int32_t(tma.cluster), 1, 1}));
       buildTmaSpmmKernel(b, loc, shape, tma, func);
     } else if (useWgmma) {
       buildWgmmaSpmmKernel(b, loc, shape, func);

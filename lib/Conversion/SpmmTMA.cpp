@@ -216,15 +216,28 @@ public:
       for (int64_t st = 0; st < cfg.stages; ++st) {
         asmVoid(b, loc, "mbarrier.init.shared::cta.b64 [$0], $1;",
                 {barrier(fullOffset(st)), im.i32(1)}, "r,r");
+        // One release per consumer warp of every block that reads the
+        // stage: with a cluster, the peer's consumers release it too (its
+        // B half is multicast into both blocks).
         asmVoid(b, loc, "mbarrier.init.shared::cta.b64 [$0], $1;",
-                {barrier(emptyOffset(st)), im.i32(kBlockRows / 16)}, "r,r");
+                {barrier(emptyOffset(st)), im.i32(kBlockRows / 16 * cfg.cluster)},
+                "r,r");
         if (cfg.fusedLift)
           asmVoid(b, loc, "mbarrier.init.shared::cta.b64 [$0], $1;",
                   {barrier(readyOffset(st)), im.i32(kGatherThreads)}, "r,r");
       }
       asmVoid(b, loc, "fence.mbarrier_init.release.cluster;", {}, "");
     }
-    gpu::BarrierOp::create(b, loc);
+    if (cfg.cluster > 1) {
+      // Blocks 2c and 2c + 1 form cluster c (the grid is tiled by clusters
+      // in x): the peer's barriers must be initialized before a multicast
+      // or a remote arrival reaches them.
+      rank = im.rem(bid, cfg.cluster);
+      peer = toI32(im.sub(im.c(1), rank));
+      clusterBarrier();
+    } else {
+      gpu::BarrierOp::create(b, loc);
+    }
 
     Value warpGroup = im.div(tid, 128);
     Value isProducer = arith::CmpIOp::create(
@@ -240,10 +253,36 @@ public:
       buildConsumer(y, im.sub(warpGroup, im.c(1)));
     }
     b.setInsertionPointToEnd(&entry);
+    // No block leaves while its peer may still multicast into its shared
+    // memory or arrive on its barriers.
+    if (cfg.cluster > 1)
+      clusterBarrier();
     gpu::ReturnOp::create(b, loc);
   }
 
 private:
+  /// All threads of both blocks of the cluster.
+  void clusterBarrier() {
+    asmVoid(b, loc,
+            "barrier.cluster.arrive.release.aligned;\n"
+            "barrier.cluster.wait.acquire.aligned;",
+            {}, "");
+  }
+
+  /// Releases a stage for the producers: one arrival on this block's
+  /// `empty` barrier at `addr` and, with a cluster, one on the peer's
+  /// barrier at the same offset (its producer multicasts into this block).
+  void releaseStage(Value addr) {
+    asmVoid(b, loc, "mbarrier.arrive.shared::cta.b64 _, [$0];", {addr}, "r");
+    if (cfg.cluster > 1)
+      asmVoid(b, loc,
+              "{\n.reg .b32 remote;\n"
+              "mapa.shared::cluster.u32 remote, $0, $1;\n"
+              "mbarrier.arrive.release.cluster.shared::cluster.b64 _, "
+              "[remote];\n}",
+              {addr, peer}, "r,r");
+  }
+
   /// Sets the coordinates of output tile `tile` (split, first k-tile,
   /// first feature, first token) at the insertion point.
   ///
@@ -262,13 +301,18 @@ private:
     } else {
       kt0 = im.c(0);
     }
-    int64_t perGroup = kGroup * cfg.gridY;
+    // With a cluster, `tile` numbers pairs of A blocks (2p, 2p + 1) of one
+    // B block; the block of rank r takes A block 2p + r.
+    int64_t gridY = cfg.gridY / cfg.cluster;
+    int64_t perGroup = kGroup * gridY;
     Value inGroup = im.rem(lin, perGroup);
     Value first = im.mul(im.div(lin, perGroup), kGroup);
     Value rows = arith::MinUIOp::create(b, loc, im.sub(im.c(cfg.gridX), first),
                                         im.c(kGroup));
     Value bx = im.add(first, arith::RemUIOp::create(b, loc, inGroup, rows));
     Value by = arith::DivUIOp::create(b, loc, inGroup, rows);
+    if (cfg.cluster > 1)
+      by = im.add(im.mul(by, cfg.cluster), rank);
     aRow0 = im.mul(by, kBlockRows);
     bRow0 = im.mul(bx, cfg.tokensPerBlock);
   }
@@ -276,13 +320,17 @@ private:
   /// The block's loop over its tiles: tile = blockIdx, blockIdx + grid, ...
   /// (one iteration unless the grid is persistent). `body` gets the tile
   /// and the block's k-tile count before it (the ring of stages continues
-  /// from tile to tile).
+  /// from tile to tile). With a cluster the loop runs over the cluster's
+  /// tile pairs, clusterIdx, clusterIdx + clusters, ..., the same in both
+  /// blocks (they exchange B halves at every k-tile).
   void forEachTile(function_ref<void(Value tile, Value itBase)> body) {
-    int64_t total = cfg.gridX * cfg.gridY * cfg.splits;
+    int64_t total = cfg.gridX * cfg.gridY * cfg.splits / cfg.cluster;
+    int64_t step = cfg.gridSize / cfg.cluster;
+    Value first = cfg.cluster > 1 ? im.div(bid, cfg.cluster) : bid;
     scf::ForOp::create(
-        b, loc, bid, im.c(total), im.c(cfg.gridSize), ValueRange{},
+        b, loc, first, im.c(total), im.c(step), ValueRange{},
         [&](OpBuilder &, Location, Value tile, ValueRange) {
-          Value ordinal = im.div(im.sub(tile, bid), cfg.gridSize);
+          Value ordinal = im.div(im.sub(tile, first), step);
           body(tile, im.mul(ordinal, blockTiles));
           scf::YieldOp::create(b, loc);
         });
@@ -396,8 +444,7 @@ private:
               Value col = mul32(kt32, kKTile);
               load2d(smemAddr(stageOffset(st, layout.a)), tmA, col, featRow0,
                      full);
-              load2d(smemAddr(stageOffset(st, layout.x)), tmB, col, tokRow0,
-                     full);
+              loadB(st, col, tokRow0, full);
               scf::YieldOp::create(b, loc);
               return;
             }
@@ -408,8 +455,7 @@ private:
               load2d(smemAddr(stageOffset(st, layout.a2)), tmA2,
                      arith::AddIOp::create(b, loc, valCol, im.i32(32)),
                      featRow0, full);
-            load2d(smemAddr(stageOffset(st, layout.x)), tmB,
-                   mul32(kt32, kKTile), tokRow0, full);
+            loadB(st, mul32(kt32, kKTile), tokRow0, full);
             load2d(smemAddr(stageOffset(st, layout.e)), tmE,
                    mul32(kt32, steps * 16), rowTile0, full);
             scf::YieldOp::create(b, loc);
@@ -509,6 +555,31 @@ private:
             scf::YieldOp::create(b, loc);
           });
     });
+  }
+
+  /// The B tile of stage `st` (rows from `row0`, columns from `col`): one
+  /// load, or with a cluster this block's half of the rows, multicast into
+  /// both blocks at the same offset (each block's `full` barrier counts the
+  /// whole tile's bytes).
+  void loadB(Value st, Value col, Value row0, Value full) {
+    Value dst = smemAddr(stageOffset(st, layout.x));
+    if (cfg.cluster == 1) {
+      load2d(dst, tmB, col, row0, full);
+      return;
+    }
+    int64_t half = cfg.tokensPerBlock / cfg.cluster;
+    Value rank32 = toI32(rank);
+    Value offset = arith::MulIOp::create(b, loc, rank32, im.i32(half * 128));
+    Value rowOffset = arith::MulIOp::create(b, loc, rank32, im.i32(half));
+    asmVoid(b, loc,
+            "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
+            "complete_tx::bytes.multicast::cluster [$0], [$1, {$2, $3}], "
+            "[$4], $5;",
+            {arith::AddIOp::create(b, loc, dst, offset), tmB, col,
+             arith::AddIOp::create(b, loc, row0, rowOffset), full,
+             arith::ConstantIntOp::create(b, loc, b.getIntegerType(16),
+                                          (1 << cfg.cluster) - 1)},
+            "r,l,r,r,r,h");
   }
 
   /// A 2-D TMA tile load (coordinates innermost first) completing on the
@@ -653,8 +724,7 @@ private:
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&rel.getThenRegion().front());
       Value prev = im.rem(im.add(it, cfg.stages - 1), cfg.stages);
-      asmVoid(b, loc, "mbarrier.arrive.shared::cta.b64 _, [$0];",
-              {emptyBarrier(prev)}, "r");
+      releaseStage(emptyBarrier(prev));
       d.append(e.begin(), e.end());
       return d;
     };
@@ -678,8 +748,7 @@ private:
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(&rel.getThenRegion().front());
         Value lastSt = im.rem(im.add(itBase, blockTiles - 1), cfg.stages);
-        asmVoid(b, loc, "mbarrier.arrive.shared::cta.b64 _, [$0];",
-                {emptyBarrier(lastSt)}, "r");
+        releaseStage(emptyBarrier(lastSt));
       }
       if (cfg.dense) {
         TmaFragment at{im.add(im.add(aRow0, im.mul(c, 64)), im.mul(warp, 16)),
@@ -764,6 +833,8 @@ private:
   Value tmB, tmA, tmA2, tmE, bias;
   ValueRange epilogueArgs;
   Value tid, bid, baseIdx, padWords, words;
+  /// With a cluster: this block's rank (index) and its peer's (i32).
+  Value rank, peer;
   /// The current output tile: first feature and token, its split (null
   /// without split-K) and first k-tile.
   Value aRow0, bRow0, split, kt0;
@@ -803,11 +874,36 @@ std::string mlir::sgpu::verifyTmaSpmmOverrides(int64_t tileN, int64_t stages,
   return "";
 }
 
+std::string mlir::sgpu::whyNoTmaCluster(const TmaSpmmConfig &cfg) {
+  if (cfg.splits > 1)
+    return "the grid is split along K";
+  if (cfg.fusedLift)
+    return "the 6:8 lift is fused into the kernel";
+  if (cfg.gridY % 2)
+    return "the " + std::to_string(cfg.gridY) +
+           " blocks of 128 A rows do not pair up";
+  return "";
+}
+
+/// Pairs the blocks into clusters of two where whyNoTmaCluster allows
+/// (see TmaSpmmConfig::cluster): the grid becomes a whole number of
+/// clusters and each block loads half of the B box.
+static void applyCluster(TmaSpmmConfig &cfg, int64_t cluster,
+                         int64_t reserveSMs) {
+  if (cluster < 2 || !whyNoTmaCluster(cfg).empty())
+    return;
+  cfg.cluster = 2;
+  int64_t pairs = cfg.gridX * cfg.gridY / 2;
+  cfg.gridSize =
+      2 * (cfg.persistent ? std::min(pairs, (kNumSMs - reserveSMs) / 2) : pairs);
+  cfg.bBox[0] = cfg.tokensPerBlock / 2;
+}
+
 TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
                                            int64_t stages, int64_t splitK,
                                            bool persistent,
                                            int64_t reserveSMs,
-                                           bool fusedLift) {
+                                           bool fusedLift, int64_t cluster) {
   TmaSpmmConfig cfg;
   cfg.threads = kThreads;
   cfg.fusedLift = fusedLift;
@@ -862,12 +958,13 @@ TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
   cfg.bSwizzle = 128;
   cfg.aSwizzle = 64;
   cfg.a2Swizzle = 32;
+  applyCluster(cfg, cluster, reserveSMs);
   return cfg;
 }
 
 TmaSpmmConfig mlir::sgpu::getTmaDenseConfig(int64_t m, int64_t n, int64_t k,
-                                            int64_t tileN,
-                                            int64_t reserveSMs) {
+                                            int64_t tileN, int64_t reserveSMs,
+                                            int64_t cluster) {
   TmaSpmmConfig cfg;
   cfg.threads = kThreads;
   cfg.dense = true;
@@ -895,6 +992,7 @@ TmaSpmmConfig mlir::sgpu::getTmaDenseConfig(int64_t m, int64_t n, int64_t k,
   cfg.bBox[0] = tileN;
   cfg.bBox[1] = kKTile;
   cfg.aSwizzle = cfg.bSwizzle = 128;
+  applyCluster(cfg, cluster, reserveSMs);
   return cfg;
 }
 

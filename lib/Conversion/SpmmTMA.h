@@ -70,6 +70,11 @@ struct TmaSpmmConfig {
   /// block, in tokensPerBlock), four wgmma.mma_async m64nBNk16 per stage,
   /// no metadata and no split-K; the epilogue is the caller's.
   bool dense = false;
+  /// Blocks per cluster, 1 or 2. With 2, the blocks of a cluster compute
+  /// the A blocks 2p and 2p + 1 of one B block and each loads half of the
+  /// B tile, multicast into both (the B box is [BN/2, 64]): half the L2
+  /// reads of B. Needs an even gridY, one split and no fused lift.
+  int64_t cluster = 1;
 };
 
 /// Where one consumer thread's accumulators sit in a dense-mode output tile,
@@ -105,7 +110,13 @@ bool tmaFusedLiftApplies(const SpmmShape &s);
 TmaSpmmConfig getTmaSpmmConfig(const SpmmShape &s, int64_t tileN = 0,
                                int64_t stages = 0, int64_t splitK = 0,
                                bool persistent = true,
-                               int64_t reserveSMs = 0, bool fusedLift = false);
+                               int64_t reserveSMs = 0, bool fusedLift = false,
+                               int64_t cluster = 1);
+
+/// Why the configuration cannot run in clusters of two (empty when it
+/// can): see TmaSpmmConfig::cluster. A configuration asked for a cluster
+/// of two keeps cluster = 1 when this is not empty.
+std::string whyNoTmaCluster(const TmaSpmmConfig &cfg);
 
 /// Shared-memory bytes the configuration needs, and the most a block has;
 /// a forced `stages` can exceed it with the fused lift's larger stages.
@@ -128,9 +139,11 @@ void buildTmaSpmmKernel(OpBuilder &b, Location loc, const SpmmShape &s,
 
 /// The dense configuration for D[m, n] = A[m, k] . B[n, k]^T with BN =
 /// `tileN` columns per block (64, 128 or 256): stages as many as fit (at
-/// most 4), a persistent grid of at most 132 - reserveSMs blocks.
+/// most 4), a persistent grid of at most 132 - reserveSMs blocks, in
+/// clusters of `cluster` (1 or 2) where whyNoTmaCluster allows.
 TmaSpmmConfig getTmaDenseConfig(int64_t m, int64_t n, int64_t k,
-                                int64_t tileN, int64_t reserveSMs = 0);
+                                int64_t tileN, int64_t reserveSMs = 0,
+                                int64_t cluster = 1);
 
 /// Builds a dense-mode kernel into `func`, whose arguments are the tensor
 /// maps of A (box [128, 64], 128B swizzle) and of B (box [BN, 64], 128B

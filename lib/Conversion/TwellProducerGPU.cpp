@@ -374,7 +374,8 @@ TwellBuffers mlir::sgpu::lowerFusedTwellProducer(MatmulOp matmul,
                                                  gpu::GPUModuleOp gpuModule,
                                                  SymbolTable &symbols,
                                                  size_t index,
-                                                 int64_t reserveSMs) {
+                                                 int64_t reserveSMs,
+                                                 int64_t cluster) {
   Location loc = pack.getLoc();
   TwellType tt = pack.getResult().getType();
   TwellLayoutAttr layout = tt.getLayout();
@@ -429,7 +430,14 @@ TwellBuffers mlir::sgpu::lowerFusedTwellProducer(MatmulOp matmul,
                     kb.getI32IntegerAttr(1));
   symbols.insert(producer);
   TmaSpmmConfig cfg =
-      getTmaDenseConfig(p.m, p.f, p.k, kProducerTileN, reserveSMs);
+      getTmaDenseConfig(p.m, p.f, p.k, kProducerTileN, reserveSMs, cluster);
+  if (cluster > 1 && cfg.cluster == 1)
+    pack.emitRemark() << "cluster=" << cluster
+                      << " not used for the TwELL producer: "
+                      << whyNoTmaCluster(cfg);
+  if (cfg.cluster > 1)
+    producer->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
+                      kb.getDenseI32ArrayAttr({int32_t(cfg.cluster), 1, 1}));
   SpmmShape s{p.m, p.f, p.k, p.f, p.k, p.et, p.et, Activation::relu,
               p.hasBias};
   TmaDenseEpilogue epilogue = [&](OpBuilder &eb, ArrayRef<Value> acc,

@@ -47,12 +47,14 @@ std::string whyNoFusedTwellProducer(MatmulOp matmul, TwellPackOp pack);
 /// wgmma GEMM `sgpu_twell_producer_<index>` of `matmul` whose epilogue
 /// applies bias and ReLU and packs every (row, tile) from the accumulators,
 /// and `sgpu_twell_fixup_<index>`, which completes the fallback rows of the
-/// rows that overflowed. `matmul` and `pack` stay until the consumers are
-/// lowered; the caller erases them. (TwellProducerGPU.cpp)
+/// rows that overflowed. `cluster` 2 pairs the blocks of two token blocks
+/// into clusters sharing W's tile (a remark where they cannot pair).
+/// `matmul` and `pack` stay until the consumers are lowered; the caller
+/// erases them. (TwellProducerGPU.cpp)
 TwellBuffers lowerFusedTwellProducer(MatmulOp matmul, TwellPackOp pack,
                                      gpu::GPUModuleOp gpuModule,
                                      SymbolTable &symbols, size_t index,
-                                     int64_t reserveSMs);
+                                     int64_t reserveSMs, int64_t cluster = 1);
 
 /// Emits, before `op`, the buffers of the concrete form (memref.alloc), a
 /// launch of `sgpu_twell_clear_<index>` (fallback-row count := 0) and one of

@@ -67,6 +67,11 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
                      "(inside the kernel wherever it applies) or separate "
                      "(the plain window order and a gather kernel)"),
       llvm::cl::init("auto")};
+  PassOptions::Option<int64_t> cluster{
+      *this, "cluster",
+      llvm::cl::desc("wgmma TMA kernels: blocks per cluster (1 or 2; 2 "
+                     "multicasts each shared B tile to both blocks)"),
+      llvm::cl::init(1)};
   PassOptions::Option<std::string> twellProducer{
       *this, "twell-producer",
       llvm::cl::desc("producer of TwELL packs fed by a ReLU GEMM: auto "
@@ -133,6 +138,7 @@ LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
      << " persistent=" << (opts.persistent.getValue() ? "true" : "false")
      << " reserve-sms=" << opts.reserveSMs.getValue()
      << " twell-producer=" << opts.twellProducer.getValue()
+     << " cluster=" << opts.cluster.getValue()
      << "},";
   os << "one-shot-bufferize{bufferize-function-boundaries=true "
         "function-boundary-type-conversion=identity-layout-map},";

@@ -20,6 +20,11 @@
 // RUN: sparse-opt %S/Inputs/twell-ffn-ungated-bf16-bias.mlir --sgpu-sparsify-ffn="tile=64 compression=4" --sgpu-compile="twell-producer=fused output-dir=%t/bias" -o /dev/null
 // RUN: FileCheck %s --check-prefix=BIAS < %t/bias/program.txt
 // RUN: %ptxas -arch=sm_90a -v %t/bias/kernels.ptx -o %t/bias.cubin 2>&1 | FileCheck %s --check-prefix=SM90A --implicit-check-not=C75
+// RUN: sparse-opt %S/Inputs/twell-ffn-gated-bf16-odd.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="twell-producer=fused cluster=2 output-dir=%t/cluster" -o /dev/null
+// RUN: FileCheck %s --check-prefix=CLUSTER < %t/cluster/program.txt
+// RUN: FileCheck %s --check-prefix=CLUSTERPTX < %t/cluster/kernels.ptx
+// RUN: %ptxas -arch=sm_90a -v %t/cluster/kernels.ptx -o %t/cluster.cubin 2>&1 | FileCheck %s --check-prefix=SM90A --implicit-check-not=C75
+// RUN: sparse-opt %S/Inputs/twell-ffn-ungated-bf16-bias.mlir --sgpu-sparsify-ffn="tile=64 compression=4" --sgpu-compile="twell-producer=fused cluster=2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOPAIR
 // RUN: sparse-opt %S/Inputs/twell-ffn-gated-bf16.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="output-dir=%t/auto" -o /dev/null
 // RUN: FileCheck %s --check-prefix=AUTO < %t/auto/program.txt
 // RUN: not sparse-opt %S/Inputs/twell-ffn-gated-bf16.mlir --sgpu-compile="twell-producer=cublas" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
@@ -49,6 +54,16 @@
 // BIAS-NOT: gemm
 // BIAS: launch sgpu_twell_producer_0 grid 132 1 1 block 384 1 1 smem 50192 args tmap:b0:bf16:17000x64:128x64:128 tmap:b1:bf16:320x64:256x64:128 b2 {{.*}}
 // BIAS-NOT: sgpu_twell_pack
+
+// cluster=2: the two token blocks of M = 200 pair up and share W's tile
+// (each loads half of the 256-row box and multicasts it); M = 17000 has
+// 133 token blocks, which do not pair: a remark, and single blocks.
+// CLUSTER: launch sgpu_twell_producer_0 grid 6 1 1 block 384 1 1 smem {{[0-9]+}} args tmap:b0:bf16:200x200:128x64:128 tmap:b1:bf16:600x200:128x64:128
+// CLUSTERPTX-LABEL: .entry sgpu_twell_producer_0(
+// CLUSTERPTX: .reqnctapercluster 2, 1, 1
+// CLUSTERPTX: mbarrier.arrive.release.cluster.shared::cluster.b64
+// CLUSTERPTX: complete_tx::bytes.multicast::cluster
+// NOPAIR: remark: cluster=2 not used for the TwELL producer: the 133 blocks of 128 A rows do not pair up
 
 // AUTO: gemm m=64 n=1024 k=256
 // AUTO: launch sgpu_twell_pack_0

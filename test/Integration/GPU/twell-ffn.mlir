@@ -26,6 +26,10 @@
 // RUN: %python %S/check_twell.py %t/fused-twell-ffn-gated-bf16 %sparse_opt_lib --tile 256 | FileCheck %s
 // RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-gated-bf16-odd.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="twell-producer=fused output-dir=%t/fused-twell-ffn-gated-bf16-odd" -o /dev/null
 // RUN: %python %S/check_twell.py %t/fused-twell-ffn-gated-bf16-odd %sparse_opt_lib --tile 256 | FileCheck %s
+// The fused producer in clusters of two (the two token blocks of M = 200
+// share W's tile by TMA multicast).
+// RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-gated-bf16-odd.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="twell-producer=fused cluster=2 output-dir=%t/fused-cluster" -o /dev/null
+// RUN: %python %S/check_twell.py %t/fused-cluster %sparse_opt_lib | FileCheck %s
 // A bias on the first linear and tile 64, M = 17000: 133 token blocks, so the
 // persistent producer walks several tiles per block; both producers.
 // RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-ungated-bf16-bias.mlir --sgpu-sparsify-ffn="tile=64 compression=4" --sgpu-compile="output-dir=%t/bias" -o /dev/null
