@@ -10,18 +10,12 @@
 #                 --d 8192 --ffn 28672
 # Results go to $OUT (default /tmp/ladder-out). Phases (arguments, default
 # all): tests, tp1, tp2.
-set -u
-root="$(cd "$(dirname "$0")/../.." && pwd)"
-cd "$root"
-carry="$root/.carry"
-out="${OUT:-/tmp/ladder-out}"
-mkdir -p "$out"
+source "$(dirname "$0")/../device_env.sh" /tmp/ladder-out
 # Never NVLink multicast on shared hosts.
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export SPARSEOPT_LIB_DIR="$carry/lib" PYTHONPATH="$root/python"
+export SPARSEOPT_LIB_DIR="$carry/lib"
 nccl_lib="$(python3 -c 'import nvidia.nccl as n, os; print(os.path.join(list(n.__path__)[0], "lib"))')"
 export LD_LIBRARY_PATH="$carry/lib:$nccl_lib:${LD_LIBRARY_PATH:-}"
-step() { echo "=== $*"; }
 phases="${*:-tests tp1 tp2}"
 has() { case " $phases " in *" $1 "*) return 0;; esac; return 1; }
 

@@ -8,15 +8,7 @@
 #   large24_c2/   make_cases.py --set large --options cluster=2 --out .carry/large24_c2
 #   lift_c2/      make_cases.py --set lift --options cluster=2 --out .carry/lift_c2
 # and build/lib (runtime and formats libraries). Results go to $OUT.
-set -u
-root="$(cd "$(dirname "$0")/../.." && pwd)"
-cd "$root"
-carry="$root/.carry"
-out="${OUT:-/tmp/cluster-out}"
-mkdir -p "$out"
-export SPARSEOPT_LIB_DIR="$root/build/lib" PYTHONPATH="$root/python"
-commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-step() { echo "=== $*"; }
+source "$(dirname "$0")/../device_env.sh" /tmp/cluster-out
 
 step "SASS of the clustered 2:4 kernel (bf16, 4096 x 14336 x 4096)"
 case="$carry/large24_c2/spmm_bf16_m4096_n14336_k4096"

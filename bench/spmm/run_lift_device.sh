@@ -7,15 +7,7 @@
 #   lift_<l>/    make_cases.py --set lift --lift <l> --out .carry/lift_<l>,
 #                for l in auto fused separate
 # and build/lib (runtime and formats libraries). Results go to $OUT.
-set -u
-root="$(cd "$(dirname "$0")/../.." && pwd)"
-cd "$root"
-carry="$root/.carry"
-out="${OUT:-/tmp/lift-out}"
-mkdir -p "$out"
-export SPARSEOPT_LIB_DIR="$root/build/lib" PYTHONPATH="$root/python"
-commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
-step() { echo "=== $*"; }
+source "$(dirname "$0")/../device_env.sh" /tmp/lift-out
 
 step "SASS of the fused 6:8 kernel (bf16, 4096 x 14336 x 4096)"
 case="$carry/lift_fused/slide6to8_bf16_m4096_n14336_k4096"

@@ -19,14 +19,7 @@
 #   twf/          python3 bench/twell/make_ffn.py --out .carry/twf --fused --fused-cluster
 #                 (d = 2048, F = 5632, M = 2048 and 16384)
 # and build/lib (the runtime library). Results go to $OUT.
-set -u
-root="$(cd "$(dirname "$0")/../.." && pwd)"
-cd "$root"
-carry="$root/.carry"
-out="${OUT:-/tmp/twell-producer-out}"
-mkdir -p "$out"
-export SPARSEOPT_LIB_DIR="$root/build/lib" PYTHONPATH="$root/python"
-step() { echo "=== $*"; }
+source "$(dirname "$0")/../device_env.sh" /tmp/twell-producer-out
 
 step "SASS of the fused producer (d = 2048, F = 5632, M = 16384)"
 case="$carry/twf/gated_bf16_m16384_d2048_f5632/fused"

@@ -702,7 +702,7 @@ struct ConvertSGPUToGPUPass
                                          cluster);
     if (useTma && cluster > 1 && tma.cluster == 1)
       spmm.emitRemark() << "cluster=" << int64_t(cluster)
-                        << " not used for this spmm: " << whyNoTmaCluster(tma);
+                        << " not used for this spmm: " << whyNoTmaCluster(tma, reserveSMs);
     if (fused && tma.dynamicSharedBytes > tmaSpmmSharedLimit()) {
       spmm.emitError() << "stages=" << tma.stages << " with "
                        << tma.tokensPerBlock

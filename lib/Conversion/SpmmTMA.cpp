@@ -75,6 +75,7 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -84,6 +85,7 @@ using namespace mlir::sgpu;
 namespace {
 
 constexpr int64_t kThreads = 384;
+constexpr int64_t kConsumerWarps = 8; // two consumer warpgroups
 constexpr int64_t kBlockRows = 128;   // features per block (2 x wgmma M)
 constexpr int64_t kKTile = 64;        // logical K per stage
 constexpr int64_t kSteps = kKTile / 32; // k32 wgmmas per stage
@@ -220,7 +222,7 @@ public:
         // stage: with a cluster, the peer's consumers release it too (its
         // B half is multicast into both blocks).
         asmVoid(b, loc, "mbarrier.init.shared::cta.b64 [$0], $1;",
-                {barrier(emptyOffset(st)), im.i32(kBlockRows / 16 * cfg.cluster)},
+                {barrier(emptyOffset(st)), im.i32(kConsumerWarps * cfg.cluster)},
                 "r,r");
         if (cfg.fusedLift)
           asmVoid(b, loc, "mbarrier.init.shared::cta.b64 [$0], $1;",
@@ -230,10 +232,11 @@ public:
     }
     if (cfg.cluster > 1) {
       // Blocks 2c and 2c + 1 form cluster c (the grid is tiled by clusters
-      // in x): the peer's barriers must be initialized before a multicast
-      // or a remote arrival reaches them.
-      rank = im.rem(bid, cfg.cluster);
-      peer = toI32(im.sub(im.c(1), rank));
+      // in x; the rank is %cluster_ctarank): the peer's barriers must be
+      // initialized before a multicast or a remote arrival reaches them.
+      Value rank32 = NVVM::ClusterId::create(b, loc, b.getI32Type());
+      rank = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), rank32);
+      peer = arith::SubIOp::create(b, loc, im.i32(1), rank32);
       clusterBarrier();
     } else {
       gpu::BarrierOp::create(b, loc);
@@ -261,12 +264,12 @@ public:
   }
 
 private:
-  /// All threads of both blocks of the cluster.
+  /// All threads of both blocks of the cluster (the NVVM ops, whose
+  /// intrinsics are convergent: LLVM never duplicates them into divergent
+  /// paths, which the .aligned forms forbid).
   void clusterBarrier() {
-    asmVoid(b, loc,
-            "barrier.cluster.arrive.release.aligned;\n"
-            "barrier.cluster.wait.acquire.aligned;",
-            {}, "");
+    NVVM::ClusterArriveOp::create(b, loc, b.getUnitAttr());
+    NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
   }
 
   /// Releases a stage for the producers: one arrival on this block's
@@ -373,11 +376,15 @@ private:
 
   /// Spins until the mbarrier at `addr` completes the phase of parity
   /// `parity` (i32 0/1).
-  void waitBarrier(Value addr, Value parity) {
+  /// `clusterScope`: acquire at cluster scope, for a barrier that the
+  /// peer block's threads also arrive on (the empty barriers of a cluster).
+  void waitBarrier(Value addr, Value parity, bool clusterScope = false) {
+    std::string op = clusterScope
+                         ? "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64"
+                         : "mbarrier.try_wait.parity.shared::cta.b64";
     asmVoid(b, loc,
-            "{\n.reg .pred p;\nwait_again:\n"
-            "mbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n"
-            "@!p bra wait_again;\n}",
+            "{\n.reg .pred p;\nwait_again:\n" + op +
+                " p, [$0], $1;\n@!p bra wait_again;\n}",
             {addr, parity}, "r,r");
   }
 
@@ -426,7 +433,7 @@ private:
             // first (complete from the start).
             Value parity =
                 toI32(im.rem(im.add(im.div(it, cfg.stages), 1), 2));
-            waitBarrier(emptyBarrier(st), parity);
+            waitBarrier(emptyBarrier(st), parity, cfg.cluster > 1);
             Value full = fullBarrier(st);
             asmVoid(b, loc,
                     "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
@@ -874,7 +881,11 @@ std::string mlir::sgpu::verifyTmaSpmmOverrides(int64_t tileN, int64_t stages,
   return "";
 }
 
-std::string mlir::sgpu::whyNoTmaCluster(const TmaSpmmConfig &cfg) {
+std::string mlir::sgpu::whyNoTmaCluster(const TmaSpmmConfig &cfg,
+                                        int64_t reserveSMs) {
+  if (cfg.persistent && kNumSMs - reserveSMs < 2)
+    return "reserve-sms=" + std::to_string(reserveSMs) +
+           " leaves fewer than the 2 multiprocessors of a cluster";
   if (cfg.splits > 1)
     return "the grid is split along K";
   if (cfg.fusedLift)
@@ -890,7 +901,7 @@ std::string mlir::sgpu::whyNoTmaCluster(const TmaSpmmConfig &cfg) {
 /// clusters and each block loads half of the B box.
 static void applyCluster(TmaSpmmConfig &cfg, int64_t cluster,
                          int64_t reserveSMs) {
-  if (cluster < 2 || !whyNoTmaCluster(cfg).empty())
+  if (cluster < 2 || !whyNoTmaCluster(cfg, reserveSMs).empty())
     return;
   cfg.cluster = 2;
   int64_t pairs = cfg.gridX * cfg.gridY / 2;

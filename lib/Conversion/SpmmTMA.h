@@ -116,7 +116,7 @@ TmaSpmmConfig getTmaSpmmConfig(const SpmmShape &s, int64_t tileN = 0,
 /// Why the configuration cannot run in clusters of two (empty when it
 /// can): see TmaSpmmConfig::cluster. A configuration asked for a cluster
 /// of two keeps cluster = 1 when this is not empty.
-std::string whyNoTmaCluster(const TmaSpmmConfig &cfg);
+std::string whyNoTmaCluster(const TmaSpmmConfig &cfg, int64_t reserveSMs = 0);
 
 /// Shared-memory bytes the configuration needs, and the most a block has;
 /// a forced `stages` can exceed it with the fused lift's larger stages.

@@ -381,12 +381,12 @@ TwellBuffers mlir::sgpu::lowerFusedTwellProducer(MatmulOp matmul,
   TwellLayoutAttr layout = tt.getLayout();
   auto xType = cast<RankedTensorType>(matmul.getInput().getType());
   ProducerShape p;
-  p.m = tt.getShape()[0];
-  p.f = tt.getShape()[1];
+  p.m = tt.getRows();
+  p.f = tt.getCols();
   p.k = xType.getDimSize(1);
   p.tile = layout.getTile();
   p.words = layout.getWordsPerTile();
-  p.tiles = (p.f + p.tile - 1) / p.tile;
+  p.tiles = tt.getTilesPerRow();
   p.et = tt.getElementType();
   p.hasBias = static_cast<bool>(matmul.getBias());
 
@@ -434,7 +434,7 @@ TwellBuffers mlir::sgpu::lowerFusedTwellProducer(MatmulOp matmul,
   if (cluster > 1 && cfg.cluster == 1)
     pack.emitRemark() << "cluster=" << cluster
                       << " not used for the TwELL producer: "
-                      << whyNoTmaCluster(cfg);
+                      << whyNoTmaCluster(cfg, reserveSMs);
   if (cfg.cluster > 1)
     producer->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
                       kb.getDenseI32ArrayAttr({int32_t(cfg.cluster), 1, 1}));

@@ -243,14 +243,13 @@ TwellBuffers mlir::sgpu::allocTwellPackBuffers(OpBuilder &b, TwellPackOp op,
                                                size_t index, Value &active) {
   Location loc = op.getLoc();
   TwellType tt = op.getResult().getType();
-  TwellLayoutAttr layout = tt.getLayout();
-  int64_t m = tt.getShape()[0], f = tt.getShape()[1];
-  int64_t tile = layout.getTile(), words = layout.getWordsPerTile();
-  int64_t tiles = (f + tile - 1) / tile;
+  int64_t m = tt.getRows(), f = tt.getCols();
   Type i32 = b.getI32Type();
   TwellBuffers out;
   out.words = memref::AllocOp::create(
-      b, loc, MemRefType::get({m, tiles, words}, i32));
+      b, loc,
+      MemRefType::get(
+          {m, tt.getTilesPerRow(), tt.getLayout().getWordsPerTile()}, i32));
   out.flags = memref::AllocOp::create(b, loc, MemRefType::get({m}, i32));
   out.fallback = memref::AllocOp::create(
       b, loc, MemRefType::get({m, f}, tt.getElementType()));
@@ -282,10 +281,9 @@ TwellBuffers mlir::sgpu::lowerTwellPackToGPU(TwellPackOp op,
                                              size_t index) {
   Location loc = op.getLoc();
   TwellType tt = op.getResult().getType();
-  TwellLayoutAttr layout = tt.getLayout();
-  int64_t m = tt.getShape()[0], f = tt.getShape()[1];
-  int64_t tile = layout.getTile(), words = layout.getWordsPerTile();
-  int64_t tiles = (f + tile - 1) / tile;
+  int64_t m = tt.getRows(), f = tt.getCols(), tiles = tt.getTilesPerRow();
+  int64_t tile = tt.getLayout().getTile();
+  int64_t words = tt.getLayout().getWordsPerTile();
   Type et = tt.getElementType();
 
   OpBuilder b(op);

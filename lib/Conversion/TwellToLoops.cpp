@@ -98,10 +98,9 @@ TwellBuffers mlir::sgpu::lowerTwellPackToLoops(TwellPackOp op, bool report) {
   IndexMath &im = e.im;
   TwellType tt = op.getResult().getType();
   TwellLayoutAttr layout = tt.getLayout();
-  int64_t m = tt.getShape()[0], f = tt.getShape()[1];
+  int64_t m = tt.getRows(), f = tt.getCols(), tiles = tt.getTilesPerRow();
   int64_t tile = layout.getTile(), words = layout.getWordsPerTile();
   int64_t capacity = layout.getCapacity();
-  int64_t tiles = (f + tile - 1) / tile;
   Type et = tt.getElementType();
   Type i32 = b.getI32Type();
   Type i16 = b.getIntegerType(16);
@@ -185,9 +184,8 @@ void mlir::sgpu::lowerTwellFFNToLoops(TwellFFNOp op,
   IndexMath &im = e.im;
   TwellType tt = op.getPacked().getType();
   TwellLayoutAttr layout = tt.getLayout();
-  int64_t m = tt.getShape()[0], f = tt.getShape()[1];
+  int64_t m = tt.getRows(), f = tt.getCols(), tiles = tt.getTilesPerRow();
   int64_t tile = layout.getTile();
-  int64_t tiles = (f + tile - 1) / tile;
   auto yt = cast<RankedTensorType>(op.getResult().getType());
   int64_t d = yt.getDimSize(1);
   Type et = tt.getElementType();

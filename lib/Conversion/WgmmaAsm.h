@@ -79,22 +79,35 @@ inline SmallVector<Value> asmOnAcc(OpBuilder &b, Location loc, StringRef text,
   return d;
 }
 
+/// The text of a wgmma with N = 2 * `n` (f32 accumulators $0..$n-1, then
+/// the operands `$n, $n+1, ...` that `operands` names after the
+/// accumulator list): `<opcode>.m64n<N>k<k>.f32.<t>.<t> {acc}, <operands>;`.
+inline std::string wgmmaText(StringRef opcode, int64_t k, Type elementType,
+                             size_t n, StringRef operands) {
+  std::string type = elementType.isBF16() ? "bf16" : "f16";
+  std::string text = opcode.str() + ".m64n" + std::to_string(2 * n) + "k" +
+                     std::to_string(k) + ".f32." + type + "." + type + " {";
+  for (size_t i = 0; i < n; ++i)
+    text += (i ? ", $" : "$") + std::to_string(i);
+  return text + "}, " + operands.str() + ";";
+}
+
 /// d = A(sparse, smem) * B(smem) + d: wgmma.mma_async.sp m64nNk32 with
 /// N = 2 * acc.size(), f16 or bf16 inputs (`elementType`), f32
 /// accumulators, metadata word `e` with selector 0, no transposes.
 inline SmallVector<Value> sparseWgmma(OpBuilder &b, Location loc,
                                       Type elementType, Value descA,
                                       Value descB, Value e, ValueRange acc) {
+  assert((elementType.isBF16() || elementType.isF16()) &&
+         "sparse wgmma takes f16 or bf16 operands");
   size_t n = acc.size();
-  std::string type = elementType.isBF16() ? "bf16" : "f16";
-  std::string text = "wgmma.mma_async.sp.sync.aligned.m64n" +
-                     std::to_string(2 * n) + "k32.f32." + type + "." + type +
-                     " {";
-  for (size_t i = 0; i < n; ++i)
-    text += (i ? ", $" : "$") + std::to_string(i);
-  text += "}, $" + std::to_string(n) + ", $" + std::to_string(n + 1) + ", $" +
-          std::to_string(n + 2) + ", 0, 1, 1, 1, 0, 0;";
-  return asmOnAcc(b, loc, text, {descA, descB, e}, "l,l,r", acc);
+  std::string operands = "$" + std::to_string(n) + ", $" +
+                         std::to_string(n + 1) + ", $" +
+                         std::to_string(n + 2) + ", 0, 1, 1, 1, 0, 0";
+  return asmOnAcc(b, loc,
+                  wgmmaText("wgmma.mma_async.sp.sync.aligned", 32, elementType,
+                            n, operands),
+                  {descA, descB, e}, "l,l,r", acc);
 }
 
 /// d = A(smem) * B(smem) + d: the dense wgmma.mma_async m64nNk16 with
@@ -106,15 +119,12 @@ inline SmallVector<Value> denseWgmma(OpBuilder &b, Location loc,
   assert((elementType.isBF16() || elementType.isF16()) &&
          "dense wgmma takes f16 or bf16 operands");
   size_t n = acc.size();
-  std::string type = elementType.isBF16() ? "bf16" : "f16";
-  std::string text = "wgmma.mma_async.sync.aligned.m64n" +
-                     std::to_string(2 * n) + "k16.f32." + type + "." + type +
-                     " {";
-  for (size_t i = 0; i < n; ++i)
-    text += (i ? ", $" : "$") + std::to_string(i);
-  text += "}, $" + std::to_string(n) + ", $" + std::to_string(n + 1) +
-          ", 1, 1, 1, 0, 0;";
-  return asmOnAcc(b, loc, text, {descA, descB}, "l,l", acc);
+  std::string operands = "$" + std::to_string(n) + ", $" +
+                         std::to_string(n + 1) + ", 1, 1, 1, 0, 0";
+  return asmOnAcc(b, loc,
+                  wgmmaText("wgmma.mma_async.sync.aligned", 16, elementType, n,
+                            operands),
+                  {descA, descB}, "l,l", acc);
 }
 
 /// The matrix descriptor of a K-major tile at shared address `addr` (i64):

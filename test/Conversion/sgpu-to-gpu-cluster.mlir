@@ -8,6 +8,9 @@
 // runs without clusters.
 // RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma cluster=2" -verify-diagnostics | FileCheck %s
 // RUN: not sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma cluster=3" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma cluster=2 reserve-sms=131" 2>&1 | FileCheck %s --check-prefix=RESERVE
+// RESERVE: remark: cluster=2 not used for this spmm: reserve-sms=131 leaves fewer than the 2 multiprocessors of a cluster
+// RESERVE: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%c1{{[_0-9]*}},
 // BAD: error: invalid convert-sgpu-to-gpu option: cluster=3 is not 1 or 2
 
 // M = N = K = 4096: 16 token blocks of 256 x 32 feature blocks, 256 pairs
@@ -21,12 +24,16 @@
 // CHECK: %[[C16:.*]] = arith.constant 16 : i32
 // CHECK: "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r,~{memory}" %{{.*}}, %[[C16]]
 // CHECK: "fence.mbarrier_init.release.cluster;"
-// CHECK: %[[RANK:.*]] = arith.remui %[[BID]], %c2
-// CHECK: "barrier.cluster.arrive.release.aligned;\0Abarrier.cluster.wait.acquire.aligned;"
+// CHECK: %[[RANK:.*]] = nvvm.read.ptx.sreg.cluster.ctarank : i32
+// CHECK: nvvm.cluster.arrive {aligned}
+// CHECK-NEXT: nvvm.cluster.wait {aligned}
 // The tile loop runs over the cluster's pairs: from blockIdx / 2, step 66.
 // CHECK: "setmaxnreg.dec.sync.aligned.u32 40;"
 // CHECK: %[[FIRST:.*]] = arith.divui %[[BID]], %c2
 // CHECK: scf.for %{{.*}} = %[[FIRST]] to %c256{{[_0-9]*}} step %c66
+// The producer's wait for a free stage acquires at cluster scope (the
+// peer's consumers arrive on it).
+// CHECK: mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64
 // CHECK: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3}], [$4];
 // CHECK: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [$0], [$1, {$2, $3}], [$4], $5;", "r,l,r,r,r,h,~{memory}"
 // Consumers release a stage in both blocks.
@@ -34,7 +41,8 @@
 // CHECK: "mbarrier.arrive.shared::cta.b64 _, [$0];"
 // CHECK-NEXT: mapa.shared::cluster.u32 remote, $0, $1;\0Ambarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];
 // The exit waits for the peer.
-// CHECK: "barrier.cluster.arrive.release.aligned;\0Abarrier.cluster.wait.acquire.aligned;"
+// CHECK: nvvm.cluster.arrive {aligned}
+// CHECK-NEXT: nvvm.cluster.wait {aligned}
 // CHECK-NEXT: gpu.return
 func.func @spmm_pairs(%x: tensor<4096x4096xbf16>, %v: tensor<4096x2048xbf16>, %m: tensor<524288xi32>) -> tensor<4096x4096xbf16> {
   %w = sgpu.assemble %v, %m : tensor<4096x2048xbf16>, tensor<524288xi32> -> !sgpu.compressed<4096x4096xbf16, #sgpu.nm<2:4>>

@@ -18,15 +18,17 @@
 // PTX-LABEL: .entry sgpu_spmm_0(
 // PTX: .explicitcluster
 // PTX-NEXT: .reqnctapercluster 2, 1, 1
-// PTX: barrier.cluster.arrive.release.aligned;
-// PTX-NEXT: barrier.cluster.wait.acquire.aligned;
+// PTX: mov.u32 {{.*}}, %cluster_ctarank;
+// PTX: barrier.cluster.arrive.aligned;
+// PTX-NEXT: barrier.cluster.wait.aligned;
 // PTX: wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.f16.f16
 // PTX: mbarrier.arrive.shared::cta.b64
 // PTX: mapa.shared::cluster.u32
 // PTX-NEXT: mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];
+// PTX: mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64
 // PTX: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [{{.*}}], [{{.*}}], [{{.*}}], %rs{{[0-9]+}};
-// PTX: barrier.cluster.arrive.release.aligned;
-// PTX-NEXT: barrier.cluster.wait.acquire.aligned;
+// PTX: barrier.cluster.arrive.aligned;
+// PTX-NEXT: barrier.cluster.wait.aligned;
 // PTX: ret;
 
 // PTXAS: Compiling entry function 'sgpu_spmm_0' for 'sm_90a'

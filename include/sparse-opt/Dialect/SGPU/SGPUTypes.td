@@ -93,6 +93,17 @@ def SGPU_TwellType : SGPU_Type<"Twell", "twell"> {
                         "::mlir::sgpu::TwellLayoutAttr":$layout);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// M and F of the logical matrix.
+    int64_t getRows() const { return getShape()[0]; }
+    int64_t getCols() const { return getShape()[1]; }
+    /// NT = ceil(F / TT): the tiles of a row, the last one partial when
+    /// TT does not divide F.
+    int64_t getTilesPerRow() const {
+      int64_t tile = getLayout().getTile();
+      return (getCols() + tile - 1) / tile;
+    }
+  }];
 }
 
 def SGPU_TokenType : SGPU_Type<"Token", "token"> {
