@@ -33,7 +33,7 @@ for d in "$carry"/twp/*/; do
   n="$(basename "$d")"
   echo "--- $n"
   tile=256; [ "$n" = bias64 ] && tile=64
-  timeout 60 python3 test/Integration/GPU/check_twell.py "$d" "$root/build/lib" --tile $tile 2>&1 | tail -3
+  timeout 30 python3 test/Integration/GPU/check_twell.py "$d" "$root/build/lib" --tile $tile 2>&1 | tail -3
 done
 
 step "timing: TwELL with the library producer, with the fused producer, our dense, torch"

@@ -301,9 +301,9 @@ struct ConvertSGPUToGPUPass
                          << "'; expected auto, fused or library";
       return signalPassFailure();
     }
-    if (cluster != 1 && cluster != 2) {
+    if (cluster < 0 || cluster > 2) {
       module.emitError() << "invalid convert-sgpu-to-gpu option: cluster="
-                         << int64_t(cluster) << " is not 1 or 2";
+                         << int64_t(cluster) << " is not 0, 1 or 2";
       return signalPassFailure();
     }
     if (kernel != "auto" && kernel != "mma" && kernel != "wgmma") {
@@ -548,7 +548,7 @@ struct ConvertSGPUToGPUPass
             producer != producerOfPack.end()
                 ? lowerFusedTwellProducer(producer->second, pack, gpuModule,
                                           symbols, packs.size(), reserveSMs,
-                                          cluster)
+                                          cluster ? int64_t(cluster) : 1)
                 : lowerTwellPackToGPU(pack, gpuModule, symbols, packs.size());
         packs.push_back(pack);
       } else {
@@ -610,6 +610,8 @@ struct ConvertSGPUToGPUPass
   std::string liftMode;
   /// lift=auto fuses the 6:8 lift up to this many tokens.
   static constexpr int64_t kFusedLiftMaxTokens = 16;
+  /// cluster=0 pairs the TMA spmm's blocks from this many tokens.
+  static constexpr int64_t kClusterMinTokens = 4096;
 
   /// Erases the element-wise ops that only initialized lowered ones (last
   /// first: one may initialize another) and the tensor.empty ops left
@@ -697,9 +699,14 @@ struct ConvertSGPUToGPUPass
     Type ptrType = LLVM::LLVMPointerType::get(b.getContext());
     WgmmaSpmmLaunch wg = getWgmmaSpmmLaunch(shape);
     MemRefType xm = memrefOf(xType);
+    // cluster=0: pairs of blocks from kClusterMinTokens tokens, where the
+    // H200 measured them 3-17% faster (2:4, 6:8); below, 5-19% slower at
+    // 512 tokens (docs/performance.md, "Clusters of two").
+    int64_t blocksPerCluster =
+        cluster ? int64_t(cluster) : shape.m >= kClusterMinTokens ? 2 : 1;
     TmaSpmmConfig tma = getTmaSpmmConfig(shape, tileN, stages, splitK,
                                          persistent, reserveSMs, fused,
-                                         cluster);
+                                         blocksPerCluster);
     if (useTma && cluster > 1 && tma.cluster == 1)
       spmm.emitRemark() << "cluster=" << int64_t(cluster)
                         << " not used for this spmm: " << whyNoTmaCluster(tma, reserveSMs);

@@ -275,14 +275,18 @@ private:
   /// Releases a stage for the producers: one arrival on this block's
   /// `empty` barrier at `addr` and, with a cluster, one on the peer's
   /// barrier at the same offset (its producer multicasts into this block).
+  /// The remote arrival has the default semantics (release, CTA scope), as
+  /// CUTLASS's cluster barriers do: it only orders this warp's shared
+  /// memory reads, which the wgmma wait already completed. With
+  /// `.release.cluster` the kernel measured 1.7x slower on the H200
+  /// (bench/results/spmm_cluster_ab_h200.json).
   void releaseStage(Value addr) {
     asmVoid(b, loc, "mbarrier.arrive.shared::cta.b64 _, [$0];", {addr}, "r");
     if (cfg.cluster > 1)
       asmVoid(b, loc,
               "{\n.reg .b32 remote;\n"
               "mapa.shared::cluster.u32 remote, $0, $1;\n"
-              "mbarrier.arrive.release.cluster.shared::cluster.b64 _, "
-              "[remote];\n}",
+              "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}",
               {addr, peer}, "r,r");
   }
 
@@ -376,15 +380,15 @@ private:
 
   /// Spins until the mbarrier at `addr` completes the phase of parity
   /// `parity` (i32 0/1).
-  /// `clusterScope`: acquire at cluster scope, for a barrier that the
-  /// peer block's threads also arrive on (the empty barriers of a cluster).
-  void waitBarrier(Value addr, Value parity, bool clusterScope = false) {
-    std::string op = clusterScope
-                         ? "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64"
-                         : "mbarrier.try_wait.parity.shared::cta.b64";
+  /// The wait has the default semantics (acquire, CTA scope) also for the
+  /// empty barriers that the peer block arrives on: the producer's next
+  /// writes into the peer are TMA copies, ordered by the barrier itself
+  /// (CUTLASS's pattern; measured, bench/results/spmm_cluster_ab_h200.json).
+  void waitBarrier(Value addr, Value parity) {
     asmVoid(b, loc,
-            "{\n.reg .pred p;\nwait_again:\n" + op +
-                " p, [$0], $1;\n@!p bra wait_again;\n}",
+            "{\n.reg .pred p;\nwait_again:\n"
+            "mbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n"
+            "@!p bra wait_again;\n}",
             {addr, parity}, "r,r");
   }
 
@@ -433,7 +437,7 @@ private:
             // first (complete from the start).
             Value parity =
                 toI32(im.rem(im.add(im.div(it, cfg.stages), 1), 2));
-            waitBarrier(emptyBarrier(st), parity, cfg.cluster > 1);
+            waitBarrier(emptyBarrier(st), parity);
             Value full = fullBarrier(st);
             asmVoid(b, loc,
                     "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",

@@ -69,9 +69,10 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
       llvm::cl::init("auto")};
   PassOptions::Option<int64_t> cluster{
       *this, "cluster",
-      llvm::cl::desc("wgmma TMA kernels: blocks per cluster (1 or 2; 2 "
-                     "multicasts each shared B tile to both blocks)"),
-      llvm::cl::init(1)};
+      llvm::cl::desc("wgmma TMA kernels: blocks per cluster (0 = the tile "
+                     "table: 2 for spmms of at least 4096 tokens; 1; or 2, "
+                     "which multicasts each shared B tile to both blocks)"),
+      llvm::cl::init(0)};
   PassOptions::Option<std::string> twellProducer{
       *this, "twell-producer",
       llvm::cl::desc("producer of TwELL packs fed by a ReLU GEMM: auto "

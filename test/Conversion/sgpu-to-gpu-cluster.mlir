@@ -11,7 +11,17 @@
 // RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma cluster=2 reserve-sms=131" 2>&1 | FileCheck %s --check-prefix=RESERVE
 // RESERVE: remark: cluster=2 not used for this spmm: reserve-sms=131 leaves fewer than the 2 multiprocessors of a cluster
 // RESERVE: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%c1{{[_0-9]*}},
-// BAD: error: invalid convert-sgpu-to-gpu option: cluster=3 is not 1 or 2
+// BAD: error: invalid convert-sgpu-to-gpu option: cluster=3 is not 0, 1 or 2
+// The default (cluster=0) pairs blocks from 4096 tokens, where that
+// measured faster, silently; fewer tokens keep single blocks.
+// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma" 2>&1 | FileCheck %s --check-prefix=AUTO
+// AUTO-NOT: remark
+// AUTO-LABEL: func.func @spmm_pairs
+// AUTO: gpu.func @sgpu_spmm_0({{.*}}nvvm.cluster_dim = array<i32: 2, 1, 1>
+// AUTO-LABEL: func.func @one_feature_block
+// AUTO-NOT: nvvm.cluster_dim
+// AUTO-LABEL: func.func @split_k
+// AUTO-NOT: nvvm.cluster_dim
 
 // M = N = K = 4096: 16 token blocks of 256 x 32 feature blocks, 256 pairs
 // on 66 clusters (132 blocks).
@@ -31,15 +41,15 @@
 // CHECK: "setmaxnreg.dec.sync.aligned.u32 40;"
 // CHECK: %[[FIRST:.*]] = arith.divui %[[BID]], %c2
 // CHECK: scf.for %{{.*}} = %[[FIRST]] to %c256{{[_0-9]*}} step %c66
-// The producer's wait for a free stage acquires at cluster scope (the
-// peer's consumers arrive on it).
-// CHECK: mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64
+// The producer waits for a free stage (both blocks' releases) with the
+// plain CTA-scope wait.
+// CHECK: mbarrier.try_wait.parity.shared::cta.b64
 // CHECK: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3}], [$4];
 // CHECK: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [$0], [$1, {$2, $3}], [$4], $5;", "r,l,r,r,r,h,~{memory}"
 // Consumers release a stage in both blocks.
 // CHECK: "setmaxnreg.inc.sync.aligned.u32 232;"
 // CHECK: "mbarrier.arrive.shared::cta.b64 _, [$0];"
-// CHECK-NEXT: mapa.shared::cluster.u32 remote, $0, $1;\0Ambarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];
+// CHECK-NEXT: mapa.shared::cluster.u32 remote, $0, $1;\0Ambarrier.arrive.shared::cluster.b64 _, [remote];
 // The exit waits for the peer.
 // CHECK: nvvm.cluster.arrive {aligned}
 // CHECK-NEXT: nvvm.cluster.wait {aligned}

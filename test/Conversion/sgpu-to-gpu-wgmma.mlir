@@ -1,6 +1,7 @@
-// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma" | FileCheck %s
+// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma cluster=1" | FileCheck %s
 
-// The warpgroup kernel (kernel=wgmma, sm_90a) with K % 8 == 0: the
+// The warpgroup kernel (kernel=wgmma, sm_90a; cluster=1: single blocks,
+// sgpu-to-gpu-cluster.mlir has the pairs) with K % 8 == 0: the
 // warp-specialized TMA kernel. M = 70 -> 128-token tile table start, halved
 // to 64 (too few blocks), so two token blocks; N = 20 -> one 128-feature
 // block (the TMA box reads zeros past the padded rows); K = 40 -> one
@@ -87,13 +88,13 @@ func.func @spmm(%x: tensor<70x40xf16>, %v: tensor<32x32xf16>, %m: tensor<64xi32>
 // CHECK-DAG: %[[SMEM:.*]] = arith.constant 169024 : i32
 // 512 output tiles: a persistent grid of 132 blocks walks them (with
 // persistent=false, one block per tile).
-// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma persistent=false" | FileCheck %s --check-prefix=PERTILE
+// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma cluster=1 persistent=false" | FileCheck %s --check-prefix=PERTILE
 // PERTILE-LABEL: func.func @spmm_bf16
 // PERTILE: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%c512,
 // PERTILE: scf.for %{{.*}} = %{{.*}} to %c512{{.*}} step %c512
 // reserve-sms=12 leaves 12 multiprocessors to communication kernels: 120
 // blocks walk the same tiles.
-// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma reserve-sms=12" | FileCheck %s --check-prefix=RESERVE
+// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma cluster=1 reserve-sms=12" | FileCheck %s --check-prefix=RESERVE
 // RESERVE-LABEL: func.func @spmm_bf16
 // RESERVE: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%c120,
 // RESERVE: scf.for %{{.*}} = %{{.*}} to %c512{{.*}} step %c120

