@@ -173,6 +173,46 @@ def large24_table():
     return "\n".join(out)
 
 
+def cluster_table():
+    """2:4 over the issue grid with single blocks and with clusters of two,
+    measured in the same session (spmm_issue24_cluster{1,2}_h200.json)."""
+    files = {c: RESULTS.with_name("spmm_issue24_cluster%d_h200.json" % c) for c in (1, 2)}
+    if not all(f.exists() for f in files.values()):
+        return ""
+    key = lambda r: (r["dtype"], r["shape"]["M"], r["shape"]["N"], r["shape"]["K"])  # noqa: E731
+    recs = {c: {key(r): r for r in json.loads(f.read_text()) if r["kind"] == "timing"}
+            for c, f in files.items()}
+    out = ["| dtype | M × N × K (2:4) | single blocks µs | clusters of 2 µs | pairs / single |"
+           " pairs / cuBLAS | pairs / cuSPARSELt |",
+           "|---|---|---:|---:|---:|---:|---:|"]
+    for k, one in recs[1].items():
+        two = recs[2][k]
+        b = two["baselines"]
+        out.append("| %s | %d × %d × %d | %.1f | %.1f | %.2f× | %.2f× | %.2f× |" % (
+            k[0], k[1], k[2], k[3], one["ours_us"], two["ours_us"], one["ours_us"] / two["ours_us"],
+            b["cublas"] / two["ours_us"], b["cusparselt"] / two["ours_us"]))
+    return "\n".join(out)
+
+
+def cluster_ab_table():
+    """The synchronization A/B of the cluster schedule (spmm_cluster_ab_h200.json)."""
+    f = RESULTS.with_name("spmm_cluster_ab_h200.json")
+    if not f.exists():
+        return ""
+    by = {}
+    for r in json.loads(f.read_text()):
+        by.setdefault(r["schedule"], []).append(r)
+    out = ["| schedule (2:4, M ≥ 4096, 12 cases) | ours / cuBLAS, min–max | geometric mean µs |",
+           "|---|---:|---:|"]
+    for sched, rs in by.items():
+        ratios = [r["baselines"]["cublas"] / r["ours_us"] for r in rs]
+        gm = 1.0
+        for r in rs:
+            gm *= r["ours_us"] ** (1.0 / len(rs))
+        out.append("| %s | %.2f–%.2f× | %.0f |" % (sched, min(ratios), max(ratios), gm))
+    return "\n".join(out)
+
+
 def splitk_table():
     files = [(s, RESULTS.with_name("spmm_splitk_%d_h200.json" % s)) for s in (1, 2, 4, 8)]
     files = [(s, json.loads(f.read_text())) for s, f in files if f.exists()]
@@ -336,6 +376,9 @@ def main():
             doc = replace(doc, "spmm-lift", lift_table())
         if "spmm-large24:begin" in doc:
             doc = replace(doc, "spmm-large24", large24_table())
+        if "spmm-cluster:begin" in doc:
+            doc = replace(doc, "spmm-cluster", cluster_table())
+            doc = replace(doc, "spmm-cluster-ab", cluster_ab_table())
         issue_plot(issue)
     a, b = doc.index(BEGIN) + len(BEGIN), doc.index(END)
     doc = doc[:a] + "\n" + table(records) + "\n" + doc[b:]

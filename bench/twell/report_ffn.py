@@ -59,10 +59,35 @@ def plot(records):
     fig.savefig(PLOT, dpi=110)
 
 
+def producer_table(records):
+    """TwELL with the library producer (cuBLASLt + pack), the fused
+    producer and the fused producer in clusters of two, same turns
+    (twell_producer_h200.json)."""
+    by = {}
+    for r in records:
+        s = r["shape"]
+        by.setdefault((s["M"], s["d"], s["F"], s["active"]), {})[r["variant"]] = r
+    out = ["| tokens | d | F | active | library producer µs | fused µs | fused, pairs µs |"
+           " fused / library | fused / torch | max rel err (fused) | fallback rows |",
+           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for (m, d, f, p), v in sorted(by.items()):
+        lib, fu = v["twell-cuda-core"], v["twell-fused-producer"]
+        pair = v.get("twell-fused-producer-cluster2")
+        out.append("| %d | %d | %d | %.1f%% | %.0f | %.0f | %s | %.2f× | %.2f× | %.1e | %d |" % (
+            m, d, f, 100 * p, lib["time_us"], fu["time_us"],
+            "%.0f" % pair["time_us"] if pair else "—", lib["time_us"] / fu["time_us"],
+            fu["baselines"]["torch_dense"] / fu["time_us"], fu["max_rel_err"], fu["fallback_rows"]))
+    return "\n".join(out)
+
+
 def main():
     records = json.loads(RESULTS.read_text())
     doc = DOC.read_text()
-    DOC.write_text(replace_section(doc, "twell-ffn", table(records)))
+    doc = replace_section(doc, "twell-ffn", table(records))
+    producer = RESULTS.with_name("twell_producer_h200.json")
+    if producer.exists() and "twell-producer:begin" in doc:
+        doc = replace_section(doc, "twell-producer", producer_table(json.loads(producer.read_text())))
+    DOC.write_text(doc)
     plot(records)
     print("wrote %s and %s" % (DOC, PLOT))
 

@@ -700,7 +700,7 @@ struct ConvertSGPUToGPUPass
     WgmmaSpmmLaunch wg = getWgmmaSpmmLaunch(shape);
     MemRefType xm = memrefOf(xType);
     // cluster=0: pairs of blocks from kClusterMinTokens tokens, where the
-    // H200 measured them 3-17% faster (2:4, 6:8); below, 5-19% slower at
+    // H200 measured them 4-21% faster (2:4; 6:8 up to 8%); 5-16% slower at
     // 512 tokens (docs/performance.md, "Clusters of two").
     int64_t blocksPerCluster =
         cluster ? int64_t(cluster) : shape.m >= kClusterMinTokens ? 2 : 1;

@@ -76,7 +76,7 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
   PassOptions::Option<std::string> twellProducer{
       *this, "twell-producer",
       llvm::cl::desc("producer of TwELL packs fed by a ReLU GEMM: auto "
-                     "(library until the fused one is measured), library "
+                     "(library: the fused one measured a tie), library "
                      "(cuBLASLt GEMM, then the pack kernel) or fused (sm_90a: "
                      "a generated wgmma GEMM whose epilogue packs)"),
       llvm::cl::init("auto")};

@@ -230,7 +230,7 @@ def main(argv=None):
     p.add_argument("--twell-producer", choices=["auto", "library", "fused"], default="auto",
                    help="the GEMM before each TwELL pack: library (cuBLASLt, then the pack kernel), "
                         "fused (sm_90a: a generated wgmma GEMM whose epilogue packs) or auto "
-                        "(library until the fused producer is measured; default)")
+                        "(library: the fused producer measured a tie with it; default)")
     _import_options(p)
     p.set_defaults(func=cmd_compile)
     p = sub.add_parser("run", help="run an artifact directory on the GPU",

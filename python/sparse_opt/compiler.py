@@ -266,8 +266,8 @@ class Module(Handle):
         `twell_producer`: how a TwELL pack's ReLU GEMM runs: "library"
         (cuBLASLt, then the pack kernel), "fused" (sm_90a: a generated
         wgmma GEMM whose epilogue packs; where it cannot apply a remark
-        says why and the library path stays) or "auto" (library until the
-        fused producer is measured)."""
+        says why and the library path stays) or "auto" (library: the fused
+        producer measured a tie with it on the H200)."""
         if sparse_policy not in ("auto", "sparse"):
             raise ValueError("sparse_policy must be 'auto' or 'sparse', got %r" % (sparse_policy,))
         if twell_producer not in ("auto", "library", "fused"):
