@@ -35,7 +35,8 @@ SMALL_TOKENS = [16, 128]
 # Split-K sweeps (--options split-k=S): 2:4 f16 at decode token counts on
 # the three issue layers (32, 112 and 148 blocks of 128 weight rows).
 SPLITK = [(m, n, k) for n, k in ISSUE_LAYERS for m in SMALL_TOKENS]
-SETS = ("issue", "quick", "correctness", "sweep", "kalign", "small", "splitk", "large", "lift")
+SETS = ("issue", "quick", "correctness", "sweep", "kalign", "small", "splitk", "large", "lift",
+        "mid")
 
 
 def family(variant):
@@ -56,6 +57,13 @@ def cases(which="issue"):
             for n, k in ISSUE_LAYERS:
                 for m in (4096, 16384):
                     yield "2:4", dtype, "timing", m, n, k
+        return
+    if which == "mid":
+        # 2:4 at 512 tokens on the issue layers (tile sweeps where
+        # cuSPARSELt is closest).
+        for dtype in DTYPES:
+            for n, k in ISSUE_LAYERS:
+                yield "2:4", dtype, "timing", 512, n, k
         return
     if which == "lift":
         # The fused lift against the gather kernel (make_cases.py --lift):

@@ -63,8 +63,10 @@
 // Tile table (getTmaSpmmConfig), from the H200 sweeps in
 // docs/performance.md: BN starts at the power of two >= M (16 .. 256) and
 // halves, down to 64, while the grid has fewer blocks than half the
-// multiprocessors (132 on H100/H200 SXM); stages are as many as fit in
-// 227 KiB, at most 8 (4 for BN = 256) and at most the number of k-tiles.
+// multiprocessors (132 on H100/H200 SXM); 256 becomes 128 where the
+// 128-token tiles' waves cost less (a mostly empty last wave); stages are
+// as many as fit in 227 KiB, at most 8 (4 for BN = 256) and at most the
+// number of k-tiles.
 //
 //===----------------------------------------------------------------------===//
 
@@ -97,6 +99,8 @@ constexpr int64_t kAlignSlack = 1024;
 constexpr int64_t kMaxStages = 8;
 constexpr int64_t kMaxStages256 = 4; // a fifth 41 KiB stage measured no faster
 constexpr int64_t kNumSMs = 132;
+/// The time of a 128-token tile relative to a 256-token one (measured).
+constexpr double kHalfTileCost = 0.57;
 constexpr int64_t kGroup = 8; // token blocks per group of the block order
 constexpr int64_t kMinSplitTiles = 8; // k-tiles per split-K block, at least
 constexpr int64_t kMaxSplits = 32;
@@ -929,6 +933,18 @@ TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
     bn *= 2;
   while (bn > 64 && ((s.m + bn - 1) / bn) * cfg.gridY < kNumSMs / 2)
     bn /= 2;
+  // Waves: every block of the grid walks ceil(tiles / 132) tiles, so a
+  // last wave that is mostly empty costs a whole one. 128-token tiles
+  // take 0.54-0.60 of a 256-token tile's time (H200, 512 tokens,
+  // bench/results/spmm_mid_*_h200.json): take them where their waves cost
+  // less (512 x 18944: 5 x 0.57 < 3 waves, 1.05-1.12x faster; 512 x
+  // 14336: 4 x 0.57 > 2, kept).
+  auto waves = [&](int64_t tokens) {
+    int64_t tiles = ((s.m + tokens - 1) / tokens) * cfg.gridY;
+    return (tiles + kNumSMs - 1) / kNumSMs;
+  };
+  if (bn == 256 && waves(128) * kHalfTileCost < waves(256))
+    bn = 128;
   if (tileN)
     bn = tileN;
   cfg.tokensPerBlock = bn;
