@@ -5,14 +5,16 @@
 // 128, 512, 4096, 16384}; docs/performance.md, "Sliding-window sparse
 // GEMM"; split-K for small grids included):
 //
-//  * 2:4 beats cuBLAS at every measured shape (0.99-1.54x at M <= 128,
-//    1.05-1.52x at M >= 512): always kept.
+//  * 2:4 beats cuBLAS at every measured shape (1.03-1.48x at M <= 128,
+//    1.23-1.63x at M >= 512 with the clusters of two from 4096 tokens):
+//    always kept.
 //  * 4:6 and 6:8 win only at M = 16 when the grid is at most one wave of
 //    128-row blocks (N = 14336: 112 blocks; N = 4096: 32 blocks, split-K):
 //    4:6 1.04-1.13x, 6:8 1.02-1.06x on 112 blocks but a tie (0.997-1.03x)
 //    on the split-K grid, which therefore goes to the library. With more blocks than multiprocessors
 //    (N = 18944: 148 blocks, two waves) they lose at M = 16 (0.89-0.95x),
-//    and they lose at every M >= 128 (0.64-0.94x): the windows multiply the
+//    and they lose at M >= 128 (0.65-0.98x; one 6:8 case at 1.05x, 4096
+//    x 18944 f16, with the clusters): the windows multiply the
 //    MMA work by 2(N-1)/N and the lift is a separate pass over memory.
 //  * 8:10 and wider lose everywhere measured (0.57-0.95x).
 //
