@@ -99,9 +99,14 @@ struct IndexMath {
         });
     return f.getResult(0);
   }
-  /// if (cond) then(); [else otherwise();]
+  /// if (cond) then(); [else otherwise();]. A null `cond` (a guard that
+  /// is statically true, as IndexMath::andi leaves it) runs `then` inline.
   void ifThen(Value cond, function_ref<void()> then,
               function_ref<void()> otherwise = nullptr) {
+    if (!cond) {
+      then();
+      return;
+    }
     auto thenBody = [&](OpBuilder &, Location) {
       then();
       scf::YieldOp::create(b, loc);

@@ -709,7 +709,8 @@ struct ConvertSGPUToGPUPass
                                          blocksPerCluster);
     if (useTma && cluster > 1 && tma.cluster == 1)
       spmm.emitRemark() << "cluster=" << int64_t(cluster)
-                        << " not used for this spmm: " << whyNoTmaCluster(tma, reserveSMs);
+                        << " not used for this spmm: "
+                        << whyNoTmaCluster(tma, reserveSMs);
     if (fused && tma.dynamicSharedBytes > tmaSpmmSharedLimit()) {
       spmm.emitError() << "stages=" << tma.stages << " with "
                        << tma.tokensPerBlock

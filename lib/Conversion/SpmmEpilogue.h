@@ -40,14 +40,7 @@ inline void storeEpilogueValue(OpBuilder &b, Location loc, IndexMath &im,
   SmallVector<Value, 3> at = {tok, feat};
   if (split)
     at.insert(at.begin(), split);
-  if (!ok) {
-    memref::StoreOp::create(b, loc, v, y, at);
-    return;
-  }
-  auto guard = scf::IfOp::create(b, loc, ok, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard ig(b);
-  b.setInsertionPointToStart(&guard.getThenRegion().front());
-  memref::StoreOp::create(b, loc, v, y, at);
+  im.ifThen(ok, [&] { memref::StoreOp::create(b, loc, v, y, at); });
 }
 
 /// The whole epilogue of one thread. Both kernels hold their accumulators in
@@ -159,18 +152,10 @@ inline void buildSpmmEpiloguePaired(OpBuilder &b, Location loc, IndexMath &im,
       SmallVector<Value, 3> at = {tok, feat};
       if (split)
         at.insert(at.begin(), split);
-      auto store = [&]() {
+      im.ifThen(ok, [&] {
         vector::StoreOp::create(b, loc, pair, y, at, /*nontemporal=*/false,
                                 llvm::Align(align));
-      };
-      if (!ok) {
-        store();
-        continue;
-      }
-      auto guard = scf::IfOp::create(b, loc, ok, /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard ig(b);
-      b.setInsertionPointToStart(&guard.getThenRegion().front());
-      store();
+      });
     }
   }
 }

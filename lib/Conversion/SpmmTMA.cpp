@@ -630,21 +630,15 @@ private:
     // Descriptors of stage 0: A at the warpgroup's 64 rows, B.
     Value base64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(),
                                                 baseIdx);
+    // Warpgroup c's 64 rows of A: 64 B rows of compressed values, or in
+    // dense mode 128 B rows (SW128, SBO 8 rows x 128 B).
+    int64_t aRowBytes = cfg.dense ? kKTile * 2 : kKTile;
     Value aAddr = arith::AddIOp::create(
         b, loc, base64,
         arith::MulIOp::create(
             b, loc,
             arith::IndexCastUIOp::create(b, loc, b.getI64Type(), c),
-            im.i64(64 * kKTile)));
-    // Dense: A's rows are 128 B (SW128, SBO 8 rows x 128 B), warpgroup c
-    // at +64 rows.
-    if (cfg.dense)
-      aAddr = arith::AddIOp::create(
-          b, loc, base64,
-          arith::MulIOp::create(
-              b, loc,
-              arith::IndexCastUIOp::create(b, loc, b.getI64Type(), c),
-              im.i64(64 * kKTile * 2)));
+            im.i64(64 * aRowBytes)));
     Value descA0 =
         cfg.dense
             ? smemDescriptor(b, loc, aAddr, 16, 1024, SmemSwizzle::B128)
@@ -904,6 +898,23 @@ std::string mlir::sgpu::whyNoTmaCluster(const TmaSpmmConfig &cfg,
   return "";
 }
 
+/// Sets the stage count (as many stages of `stageBytes` as fit beside
+/// `barrierBytes` of mbarriers per stage, at most `maxStages` and the
+/// k-tiles of a block; `forced` when not 0) and the shared-memory layout:
+/// the stages, then the barriers, plus the alignment slack.
+static void placeStages(TmaSpmmConfig &cfg, int64_t stageBytes,
+                        int64_t barrierBytes, int64_t maxStages,
+                        int64_t forced = 0) {
+  cfg.stages = std::min<int64_t>(
+      {maxStages, cfg.kTilesPerSplit,
+       (kSharedLimit - kAlignSlack - barrierBytes * kMaxStages) / stageBytes});
+  if (forced)
+    cfg.stages = forced;
+  cfg.barriersOffset = cfg.stages * stageBytes;
+  cfg.dynamicSharedBytes =
+      cfg.barriersOffset + barrierBytes * cfg.stages + kAlignSlack;
+}
+
 /// Pairs the blocks into clusters of two where whyNoTmaCluster allows
 /// (see TmaSpmmConfig::cluster): the grid becomes a whole number of
 /// clusters and each block loads half of the B box.
@@ -968,16 +979,9 @@ TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
   // Multiprocessors left free keep NCCL's kernels from waiting behind a
   // grid that occupies every one (tensor-parallel overlap).
   cfg.gridSize = persistent ? std::min(tiles, kNumSMs - reserveSMs) : tiles;
-  int64_t barrierBytes = (fusedLift ? 24 : 16) * kMaxStages;
-  int64_t sb = stageBytes(bn, fusedLift);
-  cfg.stages = std::min<int64_t>(
-      {bn == 256 ? kMaxStages256 : kMaxStages, cfg.kTilesPerSplit,
-       (kSharedLimit - kAlignSlack - barrierBytes) / sb});
-  if (stages)
-    cfg.stages = stages;
-  cfg.barriersOffset = cfg.stages * sb;
-  cfg.dynamicSharedBytes =
-      cfg.barriersOffset + (fusedLift ? 24 : 16) * cfg.stages + kAlignSlack;
+  // full and empty barriers per stage, and with the fused lift `ready`.
+  placeStages(cfg, stageBytes(bn, fusedLift), fusedLift ? 24 : 16,
+              bn == 256 ? kMaxStages256 : kMaxStages, stages);
   cfg.bBox[0] = bn;
   cfg.bBox[1] = kKTile;
   cfg.aBox[0] = kBlockRows;
@@ -1007,17 +1011,11 @@ TmaSpmmConfig mlir::sgpu::getTmaDenseConfig(int64_t m, int64_t n, int64_t k,
   cfg.kTilesPerSplit = (k + kKTile - 1) / kKTile;
   cfg.persistent = true;
   cfg.gridSize = std::min(cfg.gridX * cfg.gridY, kNumSMs - reserveSMs);
-  int64_t sb = stageBytes(tileN, false, true);
-  cfg.stages = std::min<int64_t>(
-      {kMaxStages256, cfg.kTilesPerSplit,
-       (kSharedLimit - kAlignSlack - 16 * kMaxStages) / sb});
+  placeStages(cfg, stageBytes(tileN, false, true), 16, kMaxStages256);
   // A single stage only where a tile has a single k-tile: the consumers
   // release a stage one k-tile late, so one stage would wait on itself.
-  cfg.stages = std::max<int64_t>(cfg.stages, 1);
   assert((cfg.stages >= 2 || cfg.kTilesPerSplit == 1) &&
          "one stage with several k-tiles would deadlock");
-  cfg.barriersOffset = cfg.stages * sb;
-  cfg.dynamicSharedBytes = cfg.barriersOffset + 16 * cfg.stages + kAlignSlack;
   cfg.aBox[0] = kBlockRows;
   cfg.aBox[1] = kKTile;
   cfg.bBox[0] = tileN;

@@ -69,14 +69,6 @@ struct ProducerShape {
   bool hasBias;
 };
 
-/// Runs `then` under `cond`, or unconditionally when `cond` is null.
-void guarded(IndexMath &im, Value cond, function_ref<void()> then) {
-  if (cond)
-    im.ifThen(cond, then);
-  else
-    then();
-}
-
 /// One output tile's epilogue in one consumer thread (see the file
 /// comment). `args`: [bias], words, flags, fallback, fallback rows, active.
 void buildPackEpilogue(OpBuilder &b, Location loc, const ProducerShape &p,
@@ -222,7 +214,7 @@ void buildPackEpilogue(OpBuilder &b, Location loc, const ProducerShape &p,
         });
       }
       Value valid = im.andi(rowOk, tileOk);
-      guarded(im, im.andi(isLeader, valid), [&] {
+      im.ifThen(im.andi(isLeader, valid), [&] {
         memref::StoreOp::create(b, loc, n, words,
                                 ValueRange{row, tileIdx, im.c(0)});
       });
@@ -247,7 +239,7 @@ void buildPackEpilogue(OpBuilder &b, Location loc, const ProducerShape &p,
           for (int64_t e = 0; e < 2; ++e) {
             Value col =
                 im.add(col0, im.add(im.mul(at.t, 2), im.c(8 * i + e)));
-            guarded(im, colsOk[2 * i + e], [&] {
+            im.ifThen(colsOk[2 * i + e], [&] {
               memref::StoreOp::create(b, loc, vals[2 * i + e], fallback,
                                       ValueRange{row, col});
             });
@@ -302,7 +294,7 @@ void buildFixupKernel(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
       im.div(tid, 32));
   Value zeroT = arith::ConstantOp::create(b, loc, p.et, b.getZeroAttr(p.et));
   int64_t capacity = p.words - 1;
-  guarded(im, p.m % kFixupWarps ? im.lt(row, p.m) : Value(), [&] {
+  im.ifThen(p.m % kFixupWarps ? im.lt(row, p.m) : Value(), [&] {
     Value flag = memref::LoadOp::create(b, loc, flags, ValueRange{row});
     im.ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, flag,
                                     im.i32(0)),
