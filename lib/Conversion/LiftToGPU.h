@@ -12,7 +12,8 @@ namespace mlir {
 namespace sgpu {
 
 /// Replaces `op` by a launch of a generated gather kernel (one thread per
-/// lifted element) added to `gpuModule` as `sgpu_lift_<index>`.
+/// one or two 4-column chunks of the lifted row; per element for an odd K,
+/// LiftToGPU.cpp) added to `gpuModule` as `sgpu_lift_<index>`.
 void lowerLiftToGPU(LiftOp op, gpu::GPUModuleOp gpuModule,
                     SymbolTable &symbols, size_t index);
 

@@ -109,16 +109,19 @@ func.func @bias(%x: tensor<64x32xf16>, %v: tensor<16x16xf16>, %m: tensor<16xi32>
 
 // -----
 
-// A lift becomes a gather kernel (one thread per lifted element) launched
-// before the sparse matmul that reads it: 70 x 144 elements -> 40 blocks.
+// A lift becomes a gather kernel launched before the sparse matmul that
+// reads it: one thread per two 4-column chunks (8 elements, four 32-bit
+// loads and one 16-byte store, lift-to-gpu-vector.mlir), 70 x 144 / 8 =
+// 1260 threads -> 5 blocks.
 // CHECK-LABEL: func.func @lifted
 // CHECK: %[[XB:.*]] = bufferization.to_buffer %arg0 read_only : tensor<70x96xf16> to memref<70x96xf16>
 // CHECK: %[[L:.*]] = memref.alloc() : memref<70x144xf16>
-// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_lift_0 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) args(%[[XB]] : memref<70x96xf16>, %[[L]] : memref<70x144xf16>)
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_lift_0 blocks in (%c5, %{{.*}}, %{{.*}}) threads in (%c256, %{{.*}}, %{{.*}}) args(%[[XB]] : memref<70x96xf16>, %[[L]] : memref<70x144xf16>)
 // CHECK: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0
 // CHECK: gpu.func @sgpu_spmm_0
 // CHECK: gpu.func @sgpu_lift_0(%{{.*}}: memref<70x96xf16>, %{{.*}}: memref<70x144xf16>) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
-// CHECK: arith.cmpi ult, %{{.*}}, %c10080
+// CHECK: arith.cmpi ult, %{{.*}}, %c1260
+// CHECK: vector.store %{{.*}} {alignment = 16 : i64} : memref<70x144xf16>, vector<8xf16>
 func.func @lifted(%x: tensor<70x96xf16>, %v: tensor<16x80xf16>, %m: tensor<80xi32>) -> tensor<70x16xf16> {
   %xl = sgpu.lift %x {pattern = #sgpu.nm<6:8>} : tensor<70x96xf16> -> tensor<70x144xf16>
   %w = sgpu.assemble %v, %m : tensor<16x80xf16>, tensor<80xi32> -> !sgpu.compressed<16x144xf16, #sgpu.nm<2:4>>

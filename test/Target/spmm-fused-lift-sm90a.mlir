@@ -14,6 +14,8 @@
 // RUN: FileCheck %s --check-prefix=GATHER < %t/auto/program.txt
 // RUN: sparse-opt %s --sgpu-compile="lift=separate output-dir=%t/sep" -o /dev/null
 // RUN: FileCheck %s --check-prefix=GATHER < %t/sep/program.txt
+// RUN: FileCheck %s --check-prefix=GATHERPTX < %t/auto/kernels.ptx
+// RUN: FileCheck %s --check-prefix=GATHERPTX < %t/sep/kernels.ptx
 // RUN: sparse-opt %s --sgpu-slide-sparse="policy=sparse" -mlir-elide-elementsattrs-if-larger=4 | FileCheck %s --check-prefix=IR
 // RUN: not sparse-opt %s --sgpu-compile="lift=inline" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADLIFT
 
@@ -27,6 +29,14 @@
 
 // GATHER: launch sgpu_lift_0
 // GATHER: launch sgpu_spmm_0 {{.*}} args tmap:b5:f16:256x1536:64x64:128 tmap:b2:f16:256x768:128x32:64 tmap:b3:i32:16x768:8x32:0
+// The gather kernel (either window order): per thread two 4-column chunks,
+// four 32-bit loads and one 16-byte store; no selects, as every lifted
+// column copies a column below K (LiftToGPU.cpp).
+// GATHERPTX-LABEL: .visible .entry sgpu_lift_0(
+// GATHERPTX-NOT: selp.b32
+// GATHERPTX-COUNT-4: ld.global.b32
+// GATHERPTX-NOT: selp.b32
+// GATHERPTX: st.global.v4.b32
 
 // BADLIFT: unknown lift 'inline'; expected auto, fused or separate
 
