@@ -295,6 +295,11 @@ struct ConvertSGPUToGPUPass
                          << "'; expected auto, fused or separate";
       return signalPassFailure();
     }
+    if (epilogue != "auto" && epilogue != "tma" && epilogue != "registers") {
+      module.emitError() << "unknown epilogue '" << epilogue
+                         << "'; expected auto, tma or registers";
+      return signalPassFailure();
+    }
     if (twellProducer != "auto" && twellProducer != "fused" &&
         twellProducer != "library") {
       module.emitError() << "unknown twell-producer '" << twellProducer
@@ -706,7 +711,11 @@ struct ConvertSGPUToGPUPass
         cluster ? int64_t(cluster) : shape.m >= kClusterMinTokens ? 2 : 1;
     TmaSpmmConfig tma = getTmaSpmmConfig(shape, tileN, stages, splitK,
                                          persistent, reserveSMs, fused,
-                                         blocksPerCluster);
+                                         blocksPerCluster,
+                                         epilogue != "registers");
+    if (useTma && epilogue == "tma" && !tma.tmaStore)
+      spmm.emitRemark() << "epilogue=tma not used for this spmm: "
+                        << whyNoTmaStore(shape, tma, stages);
     if (useTma && cluster > 1 && tma.cluster == 1)
       spmm.emitRemark() << "cluster=" << int64_t(cluster)
                         << " not used for this spmm: "
@@ -728,7 +737,7 @@ struct ConvertSGPUToGPUPass
         MemRefType::get({tma.splits, shape.m, shape.n}, b.getF32Type());
     SmallVector<Type> argTypes = {xm, vm, mm};
     if (useTma)
-      argTypes = SmallVector<Type>(fused ? 4 : 3, ptrType);
+      argTypes = SmallVector<Type>((fused ? 4 : 3) + tma.tmaStore, ptrType);
     MemRefType biasType;
     if (spmm.getBias())
       biasType = memrefOf(cast<RankedTensorType>(spmm.getBias().getType()));
@@ -737,7 +746,8 @@ struct ConvertSGPUToGPUPass
     } else {
       if (biasType)
         argTypes.push_back(biasType);
-      argTypes.push_back(ym);
+      if (!(useTma && tma.tmaStore))
+        argTypes.push_back(ym);
     }
     auto fnType = b.getFunctionType(argTypes, {});
     auto func = gpu::GPUFuncOp::create(
@@ -753,9 +763,12 @@ struct ConvertSGPUToGPUPass
       // The tensor maps arrive as by-value grid-constant parameters; one
       // block per multiprocessor caps the registers at entry, which
       // setmaxnreg needs.
-      func->setAttr("sgpu.tensor_map_args",
-                    fused ? b.getDenseI64ArrayAttr({0, 1, 2, 3})
-                          : b.getDenseI64ArrayAttr({0, 1, 2}));
+      SmallVector<int64_t> mapArgs = {0, 1, 2};
+      if (fused)
+        mapArgs.push_back(3);
+      if (tma.tmaStore)
+        mapArgs.push_back(mapArgs.size());
+      func->setAttr("sgpu.tensor_map_args", b.getDenseI64ArrayAttr(mapArgs));
       func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                     b.getI32IntegerAttr(1));
       if (tma.cluster > 1)
@@ -817,9 +830,14 @@ struct ConvertSGPUToGPUPass
       wsBuf = memref::AllocOp::create(b, loc, wsType);
       args.push_back(wsBuf);
     } else {
+      if (useTma && tma.tmaStore)
+        args.push_back(TensorMapOp::create(b, loc, ptrType, yBuf,
+                                           b.getDenseI64ArrayAttr(tma.yBox),
+                                           b.getI64IntegerAttr(128)));
       if (biasBuf)
         args.push_back(biasBuf);
-      args.push_back(yBuf);
+      if (!(useTma && tma.tmaStore))
+        args.push_back(yBuf);
     }
     auto c = [&](int64_t v) -> Value {
       return arith::ConstantIndexOp::create(b, loc, v);

@@ -186,8 +186,11 @@ public:
       if (cfg.fusedLift)
         tmA2 = toI64Ptr(entry.getArgument(arg++));
       tmE = toI64Ptr(entry.getArgument(arg++));
+      if (cfg.tmaStore)
+        tmY = toI64Ptr(entry.getArgument(arg++));
       bias = s.hasBias && cfg.splits == 1 ? entry.getArgument(arg) : Value();
-      y = entry.getArguments().back();
+      if (!cfg.tmaStore)
+        y = entry.getArguments().back();
     }
 
     tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
@@ -349,6 +352,8 @@ private:
 
   // --- shared-memory addresses (i32, shared window) ---------------------
   int64_t aOffset(int64_t st) const { return st * stride; }
+  /// The TMA-store staging buffer: after the stages.
+  int64_t stagingOffset() const { return cfg.stages * stride; }
   int64_t barriersOffset() const { return cfg.barriersOffset; }
   int64_t fullOffset(int64_t st) const { return barriersOffset() + 8 * st; }
   int64_t emptyOffset(int64_t st) const {
@@ -422,7 +427,7 @@ private:
     auto only = scf::IfOp::create(b, loc, isThread0, false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&only.getThenRegion().front());
-    for (Value tm : {tmB, tmA, tmA2, tmE})
+    for (Value tm : {tmB, tmA, tmA2, tmE, tmY})
       if (tm)
         asmVoid(b, loc, "prefetch.tensormap [$0];", {tm}, "l");
     int64_t txBytes = layout.txBytes;
@@ -765,8 +770,119 @@ private:
         (*denseEpilogue)(b, acc, at, epilogueArgs);
         return;
       }
+      if (cfg.tmaStore) {
+        storeTileByTma(acc, c, warp, g, lane, ctid);
+        return;
+      }
       epilogue(acc, y, c, warp, g, t);
     });
+    // The staging buffer must outlive the last bulk store's reads.
+    if (cfg.tmaStore)
+      im.ifThen(isStoreIssuer(ctid), [&] {
+        asmVoid(b, loc, "cp.async.bulk.wait_group.read 0;", {}, "");
+      });
+  }
+
+  /// The warpgroup thread that issues (and waits for) its bulk stores:
+  /// bulk async-groups belong to the thread that commits them.
+  Value isStoreIssuer(Value ctid) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, ctid,
+                                 im.c(0));
+  }
+
+  /// The 128 threads of consumer warpgroup `c` (named barrier 1 + c;
+  /// barrier 0 is the block's).
+  void warpgroupBarrier(Value c) {
+    asmVoid(b, loc, "bar.sync $0, 128;", {toI32(im.add(c, 1))}, "r");
+  }
+
+  /// The TMA-store epilogue (cfg.tmaStore) of consumer warpgroup `c`: per
+  /// box of cfg.yBox[0] tokens, wait until the previous bulk store has
+  /// read the staging buffer, write the box's values (bias and activation
+  /// in f32, rounded once) with stmatrix .trans, which turns the
+  /// accumulator fragment (features x tokens) into Y's token-major rows,
+  /// then fence the generic writes for the async proxy and let one thread
+  /// issue the bulk tensor store; the consumers go on to the next tile
+  /// while the copy engine writes.
+  ///
+  /// Staging layout, per warpgroup: box-token rows of 128 B (its 64
+  /// features), 128B-swizzled as the tensor map expects: the 16-byte chunk
+  /// of features 8u..8u+7 of token row r sits at chunk u ^ (r % 8). One
+  /// stmatrix.x4 stores the 8x8 matrices (q, h) for token groups q, q + 1
+  /// and feature halves h = 0, 1 of the warp's 16 features (registers:
+  /// acc 4q + 2h + {0, 1} as a 16-bit pair); lane l gives the address of
+  /// row l % 8 of matrix l / 8, so the eight rows of a matrix land in eight
+  /// distinct chunks (no bank conflicts), and instruction i is 16 rows
+  /// (2048 B) after instruction 0.
+  void storeTileByTma(ArrayRef<Value> acc, Value c, Value warp, Value g,
+                      Value lane, Value ctid) {
+    Type f32 = b.getF32Type(), i32 = b.getI32Type();
+    Value featBase = im.add(im.add(aRow0, im.mul(c, 64)), im.mul(warp, 16));
+    Value zero = arith::ConstantOp::create(b, loc, f32, b.getF32FloatAttr(0.0f));
+    Value biasOf[2];
+    for (int64_t h = 0; h < 2 && bias; ++h) {
+      Value feat = im.add(featBase, im.add(g, 8 * h));
+      Value inN = s.n % kBlockRows == 0 ? Value() : im.lt(feat, s.n);
+      biasOf[h] =
+          im.toF32(memref::LoadOp::create(b, loc, bias, im.clamp(feat, inN)));
+    }
+    SmallVector<Value> vals;
+    for (auto [i, v] : llvm::enumerate(acc)) {
+      Value r = v;
+      if (bias)
+        r = arith::AddFOp::create(b, loc, r, biasOf[(i % 4) / 2]);
+      if (s.activation == Activation::relu)
+        r = arith::MaximumFOp::create(b, loc, r, zero);
+      vals.push_back(r);
+    }
+    auto pairType = VectorType::get({2}, s.resultType);
+    auto wordType = VectorType::get({1}, i32);
+    auto pack = [&](int64_t i) -> Value {
+      Value lo = arith::TruncFOp::create(b, loc, s.resultType, vals[i]);
+      Value hi = arith::TruncFOp::create(b, loc, s.resultType, vals[i + 1]);
+      Value pair = vector::FromElementsOp::create(b, loc, pairType,
+                                                  ValueRange{lo, hi});
+      Value word = vector::BitCastOp::create(b, loc, wordType, pair);
+      return vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
+    };
+    int64_t boxT = cfg.yBox[0];
+    int64_t boxBytes = boxT * 128;
+    Value stage = im.add(im.c(stagingOffset()), im.mul(c, boxBytes));
+    Value m = im.div(lane, 8), j = im.rem(lane, 8);
+    Value row = im.add(im.mul(im.div(m, 2), 8), j);
+    Value chunk = im.add(im.mul(warp, 2), im.rem(m, 2));
+    Value swizzled = arith::XOrIOp::create(b, loc, chunk, j);
+    Value rowAddr =
+        smemAddr(im.add(stage, im.add(im.mul(row, 128), im.mul(swizzled, 16))));
+    Value stageAddr = smemAddr(stage);
+    Value issuer = isStoreIssuer(ctid);
+    Value feat0 = toI32(im.add(aRow0, im.mul(c, 64)));
+    for (int64_t box = 0; box < cfg.tokensPerBlock / boxT; ++box) {
+      im.ifThen(issuer, [&] {
+        asmVoid(b, loc, "cp.async.bulk.wait_group.read 0;", {}, "");
+      });
+      warpgroupBarrier(c);
+      for (int64_t i = 0; i < boxT / 16; ++i) {
+        int64_t q = box * (boxT / 8) + 2 * i;
+        Value addr = arith::AddIOp::create(b, loc, rowAddr, im.i32(2048 * i));
+        asmVoid(b, loc,
+                "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [$0], "
+                "{$1, $2, $3, $4};",
+                {addr, pack(4 * q), pack(4 * q + 2), pack(4 * q + 4),
+                 pack(4 * q + 6)},
+                "r,r,r,r,r");
+      }
+      asmVoid(b, loc, "fence.proxy.async.shared::cta;", {}, "");
+      warpgroupBarrier(c);
+      Value tok0 = toI32(im.add(bRow0, box * boxT));
+      im.ifThen(issuer, [&] {
+        asmVoid(b, loc,
+                "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group "
+                "[$0, {$1, $2}], [$3];",
+                {tmY, feat0, tok0, stageAddr}, "l,r,r,r");
+        asmVoid(b, loc, "cp.async.bulk.commit_group;", {}, "");
+      });
+    }
   }
 
   /// One output tile's k-loop on `tileStep`; returns the accumulators once
@@ -839,7 +955,7 @@ private:
   int64_t nAcc, kSteps32, blockTiles, steps, metaSteps;
   StageLayout layout;
   int64_t stride;
-  Value tmB, tmA, tmA2, tmE, bias;
+  Value tmB, tmA, tmA2, tmE, tmY, bias;
   ValueRange epilogueArgs;
   Value tid, bid, baseIdx, padWords, words;
   /// With a cluster: this block's rank (index) and its peer's (i32).
@@ -898,19 +1014,49 @@ std::string mlir::sgpu::whyNoTmaCluster(const TmaSpmmConfig &cfg,
   return "";
 }
 
+std::string mlir::sgpu::whyNoTmaStore(const SpmmShape &s,
+                                      const TmaSpmmConfig &cfg,
+                                      int64_t forcedStages) {
+  if (cfg.dense)
+    return "the kernel is in dense mode";
+  if (cfg.splits > 1)
+    return "the grid is split along K (f32 partial sums)";
+  if (s.resultType.getIntOrFloatBitWidth() != 16) {
+    std::string type;
+    llvm::raw_string_ostream os(type);
+    os << s.resultType;
+    return "the result type is " + type + ", not 16-bit";
+  }
+  if (s.n % 8)
+    return "N = " + std::to_string(s.n) +
+           " is not a multiple of 8 (a tensor map needs 16-byte row pitches)";
+  int64_t staging = 2 * std::min<int64_t>(cfg.tokensPerBlock, 128) * 128;
+  int64_t stages = forcedStages ? forcedStages : 2;
+  int64_t bytes = stages * stageBytes(cfg.tokensPerBlock, cfg.fusedLift) +
+                  staging + (cfg.fusedLift ? 24 : 16) * kMaxStages +
+                  kAlignSlack;
+  if (bytes > kSharedLimit)
+    return "stages=" + std::to_string(stages) + " leave no room for the " +
+           std::to_string(staging) + "-byte staging buffer";
+  return "";
+}
+
 /// Sets the stage count (as many stages of `stageBytes` as fit beside
-/// `barrierBytes` of mbarriers per stage, at most `maxStages` and the
-/// k-tiles of a block; `forced` when not 0) and the shared-memory layout:
-/// the stages, then the barriers, plus the alignment slack.
+/// `barrierBytes` of mbarriers per stage and cfg.stagingBytes of TMA-store
+/// staging, at most `maxStages` and the k-tiles of a block; `forced` when
+/// not 0) and the shared-memory layout: the stages, the staging buffer,
+/// then the barriers, plus the alignment slack.
 static void placeStages(TmaSpmmConfig &cfg, int64_t stageBytes,
                         int64_t barrierBytes, int64_t maxStages,
                         int64_t forced = 0) {
   cfg.stages = std::min<int64_t>(
       {maxStages, cfg.kTilesPerSplit,
-       (kSharedLimit - kAlignSlack - barrierBytes * kMaxStages) / stageBytes});
+       (kSharedLimit - kAlignSlack - barrierBytes * kMaxStages -
+        cfg.stagingBytes) /
+           stageBytes});
   if (forced)
     cfg.stages = forced;
-  cfg.barriersOffset = cfg.stages * stageBytes;
+  cfg.barriersOffset = cfg.stages * stageBytes + cfg.stagingBytes;
   cfg.dynamicSharedBytes =
       cfg.barriersOffset + barrierBytes * cfg.stages + kAlignSlack;
 }
@@ -933,7 +1079,8 @@ TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
                                            int64_t stages, int64_t splitK,
                                            bool persistent,
                                            int64_t reserveSMs,
-                                           bool fusedLift, int64_t cluster) {
+                                           bool fusedLift, int64_t cluster,
+                                           bool tmaStore) {
   TmaSpmmConfig cfg;
   cfg.threads = kThreads;
   cfg.fusedLift = fusedLift;
@@ -980,8 +1127,20 @@ TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
   // grid that occupies every one (tensor-parallel overlap).
   cfg.gridSize = persistent ? std::min(tiles, kNumSMs - reserveSMs) : tiles;
   // full and empty barriers per stage, and with the fused lift `ready`.
-  placeStages(cfg, stageBytes(bn, fusedLift), fusedLift ? 24 : 16,
-              bn == 256 ? kMaxStages256 : kMaxStages, stages);
+  auto place = [&] {
+    placeStages(cfg, stageBytes(bn, fusedLift), fusedLift ? 24 : 16,
+                bn == 256 ? kMaxStages256 : kMaxStages, stages);
+  };
+  place();
+  if (tmaStore && whyNoTmaStore(s, cfg, stages).empty()) {
+    // Boxes of up to 128 tokens x 64 features (128 B rows), one staging
+    // box per consumer warpgroup; the stages make room for it.
+    cfg.tmaStore = true;
+    cfg.yBox[0] = std::min<int64_t>(bn, 128);
+    cfg.yBox[1] = 64;
+    cfg.stagingBytes = 2 * cfg.yBox[0] * 128;
+    place();
+  }
   cfg.bBox[0] = bn;
   cfg.bBox[1] = kKTile;
   cfg.aBox[0] = kBlockRows;

@@ -75,6 +75,16 @@ struct TmaSpmmConfig {
   /// B tile, multicast into both (the B box is [BN/2, 64]): half the L2
   /// reads of B. Needs an even gridY, one split and no fused lift.
   int64_t cluster = 1;
+  /// The epilogue stages each warpgroup's 64 x BN output tile in shared
+  /// memory (stmatrix, 128B-swizzled) and writes it with TMA bulk tensor
+  /// stores of [min(BN, 128) tokens, 64 features] boxes (yBox), which
+  /// also clip the M and N tails. Needs a 16-bit result, one split and
+  /// N % 8 == 0 (the tensor map's 16-byte row pitch); see whyNoTmaStore.
+  /// The staging buffer (stagingBytes, both warpgroups) sits between the
+  /// stages and the barriers.
+  bool tmaStore = false;
+  int64_t yBox[2] = {0, 0};
+  int64_t stagingBytes = 0;
 };
 
 /// Where one consumer thread's accumulators sit in a dense-mode output tile,
@@ -111,7 +121,14 @@ TmaSpmmConfig getTmaSpmmConfig(const SpmmShape &s, int64_t tileN = 0,
                                int64_t stages = 0, int64_t splitK = 0,
                                bool persistent = true,
                                int64_t reserveSMs = 0, bool fusedLift = false,
-                               int64_t cluster = 1);
+                               int64_t cluster = 1, bool tmaStore = false);
+
+/// Why the output tiles of `cfg` cannot be written by TMA stores (empty
+/// when they can): see TmaSpmmConfig::tmaStore. `forcedStages` is the
+/// stages override (0: the table's), which may leave no room for the
+/// staging buffer.
+std::string whyNoTmaStore(const SpmmShape &s, const TmaSpmmConfig &cfg,
+                          int64_t forcedStages = 0);
 
 /// Why the configuration cannot run in clusters of two (empty when it
 /// can): see TmaSpmmConfig::cluster. A configuration asked for a cluster
@@ -131,8 +148,9 @@ std::string verifyTmaSpmmOverrides(int64_t tileN, int64_t stages,
 /// Builds the kernel body into `func`, whose arguments are: the tensor maps
 /// of X, of the compressed values, (with the fused lift) of the values of
 /// the third step, and of the metadata (as !llvm.ptr, listed in the
-/// function's `sgpu.tensor_map_args`), then the bias memref when the spmm
-/// has one, then Y. With cfg.splits > 1: the three maps, then the f32
+/// function's `sgpu.tensor_map_args`), then (cfg.tmaStore) the tensor map
+/// of Y, then the bias memref when the spmm has one, then Y (without
+/// cfg.tmaStore). With cfg.splits > 1: the three maps, then the f32
 /// workspace memref [splits, M, N] (no bias: the reduce kernel adds it).
 void buildTmaSpmmKernel(OpBuilder &b, Location loc, const SpmmShape &s,
                         const TmaSpmmConfig &cfg, gpu::GPUFuncOp func);

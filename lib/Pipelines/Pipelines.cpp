@@ -73,6 +73,13 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
                      "table: 2 for spmms of at least 4096 tokens; 1; or 2, "
                      "which multicasts each shared B tile to both blocks)"),
       llvm::cl::init(0)};
+  PassOptions::Option<std::string> epilogue{
+      *this, "epilogue",
+      llvm::cl::desc("sm_90a TMA spmm output tiles: auto (tma where it "
+                     "applies), tma (shared-memory staging and TMA bulk "
+                     "stores; a remark where it does not apply) or "
+                     "registers (stores from the accumulators)"),
+      llvm::cl::init("auto")};
   PassOptions::Option<std::string> twellProducer{
       *this, "twell-producer",
       llvm::cl::desc("producer of TwELL packs fed by a ReLU GEMM: auto "
@@ -140,6 +147,7 @@ LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
      << " reserve-sms=" << opts.reserveSMs.getValue()
      << " twell-producer=" << opts.twellProducer.getValue()
      << " cluster=" << opts.cluster.getValue()
+     << " epilogue=" << opts.epilogue.getValue()
      << "},";
   os << "one-shot-bufferize{bufferize-function-boundaries=true "
         "function-boundary-type-conversion=identity-layout-map},";

@@ -28,7 +28,7 @@
 // CHECK-LABEL: func.func @spmm_pairs
 // CHECK: %[[TX:.*]] = sgpu.tensor_map %{{.*}} box [128, 64] swizzle 128 : memref<4096x4096xbf16> -> !llvm.ptr
 // CHECK: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%c132{{[_0-9]*}}, %{{.*}}, %{{.*}}) threads in (%c384{{[_0-9]*}},
-// CHECK: gpu.func @sgpu_spmm_0({{.*}}) kernel attributes {known_block_size = array<i32: 384, 1, 1>, nvvm.cluster_dim = array<i32: 2, 1, 1>, nvvm.minctasm = 1 : i32, sgpu.tensor_map_args = array<i64: 0, 1, 2>}
+// CHECK: gpu.func @sgpu_spmm_0({{.*}}) kernel attributes {known_block_size = array<i32: 384, 1, 1>, nvvm.cluster_dim = array<i32: 2, 1, 1>, nvvm.minctasm = 1 : i32, sgpu.tensor_map_args = array<i64: 0, 1, 2, 3>}
 // CHECK: %[[BID:.*]] = gpu.block_id x
 // Empty barriers: 16 arrivals (8 consumer warps in each of the two blocks).
 // CHECK: %[[C16:.*]] = arith.constant 16 : i32

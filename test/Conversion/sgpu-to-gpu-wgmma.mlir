@@ -131,8 +131,8 @@ func.func @spmm_bf16(%x: tensor<4096x4096xbf16>, %v: tensor<4096x2048xbf16>, %m:
 // RUN: not sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma stages=6" 2>&1 | FileCheck %s --check-prefix=BIGSTAGES
 // SWEEP-LABEL: func.func @spmm_sweep
 // SWEEP: sgpu.tensor_map %{{.*}} box [128, 64] swizzle 128 : memref<512x256xf16>
-// 3 x (8192 + 16384 + 1024) + 48 + 1024
-// SWEEP: arith.constant 77872 : i32
+// 3 x (8192 + 16384 + 1024) + the TMA-store staging 2 x 16384 + 48 + 1024
+// SWEEP: arith.constant 110640 : i32
 // SWEEP: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%c4,
 // SWEEP: wgmma.mma_async.sp.sync.aligned.m64n128k32
 // BADTILE: error: invalid convert-sgpu-to-gpu option: tile-n=96 is not 0 or a power of two from 16 to 256
@@ -187,7 +187,10 @@ func.func @spmm_split_k(%x: tensor<40x2056xf16>, %v: tensor<304x1040xf16>, %m: t
 
 // A lift that feeds the TMA kernel is gathered into rows of the weight's
 // padded K (here K' = 56 -> 64 columns, 128-byte rows; the columns past K'
-// read zeros), and the tensor map covers that buffer.
+// read zeros), and the tensor map covers that buffer. The lift kernel
+// writes 8 columns per thread (70 x 64 / 8 = 560 threads), each 32-bit
+// source word selected against zero (K = 40 is not a multiple of 6, and
+// the padded columns' sources are past K).
 // CHECK-LABEL: func.func @lifted_tma
 // CHECK: %[[XB:.*]] = bufferization.to_buffer %arg0 read_only : tensor<70x40xf16> to memref<70x40xf16>
 // CHECK: %[[L:.*]] = memref.alloc() : memref<70x64xf16>
@@ -197,6 +200,9 @@ func.func @spmm_split_k(%x: tensor<40x2056xf16>, %v: tensor<304x1040xf16>, %m: t
 // CHECK-NOT: sgpu.lift
 // CHECK: gpu.func @sgpu_spmm_0
 // CHECK: gpu.func @sgpu_lift_0(%{{.*}}: memref<70x40xf16>, %{{.*}}: memref<70x64xf16>)
+// CHECK: arith.cmpi ult, %{{.*}}, %c560 : index
+// CHECK-COUNT-4: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<2xf16>
+// CHECK: vector.store %{{.*}} {alignment = 16 : i64} : memref<70x64xf16>, vector<8xf16>
 func.func @lifted_tma(%x: tensor<70x40xf16>, %v: tensor<32x32xf16>, %e: tensor<64xi32>) -> tensor<70x20xf16> {
   %xl = sgpu.lift %x {pattern = #sgpu.nm<4:6>} : tensor<70x40xf16> -> tensor<70x56xf16>
   %w = sgpu.assemble %v, %e : tensor<32x32xf16>, tensor<64xi32> -> !sgpu.compressed<20x56xf16, #sgpu.nm<2:4>>

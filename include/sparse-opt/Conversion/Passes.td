@@ -217,6 +217,14 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
            "epilogue packs, H never written; where it applies, else the "
            "library path with a remark) or auto (library: the fused "
            "producer measured a tie with it on the H200)">,
+    Option<"epilogue", "epilogue", "std::string", /*default=*/"\"auto\"",
+           "kernel=wgmma, TMA spmm kernel: how output tiles reach Y. tma: "
+           "each consumer warpgroup writes its tile into shared memory "
+           "(stmatrix) and one thread issues TMA bulk tensor stores, so the "
+           "tensor cores resume while the copy engine writes; needs a 16-bit "
+           "result, no split-K and N % 8 == 0, elsewhere a remark says why. "
+           "registers: stores from the accumulator registers. auto (the "
+           "default): tma wherever it applies, silently registers elsewhere">,
     Option<"cluster", "cluster", "int64_t", /*default=*/"0",
            "kernel=wgmma, TMA kernels (spmm and the fused TwELL producer): "
            "blocks per cluster, 0, 1 or 2. With 2 the two blocks of a cluster "
