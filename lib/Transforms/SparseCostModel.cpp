@@ -13,9 +13,15 @@
 //    4:6 1.04-1.13x, 6:8 1.02-1.06x on 112 blocks but a tie (0.997-1.03x)
 //    on the split-K grid, which therefore goes to the library. With more blocks than multiprocessors
 //    (N = 18944: 148 blocks, two waves) they lose at M = 16 (0.89-0.95x),
-//    and they lose at M >= 128 (0.65-0.98x; one 6:8 case at 1.05x, 4096
-//    x 18944 f16, with the clusters): the windows multiply the
-//    MMA work by 2(N-1)/N and the lift is a separate pass over memory.
+//    and they lose at M = 128 and 512 (0.65-0.98x): the windows multiply
+//    the MMA work by 2(N-1)/N and the lift is a separate pass over memory.
+//  * From 4096 tokens (with the vectorized lift kernel and the TMA-store
+//    epilogue, bench/results/spmm_lift_auto_h200.json and
+//    spmm_issue_b_h200.json) 6:8 measured 1.01-1.14x and 4:6 0.97-1.10x
+//    on the layers with N > K (14336 x 4096, 18944 x 3584), 6:8 0.98-1.02x
+//    and 4:6 0.95-0.98x on 4096 x 14336 (N < K: a 32-block grid and the
+//    longest lift): kept where N > K, the library GEMM elsewhere. Between
+//    512 and 4096 tokens nothing was measured; the library GEMM stays.
 //  * 8:10 and wider lose everywhere measured (0.57-0.95x).
 //
 //===----------------------------------------------------------------------===//
@@ -30,6 +36,7 @@ using namespace mlir::sgpu;
 namespace {
 constexpr int64_t kBlockRows = 128; // weight rows per block of the kernel
 constexpr int64_t kNumSMs = 132;    // H100 / H200 SXM
+constexpr int64_t kLargeTokens = 4096; // the measured prefill sizes
 } // namespace
 
 SparseOrDense mlir::sgpu::chooseSparseOrDense(llvm::StringRef chip, int64_t m,
@@ -52,10 +59,13 @@ SparseOrDense mlir::sgpu::chooseSparseOrDense(llvm::StringRef chip, int64_t m,
     return keep;
   if (patternM == 8 && m <= 16 && blocks >= kNumSMs / 2 && blocks <= kNumSMs)
     return keep;
+  if ((patternM == 6 || patternM == 8) && m >= kLargeTokens && n > k)
+    return keep;
   if (patternM == 6 || patternM == 8)
-    dense.reason = "the 4:6 and 6:8 kernels measured 0.64-1.03x of the "
+    dense.reason = "the 4:6 and 6:8 kernels measured 0.64-1.02x of the "
                    "library GEMM unless M <= 16 on at most one wave of "
-                   "blocks (6:8: 66 to 132 blocks) (" +
+                   "blocks (6:8: 66 to 132 blocks) or M >= 4096 with N > K "
+                   "(" +
                    shape + ")";
   else
     dense.reason = "the 8:10 kernel measured 0.57-0.95x of the library "

@@ -31,7 +31,7 @@ TEST(SparseCostModel, TwoFourAlwaysKeepsTheSparseKernel) {
   }
 }
 
-TEST(SparseCostModel, FourSixAndSixEightWinOnlyAtDecodeOnOneWave) {
+TEST(SparseCostModel, FourSixAndSixEightWinAtDecodeOnOneWaveAndInPrefill) {
   // The split-K grid (32 blocks): 4:6 won, 6:8 tied.
   EXPECT_FALSE(dense("sm_90a", 16, kNarrowN, kNarrowK, 6));
   EXPECT_FALSE(dense("sm_90a", 1, kNarrowN, kNarrowK, 6));
@@ -42,9 +42,19 @@ TEST(SparseCostModel, FourSixAndSixEightWinOnlyAtDecodeOnOneWave) {
     auto c = chooseSparseOrDense("sm_90a", 16, kTwoWaveN, kTwoWaveK, p);
     EXPECT_TRUE(c.dense);
     EXPECT_NE(c.reason.find("148 blocks"), std::string::npos) << c.reason;
-    for (int64_t m : {17, 128, 512, 4096, 16384}) {
+    for (int64_t m : {17, 128, 512, 4095}) {
       EXPECT_TRUE(dense("sm_90a", m, kWideN, kWideK, p)) << m;
       EXPECT_TRUE(dense("sm_90a", m, kNarrowN, kNarrowK, p)) << m;
+    }
+    // From 4096 tokens: kept where N > K, the library GEMM on the layer
+    // with N < K.
+    for (int64_t m : {4096, 16384}) {
+      EXPECT_FALSE(dense("sm_90a", m, kWideN, kWideK, p)) << m;
+      EXPECT_FALSE(dense("sm_90a", m, kTwoWaveN, kTwoWaveK, p)) << m;
+      auto c = chooseSparseOrDense("sm_90a", m, kNarrowN, kNarrowK, p);
+      EXPECT_TRUE(c.dense) << m;
+      EXPECT_NE(c.reason.find("M >= 4096 with N > K"), std::string::npos)
+          << c.reason;
     }
   }
 }
