@@ -98,6 +98,9 @@ constexpr int64_t kSharedLimit = 227 * 1024; // per block, sm_90
 constexpr int64_t kAlignSlack = 1024;
 constexpr int64_t kMaxStages = 8;
 constexpr int64_t kMaxStages256 = 4; // a fifth 41 KiB stage measured no faster
+/// The TMA-store epilogue's smallest box: 16 tokens (one stmatrix.x4 per
+/// warp).
+constexpr int64_t kMinYBox = 16;
 constexpr int64_t kNumSMs = 132;
 /// The time of a 128-token tile relative to a 256-token one (measured).
 constexpr double kHalfTileCost = 0.57;
@@ -1030,7 +1033,9 @@ std::string mlir::sgpu::whyNoTmaStore(const SpmmShape &s,
   if (s.n % 8)
     return "N = " + std::to_string(s.n) +
            " is not a multiple of 8 (a tensor map needs 16-byte row pitches)";
-  int64_t staging = 2 * std::min<int64_t>(cfg.tokensPerBlock, 128) * 128;
+  // The smallest boxes' staging (getTmaSpmmConfig takes larger ones
+  // where they fit).
+  int64_t staging = 2 * std::min<int64_t>(cfg.tokensPerBlock, kMinYBox) * 128;
   int64_t stages = forcedStages ? forcedStages : 2;
   int64_t bytes = stages * stageBytes(cfg.tokensPerBlock, cfg.fusedLift) +
                   staging + (cfg.fusedLift ? 24 : 16) * kMaxStages +
@@ -1134,12 +1139,19 @@ TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
   place();
   if (tmaStore && whyNoTmaStore(s, cfg, stages).empty()) {
     // Boxes of up to 128 tokens x 64 features (128 B rows), one staging
-    // box per consumer warpgroup; the stages make room for it.
+    // box per consumer warpgroup, halved (more boxes per tile, down to 16
+    // tokens) while the staging would cost a stage: at 128-token tiles 8
+    // stages leave room for 64-token boxes only.
+    int64_t fullStages = cfg.stages;
     cfg.tmaStore = true;
-    cfg.yBox[0] = std::min<int64_t>(bn, 128);
     cfg.yBox[1] = 64;
-    cfg.stagingBytes = 2 * cfg.yBox[0] * 128;
-    place();
+    for (cfg.yBox[0] = std::min<int64_t>(bn, 128);; cfg.yBox[0] /= 2) {
+      cfg.stagingBytes = 2 * cfg.yBox[0] * 128;
+      place();
+      bool fits = cfg.dynamicSharedBytes <= kSharedLimit;
+      if ((fits && cfg.stages >= fullStages) || cfg.yBox[0] <= kMinYBox)
+        break;
+    }
   }
   cfg.bBox[0] = bn;
   cfg.bBox[1] = kKTile;

@@ -13,10 +13,10 @@
 // RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma" | FileCheck %s
 // RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma epilogue=registers" | FileCheck %s --check-prefix=REGS
 // RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma epilogue=tma" -verify-diagnostics -o /dev/null
-// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma epilogue=tma tile-n=256 stages=5" 2>&1 | FileCheck %s --check-prefix=ROOM
+// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma epilogue=tma tile-n=128 stages=9" 2>&1 | FileCheck %s --check-prefix=ROOM
 // RUN: not sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma epilogue=stores" 2>&1 | FileCheck %s --check-prefix=BAD
 // BAD: error: unknown epilogue 'stores'; expected auto, tma or registers
-// ROOM: remark: epilogue=tma not used for this spmm: stages=5 leave no room for the 32768-byte staging buffer
+// ROOM: remark: epilogue=tma not used for this spmm: stages=9 leave no room for the 4096-byte staging buffer
 
 // M and N tails (300 tokens, 200 features), bias and ReLU: 64-token tiles,
 // so boxes of 64 tokens; 4 stmatrix.x4 per warp fill a box, one bulk store.
