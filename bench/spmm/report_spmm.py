@@ -12,6 +12,8 @@ docs/performance.md (between its spmm markers):
   spmm_lift_{fused,separate,auto}_h200.json   6:8 lift in the kernel vs the gather
                                kernel, and the compiler's choice -> spmm-lift
   spmm_large24_h200.json       2:4 at M >= 4096 (regression run) -> spmm-large24
+  spmm_epilogue_{regs,tma}_h200.json   register vs TMA-store epilogue A/B -> spmm-epilogue
+  spmm_mid_epi_*_h200.json     512 tokens: store x stage count -> spmm-mid-epilogue
   spmm_h200.json, spmm_wgmma_h200.json   the earlier kernels (history)
                                -> spmm-2to4, spmm-wgmma; docs/img/spmm_2to4_h200.png
 
@@ -173,24 +175,60 @@ def large24_table():
     return "\n".join(out)
 
 
+def ab_table(before, after, labels):
+    """A same-session A/B of 2:4 timings: `before` and `after` are result
+    files, `labels` the column titles (before, after, the ratio, and the
+    short name of `after` in the columns against the libraries)."""
+    files = [RESULTS.with_name(f) for f in (before, after)]
+    if not all(f.exists() for f in files):
+        return ""
+    key = lambda r: (r["dtype"], r["shape"]["M"], r["shape"]["N"], r["shape"]["K"])  # noqa: E731
+    one, two = ({key(r): r for r in json.loads(f.read_text()) if r["kind"] == "timing"}
+                for f in files)
+    out = ["| dtype | M × N × K (2:4) | %s µs | %s µs | %s |"
+           " %s / cuBLAS | %s / cuSPARSELt |" % (labels + (labels[3],)),
+           "|---|---|---:|---:|---:|---:|---:|"]
+    for k, a in one.items():
+        b = two[k]
+        base = b["baselines"]
+        out.append("| %s | %d × %d × %d | %.1f | %.1f | %.2f× | %.2f× | %.2f× |" % (
+            k[0], k[1], k[2], k[3], a["ours_us"], b["ours_us"], a["ours_us"] / b["ours_us"],
+            base["cublas"] / b["ours_us"], base["cusparselt"] / b["ours_us"]))
+    return "\n".join(out)
+
+
 def cluster_table():
     """2:4 over the issue grid with single blocks and with clusters of two,
     measured in the same session (spmm_issue24_cluster{1,2}_h200.json)."""
-    files = {c: RESULTS.with_name("spmm_issue24_cluster%d_h200.json" % c) for c in (1, 2)}
+    return ab_table("spmm_issue24_cluster1_h200.json", "spmm_issue24_cluster2_h200.json",
+                    ("single blocks", "clusters of 2", "pairs / single", "pairs"))
+
+
+def epilogue_table():
+    """2:4 at M >= 4096 with the register epilogue and the TMA-store one,
+    same session (spmm_epilogue_{regs,tma}_h200.json)."""
+    return ab_table("spmm_epilogue_regs_h200.json", "spmm_epilogue_tma_h200.json",
+                    ("registers", "TMA store", "TMA / registers", "TMA"))
+
+
+def mid_epilogue_table():
+    """2:4 at 512 tokens on 128-token tiles: TMA store or registers, 8 or
+    7 stages, same session (spmm_mid_epi_*_h200.json)."""
+    runs = ["t128", "s7", "regs", "regs_s7"]
+    files = {v: RESULTS.with_name("spmm_mid_epi_%s_h200.json" % v) for v in runs}
     if not all(f.exists() for f in files.values()):
         return ""
     key = lambda r: (r["dtype"], r["shape"]["M"], r["shape"]["N"], r["shape"]["K"])  # noqa: E731
-    recs = {c: {key(r): r for r in json.loads(f.read_text()) if r["kind"] == "timing"}
-            for c, f in files.items()}
-    out = ["| dtype | M × N × K (2:4) | single blocks µs | clusters of 2 µs | pairs / single |"
-           " pairs / cuBLAS | pairs / cuSPARSELt |",
-           "|---|---|---:|---:|---:|---:|---:|"]
-    for k, one in recs[1].items():
-        two = recs[2][k]
-        b = two["baselines"]
-        out.append("| %s | %d × %d × %d | %.1f | %.1f | %.2f× | %.2f× | %.2f× |" % (
-            k[0], k[1], k[2], k[3], one["ours_us"], two["ours_us"], one["ours_us"] / two["ours_us"],
-            b["cublas"] / two["ours_us"], b["cusparselt"] / two["ours_us"]))
+    recs = {v: {key(r): r for r in json.loads(f.read_text())} for v, f in files.items()}
+    out = ["| dtype | M × N × K (2:4, tile-n=128) | TMA, 8 stages, 64-token boxes µs |"
+           " TMA, 7 stages, 128-token boxes µs | registers, 8 stages µs | registers, 7 stages µs |"
+           " cuBLAS µs | cuSPARSELt µs |",
+           "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for k, r in recs["t128"].items():
+        b = r["baselines"]
+        out.append("| %s | %d × %d × %d | %s | %.1f | %.1f |" % (
+            k[0], k[1], k[2], k[3], " | ".join("%.1f" % recs[v][k]["ours_us"] for v in runs),
+            b["cublas"], b["cusparselt"]))
     return "\n".join(out)
 
 
@@ -379,6 +417,9 @@ def main():
         if "spmm-cluster:begin" in doc:
             doc = replace(doc, "spmm-cluster", cluster_table())
             doc = replace(doc, "spmm-cluster-ab", cluster_ab_table())
+        if "spmm-epilogue:begin" in doc:
+            doc = replace(doc, "spmm-epilogue", epilogue_table())
+            doc = replace(doc, "spmm-mid-epilogue", mid_epilogue_table())
         issue_plot(issue)
     a, b = doc.index(BEGIN) + len(BEGIN), doc.index(END)
     doc = doc[:a] + "\n" + table(records) + "\n" + doc[b:]

@@ -7,9 +7,11 @@
 #   lift68/       make_cases.py --set lift --out .carry/lift68
 #   issue/        make_cases.py --set issue --out .carry/issue
 #   liftcheck/    test/Integration/GPU/check_lift.py build/lib .carry/liftcheck --compile build/bin/sparse-opt --no-run
+#   small_auto/   make_cases.py --set small --policy auto --out .carry/small_auto
 # and build/lib (runtime and formats libraries). `$1` picks the part:
 # "ab" (lift check, SASS, the epilogue A/B, the 6:8 lift set, 4:6 and
-# 8:10 over the issue grid) or "issue" (2:4 and 6:8 over the issue grid).
+# 8:10 over the issue grid) or "issue" (2:4 and 6:8 over the issue grid,
+# then the compiler's sparse-or-dense choice at M <= 128).
 # Results go to $OUT.
 part="${1:-ab}"
 source "$(dirname "$0")/../device_env.sh" /tmp/epilogue-out
@@ -45,4 +47,6 @@ if [ "$part" = ab ]; then
 else
   step "2:4 and 6:8 over the issue grid"
   TAILN=4 run issue issue spmm_issue_a_h200.json --variants 2:4,6:8
+  step "the compiler's choice at M <= 128 (sparse-policy=auto)"
+  TAILN=4 run small small_auto spmm_small_auto_h200.json --no-cusparselt
 fi
