@@ -74,6 +74,36 @@ inline void buildSpmmEpilogue(OpBuilder &b, Location loc, IndexMath &im,
   }
 }
 
+/// Bias (`bias`, null when none) and activation applied in f32 to one
+/// thread's accumulators `acc` in the fragment order above, where the
+/// thread holds features featBase + g and featBase + g + 8 (`featBase`:
+/// the warp's first feature). Returns the values, not yet rounded; the
+/// bias loads are clamped inside N unless `fullN`.
+inline SmallVector<Value>
+applyBiasAndActivation(OpBuilder &b, Location loc, IndexMath &im,
+                       const SpmmShape &s, ArrayRef<Value> acc, Value bias,
+                       Value featBase, Value g, bool fullN) {
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32Type(),
+                                         b.getF32FloatAttr(0.0f));
+  Value biasOf[2];
+  for (int64_t h = 0; h < 2 && bias; ++h) {
+    Value feat = im.add(featBase, im.add(g, 8 * h));
+    Value inN = fullN ? Value() : im.lt(feat, s.n);
+    biasOf[h] =
+        im.toF32(memref::LoadOp::create(b, loc, bias, im.clamp(feat, inN)));
+  }
+  SmallVector<Value> vals;
+  for (auto [i, v] : llvm::enumerate(acc)) {
+    Value r = v;
+    if (bias)
+      r = arith::AddFOp::create(b, loc, r, biasOf[(i % 4) / 2]);
+    if (s.activation == Activation::relu)
+      r = arith::MaximumFOp::create(b, loc, r, zero);
+    vals.push_back(r);
+  }
+  return vals;
+}
+
 /// The same epilogue with stores of two adjacent features (for an even N).
 /// In the fragment order a warp holds, per token, 16 consecutive features
 /// spread over 8 lanes (feature g and g + 8 in lane 4g + t), so direct
@@ -91,24 +121,8 @@ inline void buildSpmmEpiloguePaired(OpBuilder &b, Location loc, IndexMath &im,
                                     Value g, Value t, Value tok0,
                                     bool fullM, bool fullN, Value split = {}) {
   Type f32 = b.getF32Type(), i32 = b.getI32Type();
-  Value zero = arith::ConstantOp::create(b, loc, f32, b.getF32FloatAttr(0.0f));
-  // Bias and activation where the values are (features g and g + 8).
-  Value biasOf[2];
-  for (int64_t h = 0; h < 2 && bias; ++h) {
-    Value feat = im.add(featBase, im.add(g, 8 * h));
-    Value inN = fullN ? Value() : im.lt(feat, s.n);
-    biasOf[h] =
-        im.toF32(memref::LoadOp::create(b, loc, bias, im.clamp(feat, inN)));
-  }
-  SmallVector<Value> vals;
-  for (auto [i, v] : llvm::enumerate(acc)) {
-    Value r = v;
-    if (bias)
-      r = arith::AddFOp::create(b, loc, r, biasOf[(i % 4) / 2]);
-    if (s.activation == Activation::relu)
-      r = arith::MaximumFOp::create(b, loc, r, zero);
-    vals.push_back(r);
-  }
+  SmallVector<Value> vals =
+      applyBiasAndActivation(b, loc, im, s, acc, bias, featBase, g, fullN);
   auto toI32 = [&](Value v) -> Value {
     return arith::IndexCastUIOp::create(b, loc, i32, v);
   };

@@ -819,25 +819,10 @@ private:
   /// (2048 B) after instruction 0.
   void storeTileByTma(ArrayRef<Value> acc, Value c, Value warp, Value g,
                       Value lane, Value ctid) {
-    Type f32 = b.getF32Type(), i32 = b.getI32Type();
+    Type i32 = b.getI32Type();
     Value featBase = im.add(im.add(aRow0, im.mul(c, 64)), im.mul(warp, 16));
-    Value zero = arith::ConstantOp::create(b, loc, f32, b.getF32FloatAttr(0.0f));
-    Value biasOf[2];
-    for (int64_t h = 0; h < 2 && bias; ++h) {
-      Value feat = im.add(featBase, im.add(g, 8 * h));
-      Value inN = s.n % kBlockRows == 0 ? Value() : im.lt(feat, s.n);
-      biasOf[h] =
-          im.toF32(memref::LoadOp::create(b, loc, bias, im.clamp(feat, inN)));
-    }
-    SmallVector<Value> vals;
-    for (auto [i, v] : llvm::enumerate(acc)) {
-      Value r = v;
-      if (bias)
-        r = arith::AddFOp::create(b, loc, r, biasOf[(i % 4) / 2]);
-      if (s.activation == Activation::relu)
-        r = arith::MaximumFOp::create(b, loc, r, zero);
-      vals.push_back(r);
-    }
+    SmallVector<Value> vals = applyBiasAndActivation(
+        b, loc, im, s, acc, bias, featBase, g, s.n % kBlockRows == 0);
     auto pairType = VectorType::get({2}, s.resultType);
     auto wordType = VectorType::get({1}, i32);
     auto pack = [&](int64_t i) -> Value {
