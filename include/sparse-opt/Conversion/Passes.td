@@ -85,6 +85,14 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
     across tiles, so the next tile's loads overlap this tile's epilogue;
     `reserve-sms=R` caps it at 132 - R blocks, leaving R multiprocessors to
     the communication kernels of a tensor-parallel program.
+    Output tiles leave through TMA (`epilogue=auto`, where the result is
+    16-bit, N % 8 == 0 and there is no split-K): each consumer warpgroup
+    writes its rounded values into a 128B-swizzled shared-memory box with
+    `stmatrix .trans` and one thread issues the bulk tensor store, Y being
+    a fourth tensor map; the box shrinks (128 down to 16 tokens) rather
+    than cost a pipeline stage. `epilogue=registers` stores from the
+    accumulators (warp shuffles pair adjacent features); `epilogue=tma`
+    asks for TMA stores and remarks where they do not apply.
     Other K take a one-
     warpgroup kernel that stages tiles through registers into two shared
     memory stages (no swizzle) and waits for each stage's wgmmas.
