@@ -3,7 +3,9 @@
 // Both spmm kernels (warp-level mma.sp and warpgroup wgmma.sp) end the same
 // way: each f32 accumulator element gets the bias of its feature and the
 // activation, is rounded once to the result type and stored at
-// Y[token][feature], guarded where the tile runs past M or N.
+// Y[token][feature], guarded where the tile runs past M or N. (The TMA
+// kernel's default epilogue shares applyBiasAndActivation and leaves the
+// stores and the tails to TMA, SpmmTMA.cpp.)
 //
 //===----------------------------------------------------------------------===//
 

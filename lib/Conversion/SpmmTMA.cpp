@@ -37,8 +37,18 @@
 //
 // Shared memory (dynamic, aligned up to 1024 B at run time): stages of
 // [A 8 KiB | B BN*128 B | E 1 KiB], each 1024-aligned so that the swizzle
-// patterns start on their boundary (descriptor base offset 0), then the
-// `full` and `empty` mbarriers (8 B each).
+// patterns start on their boundary (descriptor base offset 0), then (with
+// the TMA-store epilogue) the staging boxes of the two consumer
+// warpgroups, then the `full` and `empty` mbarriers (8 B each).
+//
+// Epilogue (cfg.tmaStore, the default where it applies; storeTileByTma):
+// each consumer warpgroup writes its tile, bias and activation applied and
+// rounded once, box by box of yBox[0] tokens into its 128B-swizzled staging
+// box with stmatrix .trans, fences the writes for the async proxy, syncs
+// on its named barrier, and one thread issues a TMA bulk tensor store into
+// Y's tensor map (tails clipped by TMA); that thread waits for the store to
+// have read the box before the box is written again and before the block
+// exits. Otherwise the values go out from registers (SpmmEpilogue.h).
 // Descriptors: A (SW64, K-major): SBO 512 B (8 rows x 64 B), k32 step
 // +32 B, warpgroup c +4096 B; B (SW128, K-major): SBO 1024 B, k32 step
 // +64 B. LBO is unused for swizzled K-major layouts (encoded 1).
@@ -794,9 +804,12 @@ private:
   }
 
   /// The 128 threads of consumer warpgroup `c` (named barrier 1 + c;
-  /// barrier 0 is the block's).
+  /// barrier 0 is the block's). The NVVM op, whose intrinsic is
+  /// convergent: it follows issuer-only code, and LLVM must not sink or
+  /// duplicate it into that branch.
   void warpgroupBarrier(Value c) {
-    asmVoid(b, loc, "bar.sync $0, 128;", {toI32(im.add(c, 1))}, "r");
+    NVVM::BarrierOp::create(b, loc, Type(), toI32(im.add(c, 1)), im.i32(128),
+                            NVVM::BarrierReductionAttr(), Value());
   }
 
   /// The TMA-store epilogue (cfg.tmaStore) of consumer warpgroup `c`: per
@@ -1023,7 +1036,8 @@ std::string mlir::sgpu::whyNoTmaStore(const SpmmShape &s,
   int64_t staging = 2 * std::min<int64_t>(cfg.tokensPerBlock, kMinYBox) * 128;
   int64_t stages = forcedStages ? forcedStages : 2;
   int64_t bytes = stages * stageBytes(cfg.tokensPerBlock, cfg.fusedLift) +
-                  staging + (cfg.fusedLift ? 24 : 16) * kMaxStages +
+                  staging +
+                  (cfg.fusedLift ? 24 : 16) * std::max(stages, kMaxStages) +
                   kAlignSlack;
   if (bytes > kSharedLimit)
     return "stages=" + std::to_string(stages) + " leave no room for the " +

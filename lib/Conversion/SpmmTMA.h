@@ -49,7 +49,7 @@ struct TmaSpmmConfig {
   /// grouped order within each split (see SpmmTMA.cpp).
   int64_t dynamicSharedBytes;
   /// Byte offset (after the 1024-aligned base) of the mbarriers: past the
-  /// stages.
+  /// stages and the TMA-store staging boxes.
   int64_t barriersOffset;
   /// Box shapes of the tensor maps, outermost first: the B operand (X,
   /// [BN, 64]), the A operand (compressed values, [128, 32]; dense: A's
@@ -77,8 +77,9 @@ struct TmaSpmmConfig {
   int64_t cluster = 1;
   /// The epilogue stages each warpgroup's 64 x BN output tile in shared
   /// memory (stmatrix, 128B-swizzled) and writes it with TMA bulk tensor
-  /// stores of [min(BN, 128) tokens, 64 features] boxes (yBox), which
-  /// also clip the M and N tails. Needs a 16-bit result, one split and
+  /// stores of [yBox[0] tokens, 64 features] boxes, which also clip the M
+  /// and N tails; yBox[0] is min(BN, 128), halved (down to 16) while the
+  /// staging would cost a pipeline stage. Needs a 16-bit result, one split and
   /// N % 8 == 0 (the tensor map's 16-byte row pitch); see whyNoTmaStore.
   /// The staging buffer (stagingBytes, both warpgroups) sits between the
   /// stages and the barriers.

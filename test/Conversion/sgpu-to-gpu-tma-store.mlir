@@ -4,10 +4,12 @@
 // it into a 128B-swizzled staging box in shared memory with stmatrix .trans
 // (features x tokens -> Y's token-major rows), fences the generic writes for
 // the async proxy and lets one thread issue a TMA bulk tensor store per box
-// of min(BN, 128) tokens x 64 features, which clips the M and N tails; the
-// thread waits for the previous store to have read the box before it is
-// overwritten and before the block exits. Y reaches the kernel as a fourth
-// tensor map. Where it does not apply (a 32-bit result, N % 8 != 0, split-K,
+// of up to min(BN, 128) tokens x 64 features, which clips the M and N tails;
+// the thread waits for the previous store to have read the box before it is
+// overwritten and before the block exits. The box is halved (down to 16
+// tokens) where the staging would cost a pipeline stage: 128-token tiles
+// keep 8 stages with 64-token boxes. Y reaches the kernel as one more
+// tensor map, after those of the operands. Where it does not apply (a 32-bit result, N % 8 != 0, split-K,
 // or forced stages that leave no room for the staging buffer) the tile is
 // stored from registers; with epilogue=tma a remark says why.
 // RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma" | FileCheck %s
@@ -30,10 +32,10 @@
 // CHECK: memref.load %{{.*}} : memref<200xf16>
 // CHECK: arith.maximumf
 // CHECK: "cp.async.bulk.wait_group.read 0;"
-// CHECK: "bar.sync $0, 128;"
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
 // CHECK-COUNT-4: "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [$0], {$1, $2, $3, $4};"
 // CHECK-NEXT: "fence.proxy.async.shared::cta;"
-// CHECK: "bar.sync $0, 128;"
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
 // CHECK: "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];"
 // CHECK-NEXT: "cp.async.bulk.commit_group;"
 // CHECK-NOT: "cp.async.bulk.tensor.2d.global
@@ -60,7 +62,18 @@ func.func @tails(%x: tensor<300x64xf16>, %v: tensor<208x32xf16>, %m: tensor<416x
 // CHECK: sgpu.tensor_map %{{.*}} box [128, 64] swizzle 128 : memref<4096x4096xbf16> -> !llvm.ptr
 // CHECK: arith.constant 201792 : i32
 // CHECK: gpu.func @sgpu_spmm_0
-// CHECK-COUNT-8: stmatrix.sync.aligned.m8n8.x4.trans
+// Lane l gives row l % 8 of matrix l / 8: token row 8 (l / 16) + l % 8,
+// chunk 2 warp + (l / 8) % 2, swizzled by XOR with the row's l % 8; each
+// further stmatrix is 16 token rows (2048 bytes) on.
+// CHECK: arith.xori %{{.*}}, %{{.*}} : index
+// CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
+// CHECK: stmatrix.sync.aligned.m8n8.x4.trans
+// CHECK: %[[A1:.*]] = arith.addi %[[ROWADDR:.*]], %c2048_i32 : i32
+// CHECK: stmatrix.sync.aligned.m8n8.x4.trans{{.*}} %[[A1]],
+// CHECK: %[[A7:.*]] = arith.addi %[[ROWADDR]], %c14336_i32 : i32
+// CHECK: stmatrix.sync.aligned.m8n8.x4.trans{{.*}} %[[A7]],
+// CHECK-NOT: stmatrix
+// CHECK: "fence.proxy.async.shared::cta;"
 // CHECK: "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];"
 // CHECK-COUNT-8: stmatrix.sync.aligned.m8n8.x4.trans
 // CHECK: "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];"
@@ -110,4 +123,23 @@ func.func @split_k(%x: tensor<40x2056xf16>, %v: tensor<256x1040xf16>, %m: tensor
   // expected-remark @below {{epilogue=tma not used for this spmm: the grid is split along K (f32 partial sums)}}
   %y = sgpu.spmm %x, %w : tensor<40x2056xf16>, !sgpu.compressed<256x2056xf16, #sgpu.nm<2:4>> -> tensor<40x256xf16>
   return %y : tensor<40x256xf16>
+}
+
+// -----
+
+// 128-token tiles (512 tokens on 32 blocks of 128 weight rows): 8 stages
+// of 25 KiB leave room for 64-token boxes only, so two boxes per
+// warpgroup and tile: 8 x 25600 + 2 x 8192 + 128 + 1024 bytes.
+// CHECK-LABEL: func.func @halved_boxes
+// CHECK: sgpu.tensor_map %{{.*}} box [64, 64] swizzle 128 : memref<512x4096xf16> -> !llvm.ptr
+// CHECK: arith.constant 222336 : i32
+// CHECK: gpu.func @sgpu_spmm_0
+// CHECK-COUNT-2: "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];"
+// CHECK-NOT: "cp.async.bulk.tensor.2d.global
+// REGS-LABEL: func.func @halved_boxes
+// REGS: arith.constant 205952 : i32
+func.func @halved_boxes(%x: tensor<512x14336xf16>, %v: tensor<4096x7168xf16>, %m: tensor<1835008xi32>) -> tensor<512x4096xf16> {
+  %w = sgpu.assemble %v, %m : tensor<4096x7168xf16>, tensor<1835008xi32> -> !sgpu.compressed<4096x14336xf16, #sgpu.nm<2:4>>
+  %y = sgpu.spmm %x, %w : tensor<512x14336xf16>, !sgpu.compressed<4096x14336xf16, #sgpu.nm<2:4>> -> tensor<512x4096xf16>
+  return %y : tensor<512x4096xf16>
 }

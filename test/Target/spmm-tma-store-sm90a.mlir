@@ -1,5 +1,5 @@
 // The TMA spmm kernel's TMA-store epilogue (epilogue=auto, the default)
-// down to PTX and ptxas: Y is a fourth tensor map (token rows, a box of 128
+// down to PTX and ptxas: Y is one more tensor map (the fourth here) (token rows, a box of 128
 // tokens x 64 features, 128B swizzle), each consumer warpgroup rounds its
 // accumulators to f16 pairs, writes a box with eight stmatrix .trans,
 // fences the writes for the async proxy, syncs on its named barrier and
@@ -25,13 +25,12 @@
 // PTX: .param .align 64 .b8 sgpu_spmm_0_param_3[128]
 // PTX: wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.f16.f16
 // PTX: cp.async.bulk.wait_group.read 0;
-// PTX: bar.sync %r{{[0-9]+}}, 128;
+// PTX: bar.sync {{.*}}%r{{[0-9]+}}, 128;
 // PTX: cvt.rn.f16x2.f32
 // PTX: stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%r{{[0-9]+}}], {%r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}, %r{{[0-9]+}}};
 // PTX: fence.proxy.async.shared::cta;
 // PTX-NEXT: // end inline asm
-// PTX-NEXT: // begin inline asm
-// PTX-NEXT: bar.sync %r{{[0-9]+}}, 128;
+// PTX-NEXT: bar.sync {{.*}}%r{{[0-9]+}}, 128;
 // PTX: cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd{{[0-9]+}}, {%r{{[0-9]+}}, %r{{[0-9]+}}}], [%r{{[0-9]+}}];
 // PTX: cp.async.bulk.commit_group;
 // PTX: cp.async.bulk.tensor.2d.global.shared::cta.bulk_group

@@ -89,7 +89,7 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
     16-bit, N % 8 == 0 and there is no split-K): each consumer warpgroup
     writes its rounded values into a 128B-swizzled shared-memory box with
     `stmatrix .trans` and one thread issues the bulk tensor store, Y being
-    a fourth tensor map; the box shrinks (128 down to 16 tokens) rather
+    one more tensor map; the box shrinks (128 down to 16 tokens) rather
     than cost a pipeline stage. `epilogue=registers` stores from the
     accumulators (warp shuffles pair adjacent features); `epilogue=tma`
     asks for TMA stores and remarks where they do not apply.
