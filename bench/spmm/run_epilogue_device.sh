@@ -8,10 +8,12 @@
 #   issue/        make_cases.py --set issue --out .carry/issue
 #   liftcheck/    test/Integration/GPU/check_lift.py build/lib .carry/liftcheck --compile build/bin/sparse-opt --no-run
 #   small_auto/   make_cases.py --set small --policy auto --out .carry/small_auto
+#   epicheck/     test/Integration/GPU/check_spmm_epilogue.py build/lib .carry/epicheck --compile build/bin/sparse-opt --no-run
 # and build/lib (runtime and formats libraries). `$1` picks the part:
 # "ab" (lift check, SASS, the epilogue A/B, the 6:8 lift set, 4:6 and
 # 8:10 over the issue grid) or "issue" (2:4 and 6:8 over the issue grid,
-# then the compiler's sparse-or-dense choice at M <= 128).
+# then the compiler's sparse-or-dense choice at M <= 128) or "checks" (the
+# bit-exact lift check and the epilogue check against numpy, bias included).
 # Results go to $OUT.
 part="${1:-ab}"
 source "$(dirname "$0")/../device_env.sh" /tmp/epilogue-out
@@ -23,7 +25,12 @@ run() { # set artifacts out [run_spmm options...]
     --out "$out/$json" 2>&1 | cut -c1-220 | tail -"${TAILN:-14}"
 }
 
-if [ "$part" = ab ]; then
+if [ "$part" = checks ]; then
+  step "lift kernel, bit for bit against the formats library"
+  python3 test/Integration/GPU/check_lift.py build/lib "$carry/liftcheck" | tail -2
+  step "spmm epilogues (TMA store and registers) against numpy"
+  python3 test/Integration/GPU/check_spmm_epilogue.py build/lib "$carry/epicheck"
+elif [ "$part" = ab ]; then
   step "lift kernel, bit for bit against the formats library"
   python3 test/Integration/GPU/check_lift.py build/lib "$carry/liftcheck" | tail -2
 
