@@ -16,11 +16,11 @@
 //    and they lose at M = 128 and 512 (0.65-0.98x): the windows multiply
 //    the MMA work by 2(N-1)/N and the lift is a separate pass over memory.
 //  * From 4096 tokens (with the vectorized lift kernel and the TMA-store
-//    epilogue, bench/results/spmm_lift_auto_h200.json and
-//    spmm_issue_b_h200.json) 6:8 measured 1.01-1.14x and 4:6 0.97-1.10x
-//    on the layers with N > K (14336 x 4096, 18944 x 3584), 6:8 0.98-1.02x
-//    and 4:6 0.95-0.98x on 4096 x 14336 (N < K: a 32-block grid and the
-//    longest lift): kept where N > K, the library GEMM elsewhere. Between
+//    epilogue, bench/results/spmm_issue_{a,b}_h200.json) 6:8 measured
+//    1.02-1.14x and 4:6 0.97-1.10x on the layers with N > K (14336 x 4096,
+//    18944 x 3584), 6:8 0.95-1.04x and 4:6 0.95-0.98x on 4096 x 14336
+//    (N < K: a 32-block grid and the longest lift): kept where N > K, the
+//    library GEMM elsewhere. Between
 //    512 and 4096 tokens nothing was measured; the library GEMM stays.
 //  * 8:10 and wider lose everywhere measured (0.57-0.95x).
 //
