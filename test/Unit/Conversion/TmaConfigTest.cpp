@@ -1,0 +1,121 @@
+//===- TmaConfigTest.cpp - the TMA spmm kernel's tile table ----------------===//
+//
+// The shared-memory budget of getTmaSpmmConfig with the TMA-store epilogue:
+// every configuration the overrides accept fits in a block's shared memory,
+// the staging never costs a pipeline stage where a smaller box avoids it,
+// the box sizes of the measured layers, and whyNoTmaStore's reasons.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SpmmTMA.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir;
+using namespace mlir::sgpu;
+
+namespace {
+
+class TmaConfig : public ::testing::Test {
+protected:
+  MLIRContext ctx;
+  Builder b{&ctx};
+
+  SpmmShape shape(int64_t m, int64_t n, int64_t k, Type result = {}) {
+    SpmmShape s;
+    s.m = m;
+    s.n = n;
+    s.k = k;
+    s.paddedN = (n + 15) / 16 * 16;
+    s.paddedK = (k + 31) / 32 * 32;
+    s.elementType = b.getF16Type();
+    s.resultType = result ? result : b.getF16Type();
+    s.activation = Activation::none;
+    s.hasBias = false;
+    return s;
+  }
+};
+
+TEST_F(TmaConfig, EveryAcceptedOverrideFitsWithTheStaging) {
+  for (int64_t tileN : {16, 32, 64, 128, 256})
+    for (int64_t stages = 0; stages <= 16; ++stages) {
+      if (!verifyTmaSpmmOverrides(tileN, stages).empty())
+        continue;
+      TmaSpmmConfig c = getTmaSpmmConfig(shape(4096, 4096, 4096), tileN,
+                                         stages, 1, true, 0, false, 1, true);
+      EXPECT_LE(c.dynamicSharedBytes, tmaSpmmSharedLimit())
+          << "tile-n=" << tileN << " stages=" << stages;
+      if (!c.tmaStore)
+        continue;
+      // The staging boxes start 1024-aligned (the 128B swizzle pattern)
+      // right after the stages, and the barriers follow them.
+      int64_t staging = c.barriersOffset - c.stagingBytes;
+      EXPECT_EQ(staging % 1024, 0) << tileN << " " << stages;
+      EXPECT_EQ(c.stagingBytes, 2 * c.yBox[0] * 128);
+      EXPECT_EQ(c.yBox[1], 64);
+      EXPECT_GE(c.yBox[0], 16);
+      EXPECT_LE(c.yBox[0], std::min<int64_t>(tileN, 128));
+    }
+}
+
+TEST_F(TmaConfig, TheStagingNeverCostsAStage) {
+  for (int64_t m : {16, 128, 512, 4096, 16384})
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{14336, 4096},
+                        {4096, 14336},
+                        {18944, 3584}}) {
+      SpmmShape s = shape(m, n, k);
+      TmaSpmmConfig regs = getTmaSpmmConfig(s, 0, 0, 0, true, 0, false, 2,
+                                            /*tmaStore=*/false);
+      TmaSpmmConfig tma = getTmaSpmmConfig(s, 0, 0, 0, true, 0, false, 2,
+                                           /*tmaStore=*/true);
+      EXPECT_EQ(tma.stages, regs.stages) << m << " x " << n << " x " << k;
+      EXPECT_EQ(tma.tokensPerBlock, regs.tokensPerBlock);
+      EXPECT_EQ(tma.gridSize, regs.gridSize);
+      EXPECT_LE(tma.dynamicSharedBytes, tmaSpmmSharedLimit());
+      // Split-K grids keep the register epilogue (f32 partial sums).
+      EXPECT_EQ(tma.tmaStore, regs.splits == 1) << m << " x " << n;
+    }
+}
+
+TEST_F(TmaConfig, BoxesOfTheMeasuredLayers) {
+  // 256-token tiles: 4 stages beside 128-token boxes.
+  TmaSpmmConfig big = getTmaSpmmConfig(shape(4096, 14336, 4096), 0, 0, 0,
+                                       true, 0, false, 2, true);
+  EXPECT_EQ(big.tokensPerBlock, 256);
+  EXPECT_EQ(big.stages, 4);
+  EXPECT_EQ(big.yBox[0], 128);
+  // 128-token tiles with 8 stages: only 64-token boxes fit.
+  TmaSpmmConfig mid = getTmaSpmmConfig(shape(512, 4096, 14336), 0, 0, 0, true,
+                                       0, false, 1, true);
+  EXPECT_EQ(mid.tokensPerBlock, 128);
+  EXPECT_EQ(mid.stages, 8);
+  EXPECT_EQ(mid.yBox[0], 64);
+  // 16-token tiles: one box of 16.
+  TmaSpmmConfig decode = getTmaSpmmConfig(shape(16, 14336, 4096), 0, 0, 0,
+                                          true, 0, false, 1, true);
+  EXPECT_EQ(decode.tokensPerBlock, 16);
+  EXPECT_EQ(decode.yBox[0], 16);
+}
+
+TEST_F(TmaConfig, WhyNoTmaStore) {
+  TmaSpmmConfig c = getTmaSpmmConfig(shape(4096, 4096, 4096));
+  EXPECT_EQ(whyNoTmaStore(shape(4096, 4096, 4096), c), "");
+  EXPECT_NE(whyNoTmaStore(shape(4096, 4096, 4096, b.getF32Type()), c)
+                .find("the result type is f32, not 16-bit"),
+            std::string::npos);
+  EXPECT_NE(whyNoTmaStore(shape(4096, 4100, 4096), c).find("N = 4100"),
+            std::string::npos);
+  TmaSpmmConfig split = getTmaSpmmConfig(shape(16, 4096, 14336));
+  ASSERT_GT(split.splits, 1);
+  EXPECT_NE(whyNoTmaStore(shape(16, 4096, 14336), split).find("split along K"),
+            std::string::npos);
+  // Nine 128-token stages leave no room even for 16-token boxes.
+  TmaSpmmConfig full = getTmaSpmmConfig(shape(4096, 4096, 4096), 128, 9);
+  EXPECT_NE(whyNoTmaStore(shape(4096, 4096, 4096), full, 9).find("no room"),
+            std::string::npos);
+}
+
+} // namespace
