@@ -716,6 +716,9 @@ struct ConvertSGPUToGPUPass
     if (useTma && epilogue == "tma" && !tma.tmaStore)
       spmm.emitRemark() << "epilogue=tma not used for this spmm: "
                         << whyNoTmaStore(shape, tma, stages);
+    // The TMA kernel writes Y through a tensor map (after the operands'
+    // maps) instead of taking the buffer.
+    bool yByTma = useTma && tma.tmaStore;
     if (useTma && cluster > 1 && tma.cluster == 1)
       spmm.emitRemark() << "cluster=" << int64_t(cluster)
                         << " not used for this spmm: "
@@ -737,7 +740,7 @@ struct ConvertSGPUToGPUPass
         MemRefType::get({tma.splits, shape.m, shape.n}, b.getF32Type());
     SmallVector<Type> argTypes = {xm, vm, mm};
     if (useTma)
-      argTypes = SmallVector<Type>((fused ? 4 : 3) + tma.tmaStore, ptrType);
+      argTypes = SmallVector<Type>((fused ? 4 : 3) + yByTma, ptrType);
     MemRefType biasType;
     if (spmm.getBias())
       biasType = memrefOf(cast<RankedTensorType>(spmm.getBias().getType()));
@@ -746,7 +749,7 @@ struct ConvertSGPUToGPUPass
     } else {
       if (biasType)
         argTypes.push_back(biasType);
-      if (!(useTma && tma.tmaStore))
+      if (!yByTma)
         argTypes.push_back(ym);
     }
     auto fnType = b.getFunctionType(argTypes, {});
@@ -763,12 +766,9 @@ struct ConvertSGPUToGPUPass
       // The tensor maps arrive as by-value grid-constant parameters; one
       // block per multiprocessor caps the registers at entry, which
       // setmaxnreg needs.
-      SmallVector<int64_t> mapArgs = {0, 1, 2};
-      if (fused)
-        mapArgs.push_back(3);
-      if (tma.tmaStore)
-        mapArgs.push_back(mapArgs.size());
-      func->setAttr("sgpu.tensor_map_args", b.getDenseI64ArrayAttr(mapArgs));
+      func->setAttr("sgpu.tensor_map_args",
+                    b.getDenseI64ArrayAttr(llvm::to_vector(
+                        llvm::seq<int64_t>(0, 3 + fused + yByTma))));
       func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                     b.getI32IntegerAttr(1));
       if (tma.cluster > 1)
@@ -830,13 +830,13 @@ struct ConvertSGPUToGPUPass
       wsBuf = memref::AllocOp::create(b, loc, wsType);
       args.push_back(wsBuf);
     } else {
-      if (useTma && tma.tmaStore)
+      if (yByTma)
         args.push_back(TensorMapOp::create(b, loc, ptrType, yBuf,
                                            b.getDenseI64ArrayAttr(tma.yBox),
                                            b.getI64IntegerAttr(128)));
       if (biasBuf)
         args.push_back(biasBuf);
-      if (!(useTma && tma.tmaStore))
+      if (!yByTma)
         args.push_back(yBuf);
     }
     auto c = [&](int64_t v) -> Value {
