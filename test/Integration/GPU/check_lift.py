@@ -18,15 +18,12 @@ window orders; chunks that straddle K (K % 2N != 0), whole groups past K
 input is random 16-bit patterns (any bits: the kernel only copies), and the
 output buffer is filled with 0xffff before the run, so an element the
 kernel does not write shows. Needs numpy and a GPU."""
-import argparse
 import ctypes
-import pathlib
-import subprocess
 import sys
 
 import numpy as np
 
-from runtime_ctypes import checker, load_runtime, p, u64
+from runtime_ctypes import case_arguments, checker, compile_function, load_runtime, p, u64
 from sparse_opt import formats
 
 # (pattern, tile_groups, dtype, M, K)
@@ -45,23 +42,16 @@ CASES = [
 ]
 
 
-def compile_case(sparse_opt, src, out_dir, pattern, order, dtype, m, k, kl):
-    """Writes the case's function to `src` and compiles it into `out_dir`."""
-    src.write_text(
+def lift_function(pattern, order, dtype, m, k, kl):
+    """The case's function: one sgpu.lift."""
+    return (
         "func.func @lift(%%x: tensor<%dx%dx%s>) -> tensor<%dx%dx%s> {\n"
         "  %%y = sgpu.lift %%x {pattern = #sgpu.nm<%s>%s} : tensor<%dx%dx%s> -> tensor<%dx%dx%s>\n"
         "  return %%y : tensor<%dx%dx%s>\n}\n"
         % (m, k, dtype, m, kl, dtype, pattern, order, m, k, dtype, m, kl, dtype, m, kl, dtype))
-    subprocess.run([sparse_opt, str(src), "--sgpu-compile=output-dir=%s" % out_dir,
-                    "-o", "/dev/null"], check=True)
 
 
-ap = argparse.ArgumentParser()
-ap.add_argument("libdir")
-ap.add_argument("work", type=pathlib.Path)
-ap.add_argument("--compile", metavar="SPARSE_OPT")
-ap.add_argument("--no-run", action="store_true")
-args = ap.parse_args()
+args = case_arguments()
 work = args.work
 if not args.no_run:
     rt = load_runtime(args.libdir)
@@ -77,7 +67,8 @@ for pattern, tg, dtype, m, k in CASES:
     order = ", tile_groups = %d" % tg if tg else ""
     out_dir = work / name
     if args.compile:
-        compile_case(args.compile, work / (name + ".mlir"), out_dir, pattern, order, dtype, m, k, kl)
+        compile_function(args.compile, work / (name + ".mlir"),
+                         lift_function(pattern, order, dtype, m, k, kl), out_dir)
     if args.no_run:
         print("%s: compiled" % name)
         continue

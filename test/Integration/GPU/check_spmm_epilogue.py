@@ -14,14 +14,11 @@ GPU machine without the compiler); --no-run only compiles. A case passes
 when max|ours - ref| <= tol * max|ref| (f16 2e-3, bf16 1.6e-2: one rounding
 of the output), ref being the fp32 product of the rounded inputs. Needs
 numpy and a GPU."""
-import argparse
-import pathlib
-import subprocess
 import sys
 
 import numpy as np
 
-from runtime_ctypes import load_runtime, run_program
+from runtime_ctypes import case_arguments, compile_function, load_runtime, run_program
 from sparse_opt import formats
 
 # (dtype, M, N, K, relu, sgpu-compile options)
@@ -73,12 +70,7 @@ def source(dtype, m, n, k, relu, pn, nv, nm):
            m, n, t))
 
 
-ap = argparse.ArgumentParser()
-ap.add_argument("libdir")
-ap.add_argument("work", type=pathlib.Path)
-ap.add_argument("--compile", metavar="SPARSE_OPT")
-ap.add_argument("--no-run", action="store_true")
-args = ap.parse_args()
+args = case_arguments()
 rt = None if args.no_run else load_runtime(args.libdir)
 rng = np.random.default_rng(0)
 failed = 0
@@ -96,11 +88,9 @@ for i, (dtype, m, n, k, relu, opts) in enumerate(CASES):
     values, meta = formats.compress(wb)
     pn = (n + 15) // 16 * 16
     if args.compile:
-        args.work.mkdir(parents=True, exist_ok=True)
-        src = args.work / (name + ".mlir")
-        src.write_text(source(dtype, m, n, k, relu, pn, values.size, meta.size))
-        subprocess.run([args.compile, str(src), "--sgpu-compile=kernel=wgmma output-dir=%s %s"
-                        % (out_dir, opts), "-o", "/dev/null"], check=True)
+        compile_function(args.compile, args.work / (name + ".mlir"),
+                         source(dtype, m, n, k, relu, pn, values.size, meta.size), out_dir,
+                         "kernel=wgmma " + opts)
     if args.no_run:
         print("%s (%s): compiled" % (name, opts or "defaults"))
         continue

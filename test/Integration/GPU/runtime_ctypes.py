@@ -1,9 +1,12 @@
 """The runtime library through ctypes, for the GPU check scripts beside this
 file (numpy only, no torch, no sparse_opt package): load it, and run a
-compiled program on numpy inputs."""
+compiled program on numpy inputs; and the command line and compile step the
+scripts that compile their own cases share."""
+import argparse
 import ctypes
 import json
 import pathlib
+import subprocess
 import sys
 
 import numpy as np
@@ -94,3 +97,25 @@ def run_program(rt, artifact_dir, args, out, runs=1, stats=None):
     for d in dev + [dout.value]:
         check(rt.sparseopt_free(d))
     return out
+
+
+def case_arguments():
+    """`<lib dir> <work dir> [--compile <sparse-opt>] [--no-run]`: with
+    --compile each case is written into the work dir and compiled there
+    (the lit test); without it the artifacts must already be there (a GPU
+    machine without the compiler); --no-run only compiles."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("libdir")
+    ap.add_argument("work", type=pathlib.Path)
+    ap.add_argument("--compile", metavar="SPARSE_OPT")
+    ap.add_argument("--no-run", action="store_true")
+    return ap.parse_args()
+
+
+def compile_function(sparse_opt, src, text, out_dir, options=""):
+    """Writes the MLIR `text` to `src` and compiles it with --sgpu-compile
+    (and `options`) into the artifact folder `out_dir`."""
+    src.parent.mkdir(parents=True, exist_ok=True)
+    src.write_text(text)
+    subprocess.run([sparse_opt, str(src), "--sgpu-compile=output-dir=%s %s" % (out_dir, options),
+                    "-o", "/dev/null"], check=True)
