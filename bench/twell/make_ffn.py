@@ -6,13 +6,15 @@ DIR/gated_bf16_m<M>_d<d>_f<F>/, and without it (our dense program: three
 cuBLASLt GEMMs) into .../dense/, and with --fused also with the fused
 TwELL producer (twell-producer=fused: the gate GEMM a generated wgmma
 kernel whose epilogue packs) into .../fused/ (with --fused-cluster also in
-clusters of two sharing W's tile, cluster=2, into .../fused_cluster/).
+clusters of two sharing W's tile, cluster=2, into .../fused_cluster/), and
+with --tensor-cores with the tensor-core consumer (twell-consumer=
+tensor-cores: wgmma over blocks of 64 rows) into .../tensor_cores/.
 choice.json records, for each benchmark
 density, what the compiler's cost model picks when that density is the
 calibration (`densities=p`): "twell" or "dense". The dense baseline of the
 same process is torch itself (run_ffn.py).
 
-  python3 bench/twell/make_ffn.py --out DIR [--d 2048] [--ffn 5632] [--tokens 2048,16384] [--fused] [--fused-cluster]
+  python3 bench/twell/make_ffn.py --out DIR [--d 2048] [--ffn 5632] [--tokens 2048,16384] [--fused] [--fused-cluster] [--tensor-cores]
 """
 import argparse
 import json
@@ -68,6 +70,8 @@ def main():
                     help="also compile the TwELL program with twell-producer=fused into fused/")
     ap.add_argument("--fused-cluster", action="store_true",
                     help="also compile it with twell-producer=fused cluster=2 into fused_cluster/")
+    ap.add_argument("--tensor-cores", action="store_true",
+                    help="also compile it with twell-consumer=tensor-cores into tensor_cores/")
     args = ap.parse_args()
     for m in (int(v) for v in args.tokens.split(",")):
         name = "gated_bf16_m%d_d%d_f%d" % (m, args.d, args.ffn)
@@ -83,7 +87,9 @@ def main():
                        check=True)
         for sub, options, wanted in (("fused", "twell-producer=fused", args.fused),
                                      ("fused_cluster", "twell-producer=fused cluster=2",
-                                      args.fused_cluster)):
+                                      args.fused_cluster),
+                                     ("tensor_cores", "twell-consumer=tensor-cores",
+                                      args.tensor_cores)):
             if wanted:
                 subprocess.run([str(SPARSE_OPT), str(src), sparsify,
                                 "--sgpu-compile=%s output-dir=%s" % (options, out / sub),

@@ -3,7 +3,7 @@
 every kernel of the process), at the given active fractions: where the time
 of run_ffn.py's figures goes (gate GEMM, pack, consumer).
 
-  python3 bench/twell/profile_ffn.py --artifact DIR [--fractions 0.005,0.02] [--reps 5]
+  python3 bench/twell/profile_ffn.py --artifact DIR [--program SUB] [--fractions 0.005,0.02] [--reps 5]
 """
 import argparse
 import collections
@@ -25,13 +25,16 @@ def main():
     ap.add_argument("--artifact", required=True, type=pathlib.Path)
     ap.add_argument("--fractions", default="0.005,0.02")
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--program", default="",
+                    help="profile the program in DIR/SUB (e.g. tensor_cores, fused) instead")
     ap.add_argument("--dense", action="store_true",
                     help="profile our dense program (DIR/dense) and torch's dense FFN instead")
     args = ap.parse_args()
     _, _, mm, dd, ff = args.artifact.name.split("_")
     m, d, f = int(mm[1:]), int(dd[1:]), int(ff[1:])
     gen = torch.Generator(device="cuda").manual_seed(0)
-    prog = runtime.load(args.artifact / "dense" if args.dense else args.artifact)
+    prog = runtime.load(args.artifact / "dense" if args.dense else
+                        args.artifact / args.program if args.program else args.artifact)
     sig = prog.signature
     stream = torch.cuda.current_stream().cuda_stream
     for p in (float(v) for v in args.fractions.split(",")):

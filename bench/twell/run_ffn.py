@@ -13,10 +13,12 @@ TwELL program's time, the program stats after a run (the measured density
 and the fallback rows, as the GPU counted them), our dense program's time,
 and the compiler's choice at that calibrated density (choice.json of
 make_ffn.py) with the time and speedup of the chosen program. Where the
-case has a fused/ or fused_cluster/ program (make_ffn.py --fused /
---fused-cluster: the TwELL program with the fused producer, without or
-with clusters of two), each is timed in the same turns and gets its own
-record (variant "twell-fused-producer" / "twell-fused-producer-cluster2",
+case has a fused/, fused_cluster/ or tensor_cores/ program (make_ffn.py
+--fused / --fused-cluster / --tensor-cores: the TwELL program with the
+fused producer, without or with clusters of two, or with the tensor-core
+consumer), each is timed in the same turns and gets its own record
+(variant "twell-fused-producer" / "twell-fused-producer-cluster2" /
+"twell-tensor-cores",
 with the library-producer TwELL time as the baseline
 "twell_library_producer").
 
@@ -40,7 +42,8 @@ from timing import median_interleaved_us  # noqa: E402
 
 # Sub-programs of a case timed beside the TwELL one (make_ffn.py options).
 EXTRA_PROGRAMS = (("fused", "twell-fused-producer"),
-                  ("fused_cluster", "twell-fused-producer-cluster2"))
+                  ("fused_cluster", "twell-fused-producer-cluster2"),
+                  ("tensor_cores", "twell-tensor-cores"))
 
 
 def inputs(m, d, f, p, gen):

@@ -306,6 +306,12 @@ struct ConvertSGPUToGPUPass
                          << "'; expected auto, fused or library";
       return signalPassFailure();
     }
+    if (twellConsumer != "auto" && twellConsumer != "cuda-cores" &&
+        twellConsumer != "tensor-cores") {
+      module.emitError() << "unknown twell-consumer '" << twellConsumer
+                         << "'; expected auto, cuda-cores or tensor-cores";
+      return signalPassFailure();
+    }
     if (cluster < 0 || cluster > 2) {
       module.emitError() << "invalid convert-sgpu-to-gpu option: cluster="
                          << int64_t(cluster) << " is not 0, 1 or 2";
@@ -429,6 +435,9 @@ struct ConvertSGPUToGPUPass
                              "!sgpu.twell value from elsewhere has no "
                              "concrete buffers here";
           failedAny = true;
+        } else if (chooseTwellConsumer(ffn, *target)) {
+          // The tensor-core consumer has neither CUDA-core limit.
+          twellOps.push_back(op);
         } else if (int64_t entries =
                        ffn.getPacked().getType().getLayout().getCapacity();
                    entries > kTwellMaxTileEntries) {
@@ -543,11 +552,18 @@ struct ConvertSGPUToGPUPass
     // TwELL: each pack before its consumers (program order), the packs
     // erased once every consumer reads their buffers.
     DenseMap<Value, TwellBuffers> packed;
+    DenseMap<Value, TwellBlocks> blockPacked;
     SmallVector<TwellPackOp> packs;
     size_t ffnCount = 0, transposeCount = 0;
     DenseMap<Value, Value> downAtBind;
     for (Operation *op : twellOps) {
       if (auto pack = dyn_cast<TwellPackOp>(op)) {
+        if (tensorCorePacks.contains(pack)) {
+          blockPacked[pack.getResult()] =
+              lowerTwellPackToBlocks(pack, gpuModule, symbols, packs.size());
+          packs.push_back(pack);
+          continue;
+        }
         auto producer = producerOfPack.find(pack);
         packed[pack.getResult()] =
             producer != producerOfPack.end()
@@ -560,8 +576,13 @@ struct ConvertSGPUToGPUPass
         auto ffn = cast<TwellFFNOp>(op);
         Value downT = transposeTwellDown(ffn, downAtBind, gpuModule, symbols,
                                          transposeCount);
-        lowerTwellFFNToGPU(ffn, packed.lookup(ffn.getPacked()), downT,
-                           gpuModule, symbols, ffnCount++);
+        auto blocks = blockPacked.find(ffn.getPacked());
+        if (blocks != blockPacked.end())
+          lowerTwellFFNToTensorCores(ffn, blocks->second, downT, gpuModule,
+                                     symbols, ffnCount++, reserveSMs);
+        else
+          lowerTwellFFNToGPU(ffn, packed.lookup(ffn.getPacked()), downT,
+                             gpuModule, symbols, ffnCount++);
       }
     }
     for (TwellPackOp pack : packs)
@@ -605,6 +626,38 @@ struct ConvertSGPUToGPUPass
     producerOfPack[pack] = matmul;
     fusedProducerOf.insert(matmul);
   }
+  /// The packs whose consumers run on tensor cores (block form).
+  DenseSet<Operation *> tensorCorePacks;
+
+  /// Whether `ffn` runs on the tensor-core consumer: twell-consumer, with
+  /// auto resolved by the pack's `sgpu.twell_consumer`; records its pack.
+  /// Every consumer of a pack must agree (the pack has one form); where
+  /// the tensor cores were asked for and cannot run, a remark says why.
+  bool chooseTwellConsumer(TwellFFNOp ffn, const TargetInfo &target) {
+    auto pack = ffn.getPacked().getDefiningOp<TwellPackOp>();
+    bool wanted = twellConsumer == "tensor-cores";
+    if (twellConsumer == "auto")
+      if (auto choice = pack->getAttrOfType<StringAttr>(
+              SGPUDialect::kTwellConsumerAttr))
+        wanted = choice.getValue() == "tensor-cores";
+    if (!wanted)
+      return false;
+    std::string why = whyNoTwellTensorCores(
+        ffn, target, twellProducer == "fused" && producerOfPack.count(pack));
+    for (Operation *user : pack->getUsers())
+      if (user != ffn.getOperation() && why.empty() &&
+          !whyNoTwellTensorCores(cast<TwellFFNOp>(user), target, false)
+               .empty())
+        why = "another consumer of the same pack cannot run on them";
+    if (!why.empty()) {
+      ffn.emitRemark() << "TwELL consumer: CUDA cores, not tensor cores: "
+                       << why;
+      return false;
+    }
+    tensorCorePacks.insert(pack);
+    return true;
+  }
+
   /// Lifts already lowered with the spmm they feed, and the lift kernels
   /// generated so far (their names).
   llvm::SmallPtrSet<Operation *, 4> loweredLifts;

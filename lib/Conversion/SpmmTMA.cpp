@@ -135,8 +135,25 @@ struct StageLayout {
   int64_t txBytes = 0;
 };
 
-StageLayout stageLayout(int64_t bn, bool fused, bool dense = false) {
+/// Gathered mode: [A 64 rows x 128 B | B 256 rows x 128 B (rows) or 64 K
+/// rows x 512 B (kRows)], both 128B-swizzled; the A box is the only TMA
+/// load of a stage.
+constexpr int64_t kGatherABytes = kTmaGatherRows * kKTile * 2;           // 8 KiB
+constexpr int64_t kGatherBBytes = kTmaGatherCols * kKTile * 2;           // 32 KiB
+/// Gathered kRows mode: one MN-major atom column (64 B columns) of the
+/// stage's 64 K rows.
+constexpr int64_t kGatherAtomColumnBytes = kKTile * 128;                 // 8 KiB
+constexpr int64_t kGatherMaxStages = 5;
+
+StageLayout stageLayout(int64_t bn, bool fused, bool dense = false,
+                        bool gather = false) {
   StageLayout l;
+  if (gather) {
+    l.x = kGatherABytes;
+    l.stride = kGatherABytes + kGatherBBytes;
+    l.txBytes = kGatherABytes;
+    return l;
+  }
   if (dense) {
     // [A 128 rows x 128 B | B BN rows x 128 B], both 128B-swizzled.
     l.x = kBlockRows * kKTile * 2;
@@ -168,6 +185,11 @@ int64_t stageBytes(int64_t bn, bool fused = false, bool dense = false) {
 /// Producer warps 1..3 gather the fused lift's step-2 columns, in batches
 /// of this many units per asm statement (8 registers each).
 constexpr int64_t kGatherThreads = 96;
+/// Gathered mode: the producer warpgroup's threads all copy B's rows.
+constexpr int64_t kGatherCopyThreads = 128;
+/// Gathered mode: 16 copies of 16 bytes per producer thread and stage.
+constexpr int64_t kGatherCopiesPerThread =
+    kGatherBBytes / 16 / kGatherCopyThreads;
 constexpr int64_t kGatherBatch = 4;
 
 class TmaSpmmBuilder {
@@ -178,7 +200,8 @@ public:
         nAcc(cfg.tokensPerBlock / 2), kSteps32(s.paddedK / 32),
         blockTiles(cfg.kTilesPerSplit), steps(cfg.steps),
         metaSteps(cfg.dense ? 0 : cfg.steps),
-        layout(stageLayout(cfg.tokensPerBlock, cfg.fusedLift, cfg.dense)),
+        layout(stageLayout(cfg.tokensPerBlock, cfg.fusedLift, cfg.dense,
+                           cfg.gather != TmaGatherKind::none)),
         stride(layout.stride) {}
 
   /// Dense mode: the epilogue to build for each output tile.
@@ -189,7 +212,13 @@ public:
     b.setInsertionPointToStart(&entry);
     unsigned arg = 0;
     Value y;
-    if (cfg.dense) {
+    if (cfg.gather != TmaGatherKind::none) {
+      tmA = toI64Ptr(entry.getArgument(arg++));
+      gatherSource = entry.getArgument(arg++);
+      gatherIdx = entry.getArgument(arg++);
+      gatherCount = entry.getArgument(arg++);
+      epilogueArgs = entry.getArguments().drop_front(arg);
+    } else if (cfg.dense) {
       tmA = toI64Ptr(entry.getArgument(arg++));
       tmB = toI64Ptr(entry.getArgument(arg++));
       epilogueArgs = entry.getArguments().drop_front(arg);
@@ -236,8 +265,12 @@ public:
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&init.getThenRegion().front());
       for (int64_t st = 0; st < cfg.stages; ++st) {
+        // Gathered mode: the TMA thread's arrival and one cp.async
+        // arrival per producer thread.
+        int64_t fullArrivals =
+            cfg.gather != TmaGatherKind::none ? 1 + kGatherCopyThreads : 1;
         asmVoid(b, loc, "mbarrier.init.shared::cta.b64 [$0], $1;",
-                {barrier(fullOffset(st)), im.i32(1)}, "r,r");
+                {barrier(fullOffset(st)), im.i32(fullArrivals)}, "r,r");
         // One release per consumer warp of every block that reads the
         // stage: with a cluster, the peer's consumers release it too (its
         // B half is multicast into both blocks).
@@ -269,11 +302,17 @@ public:
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(&roles.getThenRegion().front());
-      buildProducer(isThread0);
-      if (cfg.fusedLift)
-        buildGather();
-      b.setInsertionPointToStart(&roles.getElseRegion().front());
-      buildConsumer(y, im.sub(warpGroup, im.c(1)));
+      if (cfg.gather != TmaGatherKind::none) {
+        buildGatherProducer(isThread0);
+        b.setInsertionPointToStart(&roles.getElseRegion().front());
+        buildGatherConsumer(im.sub(warpGroup, im.c(1)));
+      } else {
+        buildProducer(isThread0);
+        if (cfg.fusedLift)
+          buildGather();
+        b.setInsertionPointToStart(&roles.getElseRegion().front());
+        buildConsumer(y, im.sub(warpGroup, im.c(1)));
+      }
     }
     b.setInsertionPointToEnd(&entry);
     // No block leaves while its peer may still multicast into its shared
@@ -920,6 +959,263 @@ private:
                     ArrayRef<Value>(last).take_front(nAcc));
   }
 
+  // --- gathered mode (cfg.gather) ---------------------------------------
+
+  bool gatherRows() const { return cfg.gather == TmaGatherKind::rows; }
+
+  /// The block's loop over its gathered-mode tiles, tile = blockIdx,
+  /// blockIdx + grid, ..., each a 64-row block `blk` and a column tile
+  /// `nt`. `body` gets them, the tile's k-tile count (0 for a skipped
+  /// tile; from the block's count in kRows mode) and the block's k-tiles
+  /// before it, which the loop carries (the ring of stages runs on).
+  void forEachGatherTile(
+      function_ref<void(Value blk, Value nt, Value nk, Value it)> body) {
+    int64_t total = cfg.gridX * cfg.gridY;
+    scf::ForOp::create(
+        b, loc, bid, im.c(total), im.c(cfg.gridSize), ValueRange{im.c(0)},
+        [&](OpBuilder &, Location, Value tile, ValueRange carried) {
+          // rows: column tile slowest, so that the live tiles (those below
+          // each block's count, the first ones) spread over the whole grid
+          // (block-major, a grid stride that is a multiple of the column
+          // tiles would give some blocks only skipped tiles). kRows: every
+          // tile is live; the column tiles of a block run together, sharing
+          // its A rows in L2.
+          Value blk = gatherRows() ? im.rem(tile, cfg.gridY)
+                                   : im.div(tile, cfg.gridX);
+          Value nt = gatherRows() ? im.div(tile, cfg.gridY)
+                                  : im.rem(tile, cfg.gridX);
+          Value count = arith::IndexCastOp::create(
+              b, loc, b.getIndexType(),
+              memref::LoadOp::create(b, loc, gatherCount, ValueRange{blk}));
+          Value nk;
+          if (gatherRows())
+            nk = arith::SelectOp::create(
+                b, loc, im.lt(im.mul(nt, kTmaGatherCols), count),
+                im.c(cfg.kTilesPerSplit), im.c(0));
+          else
+            nk = im.div(im.add(count, kKTile - 1), kKTile);
+          body(blk, nt, nk, carried[0]);
+          scf::YieldOp::create(b, loc, ValueRange{im.add(carried[0], nk)});
+        });
+  }
+
+  /// cp.async of 16 bytes from global `src` (i64) to shared `dst` (i32),
+  /// zero-filled when `valid` is false (source size 0).
+  void copy16(Value dst, Value src, Value valid) {
+    Value size = arith::SelectOp::create(b, loc, valid, im.i32(16), im.i32(0));
+    asmVoid(b, loc, "cp.async.cg.shared.global [$0], [$1], 16, $2;",
+            {dst, src, size}, "r,l,r");
+  }
+
+  /// Gathered mode, warpgroup 0: thread 0 loads each stage's A box by TMA;
+  /// all 128 threads copy the stage's B rows with cp.async into their
+  /// 128B-swizzled places (16-byte chunk q of smem row r at q ^ (r % 8))
+  /// and arrive on the stage's `full` barrier when their copies land
+  /// (cp.async.mbarrier.arrive.noinc: the barrier counts 1 + 128).
+  ///  * rows: thread p copies chunk p % 8 (8 columns of K) of the tile's
+  ///    rows p / 8 + 16 i; their source rows are read once per tile.
+  ///  * kRows: thread p copies chunk p % 32 (8 columns of N) of K rows
+  ///    p / 32 + 4 i: a warp reads 512 contiguous bytes of one source row.
+  ///    Chunk q lands in MN atom column q / 8 (8 KiB each: 64 K rows of
+  ///    128 B) at chunk (q % 8) ^ (k % 8) of row k.
+  void buildGatherProducer(Value isThread0) {
+    asmVoid(b, loc,
+            "setmaxnreg.dec.sync.aligned.u32 " +
+                std::to_string(kGatherProducerRegs) + ";",
+            {}, "");
+    im.ifThen(isThread0, [&] {
+      asmVoid(b, loc, "prefetch.tensormap [$0];", {tmA}, "l");
+    });
+    Type i64 = b.getI64Type();
+    auto toI64 = [&](Value v) -> Value {
+      return arith::IndexCastUIOp::create(b, loc, i64, v);
+    };
+    Value srcBase = toI64(
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, gatherSource));
+    int64_t rowBytes = s.k * 2;
+    auto xorI = [&](Value a, Value v) -> Value {
+      return arith::XOrIOp::create(b, loc, a, v);
+    };
+    auto rowOffset = [&](Value blk, Value pos) -> Value {
+      Value n = memref::LoadOp::create(b, loc, gatherIdx, ValueRange{blk, pos});
+      return arith::MulIOp::create(
+          b, loc, arith::ExtUIOp::create(b, loc, i64, n), im.i64(rowBytes));
+    };
+    Value ptid = tid;
+    forEachGatherTile([&](Value blk, Value nt, Value nk, Value it) {
+      // rows: the thread's 16 source rows, fixed for the tile.
+      SmallVector<Value> tileRows;
+      Value chunk, r0;
+      if (gatherRows()) {
+        chunk = im.rem(ptid, 8);
+        r0 = im.div(ptid, 8);
+        for (int64_t i = 0; i < kGatherCopiesPerThread; ++i)
+          tileRows.push_back(rowOffset(
+              blk, im.add(im.mul(nt, kTmaGatherCols), im.add(r0, 16 * i))));
+      }
+      scf::ForOp::create(
+          b, loc, im.c(0), nk, im.c(1), ValueRange{},
+          [&](OpBuilder &, Location, Value kt, ValueRange) {
+            Value itk = im.add(it, kt);
+            Value st = im.rem(itk, cfg.stages);
+            // kRows: this k-tile's 16 source rows, read before the wait.
+            SmallVector<Value> kRowsOff;
+            Value q = im.rem(ptid, 32), k0 = im.div(ptid, 32);
+            if (!gatherRows())
+              for (int64_t i = 0; i < kGatherCopiesPerThread; ++i)
+                kRowsOff.push_back(rowOffset(
+                    blk, im.add(im.mul(kt, kKTile), im.add(k0, 4 * i))));
+            waitBarrier(emptyBarrier(st),
+                        toI32(im.rem(im.add(im.div(itk, cfg.stages), 1), 2)));
+            Value full = fullBarrier(st);
+            im.ifThen(isThread0, [&] {
+              asmVoid(b, loc,
+                      "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
+                      {full, im.i32(layout.txBytes)}, "r,r");
+              load2d(smemAddr(stageOffset(st, layout.a)), tmA,
+                     toI32(im.mul(kt, kKTile)),
+                     toI32(im.mul(blk, kTmaGatherRows)), full);
+            });
+            Value stB = stageOffset(st, layout.x);
+            if (gatherRows()) {
+              Value col = im.add(im.mul(kt, kKTile), im.mul(chunk, 8));
+              Value valid = im.lt(col, s.k);
+              Value colBytes = toI64(arith::SelectOp::create(
+                  b, loc, valid, im.mul(col, 2), im.c(0)));
+              Value dst0 = im.add(
+                  stB, im.add(im.mul(r0, 128),
+                              im.mul(xorI(chunk, im.rem(r0, 8)), 16)));
+              for (int64_t i = 0; i < kGatherCopiesPerThread; ++i)
+                copy16(smemAddr(im.add(dst0, 2048 * i)),
+                       arith::AddIOp::create(
+                           b, loc, srcBase,
+                           arith::AddIOp::create(b, loc, tileRows[i],
+                                                 colBytes)),
+                       valid);
+            } else {
+              Value feat = im.add(im.mul(nt, kTmaGatherCols), im.mul(q, 8));
+              Value valid = im.lt(feat, s.k);
+              Value featBytes = toI64(arith::SelectOp::create(
+                  b, loc, valid, im.mul(feat, 2), im.c(0)));
+              Value atom = im.mul(im.div(q, 8), kGatherAtomColumnBytes);
+              Value cc = im.rem(q, 8);
+              for (int64_t i = 0; i < kGatherCopiesPerThread; ++i) {
+                Value k = im.add(k0, 4 * i);
+                Value dst = im.add(
+                    stB, im.add(atom, im.add(im.mul(k, 128),
+                                             im.mul(xorI(cc, im.rem(k, 8)),
+                                                    16))));
+                copy16(smemAddr(dst),
+                       arith::AddIOp::create(
+                           b, loc, srcBase,
+                           arith::AddIOp::create(b, loc, kRowsOff[i],
+                                                 featBytes)),
+                       valid);
+              }
+            }
+            asmVoid(b, loc,
+                    "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [$0];",
+                    {full}, "r");
+            scf::YieldOp::create(b, loc);
+          });
+    });
+  }
+
+  /// Gathered mode, consumer warpgroup `c` (columns 128c .. 128c + 127 of
+  /// the tile, all 64 rows): per k-tile wait `full`, fence the cp.async
+  /// writes for the async proxy, four wgmma m64n128k16 (A K-major SW128;
+  /// B K-major SW128 in rows mode, MN-major SW128 with LBO 8 KiB between
+  /// the atom columns and SBO 1 KiB between groups of 8 K rows in kRows
+  /// mode), commit, wait_group 1, release the previous k-tile's stage.
+  void buildGatherConsumer(Value c) {
+    asmVoid(b, loc,
+            "setmaxnreg.inc.sync.aligned.u32 " +
+                std::to_string(kGatherConsumerRegs) + ";",
+            {}, "");
+    Value ctid = im.rem(tid, 128);
+    Value warp = im.div(ctid, 32), lane = im.rem(ctid, 32);
+    Value g = im.div(lane, 4), t = im.rem(lane, 4);
+    Value isLane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          lane, im.c(0));
+    Type i64 = b.getI64Type();
+    Value base64 = arith::IndexCastUIOp::create(b, loc, i64, baseIdx);
+    Value c64 = arith::IndexCastUIOp::create(b, loc, i64, c);
+    Value descA0 = smemDescriptor(b, loc, base64, 16, 1024, SmemSwizzle::B128);
+    bool rows = gatherRows();
+    int64_t half = rows ? (kTmaGatherCols / 2) * 128 : 2 * kGatherAtomColumnBytes;
+    Value bAddr = arith::AddIOp::create(
+        b, loc, base64,
+        arith::AddIOp::create(b, loc, im.i64(layout.x),
+                              arith::MulIOp::create(b, loc, c64, im.i64(half))));
+    Value descB0 =
+        rows ? smemDescriptor(b, loc, bAddr, 16, 1024, SmemSwizzle::B128)
+             : smemDescriptor(b, loc, bAddr, kGatherAtomColumnBytes, 1024,
+                              SmemSwizzle::B128);
+    // k16 steps: 32 bytes along a K-major row, 16 K rows (2 KiB) MN-major.
+    int64_t bStep = rows ? 32 / 16 : 2048 / 16;
+    int64_t nAcc = kTmaGatherCols / 2 / 2;
+    Value zero = arith::ConstantOp::create(b, loc, b.getF32Type(),
+                                           b.getF32FloatAttr(0.0f));
+    forEachGatherTile([&](Value blk, Value nt, Value nk, Value it) {
+      auto tileBody = [&] {
+        SmallVector<Value> init(nAcc, zero);
+        auto loop = scf::ForOp::create(
+            b, loc, im.c(0), nk, im.c(1), init,
+            [&](OpBuilder &, Location, Value kt, ValueRange acc) {
+              Value itk = im.add(it, kt);
+              Value st = im.rem(itk, cfg.stages);
+              waitBarrier(fullBarrier(st),
+                          toI32(im.rem(im.div(itk, cfg.stages), 2)));
+              asmVoid(b, loc, "fence.proxy.async.shared::cta;", {}, "");
+              Value stOff = arith::IndexCastUIOp::create(
+                  b, loc, i64, im.mul(st, stride / 16));
+              Value descA = arith::AddIOp::create(b, loc, descA0, stOff);
+              Value descB = arith::AddIOp::create(b, loc, descB0, stOff);
+              SmallVector<Value> d =
+                  asmOnAcc(b, loc, "wgmma.fence.sync.aligned;", {}, "", acc);
+              for (int64_t j = 0; j < kKTile / 16; ++j)
+                d = denseWgmma(
+                    b, loc, s.elementType,
+                    arith::AddIOp::create(b, loc, descA, im.i64(j * 32 / 16)),
+                    arith::AddIOp::create(b, loc, descB, im.i64(j * bStep)), d,
+                    /*transB=*/!rows);
+              asmVoid(b, loc, "wgmma.commit_group.sync.aligned;", {}, "");
+              d = asmOnAcc(b, loc, "wgmma.wait_group.sync.aligned 1;", {}, "",
+                           d);
+              im.ifThen(im.andi(isLane0, arith::CmpIOp::create(
+                                             b, loc, arith::CmpIPredicate::ugt,
+                                             kt, im.c(0))),
+                        [&] {
+                          releaseStage(emptyBarrier(
+                              im.rem(im.add(itk, cfg.stages - 1), cfg.stages)));
+                        });
+              scf::YieldOp::create(b, loc, d);
+            });
+        SmallVector<Value> acc =
+            asmOnAcc(b, loc, "wgmma.wait_group.sync.aligned 0;", {}, "",
+                     SmallVector<Value>(loop.getResults()));
+        im.ifThen(
+            im.andi(isLane0, arith::CmpIOp::create(
+                                 b, loc, arith::CmpIPredicate::ugt, nk,
+                                 im.c(0))),
+            [&] {
+              releaseStage(emptyBarrier(
+                  im.rem(im.add(it, im.sub(nk, im.c(1))), cfg.stages)));
+            });
+        TmaFragment at{im.add(im.mul(blk, kTmaGatherRows), im.mul(warp, 16)),
+                       im.add(im.mul(nt, kTmaGatherCols), im.mul(c, 128)), g,
+                       t, lane};
+        (*denseEpilogue)(b, acc, at, epilogueArgs);
+      };
+      if (rows)
+        im.ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, nk,
+                                        im.c(0)),
+                  tileBody);
+      else
+        tileBody();
+    });
+  }
+
   /// Stores one output tile's accumulators (consumer warpgroup `c`).
   void epilogue(ArrayRef<Value> acc, Value y, Value c, Value warp, Value g,
                 Value t) {
@@ -957,6 +1253,8 @@ private:
   StageLayout layout;
   int64_t stride;
   Value tmB, tmA, tmA2, tmE, tmY, bias;
+  /// Gathered mode: B's source rows, the index lists and the counts.
+  Value gatherSource, gatherIdx, gatherCount;
   ValueRange epilogueArgs;
   Value tid, bid, baseIdx, padWords, words;
   /// With a cluster: this block's rank (index) and its peer's (i32).
@@ -1193,6 +1491,43 @@ TmaSpmmConfig mlir::sgpu::getTmaDenseConfig(int64_t m, int64_t n, int64_t k,
   cfg.aSwizzle = cfg.bSwizzle = 128;
   applyCluster(cfg, cluster, reserveSMs);
   return cfg;
+}
+
+TmaSpmmConfig mlir::sgpu::getTmaGatherConfig(TmaGatherKind kind,
+                                             int64_t blocks, int64_t n,
+                                             int64_t k, int64_t reserveSMs) {
+  TmaSpmmConfig cfg;
+  cfg.threads = kThreads;
+  cfg.dense = true;
+  cfg.gather = kind;
+  cfg.steps = kKTile / 16;
+  cfg.tokensPerBlock = kTmaGatherCols;
+  cfg.gridX = (n + kTmaGatherCols - 1) / kTmaGatherCols;
+  cfg.gridY = blocks;
+  cfg.splits = 1;
+  cfg.kTilesPerSplit = std::max<int64_t>(1, (k + kKTile - 1) / kKTile);
+  cfg.persistent = true;
+  cfg.gridSize = std::min(cfg.gridX * cfg.gridY, kNumSMs - reserveSMs);
+  placeStages(cfg, kGatherABytes + kGatherBBytes, 16, kGatherMaxStages);
+  // Two stages at least: a tile's k-tile count is known only at run time.
+  cfg.stages = std::max<int64_t>(cfg.stages, 2);
+  placeStages(cfg, kGatherABytes + kGatherBBytes, 16, kGatherMaxStages,
+              cfg.stages);
+  cfg.aBox[0] = kTmaGatherRows;
+  cfg.aBox[1] = kKTile;
+  cfg.aSwizzle = 128;
+  return cfg;
+}
+
+void mlir::sgpu::buildTmaGatherKernel(OpBuilder &b, Location loc,
+                                      const SpmmShape &s,
+                                      const TmaSpmmConfig &cfg,
+                                      gpu::GPUFuncOp func,
+                                      const TmaDenseEpilogue &epilogue) {
+  assert(cfg.gather != TmaGatherKind::none && "not a gathered configuration");
+  TmaSpmmBuilder builder(b, loc, s, cfg);
+  builder.denseEpilogue = &epilogue;
+  builder.build(func);
 }
 
 void mlir::sgpu::buildTmaDenseKernel(OpBuilder &b, Location loc,

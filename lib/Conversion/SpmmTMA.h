@@ -25,6 +25,19 @@ class GPUFuncOp;
 
 namespace sgpu {
 
+/// How the gathered mode (TmaSpmmConfig::gather) picks B. In both, A is
+/// 64 rows (one block of tokens, shared by the two consumer warpgroups,
+/// each of which takes half of the block's 256 B columns, m64n128k16), and
+/// block b's list is idx[b, 0 .. count[b]) (padded with valid rows to a
+/// multiple of 256):
+///  * rows: D[64, 256] = A[64, K] . S[idx[b, 256 t + j], K]^T: the B rows
+///    (the N of the GEMM) are rows of the source S [R, K], K-major;
+///    tiles t with 256 t >= count[b] are skipped.
+///  * kRows: D[64, 256] = A[64, count[b]] . S[idx[b, k], 256 t + j]: the
+///    K rows of B are rows of S [R, N] (N contiguous: an MN-major operand),
+///    ceil(count[b] / 64) k-tiles; a block with count 0 stores zeros.
+enum class TmaGatherKind { none, rows, kRows };
+
 /// Launch configuration of the TMA kernel for one problem.
 struct TmaSpmmConfig {
   int64_t tokensPerBlock; ///< BN: tokens per block, the N of m64nNk32.
@@ -86,6 +99,12 @@ struct TmaSpmmConfig {
   bool tmaStore = false;
   int64_t yBox[2] = {0, 0};
   int64_t stagingBytes = 0;
+  /// Gathered mode (getTmaGatherConfig; implies dense): the B operand's
+  /// rows are picked through an index list, copied by the producer
+  /// warpgroup's 128 threads with cp.async, and a tile's k-tile count and
+  /// liveness come from a per-block count read at run time. See
+  /// TmaGatherKind.
+  TmaGatherKind gather = TmaGatherKind::none;
 };
 
 /// Where one consumer thread's accumulators sit in a dense-mode output tile,
@@ -171,6 +190,28 @@ TmaSpmmConfig getTmaDenseConfig(int64_t m, int64_t n, int64_t k,
 void buildTmaDenseKernel(OpBuilder &b, Location loc, const SpmmShape &s,
                          const TmaSpmmConfig &cfg, gpu::GPUFuncOp func,
                          const TmaDenseEpilogue &epilogue);
+
+/// The gathered configuration (see TmaGatherKind) for `blocks` blocks of 64
+/// rows of A, `n` columns of D (tiles of 256) and at most `k` of K (A's
+/// columns; the k-tiles of `rows` mode), a persistent grid of at most
+/// 132 - reserveSMs blocks.
+TmaSpmmConfig getTmaGatherConfig(TmaGatherKind kind, int64_t blocks,
+                                 int64_t n, int64_t k, int64_t reserveSMs = 0);
+
+/// The rows of A and the columns of D per tile in gathered mode.
+inline constexpr int64_t kTmaGatherRows = 64, kTmaGatherCols = 256;
+
+/// Builds a gathered-mode kernel into `func`, whose arguments are: the
+/// tensor map of A (box [64, 64], 128B swizzle) as !llvm.ptr, the source S
+/// of B's rows (memref [R, C] of the element type), idx (memref [blocks, L]
+/// i32), count (memref [blocks] i32), then those the epilogue reads. `s`
+/// gives the element type and s.k the row length C of S (K for rows mode, N
+/// for kRows). The epilogue runs for live tiles only; TmaFragment's rowBase
+/// is the warp's first row of A (64 b + 16 w) and colBase the first column
+/// of D of the consumer warpgroup (256 t + 128 c).
+void buildTmaGatherKernel(OpBuilder &b, Location loc, const SpmmShape &s,
+                          const TmaSpmmConfig &cfg, gpu::GPUFuncOp func,
+                          const TmaDenseEpilogue &epilogue);
 
 /// The split-K reduce kernel: Y[m, n] = act(sum_s W[s, m, n] + bias[n]),
 /// rounded once. Arguments: the workspace, the bias memref when the spmm

@@ -239,6 +239,34 @@ void buildPackKernel(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
 
 } // namespace
 
+Value mlir::sgpu::allocTwellStats(OpBuilder &b, TwellPackOp op, size_t index,
+                                  Value &active) {
+  Location loc = op.getLoc();
+  TwellType tt = op.getResult().getType();
+  int64_t m = tt.getRows(), f = tt.getCols();
+  Value fallbackRows = memref::AllocOp::create(
+      b, loc, MemRefType::get({1}, b.getI32Type()));
+  // The run's nonzero count of H (entries past the capacity included).
+  active = memref::AllocOp::create(b, loc,
+                                   MemRefType::get({1}, b.getI64Type()));
+  // Both counters are program stats, readable after a run.
+  std::string suffix = std::to_string(index);
+  fallbackRows.getDefiningOp()->setAttr(
+      SGPUDialect::kStatAttr,
+      b.getStringAttr("twell" + suffix + ".fallback_rows"));
+  active.getDefiningOp()->setAttr(
+      SGPUDialect::kStatAttr,
+      b.getStringAttr("twell" + suffix + ".active_neurons"));
+  active.getDefiningOp()->setAttr(SGPUDialect::kStatTotalAttr,
+                                  b.getI64IntegerAttr(m * f));
+  if (auto limit =
+          op->getAttrOfType<FloatAttr>(SGPUDialect::kTwellBreakEvenAttr))
+    active.getDefiningOp()->setAttr(SGPUDialect::kStatLimitAttr, limit);
+  fallbackRows.getDefiningOp()->setAttr(SGPUDialect::kStatTotalAttr,
+                                        b.getI64IntegerAttr(m));
+  return fallbackRows;
+}
+
 TwellBuffers mlir::sgpu::allocTwellPackBuffers(OpBuilder &b, TwellPackOp op,
                                                size_t index, Value &active) {
   Location loc = op.getLoc();
@@ -253,26 +281,24 @@ TwellBuffers mlir::sgpu::allocTwellPackBuffers(OpBuilder &b, TwellPackOp op,
   out.flags = memref::AllocOp::create(b, loc, MemRefType::get({m}, i32));
   out.fallback = memref::AllocOp::create(
       b, loc, MemRefType::get({m, f}, tt.getElementType()));
-  out.fallbackRows = memref::AllocOp::create(b, loc, MemRefType::get({1}, i32));
-  // The run's nonzero count of H (entries past the capacity included).
-  active = memref::AllocOp::create(b, loc,
-                                   MemRefType::get({1}, b.getI64Type()));
-  // Both counters are program stats, readable after a run.
-  std::string suffix = std::to_string(index);
-  out.fallbackRows.getDefiningOp()->setAttr(
-      SGPUDialect::kStatAttr,
-      b.getStringAttr("twell" + suffix + ".fallback_rows"));
-  active.getDefiningOp()->setAttr(
-      SGPUDialect::kStatAttr,
-      b.getStringAttr("twell" + suffix + ".active_neurons"));
-  active.getDefiningOp()->setAttr(SGPUDialect::kStatTotalAttr,
-                                  b.getI64IntegerAttr(m * f));
-  if (auto limit =
-          op->getAttrOfType<FloatAttr>(SGPUDialect::kTwellBreakEvenAttr))
-    active.getDefiningOp()->setAttr(SGPUDialect::kStatLimitAttr, limit);
-  out.fallbackRows.getDefiningOp()->setAttr(SGPUDialect::kStatTotalAttr,
-                                            b.getI64IntegerAttr(m));
+  out.fallbackRows = allocTwellStats(b, op, index, active);
   return out;
+}
+
+gpu::GPUFuncOp mlir::sgpu::buildTwellClearKernel(OpBuilder &kb, Location loc,
+                                                 SymbolTable &symbols,
+                                                 Value fallbackRows,
+                                                 Value active, size_t index) {
+  auto clear = createKernel(kb, loc, symbols,
+                            "sgpu_twell_clear_" + std::to_string(index),
+                            {fallbackRows.getType(), active.getType()}, {}, 1);
+  IndexMath im{kb, loc};
+  memref::StoreOp::create(kb, loc, im.i32(0), clear.getArgument(0),
+                          ValueRange{im.c(0)});
+  memref::StoreOp::create(kb, loc, im.i64(0), clear.getArgument(1),
+                          ValueRange{im.c(0)});
+  finishKernel(kb, loc, clear);
+  return clear;
 }
 
 TwellBuffers mlir::sgpu::lowerTwellPackToGPU(TwellPackOp op,
@@ -300,16 +326,8 @@ TwellBuffers mlir::sgpu::lowerTwellPackToGPU(TwellPackOp op,
 
   OpBuilder kb(gpuModule.getBodyRegion());
   kb.setInsertionPointToEnd(gpuModule.getBody());
-  auto clear = createKernel(kb, loc, symbols, "sgpu_twell_clear_" + suffix,
-                            {rowsType, activeType}, {}, 1);
-  {
-    IndexMath im{kb, loc};
-    memref::StoreOp::create(kb, loc, im.i32(0), clear.getArgument(0),
-                            ValueRange{im.c(0)});
-    memref::StoreOp::create(kb, loc, im.i64(0), clear.getArgument(1),
-                            ValueRange{im.c(0)});
-  }
-  finishKernel(kb, loc, clear);
+  auto clear =
+      buildTwellClearKernel(kb, loc, symbols, out.fallbackRows, active, index);
 
   kb.setInsertionPointToEnd(gpuModule.getBody());
   int64_t warps = std::min(kPackMaxWarps, tiles);

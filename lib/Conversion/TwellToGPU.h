@@ -10,6 +10,7 @@
 #define SPARSEOPT_LIB_CONVERSION_TWELLTOGPU_H
 
 #include "TwellToLoops.h"
+#include "sparse-opt/Conversion/TargetInfo.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/SymbolTable.h"
@@ -34,6 +35,53 @@ constexpr int64_t kTwellMaxOutputFeatures = kTwellConsumerThreads * 64;
 /// with the pack's break-even density as the limit).
 TwellBuffers allocTwellPackBuffers(OpBuilder &b, TwellPackOp op, size_t index,
                                    Value &active);
+
+/// Allocates at `b` the two program stats of `op` (see
+/// allocTwellPackBuffers): returns the fallback-row count ([1] i32) and
+/// sets `active` ([1] i64).
+Value allocTwellStats(OpBuilder &b, TwellPackOp op, size_t index,
+                      Value &active);
+
+/// Appends `sgpu_twell_clear_<index>` (1 thread: both stats := 0) to `kb`'s
+/// gpu.module and returns it; `kb` is left after it.
+gpu::GPUFuncOp buildTwellClearKernel(OpBuilder &kb, Location loc,
+                                     SymbolTable &symbols, Value fallbackRows,
+                                     Value active, size_t index);
+
+/// Where the tensor-core consumer cannot run `ffn` (empty when it can):
+/// sm_90a wgmma, d a multiple of 8 (16-byte row chunks), and a pack fed by
+/// the library producer, whose H the block pack reads.
+/// (TwellTensorCoreGPU.cpp)
+std::string whyNoTwellTensorCores(TwellFFNOp ffn, const TargetInfo &target,
+                                  bool fusedProducer);
+
+/// The block form of TwELL activations that the tensor-core consumer
+/// reads, per block b of 64 rows (Nb blocks, F padded to Fp, a multiple of
+/// 256): count[b] (how many neurons are active in any of its rows, U),
+/// idx[b, 0 .. U) those neurons in increasing order, then 0 up to the next
+/// multiple of 256, and coef[64 b + r, p] = H[64 b + r, idx[b, p]] (0 past
+/// U and past M), plus the two stats of the pack (fallback rows stay 0:
+/// the form has no capacity). (TwellTensorCoreGPU.cpp)
+struct TwellBlocks {
+  Value idx, coef, count, fallbackRows, active;
+};
+
+/// Emits, before `pack`, the buffers of the block form, the clear kernel
+/// and `sgpu_twell_blocks_<index>` (one block of 256 threads per 64 rows)
+/// filling them from the pack's input H. (TwellTensorCoreGPU.cpp)
+TwellBlocks lowerTwellPackToBlocks(TwellPackOp pack,
+                                   gpu::GPUModuleOp gpuModule,
+                                   SymbolTable &symbols, size_t index);
+
+/// Replaces `op` by the tensor-core consumer: for a gated FFN
+/// `sgpu_twell_up_<index>`, the gathered GEMM P = (X . Wu[idx]^T) * coef,
+/// written over coef; then `sgpu_twell_down_<index>`, Y = P . WdT[idx]
+/// (both the gathered mode of the TMA pipeline, SpmmTMA.h).
+/// (TwellTensorCoreGPU.cpp)
+void lowerTwellFFNToTensorCores(TwellFFNOp op, const TwellBlocks &blocks,
+                                Value downT, gpu::GPUModuleOp gpuModule,
+                                SymbolTable &symbols, size_t index,
+                                int64_t reserveSMs);
 
 /// Why `matmul` and the `pack` of its output cannot become the fused
 /// sm_90a producer (empty when they can): the matmul must have a ReLU

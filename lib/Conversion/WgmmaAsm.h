@@ -111,16 +111,18 @@ inline SmallVector<Value> sparseWgmma(OpBuilder &b, Location loc,
 }
 
 /// d = A(smem) * B(smem) + d: the dense wgmma.mma_async m64nNk16 with
-/// N = 2 * acc.size(), f16 or bf16 inputs, f32 accumulators, both operands
-/// K-major (no transposes).
+/// N = 2 * acc.size(), f16 or bf16 inputs, f32 accumulators, A K-major and
+/// B K-major, or MN-major with `transB` (imm-trans-b 1).
 inline SmallVector<Value> denseWgmma(OpBuilder &b, Location loc,
                                      Type elementType, Value descA,
-                                     Value descB, ValueRange acc) {
+                                     Value descB, ValueRange acc,
+                                     bool transB = false) {
   assert((elementType.isBF16() || elementType.isF16()) &&
          "dense wgmma takes f16 or bf16 operands");
   size_t n = acc.size();
   std::string operands = "$" + std::to_string(n) + ", $" +
-                         std::to_string(n + 1) + ", 1, 1, 1, 0, 0";
+                         std::to_string(n + 1) + ", 1, 1, 1, 0, " +
+                         (transB ? "1" : "0");
   return asmOnAcc(b, loc,
                   wgmmaText("wgmma.mma_async.sync.aligned", 16, elementType, n,
                             operands),

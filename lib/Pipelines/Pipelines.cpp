@@ -87,6 +87,13 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
                      "(cuBLASLt GEMM, then the pack kernel) or fused (sm_90a: "
                      "a generated wgmma GEMM whose epilogue packs)"),
       llvm::cl::init("auto")};
+  PassOptions::Option<std::string> twellConsumer{
+      *this, "twell-consumer",
+      llvm::cl::desc("consumer of TwELL FFNs: auto (the choice "
+                     "sgpu-sparsify-ffn recorded, else cuda-cores), "
+                     "cuda-cores (one block per row) or tensor-cores "
+                     "(sm_90a: wgmma over blocks of 64 rows)"),
+      llvm::cl::init("auto")};
   PassOptions::Option<std::string> outputDir{
       *this, "output-dir",
       llvm::cl::desc("Write kernels.ptx, program.txt, constants and "
@@ -146,6 +153,7 @@ LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
      << " persistent=" << (opts.persistent.getValue() ? "true" : "false")
      << " reserve-sms=" << opts.reserveSMs.getValue()
      << " twell-producer=" << opts.twellProducer.getValue()
+     << " twell-consumer=" << opts.twellConsumer.getValue()
      << " cluster=" << opts.cluster.getValue()
      << " epilogue=" << opts.epilogue.getValue()
      << "},";

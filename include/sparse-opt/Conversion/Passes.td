@@ -175,6 +175,22 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
     `auto` (the default) keeps the library path: on the H200 the fused
     producer measured a tie with it (0.96-1.00x).
 
+    `twell-consumer=tensor-cores` (sm_90a, d a multiple of 8, the library
+    producer) runs the FFN on wgmma over blocks of 64 rows: the pack
+    becomes `sgpu_twell_blocks_<i>`, which writes, per block, the neurons
+    active in any of its rows (their union, `idx`, and its size, `count`)
+    and the block's H at those neurons (`coef`); a gated consumer becomes
+    `sgpu_twell_up_<i>` (P = (X . Wu[idx]^T) * coef over the union, 256
+    gathered rows of Wu per tile copied by cp.async into the TMA pipeline's
+    stages, written over coef) and both become `sgpu_twell_down_<i>`
+    (Y = P . WdT[idx], WdT's gathered rows as an MN-major B operand,
+    ceil(U / 64) k-tiles per block). No row falls back (the form has no
+    capacity); the nonzero count is measured as with the pack kernel. Where
+    it does not apply, the CUDA-core consumer stays with a remark. `auto`
+    (the default) follows the choice `sgpu-sparsify-ffn` recorded on the
+    pack from its calibration density (`sgpu.twell_consumer`), else the
+    CUDA cores.
+
     Every element-wise linalg op of the host functions becomes a generated
     kernel with one thread per 8, 4 or 2 consecutive result elements (16
     bytes at most per operand; one element when the last dimension allows
@@ -225,6 +241,13 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
            "epilogue packs, H never written; where it applies, else the "
            "library path with a remark) or auto (library: the fused "
            "producer measured a tie with it on the H200)">,
+    Option<"twellConsumer", "twell-consumer", "std::string",
+           /*default=*/"\"auto\"",
+           "consumer of each sgpu.twell_ffn: cuda-cores (one block per row "
+           "over its active neurons), tensor-cores (sm_90a: wgmma over "
+           "blocks of 64 rows and the union of their active neurons; where "
+           "it applies, else the CUDA cores with a remark) or auto (the "
+           "choice sgpu-sparsify-ffn recorded on the pack, else cuda-cores)">,
     Option<"epilogue", "epilogue", "std::string", /*default=*/"\"auto\"",
            "kernel=wgmma, TMA spmm kernel: how output tiles reach Y. tma: "
            "each consumer warpgroup writes its tile into shared memory "

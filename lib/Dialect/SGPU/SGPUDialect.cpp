@@ -99,6 +99,20 @@ LogicalResult SGPUDialect::verifyOperationAttribute(Operation *op,
                              << attr.getValue();
     return success();
   }
+  if (name == kTwellConsumerAttr) {
+    auto value = dyn_cast<StringAttr>(attr.getValue());
+    if (!value || (value.getValue() != "cuda-cores" &&
+                   value.getValue() != "tensor-cores"))
+      return op->emitError() << "'" << name
+                             << "' must be \"cuda-cores\" or "
+                                "\"tensor-cores\", got "
+                             << attr.getValue();
+    if (!isa<TwellPackOp>(op))
+      return op->emitError() << "'" << name
+                             << "' is an attribute of sgpu.twell_pack, not of '"
+                             << op->getName() << "'";
+    return success();
+  }
   if (name == kTwellBreakEvenAttr || name == kStatLimitAttr) {
     auto value = dyn_cast<FloatAttr>(attr.getValue());
     if (!value || !value.getType().isF64() ||
@@ -179,7 +193,7 @@ LogicalResult SGPUDialect::verifyOperationAttribute(Operation *op,
                          << kStageAttr << ", " << kLadderBlockAttr << ", "
                          << kStatAttr << ", " << kStatTotalAttr << ", "
                          << kStatLimitAttr << ", " << kTwellBreakEvenAttr
-                         << ")";
+                         << ", " << kTwellConsumerAttr << ")";
 }
 
 /// Discardable sgpu.* attributes of region arguments: `sgpu.replicated` on

@@ -79,3 +79,29 @@ func.func @break_even_elsewhere() {
   %a = memref.alloc() {sgpu.twell_break_even = 0.5 : f64} : memref<1xi32>
   return
 }
+
+// -----
+
+// The consumer choice of sgpu-sparsify-ffn's cost model, on the pack.
+// CHECK-LABEL: func @consumer_choice
+// CHECK: sgpu.twell_pack %{{.*}} {sgpu.twell_consumer = "tensor-cores"}
+func.func @consumer_choice(%h: tensor<8x256xbf16>) {
+  %p = sgpu.twell_pack %h {sgpu.twell_consumer = "tensor-cores"} : tensor<8x256xbf16> -> !sgpu.twell<8x256xbf16, #sgpu.twell<tile = 256, compression = 4>>
+  return
+}
+
+// -----
+
+func.func @consumer_unknown(%h: tensor<8x256xbf16>) {
+  // expected-error @+1 {{'sgpu.twell_consumer' must be "cuda-cores" or "tensor-cores", got "tpu"}}
+  %p = sgpu.twell_pack %h {sgpu.twell_consumer = "tpu"} : tensor<8x256xbf16> -> !sgpu.twell<8x256xbf16, #sgpu.twell<tile = 256, compression = 4>>
+  return
+}
+
+// -----
+
+func.func @consumer_elsewhere() {
+  // expected-error @+1 {{'sgpu.twell_consumer' is an attribute of sgpu.twell_pack, not of 'memref.alloc'}}
+  %a = memref.alloc() {sgpu.twell_consumer = "cuda-cores"} : memref<1xi32>
+  return
+}

@@ -94,6 +94,11 @@ def SGPU_Dialect : Dialect {
     /// sgpu-sparsify-ffn's cost model predicts the dense FFN to be faster.
     static constexpr ::llvm::StringLiteral kTwellBreakEvenAttr =
         "sgpu.twell_break_even";
+    /// sgpu.twell_pack attribute ("cuda-cores" or "tensor-cores"): the
+    /// consumer sgpu-sparsify-ffn's cost model chose for the layer's
+    /// calibration density (convert-sgpu-to-gpu twell-consumer=auto).
+    static constexpr ::llvm::StringLiteral kTwellConsumerAttr =
+        "sgpu.twell_consumer";
     /// Function argument attribute (unit): the same value on every rank.
     static constexpr ::llvm::StringLiteral kReplicatedAttr = "sgpu.replicated";
   }];
