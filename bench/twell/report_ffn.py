@@ -80,10 +80,35 @@ def producer_table(records):
     return "\n".join(out)
 
 
+def tensor_core_table(records):
+    """The tensor-core consumer beside the CUDA-core one (run_ffn.py records
+    of variant twell-tensor-cores and twell-cuda-core, same turns)."""
+    cuda = {(r["shape"]["d"], r["shape"]["F"], r["shape"]["M"], r["shape"]["active"]): r
+            for r in records if r["variant"] == "twell-cuda-core"}
+    rows = ["| d | F | tokens | active | CUDA cores µs | tensor cores µs | our dense µs | torch µs "
+            "| tensor / CUDA cores | tensor cores / torch | max rel err | fallback rows |",
+            "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in sorted((r for r in records if r["variant"] == "twell-tensor-cores"),
+                    key=lambda r: (r["shape"]["d"], r["shape"]["F"], r["shape"]["M"],
+                                   r["shape"]["active"])):
+        s = r["shape"]
+        c = cuda[(s["d"], s["F"], s["M"], s["active"])]
+        rows.append("| %d | %d | %d | %.1f%% | %.0f | %.0f | %.0f | %.0f | %.2f× | **%.2f×** | %.1e | %d |"
+                    % (s["d"], s["F"], s["M"], 100 * s["active"], c["time_us"], r["time_us"],
+                       r["baselines"]["sparseopt_dense"], r["baselines"]["torch_dense"],
+                       c["time_us"] / r["time_us"], r["speedup"], r["max_rel_err"],
+                       r["fallback_rows"]))
+    return "\n".join(rows)
+
+
 def main():
     records = json.loads(RESULTS.read_text())
     doc = DOC.read_text()
     doc = replace_section(doc, "twell-ffn", table(records))
+    tensor = RESULTS.with_name("twell_tensor_cores_h200.json")
+    if tensor.exists():
+        doc = replace_section(doc, "twell-tensor-cores",
+                              tensor_core_table(json.loads(tensor.read_text())))
     producer = RESULTS.with_name("twell_producer_h200.json")
     if producer.exists() and "twell-producer:begin" in doc:
         doc = replace_section(doc, "twell-producer", producer_table(json.loads(producer.read_text())))

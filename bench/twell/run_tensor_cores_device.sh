@@ -4,7 +4,9 @@
 #   tcchk/<name>/  the test FFNs of test/Target/Inputs compiled with
 #                  twell-consumer=tensor-cores (the RUN lines of
 #                  test/Integration/GPU/twell-ffn.mlir)
-#   twtc/          make_ffn.py --out .carry/twtc --tokens 2048,16384 --tensor-cores
+#   twtc/          make_ffn.py --out .carry/twtc --d D --ffn F --tokens 16384 --tensor-cores
+#                  for (D, F) in (2048, 5632) (2048, 14336) (4096, 5632) (4096, 14336)
+#   twtc2/         make_ffn.py --out .carry/twtc2 --tokens 2048,65536 --tensor-cores
 # and build/lib. Checks every FFN against numpy, reads the SASS of the two
 # gathered GEMMs, then times the FFNs (records "twell-tensor-cores" beside
 # the CUDA-core TwELL program, our dense program and torch). Results go to
@@ -25,5 +27,7 @@ grep -oE "HGMMA\.[0-9x]+\.F32[.A-Z0-9]*|UTMALDG\.2D[.A-Z]*|LDGSTS[.A-Z0-9]*|ARRI
   | sort | uniq -c | tee "$out/sass_twell_tensor_cores_summary.txt"
 
 step "timings (CUDA-core TwELL, tensor-core TwELL, our dense, torch)"
-timeout 400 python3 bench/twell/run_ffn.py --artifacts "$carry/twtc" --reps 10 \
+timeout 300 python3 bench/twell/run_ffn.py --artifacts "$carry/twtc" --reps 10 \
   --out "$out/twell_tensor_cores_h200.json" 2>&1 | tail -40
+timeout 200 python3 bench/twell/run_ffn.py --artifacts "$carry/twtc2" --reps 5 \
+  --out "$out/twell_tensor_cores_b_h200.json" 2>&1 | tail -20

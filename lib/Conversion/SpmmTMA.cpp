@@ -974,16 +974,17 @@ private:
     scf::ForOp::create(
         b, loc, bid, im.c(total), im.c(cfg.gridSize), ValueRange{im.c(0)},
         [&](OpBuilder &, Location, Value tile, ValueRange carried) {
-          // rows: column tile slowest, so that the live tiles (those below
-          // each block's count, the first ones) spread over the whole grid
-          // (block-major, a grid stride that is a multiple of the column
-          // tiles would give some blocks only skipped tiles). kRows: every
-          // tile is live; the column tiles of a block run together, sharing
-          // its A rows in L2.
-          Value blk = gatherRows() ? im.rem(tile, cfg.gridY)
-                                   : im.div(tile, cfg.gridX);
-          Value nt = gatherRows() ? im.div(tile, cfg.gridY)
-                                  : im.rem(tile, cfg.gridX);
+          // Block-major: the column tiles of a block run at the same time
+          // on neighbouring blocks of the grid, sharing its A rows in L2.
+          // rows: the column tile is skewed by the block (nt = (tile + blk)
+          // mod gridX): the live tiles are each block's first ones, and
+          // with a grid stride that is a multiple of gridX (132 = 6 x 22 at
+          // F = 5632) a block of the grid would otherwise always get the
+          // same column tile, live for every block or for none.
+          Value blk = im.div(tile, cfg.gridX);
+          Value nt = im.rem(tile, cfg.gridX);
+          if (gatherRows())
+            nt = im.rem(im.add(nt, blk), cfg.gridX);
           Value count = arith::IndexCastOp::create(
               b, loc, b.getIndexType(),
               memref::LoadOp::create(b, loc, gatherCount, ValueRange{blk}));

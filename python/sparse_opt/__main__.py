@@ -91,9 +91,10 @@ def cmd_compile(args):
         module = c.parse(text, filename=str(args.source))
         twell = args.twell_profile if args.twell_profile else bool(args.twell)
         artifact = module.compile(out, chip=args.chip, features=args.features, twell=twell,
-                                  twell_producer=args.twell_producer)
+                                  twell_producer=args.twell_producer,
+                                  twell_consumer=args.twell_consumer)
         for d in c.last_diagnostics if twell else ():
-            if "TwELL" in d.message or "producer" in d.message:
+            if "TwELL" in d.message or "producer" in d.message or "consumer" in d.message:
                 print("  " + str(d))
     print("compiled %s for %s into %s" % (args.source, args.chip, out))
     counts = artifact.sparse_mma_counts()
@@ -231,6 +232,12 @@ def main(argv=None):
                    help="the GEMM before each TwELL pack: library (cuBLASLt, then the pack kernel), "
                         "fused (sm_90a: a generated wgmma GEMM whose epilogue packs) or auto "
                         "(library: the fused producer measured a tie with it; default)")
+    p.add_argument("--twell-consumer", choices=["auto", "cuda-cores", "tensor-cores"],
+                   default="auto",
+                   help="what runs each TwELL FFN: cuda-cores (one block per row), tensor-cores "
+                        "(sm_90a: wgmma over blocks of 64 rows and the union of their active "
+                        "neurons) or auto (the choice recorded on the pack, else cuda-cores; "
+                        "default)")
     _import_options(p)
     p.set_defaults(func=cmd_compile)
     p = sub.add_parser("run", help="run an artifact directory on the GPU",

@@ -246,7 +246,7 @@ class Module(Handle):
         return self.print()
 
     def compile(self, output_dir, chip="sm_90a", features="+ptx85", sparse_policy="auto",
-                ladder=False, twell=False, twell_producer="auto"):
+                ladder=False, twell=False, twell_producer="auto", twell_consumer="auto"):
         """Runs sgpu-compile on this module (which becomes the compiled IR),
         writes the artifacts and compiled.mlir to output_dir and returns the
         Artifact. `sparse_policy`: "auto" keeps a sparse-annotated layer
@@ -267,12 +267,20 @@ class Module(Handle):
         (cuBLASLt, then the pack kernel), "fused" (sm_90a: a generated
         wgmma GEMM whose epilogue packs; where it cannot apply a remark
         says why and the library path stays) or "auto" (library: the fused
-        producer measured a tie with it on the H200)."""
+        producer measured a tie with it on the H200). `twell_consumer`: what
+        runs a TwELL FFN: "cuda-cores" (one block per row over its active
+        neurons), "tensor-cores" (sm_90a: wgmma over blocks of 64 rows and
+        the union of their active neurons; where it cannot apply a remark
+        says why and the CUDA cores stay) or "auto" (the choice recorded on
+        the pack, else the CUDA cores)."""
         if sparse_policy not in ("auto", "sparse"):
             raise ValueError("sparse_policy must be 'auto' or 'sparse', got %r" % (sparse_policy,))
         if twell_producer not in ("auto", "library", "fused"):
             raise ValueError("twell_producer must be 'auto', 'library' or 'fused', got %r"
                              % (twell_producer,))
+        if twell_consumer not in ("auto", "cuda-cores", "tensor-cores"):
+            raise ValueError("twell_consumer must be 'auto', 'cuda-cores' or 'tensor-cores', "
+                             "got %r" % (twell_consumer,))
         if ladder is not False:
             layers = 0 if ladder is True else ladder
             if isinstance(layers, bool) or not isinstance(layers, int) or layers < 1 and ladder is not True:
@@ -285,7 +293,7 @@ class Module(Handle):
             self.run(twell_pass)
             twell_notes = list(self.compiler.last_diagnostics)
         output_dir = os.path.abspath(os.fspath(output_dir))
-        if sparse_policy == "auto" and twell_producer == "auto":
+        if sparse_policy == "auto" and twell_producer == "auto" and twell_consumer == "auto":
             status = self.compiler._lib.sparseopt_ir_compile(
                 self._h(), chip.encode() if chip else None,
                 features.encode() if features else None, output_dir.encode())
@@ -296,7 +304,8 @@ class Module(Handle):
                     raise CompileError("%s %r must be non-empty, without spaces, quotes or braces"
                                        % (name, value))
             self.run("sgpu-compile{chip=%s features=%s sparse-policy=%s twell-producer=%s "
-                     "output-dir=%s}" % (chip, features, sparse_policy, twell_producer, output_dir))
+                     "twell-consumer=%s output-dir=%s}"
+                     % (chip, features, sparse_policy, twell_producer, twell_consumer, output_dir))
         # The TwELL choices stay visible after compilation's own diagnostics.
         self.compiler.last_diagnostics = twell_notes + list(self.compiler.last_diagnostics)
         with open(os.path.join(output_dir, "compiled.mlir"), "w") as f:

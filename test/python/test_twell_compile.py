@@ -131,3 +131,42 @@ def test_cli_twell_producer(tmp_path):
     assert "sgpu_twell_producer_0" in (tmp_path / "f" / "program.txt").read_text()
     r = cli("compile", MODEL, "-o", tmp_path / "g", "--twell", "--twell-producer", "cublas")
     assert r.returncode != 0 and "invalid choice" in r.stderr
+
+
+def test_tensor_core_consumer(tmp_path):
+    # Both FFNs on the tensor cores: the block pack instead of the pack
+    # kernel, the gathered up GEMM for the gated one, the down GEMM for both.
+    with Compiler() as c:
+        art = c.parse_file(MODEL).compile(tmp_path / "tc", twell=True,
+                                          twell_consumer="tensor-cores")
+    names = launches(art)
+    run0 = [n for n in names if n.endswith("_0") and not n.startswith("sgpu_twell_down_t")]
+    run1 = [n for n in names if n.endswith("_1") and not n.startswith("sgpu_twell_down_t")]
+    assert run0 == ["sgpu_twell_clear_0", "sgpu_twell_blocks_0", "sgpu_twell_up_0",
+                    "sgpu_twell_down_0"], names
+    assert run1 == ["sgpu_twell_clear_1", "sgpu_twell_blocks_1", "sgpu_twell_down_1"], names
+    assert not any(n.startswith(("sgpu_twell_pack", "sgpu_twell_ffn")) for n in names)
+    # The stats stay (fallback rows are always 0 in the block form).
+    text = (pathlib.Path(art.directory) / "program.txt").read_text()
+    assert "stat twell0.active_neurons" in text and "stat twell1.fallback_rows" in text
+    with pytest.raises(ValueError, match="twell_consumer must be"):
+        with Compiler() as c:
+            c.parse_file(MODEL).compile(tmp_path / "bad", twell=True, twell_consumer="tpu")
+
+
+def test_tensor_core_consumer_remark_on_other_chips(tmp_path):
+    with Compiler() as c:
+        art = c.parse_file(MODEL).compile(tmp_path / "sm90", chip="sm_90", twell=True,
+                                          twell_consumer="tensor-cores")
+        diags = [str(d) for d in c.last_diagnostics]
+    assert any("TwELL consumer: CUDA cores, not tensor cores: the target has no wgmma" in d
+               for d in diags), diags
+    assert "sgpu_twell_ffn_0" in launches(art)
+
+
+def test_cli_twell_consumer(tmp_path):
+    r = cli("compile", MODEL, "-o", tmp_path / "t", "--twell", "--twell-consumer", "tensor-cores")
+    assert r.returncode == 0, r.stderr
+    assert "sgpu_twell_blocks_0" in (tmp_path / "t" / "program.txt").read_text()
+    r = cli("compile", MODEL, "-o", tmp_path / "u", "--twell", "--twell-consumer", "gpu")
+    assert r.returncode != 0 and "invalid choice" in r.stderr

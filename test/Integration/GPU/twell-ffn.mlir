@@ -36,5 +36,22 @@
 // RUN: %python %S/check_twell.py %t/bias %sparse_opt_lib --tile 64 | FileCheck %s
 // RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-ungated-bf16-bias.mlir --sgpu-sparsify-ffn="tile=64 compression=4" --sgpu-compile="twell-producer=fused output-dir=%t/fused-bias" -o /dev/null
 // RUN: %python %S/check_twell.py %t/fused-bias %sparse_opt_lib --tile 64 | FileCheck %s
+// The tensor-core consumer (twell-consumer=tensor-cores: the block pack,
+// then the gathered up and down GEMMs) on the same FFNs, the odd shape
+// (partial blocks of rows, a K tail, F padded) and the biased FFN at
+// M = 17000 (266 blocks of 64 rows: the persistent GEMMs walk several
+// tiles per block); the block form has no capacity, so no row falls back.
+// RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-ungated-f16.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="twell-consumer=tensor-cores output-dir=%t/tc-uf16" -o /dev/null
+// RUN: %python %S/check_twell.py %t/tc-uf16 %sparse_opt_lib --block-form | FileCheck %s
+// RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-gated-f16.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="twell-consumer=tensor-cores output-dir=%t/tc-gf16" -o /dev/null
+// RUN: %python %S/check_twell.py %t/tc-gf16 %sparse_opt_lib --block-form | FileCheck %s
+// RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-ungated-bf16.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="twell-consumer=tensor-cores output-dir=%t/tc-ubf16" -o /dev/null
+// RUN: %python %S/check_twell.py %t/tc-ubf16 %sparse_opt_lib --block-form | FileCheck %s
+// RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-gated-bf16.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="twell-consumer=tensor-cores output-dir=%t/tc-gbf16" -o /dev/null
+// RUN: %python %S/check_twell.py %t/tc-gbf16 %sparse_opt_lib --block-form | FileCheck %s
+// RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-gated-bf16-odd.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="twell-consumer=tensor-cores output-dir=%t/tc-odd" -o /dev/null
+// RUN: %python %S/check_twell.py %t/tc-odd %sparse_opt_lib --block-form | FileCheck %s
+// RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-ungated-bf16-bias.mlir --sgpu-sparsify-ffn="tile=64 compression=4" --sgpu-compile="twell-consumer=tensor-cores output-dir=%t/tc-bias" -o /dev/null
+// RUN: %python %S/check_twell.py %t/tc-bias %sparse_opt_lib --tile 64 --block-form | FileCheck %s
 // CHECK: stats: active neurons {{[0-9]+}} (numpy {{[0-9]+}}), fallback rows {{[0-9]+}} (numpy {{[0-9]+}}) (ok)
 // CHECK: twell {{.*}} max_rel_err {{.*}} (ok)
