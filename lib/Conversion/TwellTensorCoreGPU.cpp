@@ -305,32 +305,42 @@ void buildBlocksKernel(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
   });
 }
 
-/// The up GEMM's epilogue: P = acc * coef at the fragment's elements,
-/// rounded once and stored over coef (pairs of adjacent columns).
-void buildUpEpilogue(OpBuilder &b, Location loc, ArrayRef<Value> acc,
-                     const TmaFragment &at, ValueRange args, Type et) {
+/// Calls `fn(row, col, pair)` for every pair of adjacent columns of the
+/// fragment's accumulators (elements 4q + 2h and 4q + 2h + 1: row g + 8h,
+/// columns 8q + 2t and 8q + 2t + 1), `pair` a vector<2xf32>.
+void forEachPair(OpBuilder &b, Location loc, ArrayRef<Value> acc,
+                 const TmaFragment &at,
+                 function_ref<void(Value row, Value col, Value pair)> fn) {
   IndexMath im{b, loc};
-  Value coef = args[0];
-  auto pairType = VectorType::get({2}, et);
   auto f32Pair = VectorType::get({2}, b.getF32Type());
-  llvm::Align align(4);
   for (size_t q = 0; q < acc.size() / 4; ++q)
     for (int64_t half = 0; half < 2; ++half) {
       Value row = im.add(at.rowBase, im.add(at.g, 8 * half));
       Value col = im.add(at.colBase, im.add(im.c(8 * q), im.mul(at.t, 2)));
-      Value c = vector::LoadOp::create(b, loc, pairType, coef,
-                                       ValueRange{row, col},
-                                       /*nontemporal=*/false, align);
-      Value a = vector::FromElementsOp::create(
-          b, loc, f32Pair,
-          ValueRange{acc[4 * q + 2 * half], acc[4 * q + 2 * half + 1]});
-      Value p = arith::MulFOp::create(
-          b, loc, a, arith::ExtFOp::create(b, loc, f32Pair, c));
-      vector::StoreOp::create(b, loc,
-                              arith::TruncFOp::create(b, loc, pairType, p),
-                              coef, ValueRange{row, col},
-                              /*nontemporal=*/false, align);
+      fn(row, col,
+         vector::FromElementsOp::create(
+             b, loc, f32Pair,
+             ValueRange{acc[4 * q + 2 * half], acc[4 * q + 2 * half + 1]}));
     }
+}
+
+/// The up GEMM's epilogue: P = acc * coef at the fragment's elements,
+/// rounded once and stored over coef (pairs of adjacent columns).
+void buildUpEpilogue(OpBuilder &b, Location loc, ArrayRef<Value> acc,
+                     const TmaFragment &at, ValueRange args, Type et) {
+  Value coef = args[0];
+  auto pairType = VectorType::get({2}, et);
+  llvm::Align align(4);
+  forEachPair(b, loc, acc, at, [&](Value row, Value col, Value a) {
+    Value c = vector::LoadOp::create(b, loc, pairType, coef,
+                                     ValueRange{row, col},
+                                     /*nontemporal=*/false, align);
+    Value p = arith::MulFOp::create(
+        b, loc, a, arith::ExtFOp::create(b, loc, a.getType(), c));
+    vector::StoreOp::create(b, loc, arith::TruncFOp::create(b, loc, pairType, p),
+                            coef, ValueRange{row, col},
+                            /*nontemporal=*/false, align);
+  });
 }
 
 /// The down GEMM's epilogue: Y at the fragment's elements, rows < M and
@@ -341,23 +351,15 @@ void buildDownEpilogue(OpBuilder &b, Location loc, ArrayRef<Value> acc,
   IndexMath im{b, loc};
   Value y = args[0];
   auto pairType = VectorType::get({2}, et);
-  auto f32Pair = VectorType::get({2}, b.getF32Type());
   llvm::Align align(4);
-  for (size_t q = 0; q < acc.size() / 4; ++q)
-    for (int64_t half = 0; half < 2; ++half) {
-      Value row = im.add(at.rowBase, im.add(at.g, 8 * half));
-      Value col = im.add(at.colBase, im.add(im.c(8 * q), im.mul(at.t, 2)));
-      Value ok = im.andi(im.lt(row, m), im.lt(col, d));
-      im.ifThen(ok, [&] {
-        Value a = vector::FromElementsOp::create(
-            b, loc, f32Pair,
-            ValueRange{acc[4 * q + 2 * half], acc[4 * q + 2 * half + 1]});
-        vector::StoreOp::create(b, loc,
-                                arith::TruncFOp::create(b, loc, pairType, a),
-                                y, ValueRange{row, col},
-                                /*nontemporal=*/false, align);
-      });
-    }
+  forEachPair(b, loc, acc, at, [&](Value row, Value col, Value a) {
+    im.ifThen(im.andi(im.lt(row, m), im.lt(col, d)), [&] {
+      vector::StoreOp::create(b, loc,
+                              arith::TruncFOp::create(b, loc, pairType, a), y,
+                              ValueRange{row, col}, /*nontemporal=*/false,
+                              align);
+    });
+  });
 }
 
 /// A gathered-mode kernel `name` with its arguments (the tensor map of A,
