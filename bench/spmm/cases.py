@@ -36,7 +36,7 @@ SMALL_TOKENS = [16, 128]
 # the three issue layers (32, 112 and 148 blocks of 128 weight rows).
 SPLITK = [(m, n, k) for n, k in ISSUE_LAYERS for m in SMALL_TOKENS]
 SETS = ("issue", "quick", "correctness", "sweep", "kalign", "small", "splitk", "large", "lift",
-        "mid")
+        "mid", "large68")
 
 
 def family(variant):
@@ -57,6 +57,13 @@ def cases(which="issue"):
             for n, k in ISSUE_LAYERS:
                 for m in (4096, 16384):
                     yield "2:4", dtype, "timing", m, n, k
+        return
+    if which == "large68":
+        # The prefill end of the issue grid, 6:8 (schedule A/B runs).
+        for dtype in DTYPES:
+            for n, k in ISSUE_LAYERS:
+                for m in (4096, 16384):
+                    yield "6:8", dtype, "timing", m, n, k
         return
     if which == "mid":
         # 2:4 at 512 tokens on the issue layers (tile sweeps where

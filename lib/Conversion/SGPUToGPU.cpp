@@ -312,9 +312,9 @@ struct ConvertSGPUToGPUPass
                          << "'; expected auto, cuda-cores or tensor-cores";
       return signalPassFailure();
     }
-    if (cluster < 0 || cluster > 2) {
+    if (cluster < 0 || cluster == 3 || cluster > 4) {
       module.emitError() << "invalid convert-sgpu-to-gpu option: cluster="
-                         << int64_t(cluster) << " is not 0, 1 or 2";
+                         << int64_t(cluster) << " is not 0, 1, 2 or 4";
       return signalPassFailure();
     }
     if (kernel != "auto" && kernel != "mma" && kernel != "wgmma") {
@@ -775,7 +775,7 @@ struct ConvertSGPUToGPUPass
     if (useTma && cluster > 1 && tma.cluster == 1)
       spmm.emitRemark() << "cluster=" << int64_t(cluster)
                         << " not used for this spmm: "
-                        << whyNoTmaCluster(tma, reserveSMs);
+                        << whyNoTmaCluster(tma, reserveSMs, cluster);
     if (fused && tma.dynamicSharedBytes > tmaSpmmSharedLimit()) {
       spmm.emitError() << "stages=" << tma.stages << " with "
                        << tma.tokensPerBlock

@@ -341,12 +341,21 @@ private:
   /// (bench/results/spmm_cluster_ab_h200.json).
   void releaseStage(Value addr) {
     asmVoid(b, loc, "mbarrier.arrive.shared::cta.b64 _, [$0];", {addr}, "r");
-    if (cfg.cluster > 1)
+    // Clusters of four: the three other ranks, (rank + j) % 4.
+    for (int64_t j = 1; j < cfg.cluster; ++j) {
+      Value other = cfg.cluster == 2
+                        ? peer
+                        : arith::RemUIOp::create(
+                              b, loc,
+                              arith::AddIOp::create(b, loc, toI32(rank),
+                                                    im.i32(j)),
+                              im.i32(cfg.cluster));
       asmVoid(b, loc,
               "{\n.reg .b32 remote;\n"
               "mapa.shared::cluster.u32 remote, $0, $1;\n"
               "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}",
-              {addr, peer}, "r,r");
+              {addr, other}, "r,r");
+    }
   }
 
   /// Sets the coordinates of output tile `tile` (split, first k-tile,
@@ -1300,17 +1309,22 @@ std::string mlir::sgpu::verifyTmaSpmmOverrides(int64_t tileN, int64_t stages,
 }
 
 std::string mlir::sgpu::whyNoTmaCluster(const TmaSpmmConfig &cfg,
-                                        int64_t reserveSMs) {
-  if (cfg.persistent && kNumSMs - reserveSMs < 2)
+                                        int64_t reserveSMs, int64_t cluster) {
+  std::string n = std::to_string(cluster);
+  if (cfg.persistent && kNumSMs - reserveSMs < cluster)
     return "reserve-sms=" + std::to_string(reserveSMs) +
-           " leaves fewer than the 2 multiprocessors of a cluster";
+           " leaves fewer than the " + n + " multiprocessors of a cluster";
   if (cfg.splits > 1)
     return "the grid is split along K";
   if (cfg.fusedLift)
     return "the 6:8 lift is fused into the kernel";
-  if (cfg.gridY % 2)
-    return "the " + std::to_string(cfg.gridY) +
-           " blocks of 128 A rows do not pair up";
+  if (cfg.gridY % cluster)
+    return "the " + std::to_string(cfg.gridY) + " blocks of 128 A rows " +
+           (cluster == 2 ? std::string("do not pair up")
+                         : "do not form groups of " + n);
+  if (cfg.tokensPerBlock % cluster || cfg.tokensPerBlock / cluster < 8)
+    return "a " + std::to_string(cfg.tokensPerBlock) +
+           "-row B tile does not split into " + n + " boxes of 8 rows or more";
   return "";
 }
 
@@ -1364,18 +1378,19 @@ static void placeStages(TmaSpmmConfig &cfg, int64_t stageBytes,
       cfg.barriersOffset + barrierBytes * cfg.stages + kAlignSlack;
 }
 
-/// Pairs the blocks into clusters of two where whyNoTmaCluster allows
-/// (see TmaSpmmConfig::cluster): the grid becomes a whole number of
-/// clusters and each block loads half of the B box.
+/// Groups the blocks into clusters of `cluster` (2 or 4) where
+/// whyNoTmaCluster allows (see TmaSpmmConfig::cluster): the grid becomes a
+/// whole number of clusters and each block loads 1/cluster of the B box.
 static void applyCluster(TmaSpmmConfig &cfg, int64_t cluster,
                          int64_t reserveSMs) {
-  if (cluster < 2 || !whyNoTmaCluster(cfg, reserveSMs).empty())
+  if (cluster < 2 || !whyNoTmaCluster(cfg, reserveSMs, cluster).empty())
     return;
-  cfg.cluster = 2;
-  int64_t pairs = cfg.gridX * cfg.gridY / 2;
+  cfg.cluster = cluster;
+  int64_t groups = cfg.gridX * cfg.gridY / cluster;
   cfg.gridSize =
-      2 * (cfg.persistent ? std::min(pairs, (kNumSMs - reserveSMs) / 2) : pairs);
-  cfg.bBox[0] = cfg.tokensPerBlock / 2;
+      cluster * (cfg.persistent ? std::min(groups, (kNumSMs - reserveSMs) / cluster)
+                                : groups);
+  cfg.bBox[0] = cfg.tokensPerBlock / cluster;
 }
 
 TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,

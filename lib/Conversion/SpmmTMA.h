@@ -83,10 +83,11 @@ struct TmaSpmmConfig {
   /// block, in tokensPerBlock), four wgmma.mma_async m64nBNk16 per stage,
   /// no metadata and no split-K; the epilogue is the caller's.
   bool dense = false;
-  /// Blocks per cluster, 1 or 2. With 2, the blocks of a cluster compute
-  /// the A blocks 2p and 2p + 1 of one B block and each loads half of the
-  /// B tile, multicast into both (the B box is [BN/2, 64]): half the L2
-  /// reads of B. Needs an even gridY, one split and no fused lift.
+  /// Blocks per cluster, 1, 2 or 4. With c > 1, the blocks of a cluster
+  /// compute the A blocks cp .. cp + c - 1 of one B block and each loads
+  /// 1/c of the B tile, multicast into all (the B box is [BN/c, 64]): 1/c
+  /// of the L2 reads of B. Needs gridY a multiple of c, one split and no
+  /// fused lift.
   int64_t cluster = 1;
   /// The epilogue stages each warpgroup's 64 x BN output tile in shared
   /// memory (stmatrix, 128B-swizzled) and writes it with TMA bulk tensor
@@ -153,7 +154,8 @@ std::string whyNoTmaStore(const SpmmShape &s, const TmaSpmmConfig &cfg,
 /// Why the configuration cannot run in clusters of two (empty when it
 /// can): see TmaSpmmConfig::cluster. A configuration asked for a cluster
 /// of two keeps cluster = 1 when this is not empty.
-std::string whyNoTmaCluster(const TmaSpmmConfig &cfg, int64_t reserveSMs = 0);
+std::string whyNoTmaCluster(const TmaSpmmConfig &cfg, int64_t reserveSMs = 0,
+                            int64_t cluster = 2);
 
 /// Shared-memory bytes the configuration needs, and the most a block has;
 /// a forced `stages` can exceed it with the fused lift's larger stages.

@@ -431,7 +431,7 @@ TwellBuffers mlir::sgpu::lowerFusedTwellProducer(MatmulOp matmul,
   if (cluster > 1 && cfg.cluster == 1)
     pack.emitRemark() << "cluster=" << cluster
                       << " not used for the TwELL producer: "
-                      << whyNoTmaCluster(cfg, reserveSMs);
+                      << whyNoTmaCluster(cfg, reserveSMs, cluster);
   if (cfg.cluster > 1)
     producer->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
                       kb.getDenseI32ArrayAttr({int32_t(cfg.cluster), 1, 1}));

@@ -70,8 +70,9 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
   PassOptions::Option<int64_t> cluster{
       *this, "cluster",
       llvm::cl::desc("wgmma TMA kernels: blocks per cluster (0 = the tile "
-                     "table: 2 for spmms of at least 4096 tokens; 1; or 2, "
-                     "which multicasts each shared B tile to both blocks)"),
+                     "table: 2 for spmms of at least 4096 tokens; 1; 2 or "
+                     "4, which multicast each shared B tile to all blocks "
+                     "of the cluster)"),
       llvm::cl::init(0)};
   PassOptions::Option<std::string> epilogue{
       *this, "epilogue",

@@ -11,7 +11,7 @@
 // RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma cluster=2 reserve-sms=131" 2>&1 | FileCheck %s --check-prefix=RESERVE
 // RESERVE: remark: cluster=2 not used for this spmm: reserve-sms=131 leaves fewer than the 2 multiprocessors of a cluster
 // RESERVE: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%c1{{[_0-9]*}},
-// BAD: error: invalid convert-sgpu-to-gpu option: cluster=3 is not 0, 1 or 2
+// BAD: error: invalid convert-sgpu-to-gpu option: cluster=3 is not 0, 1, 2 or 4
 // The default (cluster=0) pairs blocks from 4096 tokens, where that
 // measured faster, silently; fewer tokens keep single blocks.
 // RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma" 2>&1 | FileCheck %s --check-prefix=AUTO

@@ -258,11 +258,12 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
            "default): tma wherever it applies, silently registers elsewhere">,
     Option<"cluster", "cluster", "int64_t", /*default=*/"0",
            "kernel=wgmma, TMA kernels (spmm and the fused TwELL producer): "
-           "blocks per cluster, 0, 1 or 2. With 2 the two blocks of a cluster "
-           "share their B tile (the spmm's X, the producer's W): each loads "
-           "half and multicasts it to both, halving those L2 reads. Only "
-           "where the grid has no split-K and an even number of 128-row "
-           "blocks, without the fused 6:8 lift; elsewhere a remark says why. "
+           "blocks per cluster, 0, 1, 2 or 4. With 2 (4) the blocks of a "
+           "cluster share their B tile (the spmm's X, the producer's W): each "
+           "loads half (a quarter) and multicasts it to all, halving "
+           "(quartering) those L2 reads. Only where the grid has no split-K "
+           "and a number of 128-row blocks that is a multiple of the cluster, "
+           "without the fused 6:8 lift; elsewhere a remark says why. "
            "0 (the default): 2 for spmms of at least 4096 tokens, where it "
            "measured faster on the H200, else 1 (the TwELL producer: 1)">,
     Option<"reserveSMs", "reserve-sms", "int64_t", /*default=*/"0",

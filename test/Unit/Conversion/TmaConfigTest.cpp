@@ -3,7 +3,9 @@
 // The shared-memory budget of getTmaSpmmConfig with the TMA-store epilogue:
 // every configuration the overrides accept fits in a block's shared memory,
 // the staging never costs a pipeline stage where a smaller box avoids it,
-// the box sizes of the measured layers, and whyNoTmaStore's reasons.
+// the box sizes of the measured layers, whyNoTmaStore's reasons, the stages
+// of the gathered mode (the tensor-core TwELL consumer) and the reasons
+// against clusters of four.
 //
 //===----------------------------------------------------------------------===//
 
@@ -116,6 +118,52 @@ TEST_F(TmaConfig, WhyNoTmaStore) {
   TmaSpmmConfig full = getTmaSpmmConfig(shape(4096, 4096, 4096), 128, 9);
   EXPECT_NE(whyNoTmaStore(shape(4096, 4096, 4096), full, 9).find("no room"),
             std::string::npos);
+}
+
+
+// The gathered mode of the tensor-core TwELL consumer: 40 KiB stages (a
+// 64-row A box, 256 gathered B rows of 128 B), as many as fit (at most 5),
+// at least 2 even with one k-tile (a tile's k-tile count is known only at
+// run time), every configuration within a block's shared memory, a
+// persistent grid of at most 132 blocks.
+TEST_F(TmaConfig, GatheredStagesFit) {
+  for (TmaGatherKind kind : {TmaGatherKind::rows, TmaGatherKind::kRows})
+    for (int64_t k : {8, 64, 200, 2048, 5632, 16384}) {
+      TmaSpmmConfig cfg = getTmaGatherConfig(kind, 256, 5632, k);
+      EXPECT_TRUE(cfg.dense);
+      EXPECT_EQ(cfg.gather, kind);
+      EXPECT_GE(cfg.stages, 2) << k;
+      EXPECT_LE(cfg.stages, 5) << k;
+      EXPECT_LE(cfg.dynamicSharedBytes, tmaSpmmSharedLimit()) << k;
+      EXPECT_EQ(cfg.aBox[0], kTmaGatherRows);
+      EXPECT_EQ(cfg.aBox[1], 64);
+      EXPECT_EQ(cfg.gridX, 22);
+      EXPECT_EQ(cfg.gridSize, 132);
+    }
+  EXPECT_EQ(getTmaGatherConfig(TmaGatherKind::kRows, 256, 2048, 5632).stages, 5);
+  // One block of 64 rows and one column tile: a grid of one.
+  EXPECT_EQ(getTmaGatherConfig(TmaGatherKind::rows, 1, 100, 64).gridSize, 1);
+}
+
+// Clusters of four need the feature blocks in groups of four and a B tile
+// that splits into four boxes of at least 8 rows.
+TEST_F(TmaConfig, WhyNoClusterOfFour) {
+  TmaSpmmConfig four = getTmaSpmmConfig(shape(4096, 4096, 4096));
+  EXPECT_EQ(whyNoTmaCluster(four, 0, 4), "");
+  TmaSpmmConfig three = getTmaSpmmConfig(shape(4096, 384, 4096));
+  EXPECT_EQ(whyNoTmaCluster(three, 0, 4),
+            "the 3 blocks of 128 A rows do not form groups of 4");
+  EXPECT_EQ(whyNoTmaCluster(three, 0, 2), "the 3 blocks of 128 A rows do not pair up");
+  TmaSpmmConfig small = getTmaSpmmConfig(shape(16, 4096, 4096), 16, 0, 1);
+  EXPECT_NE(whyNoTmaCluster(small, 0, 4).find("does not split into 4 boxes"),
+            std::string::npos);
+  EXPECT_EQ(whyNoTmaCluster(four, 129, 4),
+            "reserve-sms=129 leaves fewer than the 4 multiprocessors of a cluster");
+  TmaSpmmConfig applied = getTmaSpmmConfig(shape(4096, 4096, 4096), 0, 0, 0, true, 0,
+                                           false, 4);
+  EXPECT_EQ(applied.cluster, 4);
+  EXPECT_EQ(applied.bBox[0], applied.tokensPerBlock / 4);
+  EXPECT_EQ(applied.gridSize % 4, 0);
 }
 
 } // namespace
