@@ -46,12 +46,33 @@ EXTRA_PROGRAMS = (("fused", "twell-fused-producer"),
                   ("tensor_cores", "twell-tensor-cores"))
 
 
-def inputs(m, d, f, p, gen):
+def neuron_fractions(f, p, skew):
+    """Per-neuron active fractions with mean p: all p (skew 0), or Zipf-like
+    p_j proportional to (j + 1)^-skew, capped at 0.99, the mass above the
+    cap spread over the rest (a few hot neurons, a long cold tail)."""
+    if skew <= 0:
+        return torch.full((f,), p, dtype=torch.float64)
+    w = torch.arange(1, f + 1, dtype=torch.float64).pow(-skew)
+    q = w * (p * f / w.sum())
+    for _ in range(50):
+        over = q > 0.99
+        if not over.any():
+            break
+        excess = (q[over] - 0.99).sum()
+        q[over] = 0.99
+        q[~over] += excess * q[~over] / q[~over].sum()
+    return q.clamp(max=0.99)
+
+
+def inputs(m, d, f, p, gen, skew=0.0):
     x = torch.randn(m, d, generator=gen, device="cuda")
     x[:, 0] = 1.0
     wg = torch.randn(f, d, generator=gen, device="cuda") / d ** 0.5
     sigma = (wg[:, 1:].pow(2).sum(1).mean()).sqrt()
-    wg[:, 0] = sigma * torch.special.ndtri(torch.tensor(p, device="cuda"))
+    # Neuron j is active with probability p_j in every row (independently
+    # across rows): the shift of column 0 is sigma * Phi^-1(p_j).
+    q = neuron_fractions(f, p, skew).float().cuda()
+    wg[:, 0] = sigma * torch.special.ndtri(q)
     wu = torch.randn(f, d, generator=gen, device="cuda") / d ** 0.5
     wd = torch.randn(d, f, generator=gen, device="cuda") / f ** 0.5
     return [t.bfloat16().contiguous() for t in (x, wg, wu, wd)]
@@ -67,6 +88,10 @@ def main():
     ap.add_argument("--out", required=True, type=pathlib.Path)
     ap.add_argument("--fractions", default="0.005,0.02,0.05,0.12,0.3")
     ap.add_argument("--reps", type=int, default=20)
+    ap.add_argument("--skew", type=float, default=0.0,
+                    help="Zipf exponent of the neurons' active fractions (0: every neuron "
+                         "active with the same probability, the default; >0: hot and cold "
+                         "neurons with the same mean, so the rows share active neurons)")
     args = ap.parse_args()
     gen = torch.Generator(device="cuda").manual_seed(0)
     records = []
@@ -80,7 +105,7 @@ def main():
                   if (adir / sub / "program.txt").exists()]
         choice = json.loads((adir / "choice.json").read_text())
         for p in (float(v) for v in args.fractions.split(",")):
-            xs = inputs(m, d, f, p, gen)
+            xs = inputs(m, d, f, p, gen, args.skew)
             active = (xs[0].float() @ xs[1].float().t() > 0).float().mean().item()
             out = torch.empty(m, d, dtype=torch.bfloat16, device="cuda")
             ptrs = [t.data_ptr() for t in xs]
@@ -123,6 +148,7 @@ def main():
             chosen = ours if pick == "twell" else ours_dense
             rec = {"bench": "twell_ffn", "variant": "twell-cuda-core", "dtype": "bf16",
                    "shape": {"M": m, "d": d, "F": f, "active": p, "measured_active": active},
+                   "neuron_skew": args.skew,
                    "time_us": ours, "timing": how,
                    "baselines": {"torch_dense": base, "sparseopt_dense": ours_dense},
                    "speedup": base / ours, "max_rel_err": err, "max_rel_err_dense": err_dense,
@@ -142,13 +168,19 @@ def main():
                             speedup=base / etime, max_rel_err=eerr,
                             gpu_measured_density=estats["twell0.active_neurons"] / (m * f),
                             fallback_rows=estats["twell0.fallback_rows"])
+                if "twell0.block_neurons" in estats:
+                    # The tensor cores' union of 64 rows, as the GPU counted it.
+                    erec["gpu_block_union"] = (estats["twell0.block_neurons"]
+                                               / (((m + 63) // 64) * f))
                 for key in ("chosen", "chosen_time_us", "chosen_speedup"):
                     erec.pop(key)
                 records.append(erec)
                 print("  %s: %.1f us, %.2fx torch, %.2fx the library producer, "
-                      "err %.1e, GPU density %.4f, fallback rows %d"
+                      "err %.1e, GPU density %.4f, fallback rows %d%s"
                       % (variant, etime, base / etime, ours / etime, eerr,
-                         erec["gpu_measured_density"], erec["fallback_rows"]))
+                         erec["gpu_measured_density"], erec["fallback_rows"],
+                         ", block union %.3f" % erec["gpu_block_union"]
+                         if "gpu_block_union" in erec else ""))
         dprog.close()
         prog.close()
         for _, eprog in extras:

@@ -16,7 +16,8 @@
 //                           H[64 b + r, idx[b, p]] (0 past U and past M).
 //                           It also counts H's nonzeros (the stat of the
 //                           pack; the form has no capacity, so no row ever
-//                           falls back).
+//                           falls back) and the blocks' U (the stat
+//                           twell<i>.block_neurons, out of Nb * F).
 //   sgpu_twell_up_<i>       gated only: P = (X . Wu[idx]^T) * coef, rounded
 //                           once and written over coef: the gathered rows
 //                           mode of the TMA pipeline (SpmmTMA.h), A = the
@@ -68,7 +69,7 @@ int64_t paddedCols(int64_t f) {
 }
 
 /// The block pack's body: arguments h [M, F], idx [Nb, Fp] i32, coef
-/// [64 Nb, Fp], count [Nb] i32, active [1] i64; workgroup buffers bits
+/// [64 Nb, Fp], count [Nb] i32, active [1] i64, blockNeurons [1] i64; workgroup buffers bits
 /// [Fp / 32] i32, first [Fp / 32] i32 (each word's first position), misc [2]
 /// i32 (U, the block's nonzero count), sidx [Fp] i16 (the list again).
 void buildBlocksKernel(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
@@ -79,7 +80,7 @@ void buildBlocksKernel(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
   int64_t fp = paddedCols(f), words = fp / 32;
   Value h = func.getArgument(0), idx = func.getArgument(1),
         coef = func.getArgument(2), count = func.getArgument(3),
-        active = func.getArgument(4);
+        active = func.getArgument(4), blockNeurons = func.getArgument(5);
   Value bits = func.getWorkgroupAttributions()[0],
         first = func.getWorkgroupAttributions()[1],
         misc = func.getWorkgroupAttributions()[2],
@@ -228,6 +229,11 @@ void buildBlocksKernel(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
                         [&] {
                           store(scan.getResult(0), misc, {im.c(0)});
                           store(scan.getResult(0), count, {blk});
+                          memref::AtomicRMWOp::create(
+                              b, loc, arith::AtomicRMWKind::addi,
+                              arith::ExtUIOp::create(b, loc, i64,
+                                                     scan.getResult(0)),
+                              blockNeurons, ValueRange{im.c(0)});
                           memref::AtomicRMWOp::create(
                               b, loc, arith::AtomicRMWKind::addi,
                               arith::ExtUIOp::create(
@@ -449,15 +455,30 @@ TwellBlocks mlir::sgpu::lowerTwellPackToBlocks(TwellPackOp pack,
   out.coef = memref::AllocOp::create(
       b, loc, MemRefType::get({nb * kBlockRows, fp}, et));
   out.count = memref::AllocOp::create(b, loc, MemRefType::get({nb}, i32));
+  out.blockNeurons = memref::AllocOp::create(
+      b, loc, MemRefType::get({1}, b.getI64Type()));
+  Operation *stat = out.blockNeurons.getDefiningOp();
+  stat->setAttr(SGPUDialect::kStatAttr,
+                b.getStringAttr("twell" + std::to_string(index) +
+                                ".block_neurons"));
+  stat->setAttr(SGPUDialect::kStatTotalAttr, b.getI64IntegerAttr(nb * f));
+  // A layer the cost model put on the tensor cores is guarded on its
+  // blocks' union (its cost), not on the density.
+  if (auto limit = pack->getAttrOfType<FloatAttr>(
+          SGPUDialect::kTwellUnionBreakEvenAttr)) {
+    stat->setAttr(SGPUDialect::kStatLimitAttr, limit);
+    out.active.getDefiningOp()->removeAttr(SGPUDialect::kStatLimitAttr);
+  }
 
   OpBuilder kb(gpuModule.getBodyRegion());
   kb.setInsertionPointToEnd(gpuModule.getBody());
-  auto clear = buildTwellClearKernel(kb, loc, symbols, out.fallbackRows,
-                                     out.active, index);
+  auto clear = buildTwellClearKernel(
+      kb, loc, symbols, {out.fallbackRows, out.active, out.blockNeurons},
+      index);
   kb.setInsertionPointToEnd(gpuModule.getBody());
-  SmallVector<Type> types = {h.getType(), out.idx.getType(),
-                             out.coef.getType(), out.count.getType(),
-                             out.active.getType()};
+  SmallVector<Type> types = {h.getType(),          out.idx.getType(),
+                             out.coef.getType(),    out.count.getType(),
+                             out.active.getType(), out.blockNeurons.getType()};
   auto blocks = createKernel(kb, loc, symbols,
                              "sgpu_twell_blocks_" + std::to_string(index),
                              types,
@@ -469,9 +490,10 @@ TwellBlocks mlir::sgpu::lowerTwellPackToBlocks(TwellPackOp pack,
   buildBlocksKernel(kb, loc, blocks, m, f, et);
   finishKernel(kb, loc, blocks);
 
-  launchKernel(b, loc, clear, 1, 1, {out.fallbackRows, out.active});
+  launchKernel(b, loc, clear, 1, 1,
+               {out.fallbackRows, out.active, out.blockNeurons});
   launchKernel(b, loc, blocks, nb, kBlocksThreads,
-               {h, out.idx, out.coef, out.count, out.active});
+               {h, out.idx, out.coef, out.count, out.active, out.blockNeurons});
   return out;
 }
 

@@ -287,16 +287,17 @@ TwellBuffers mlir::sgpu::allocTwellPackBuffers(OpBuilder &b, TwellPackOp op,
 
 gpu::GPUFuncOp mlir::sgpu::buildTwellClearKernel(OpBuilder &kb, Location loc,
                                                  SymbolTable &symbols,
-                                                 Value fallbackRows,
-                                                 Value active, size_t index) {
+                                                 ValueRange stats,
+                                                 size_t index) {
   auto clear = createKernel(kb, loc, symbols,
                             "sgpu_twell_clear_" + std::to_string(index),
-                            {fallbackRows.getType(), active.getType()}, {}, 1);
+                            llvm::to_vector(stats.getTypes()), {}, 1);
   IndexMath im{kb, loc};
-  memref::StoreOp::create(kb, loc, im.i32(0), clear.getArgument(0),
-                          ValueRange{im.c(0)});
-  memref::StoreOp::create(kb, loc, im.i64(0), clear.getArgument(1),
-                          ValueRange{im.c(0)});
+  for (BlockArgument stat : clear.getArguments()) {
+    Type et = cast<MemRefType>(stat.getType()).getElementType();
+    Value zero = et.isInteger(64) ? im.i64(0) : im.i32(0);
+    memref::StoreOp::create(kb, loc, zero, stat, ValueRange{im.c(0)});
+  }
   finishKernel(kb, loc, clear);
   return clear;
 }
@@ -327,7 +328,7 @@ TwellBuffers mlir::sgpu::lowerTwellPackToGPU(TwellPackOp op,
   OpBuilder kb(gpuModule.getBodyRegion());
   kb.setInsertionPointToEnd(gpuModule.getBody());
   auto clear =
-      buildTwellClearKernel(kb, loc, symbols, out.fallbackRows, active, index);
+      buildTwellClearKernel(kb, loc, symbols, {out.fallbackRows, active}, index);
 
   kb.setInsertionPointToEnd(gpuModule.getBody());
   int64_t warps = std::min(kPackMaxWarps, tiles);

@@ -42,11 +42,11 @@ TwellBuffers allocTwellPackBuffers(OpBuilder &b, TwellPackOp op, size_t index,
 Value allocTwellStats(OpBuilder &b, TwellPackOp op, size_t index,
                       Value &active);
 
-/// Appends `sgpu_twell_clear_<index>` (1 thread: both stats := 0) to `kb`'s
-/// gpu.module and returns it; `kb` is left after it.
+/// Appends `sgpu_twell_clear_<index>` (1 thread: every stat, [1] i32 or
+/// i64, := 0) to `kb`'s gpu.module and returns it; `kb` is left after it.
 gpu::GPUFuncOp buildTwellClearKernel(OpBuilder &kb, Location loc,
-                                     SymbolTable &symbols, Value fallbackRows,
-                                     Value active, size_t index);
+                                     SymbolTable &symbols, ValueRange stats,
+                                     size_t index);
 
 /// Where the tensor-core consumer cannot run `ffn` (empty when it can):
 /// sm_90a wgmma, d a multiple of 8 (16-byte row chunks), and a pack fed by
@@ -64,6 +64,9 @@ std::string whyNoTwellTensorCores(TwellFFNOp ffn, const TargetInfo &target,
 /// the form has no capacity). (TwellTensorCoreGPU.cpp)
 struct TwellBlocks {
   Value idx, coef, count, fallbackRows, active;
+  /// The stat `twell<i>.block_neurons` ([1] i64, out of Nb * F): the sum of
+  /// the blocks' U, what the tensor cores work on (the measured union).
+  Value blockNeurons;
 };
 
 /// Emits, before `pack`, the buffers of the block form, the clear kernel

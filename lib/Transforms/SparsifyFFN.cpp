@@ -206,10 +206,109 @@ struct SparsifyFFNPass
     FailureOr<SmallVector<double>> calibrated = readDensities(found.size());
     if (failed(calibrated))
       return signalPassFailure();
+    FailureOr<SmallVector<double>> blockUnions =
+        readUnions(found.size(), calibrated->size());
+    if (failed(blockUnions))
+      return signalPassFailure();
     DenseMap<Operation *, Value> packs;
-    for (auto [i, ffn] : llvm::enumerate(found))
-      if (calibrated->empty() || paysOff(ffn, (*calibrated)[i]))
+    for (auto [i, ffn] : llvm::enumerate(found)) {
+      if (calibrated->empty()) {
         rewrite(ffn, packs);
+        continue;
+      }
+      std::optional<double> u;
+      if (!blockUnions->empty())
+        u = (*blockUnions)[i];
+      Consumer choice = choose(ffn, (*calibrated)[i], u);
+      if (choice != Consumer::dense)
+        rewrite(ffn, packs, choice == Consumer::tensorCores);
+    }
+  }
+
+  enum class Consumer { dense, cudaCores, tensorCores };
+
+  /// The calibrated union fractions of the blocks of 64 rows (`unions` or
+  /// the profile's "block_unions", a tensor-core build's
+  /// twell<i>.block_neurons stats), one per FFN, or none. They come with
+  /// densities (`densities` given: `densityCount`). Errors at the module.
+  FailureOr<SmallVector<double>> readUnions(size_t ffns, size_t densityCount) {
+    ModuleOp module = getOperation();
+    auto error = [&]() -> InFlightDiagnostic {
+      return module.emitError() << "sgpu-sparsify-ffn calibration: ";
+    };
+    SmallVector<double> values(unions.begin(), unions.end());
+    if (!profile.empty()) {
+      if (!values.empty()) {
+        error() << "give unions or a profile, not both";
+        return failure();
+      }
+      auto file = llvm::MemoryBuffer::getFile(profile.getValue());
+      llvm::Expected<llvm::json::Value> json =
+          llvm::json::parse((*file)->getBuffer());
+      const llvm::json::Array *list =
+          json ? json->getAsObject()->getArray("block_unions") : nullptr;
+      if (!json)
+        llvm::consumeError(json.takeError());
+      for (const llvm::json::Value &v : list ? *list : llvm::json::Array()) {
+        std::optional<double> d = v.getAsNumber();
+        if (!d) {
+          error() << "profile '" << profile.getValue()
+                  << "': every block union must be a number";
+          return failure();
+        }
+        values.push_back(*d);
+      }
+    }
+    if (values.empty())
+      return values;
+    if (densityCount == 0) {
+      error() << "block unions need densities too";
+      return failure();
+    }
+    if (values.size() != ffns) {
+      error() << values.size() << " block unions for " << ffns
+              << " rewritable FFN(s); give one per FFN, in the order of the "
+                 "program's twell<i> stats";
+      return failure();
+    }
+    for (double u : values)
+      if (!(u >= 0.0 && u <= 1.0)) {
+        error() << llvm::formatv("block union {0} is outside [0, 1]", u);
+        return failure();
+      }
+    return values;
+  }
+
+  /// The cost model's choice for `ffn` at `density` (and, when measured,
+  /// the blocks' union fraction): the CUDA-core consumer, the tensor-core
+  /// one (only with a union), or dense when neither predicts
+  /// kTwellMinSpeedup; a remark at the down projection for the tensor
+  /// cores and for dense.
+  Consumer choose(FFN &ffn, double density, std::optional<double> u) {
+    int64_t d = outputWidth(ffn.down);
+    bool gated = static_cast<bool>(ffn.upLin.input);
+    double cuda = twellPredictedSpeedup(d, gated, density);
+    double tc = u ? twellTensorCorePredictedSpeedup(d, gated, *u) : 0.0;
+    if (tc > cuda && tc >= kTwellMinSpeedup) {
+      ffn.down.emitRemark() << llvm::formatv(
+          "TwELL on tensor cores (cost model): calibrated union {0:P2} of "
+          "the blocks of 64 rows predicts {1:F2}x of dense, the CUDA cores "
+          "{2:F2}x at density {3:P2}",
+          *u, tc, cuda, density);
+      return Consumer::tensorCores;
+    }
+    if (cuda >= kTwellMinSpeedup)
+      return Consumer::cudaCores;
+    auto diag = ffn.down.emitRemark() << llvm::formatv(
+        "FFN kept dense (TwELL cost model): calibrated density {0:P2} "
+        "predicts {1:F2}x of dense; TwELL pays below {2:P2} ({3}, d = {4})",
+        density, cuda, twellBreakEvenDensity(d, gated),
+        gated ? "gated" : "ungated", d);
+    if (u)
+      diag << llvm::formatv("; on tensor cores, union {0:P2} predicts {1:F2}x "
+                            "(pays below {2:P2})",
+                            *u, tc, twellTensorCoreBreakEvenUnion(d, gated));
+    return Consumer::dense;
   }
 
   /// The calibrated densities (`densities` or the `profile` file), one per
@@ -272,22 +371,6 @@ struct SparsifyFFNPass
         return failure();
       }
     return values;
-  }
-
-  /// Whether the cost model predicts that TwELL beats dense for `ffn` at
-  /// `density`; a remark at the down projection when it does not.
-  bool paysOff(FFN &ffn, double density) {
-    int64_t d = outputWidth(ffn.down);
-    bool gated = static_cast<bool>(ffn.upLin.input);
-    double speedup = twellPredictedSpeedup(d, gated, density);
-    if (speedup >= kTwellMinSpeedup)
-      return true;
-    ffn.down.emitRemark() << llvm::formatv(
-        "FFN kept dense (TwELL cost model): calibrated density {0:P2} "
-        "predicts {1:F2}x of dense; TwELL pays below {2:P2} ({3}, d = {4})",
-        density, speedup, twellBreakEvenDensity(d, gated),
-        gated ? "gated" : "ungated", d);
-    return false;
   }
 
   /// Reads `down` as the down projection of a ReLU FFN. Returns nothing,
@@ -417,7 +500,8 @@ struct SparsifyFFNPass
 
   /// Packs the ReLU output (once per ReLU, right after it: the producer's
   /// epilogue) and replaces the down projection by sgpu.twell_ffn.
-  void rewrite(FFN &ffn, DenseMap<Operation *, Value> &packs) {
+  void rewrite(FFN &ffn, DenseMap<Operation *, Value> &packs,
+               bool tensorCores = false) {
     MLIRContext *ctx = &getContext();
     Value &packed = packs[ffn.relu];
     if (!packed) {
@@ -465,6 +549,18 @@ struct SparsifyFFNPass
       breakEven = std::min(breakEven, known.getValueAsDouble());
     pack->setAttr(SGPUDialect::kTwellBreakEvenAttr,
                   b.getF64FloatAttr(std::min(breakEven, 1.0)));
+    // The tensor cores: their guard is the blocks' union, not the density.
+    if (tensorCores) {
+      pack->setAttr(SGPUDialect::kTwellConsumerAttr,
+                    b.getStringAttr("tensor-cores"));
+      double unionBreakEven = twellTensorCoreBreakEvenUnion(
+          outputWidth(down), static_cast<bool>(x));
+      if (auto known = pack->getAttrOfType<FloatAttr>(
+              SGPUDialect::kTwellUnionBreakEvenAttr))
+        unionBreakEven = std::min(unionBreakEven, known.getValueAsDouble());
+      pack->setAttr(SGPUDialect::kTwellUnionBreakEvenAttr,
+                    b.getF64FloatAttr(unionBreakEven));
+    }
     down.getResult(0).replaceAllUsesWith(y);
     eraseDeadChain(down);
   }

@@ -23,6 +23,7 @@
 #ifndef SPARSEOPT_LIB_TRANSFORMS_TWELLCOSTMODEL_H
 #define SPARSEOPT_LIB_TRANSFORMS_TWELLCOSTMODEL_H
 
+#include <algorithm>
 #include <cstdint>
 
 namespace mlir {
@@ -57,6 +58,59 @@ inline double twellBreakEvenDensity(int64_t d, bool gated) {
                   kTwellGemmRate / (double(d) * kTwellPackBandwidth);
   return budget <= 0 ? 0.0
                      : budget * kTwellConsumerBandwidth / (k * kTwellGemmRate);
+}
+
+// The tensor-core consumer (convert-sgpu-to-gpu twell-consumer=
+// tensor-cores) over blocks of 64 rows, given the measured union fraction u
+// of the blocks (the stat twell<i>.block_neurons: the neurons active in any
+// row of a block, out of F, averaged), per token row in the same units:
+//   TC     = 1                        the gate (or up) GEMM, cuBLASLt
+//          + R / (d * Bhead)          the block pack reads H (F bf16 per row)
+//          + u * R / (d * Bcoef)      and writes its coefficients
+//          + u * k * R / Rgather      the gathered GEMMs (k = 2 gated: up
+//                                     and down, 1 ungated: down) over the
+//                                     union, at their measured rate
+//          + Cup                      gated: the up GEMM's fixed part
+// fit to the H200 profile of d = 2048, F = 5632, M = 16384 at 0.5% and 2%
+// active (u = 0.27, 0.73): block pack 90 + 177 u us, up GEMM 112 + 945 u
+// us, down GEMM 23 + 973 u us (bench/results/twell_tensor_cores_h200.json,
+// docs/performance.md); it reproduces the measured 1.24x and 0.72x.
+
+/// The block pack's fixed pass over H: M * F * 2 bytes in 90 us.
+inline constexpr double kTwellBlocksBandwidth = 2.05e12;
+/// Its coefficients: u * M * F * 2 bytes in 177 u us.
+inline constexpr double kTwellCoefBandwidth = 1.04e12;
+/// The gathered GEMMs: 2 * M * d * F FLOP each over the union fraction u in
+/// about 960 u us.
+inline constexpr double kTwellGatherRate = 394e12;
+/// The gated up GEMM's part that does not scale with u (112 us against the
+/// 547 us of the gate GEMM at the model's rate).
+inline constexpr double kTwellUpFixed = 0.205;
+
+/// The predicted speedup over dense of the tensor-core consumer for an FFN
+/// of output width `d` whose blocks of 64 rows have the union fraction
+/// `unionFraction` (0..1).
+inline double twellTensorCorePredictedSpeedup(int64_t d, bool gated,
+                                              double unionFraction) {
+  double g = gated ? 3.0 : 2.0, k = gated ? 2.0 : 1.0;
+  double tc = 1.0 + kTwellGemmRate / (double(d) * kTwellBlocksBandwidth) +
+              unionFraction * kTwellGemmRate / (double(d) * kTwellCoefBandwidth) +
+              unionFraction * k * kTwellGemmRate / kTwellGatherRate +
+              (gated ? kTwellUpFixed : 0.0);
+  return g / tc;
+}
+
+/// The largest union fraction at which the tensor-core consumer is chosen
+/// (twellTensorCorePredictedSpeedup against kTwellMinSpeedup), for the
+/// run-time guard of the block_neurons stat; 0 when it never pays.
+inline double twellTensorCoreBreakEvenUnion(int64_t d, bool gated) {
+  double g = gated ? 3.0 : 2.0, k = gated ? 2.0 : 1.0;
+  double budget = g / kTwellMinSpeedup - 1.0 -
+                  kTwellGemmRate / (double(d) * kTwellBlocksBandwidth) -
+                  (gated ? kTwellUpFixed : 0.0);
+  double perUnion = kTwellGemmRate / (double(d) * kTwellCoefBandwidth) +
+                    k * kTwellGemmRate / kTwellGatherRate;
+  return budget <= 0 ? 0.0 : std::min(1.0, budget / perUnion);
 }
 
 } // namespace sgpu

@@ -508,14 +508,35 @@ class Program(Handle):
             i += 1
         return out
 
-    def write_twell_profile(self, path, stream=None, densities=None):
+    def twell_block_unions(self, stream=None):
+        """The measured union fraction of each TwELL pack's blocks of 64
+        rows after the last run (twell<i>.block_neurons out of Nb * F), in
+        pack order; only a program compiled with twell-consumer=tensor-cores
+        has them (else []). What sgpu-sparsify-ffn's `unions` option and the
+        profile's "block_unions" take."""
+        dens = self.densities(stream)
+        out, i = [], 0
+        while "twell%d.block_neurons" % i in dens:
+            out.append(dens["twell%d.block_neurons" % i])
+            i += 1
+        return out
+
+    def write_twell_profile(self, path, stream=None, densities=None, block_unions=None):
         """Writes the calibration profile {"densities": [...]} that
         sgpu-sparsify-ffn's `profile=` option reads: `densities` when given
         (e.g. averaged over several sample runs), else twell_densities()
-        after the last run. Returns the densities written."""
+        after the last run; with "block_unions" too when given or measured
+        (a tensor-core build: twell_block_unions()), from which the compiler
+        also predicts the tensor-core consumer. Returns the densities
+        written."""
         values = list(densities) if densities is not None else self.twell_densities(stream)
+        unions = (list(block_unions) if block_unions is not None
+                  else self.twell_block_unions(stream))
+        profile = {"densities": values}
+        if unions:
+            profile["block_unions"] = unions
         with open(path, "w") as f:
-            json.dump({"densities": values}, f)
+            json.dump(profile, f)
             f.write("\n")
         return values
 

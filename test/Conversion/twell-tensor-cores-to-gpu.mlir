@@ -29,8 +29,10 @@
 // CHECK: %[[IDX:.*]] = memref.alloc() : memref<4x768xi32>
 // CHECK: %[[COEF:.*]] = memref.alloc() : memref<256x768xbf16>
 // CHECK: %[[COUNT:.*]] = memref.alloc() : memref<4xi32>
-// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_twell_clear_0 {{.*}} args(%[[ROWS]] : memref<1xi32>, %[[ACTIVE]] : memref<1xi64>)
-// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_twell_blocks_0 blocks in (%c4{{[_0-9]*}}, {{.*}} threads in (%c256{{[_0-9]*}}, {{.*}} args(%{{.*}} : memref<200x600xbf16>, %[[IDX]] : memref<4x768xi32>, %[[COEF]] : memref<256x768xbf16>, %[[COUNT]] : memref<4xi32>, %[[ACTIVE]] : memref<1xi64>)
+//   The union stat: the blocks' U, out of 4 blocks x 600 neurons.
+// CHECK: %[[UNION:.*]] = memref.alloc() {sgpu.stat = "twell0.block_neurons", sgpu.stat_total = 2400 : i64} : memref<1xi64>
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_twell_clear_0 {{.*}} args(%[[ROWS]] : memref<1xi32>, %[[ACTIVE]] : memref<1xi64>, %[[UNION]] : memref<1xi64>)
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_twell_blocks_0 blocks in (%c4{{[_0-9]*}}, {{.*}} threads in (%c256{{[_0-9]*}}, {{.*}} args(%{{.*}} : memref<200x600xbf16>, %[[IDX]] : memref<4x768xi32>, %[[COEF]] : memref<256x768xbf16>, %[[COUNT]] : memref<4xi32>, %[[ACTIVE]] : memref<1xi64>, %[[UNION]] : memref<1xi64>)
 // CHECK: %[[XB:.*]] = bufferization.to_buffer %[[X]]
 // CHECK: %[[WUB:.*]] = bufferization.to_buffer %[[WU]]
 // CHECK: %[[TX:.*]] = sgpu.tensor_map %[[XB]] box [64, 64] swizzle 128 : memref<200x200xbf16> -> !llvm.ptr

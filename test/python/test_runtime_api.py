@@ -311,6 +311,36 @@ def test_twell_profile_round_trip(tmp_path, build_dir):
     assert json.loads(path.read_text()) == {"densities": [0.5]}
 
 
+def test_twell_profile_with_block_unions(tmp_path, build_dir):
+    # A tensor-core build also reports each pack's blocks' union
+    # (twell<i>.block_neurons); the profile then carries "block_unions",
+    # from which the compiler puts the first FFN on the tensor cores.
+    import subprocess
+    prog = runtime.parse(write_param_artifact(
+        tmp_path / "art", extra="buffer 9 temp 8\nstat twell0.active_neurons b9 u64 of 1000\n"
+                                "buffer 10 temp 8\nstat twell1.active_neurons b10 u64 of 1000\n"
+                                "buffer 11 temp 8\nstat twell0.block_neurons b11 u64 of 100\n"
+                                "buffer 12 temp 8\nstat twell1.block_neurons b12 u64 of 100\n"))
+    readings = {"twell0.active_neurons": 5, "twell1.active_neurons": 20,
+                "twell0.block_neurons": 14, "twell1.block_neurons": 90}
+    prog.stats = lambda stream=None: dict(readings)
+    assert prog.twell_block_unions() == [0.14, 0.9]
+    path = tmp_path / "profile.json"
+    assert prog.write_twell_profile(path) == [0.005, 0.02]
+    assert json.loads(path.read_text()) == {"densities": [0.005, 0.02],
+                                            "block_unions": [0.14, 0.9]}
+    model = pathlib.Path(__file__).resolve().parents[1] / "Transforms" / "sparsify-ffn-calibration.mlir"
+    r = subprocess.run([str(build_dir / "bin" / "sparse-opt"), str(model),
+                        "--sgpu-sparsify-ffn=profile=%s" % path],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert 'sgpu.twell_consumer = "tensor-cores"' in r.stdout
+    assert "TwELL on tensor cores (cost model): calibrated union 14.00%" in r.stderr
+    # A CUDA-core build has no unions: the profile has densities only.
+    assert prog.write_twell_profile(path, block_unions=[]) == [0.005, 0.02]
+    assert json.loads(path.read_text()) == {"densities": [0.005, 0.02]}
+
+
 def test_signature_params_must_match_the_program(tmp_path):
     # Without params in signature.json all four arguments would be inputs.
     with pytest.raises(ArtifactError) as e:

@@ -305,6 +305,20 @@ def SGPUSparsifyFFN : Pass<"sgpu-sparsify-ffn", "::mlir::ModuleOp"> {
     densities other than the number of rewritable FFNs, a density outside
     [0, 1], both options at once or an unreadable profile is an error at
     the module.
+
+    The consumer. With the blocks' union fractions as well (`unions=u0,...`
+    or the profile's `"block_unions"`: a program compiled with
+    `twell-consumer=tensor-cores` reports `twell<i>.block_neurons`, the
+    neurons active in any row of each block of 64 rows, out of Nb * F), the
+    model also predicts the tensor-core consumer (the block pack and the
+    gathered GEMMs over the union, rates measured on an H200); where it
+    beats both the CUDA-core consumer and 1.05x of dense, the pack gets
+    `sgpu.twell_consumer = "tensor-cores"` (which `twell-consumer=auto`
+    follows) and the union's break-even (`sgpu.twell_union_break_even`,
+    the limit of the block_neurons stat), with a remark. On independent
+    (random) activations the union of 64 rows is 1 - (1 - p)^64 of F and
+    the tensor cores never win; activations whose rows share neurons can
+    make them.
   }];
   let options = [
     Option<"tile", "tile", "unsigned", /*default=*/"256",
@@ -319,9 +333,15 @@ def SGPUSparsifyFFN : Pass<"sgpu-sparsify-ffn", "::mlir::ModuleOp"> {
                "Calibrated active fractions (0..1), one per rewritable FFN in "
                "the order the pass finds them; an FFN the cost model "
                "predicts to lose stays dense">,
+    ListOption<"unions", "unions", "double",
+               "Calibrated union fractions (0..1) of the blocks of 64 rows, "
+               "one per rewritable FFN (a tensor-core build's "
+               "twell<i>.block_neurons stats); with densities, an FFN the "
+               "model predicts faster on the tensor-core consumer gets it">,
     Option<"profile", "profile", "std::string", /*default=*/"\"\"",
            "Calibration profile: a JSON file {\"densities\": [...]} giving "
-           "the same as `densities` (as written by the Python runtime's "
+           "the same as `densities`, and optionally \"block_unions\": "
+           "[...] the same as `unions` (as written by the Python runtime's "
            "Program.write_twell_profile)">
   ];
   let dependentDialects = ["::mlir::sgpu::SGPUDialect",

@@ -113,14 +113,16 @@ LogicalResult SGPUDialect::verifyOperationAttribute(Operation *op,
                              << op->getName() << "'";
     return success();
   }
-  if (name == kTwellBreakEvenAttr || name == kStatLimitAttr) {
+  if (name == kTwellBreakEvenAttr || name == kStatLimitAttr ||
+      name == kTwellUnionBreakEvenAttr) {
     auto value = dyn_cast<FloatAttr>(attr.getValue());
     if (!value || !value.getType().isF64() ||
         !(value.getValueAsDouble() >= 0.0 && value.getValueAsDouble() <= 1.0))
       return op->emitError() << "'" << name
                              << "' must be an f64 fraction in [0, 1], got "
                              << attr.getValue();
-    if (name == kTwellBreakEvenAttr && !isa<TwellPackOp>(op))
+    if ((name == kTwellBreakEvenAttr || name == kTwellUnionBreakEvenAttr) &&
+        !isa<TwellPackOp>(op))
       return op->emitError() << "'" << name
                              << "' is an attribute of sgpu.twell_pack, not of '"
                              << op->getName() << "'";
@@ -193,7 +195,8 @@ LogicalResult SGPUDialect::verifyOperationAttribute(Operation *op,
                          << kStageAttr << ", " << kLadderBlockAttr << ", "
                          << kStatAttr << ", " << kStatTotalAttr << ", "
                          << kStatLimitAttr << ", " << kTwellBreakEvenAttr
-                         << ", " << kTwellConsumerAttr << ")";
+                         << ", " << kTwellConsumerAttr << ", "
+                         << kTwellUnionBreakEvenAttr << ")";
 }
 
 /// Discardable sgpu.* attributes of region arguments: `sgpu.replicated` on

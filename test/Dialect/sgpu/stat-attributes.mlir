@@ -105,3 +105,19 @@ func.func @consumer_elsewhere() {
   %a = memref.alloc() {sgpu.twell_consumer = "cuda-cores"} : memref<1xi32>
   return
 }
+
+// -----
+
+func.func @union_break_even_range(%h: tensor<8x256xbf16>) {
+  // expected-error @+1 {{'sgpu.twell_union_break_even' must be an f64 fraction in [0, 1], got 2.000000e+00 : f64}}
+  %p = sgpu.twell_pack %h {sgpu.twell_union_break_even = 2.0 : f64} : tensor<8x256xbf16> -> !sgpu.twell<8x256xbf16, #sgpu.twell<tile = 256, compression = 4>>
+  return
+}
+
+// -----
+
+func.func @union_break_even_elsewhere() {
+  // expected-error @+1 {{'sgpu.twell_union_break_even' is an attribute of sgpu.twell_pack, not of 'memref.alloc'}}
+  %a = memref.alloc() {sgpu.twell_union_break_even = 0.5 : f64} : memref<1xi32>
+  return
+}

@@ -46,7 +46,8 @@ ap.add_argument("--tile", type=int, default=256, help="the TwELL tile it was com
 ap.add_argument("--compression", type=int, default=4, help="the TwELL compression factor")
 ap.add_argument("--block-form", action="store_true",
                 help="compiled with twell-consumer=tensor-cores: the block form has no "
-                     "capacity, so no row falls back")
+                     "capacity, so no row falls back, and its union stat "
+                     "(twell0.block_neurons) is checked")
 args = ap.parse_args()
 
 sig = json.loads((args.artifacts / "signature.json").read_text())
@@ -126,6 +127,15 @@ ref_fallback = 0 if args.block_form else int(
 active, fallback = stats.get("twell0.active_neurons"), stats.get("twell0.fallback_rows")
 stats_ok = (active is not None and abs(active - ref_active) <= 2 + ref_active // 1000 and
             fallback is not None and abs(fallback - ref_fallback) <= 1)
+if args.block_form:
+    # The block form's union stat: per block of 64 rows, the neurons active
+    # in any of them.
+    blocks = [gate_nz[r:r + 64].any(axis=0).sum() for r in range(0, M, 64)]
+    ref_union = int(sum(blocks))
+    union = stats.get("twell0.block_neurons")
+    union_ok = union is not None and abs(union - ref_union) <= 2 + ref_union // 1000
+    print("block neurons %s (numpy %d) (%s)" % (union, ref_union, "ok" if union_ok else "FAIL"))
+    stats_ok = stats_ok and union_ok
 print("stats: active neurons %s (numpy %d), fallback rows %s (numpy %d) (%s)"
       % (active, ref_active, fallback, ref_fallback, "ok" if stats_ok else "FAIL"))
 

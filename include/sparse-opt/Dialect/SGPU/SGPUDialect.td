@@ -99,6 +99,11 @@ def SGPU_Dialect : Dialect {
     /// calibration density (convert-sgpu-to-gpu twell-consumer=auto).
     static constexpr ::llvm::StringLiteral kTwellConsumerAttr =
         "sgpu.twell_consumer";
+    /// sgpu.twell_pack attribute (f64 in [0, 1]): the union fraction of the
+    /// blocks of 64 rows above which the cost model predicts dense to beat
+    /// the tensor-core consumer (the limit of its block_neurons stat).
+    static constexpr ::llvm::StringLiteral kTwellUnionBreakEvenAttr =
+        "sgpu.twell_union_break_even";
     /// Function argument attribute (unit): the same value on every rank.
     static constexpr ::llvm::StringLiteral kReplicatedAttr = "sgpu.replicated";
   }];
