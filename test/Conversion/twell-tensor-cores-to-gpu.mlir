@@ -84,6 +84,9 @@ func.func @gated(%x: tensor<200x200xbf16>, %wg: tensor<600x200xbf16>, %wu: tenso
 // Ungated, f16: no up GEMM, the down GEMM reads the block pack's coef as P.
 // auto follows the pack's choice.
 // CHECK-LABEL: func.func @ungated_chosen
+//   The cost model's union break-even guards the union, not the density.
+// CHECK: memref.alloc() {sgpu.stat = "twell0.active_neurons", sgpu.stat_total = 65536 : i64} : memref<1xi64>
+// CHECK: memref.alloc() {sgpu.stat = "twell0.block_neurons", sgpu.stat_limit = 3.800000e-01 : f64, sgpu.stat_total = 1024 : i64} : memref<1xi64>
 // CHECK: sgpu_twell_blocks_0
 // CHECK-NOT: sgpu_twell_up_0
 // CHECK: sgpu_twell_down_0
@@ -92,7 +95,7 @@ func.func @gated(%x: tensor<200x200xbf16>, %wg: tensor<600x200xbf16>, %wu: tenso
 // AUTO: sgpu_twell_blocks_0
 // AUTO: sgpu_twell_down_0
 func.func @ungated_chosen(%h: tensor<128x512xf16>, %wd: tensor<64x512xf16>) -> tensor<128x64xf16> {
-  %p = sgpu.twell_pack %h {sgpu.twell_consumer = "tensor-cores"} : tensor<128x512xf16> -> !sgpu.twell<128x512xf16, #sgpu.twell<tile = 256, compression = 4>>
+  %p = sgpu.twell_pack %h {sgpu.twell_break_even = 0.0086 : f64, sgpu.twell_consumer = "tensor-cores", sgpu.twell_union_break_even = 0.38 : f64} : tensor<128x512xf16> -> !sgpu.twell<128x512xf16, #sgpu.twell<tile = 256, compression = 4>>
   %y = sgpu.twell_ffn %p, %wd : !sgpu.twell<128x512xf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<64x512xf16> -> tensor<128x64xf16>
   return %y : tensor<128x64xf16>
 }
