@@ -72,6 +72,9 @@ def main():
                     help="also compile it with twell-producer=fused cluster=2 into fused_cluster/")
     ap.add_argument("--tensor-cores", action="store_true",
                     help="also compile it with twell-consumer=tensor-cores into tensor_cores/")
+    ap.add_argument("--tensor-cores-tma", action="store_true",
+                    help="also compile it with twell-consumer=tensor-cores twell-gather=tma "
+                         "into tensor_cores_tma/")
     args = ap.parse_args()
     for m in (int(v) for v in args.tokens.split(",")):
         name = "gated_bf16_m%d_d%d_f%d" % (m, args.d, args.ffn)
@@ -89,7 +92,10 @@ def main():
                                      ("fused_cluster", "twell-producer=fused cluster=2",
                                       args.fused_cluster),
                                      ("tensor_cores", "twell-consumer=tensor-cores",
-                                      args.tensor_cores)):
+                                      args.tensor_cores),
+                                     ("tensor_cores_tma",
+                                      "twell-consumer=tensor-cores twell-gather=tma",
+                                      args.tensor_cores_tma)):
             if wanted:
                 subprocess.run([str(SPARSE_OPT), str(src), sparsify,
                                 "--sgpu-compile=%s output-dir=%s" % (options, out / sub),

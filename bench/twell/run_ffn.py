@@ -43,7 +43,8 @@ from timing import median_interleaved_us  # noqa: E402
 # Sub-programs of a case timed beside the TwELL one (make_ffn.py options).
 EXTRA_PROGRAMS = (("fused", "twell-fused-producer"),
                   ("fused_cluster", "twell-fused-producer-cluster2"),
-                  ("tensor_cores", "twell-tensor-cores"))
+                  ("tensor_cores", "twell-tensor-cores"),
+                  ("tensor_cores_tma", "twell-tensor-cores-tma-gather"))
 
 
 def neuron_fractions(f, p, skew):

@@ -312,6 +312,11 @@ struct ConvertSGPUToGPUPass
                          << "'; expected auto, cuda-cores or tensor-cores";
       return signalPassFailure();
     }
+    if (twellGather != "cp-async" && twellGather != "tma") {
+      module.emitError() << "unknown twell-gather '" << twellGather
+                         << "'; expected cp-async or tma";
+      return signalPassFailure();
+    }
     if (cluster < 0 || cluster == 3 || cluster > 4) {
       module.emitError() << "invalid convert-sgpu-to-gpu option: cluster="
                          << int64_t(cluster) << " is not 0, 1, 2 or 4";
@@ -579,7 +584,8 @@ struct ConvertSGPUToGPUPass
         auto blocks = blockPacked.find(ffn.getPacked());
         if (blocks != blockPacked.end())
           lowerTwellFFNToTensorCores(ffn, blocks->second, downT, gpuModule,
-                                     symbols, ffnCount++, reserveSMs);
+                                     symbols, ffnCount++, reserveSMs,
+                                     twellGather == "tma");
         else
           lowerTwellFFNToGPU(ffn, packed.lookup(ffn.getPacked()), downT,
                              gpuModule, symbols, ffnCount++);

@@ -215,6 +215,8 @@ public:
     if (cfg.gather != TmaGatherKind::none) {
       tmA = toI64Ptr(entry.getArgument(arg++));
       gatherSource = entry.getArgument(arg++);
+      if (cfg.gatherByTma)
+        tmS = toI64Ptr(gatherSource);
       gatherIdx = entry.getArgument(arg++);
       gatherCount = entry.getArgument(arg++);
       epilogueArgs = entry.getArguments().drop_front(arg);
@@ -268,7 +270,9 @@ public:
         // Gathered mode: the TMA thread's arrival and one cp.async
         // arrival per producer thread.
         int64_t fullArrivals =
-            cfg.gather != TmaGatherKind::none ? 1 + kGatherCopyThreads : 1;
+            cfg.gather != TmaGatherKind::none && !cfg.gatherByTma
+                ? 1 + kGatherCopyThreads
+                : 1;
         asmVoid(b, loc, "mbarrier.init.shared::cta.b64 [$0], $1;",
                 {barrier(fullOffset(st)), im.i32(fullArrivals)}, "r,r");
         // One release per consumer warp of every block that reads the
@@ -1035,7 +1039,13 @@ private:
             {}, "");
     im.ifThen(isThread0, [&] {
       asmVoid(b, loc, "prefetch.tensormap [$0];", {tmA}, "l");
+      if (tmS)
+        asmVoid(b, loc, "prefetch.tensormap [$0];", {tmS}, "l");
     });
+    if (cfg.gatherByTma) {
+      buildGatherProducerByTma(isThread0);
+      return;
+    }
     Type i64 = b.getI64Type();
     auto toI64 = [&](Value v) -> Value {
       return arith::IndexCastUIOp::create(b, loc, i64, v);
@@ -1131,6 +1141,69 @@ private:
     });
   }
 
+  /// Gathered mode with cfg.gatherByTma: thread 0 expects the stage's A and
+  /// B bytes and loads A; every producer thread loads its B rows as TMA
+  /// boxes of one row and 64 columns into the places the cp.async path
+  /// fills (the 128B swizzle follows the destination address), completing
+  /// on the stage's `full` barrier.
+  ///  * rows: thread p takes rows p and p + 128 of the tile (their source
+  ///    rows read once per tile), one box per k-tile each.
+  ///  * kRows: thread p takes K row p % 64 and the atom columns 2 (p / 64)
+  ///    and 2 (p / 64) + 1 (64 columns each).
+  void buildGatherProducerByTma(Value isThread0) {
+    Value ptid = tid;
+    auto idxAt = [&](Value blk, Value pos) -> Value {
+      return memref::LoadOp::create(b, loc, gatherIdx, ValueRange{blk, pos});
+    };
+    int64_t txBytes = kGatherABytes + kGatherBBytes;
+    forEachGatherTile([&](Value blk, Value nt, Value nk, Value it) {
+      SmallVector<Value> tileRows;
+      if (gatherRows())
+        for (int64_t i = 0; i < 2; ++i)
+          tileRows.push_back(idxAt(
+              blk, im.add(im.mul(nt, kTmaGatherCols), im.add(ptid, 128 * i))));
+      scf::ForOp::create(
+          b, loc, im.c(0), nk, im.c(1), ValueRange{},
+          [&](OpBuilder &, Location, Value kt, ValueRange) {
+            Value itk = im.add(it, kt);
+            Value st = im.rem(itk, cfg.stages);
+            Value k = im.rem(ptid, kKTile), pair = im.div(ptid, kKTile);
+            Value kRow;
+            if (!gatherRows())
+              kRow = idxAt(blk, im.add(im.mul(kt, kKTile), k));
+            waitBarrier(emptyBarrier(st),
+                        toI32(im.rem(im.add(im.div(itk, cfg.stages), 1), 2)));
+            Value full = fullBarrier(st);
+            im.ifThen(isThread0, [&] {
+              asmVoid(b, loc,
+                      "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
+                      {full, im.i32(txBytes)}, "r,r");
+              load2d(smemAddr(stageOffset(st, layout.a)), tmA,
+                     toI32(im.mul(kt, kKTile)),
+                     toI32(im.mul(blk, kTmaGatherRows)), full);
+            });
+            Value stB = stageOffset(st, layout.x);
+            if (gatherRows()) {
+              for (int64_t i = 0; i < 2; ++i)
+                load2d(smemAddr(im.add(stB, im.mul(im.add(ptid, 128 * i), 128))),
+                       tmS, toI32(im.mul(kt, kKTile)), tileRows[i], full);
+            } else {
+              for (int64_t j = 0; j < 2; ++j) {
+                Value atom = im.add(im.mul(pair, 2), im.c(j));
+                load2d(smemAddr(im.add(
+                           stB, im.add(im.mul(atom, kGatherAtomColumnBytes),
+                                       im.mul(k, 128)))),
+                       tmS,
+                       toI32(im.add(im.mul(nt, kTmaGatherCols),
+                                    im.mul(atom, 64))),
+                       kRow, full);
+              }
+            }
+            scf::YieldOp::create(b, loc);
+          });
+    });
+  }
+
   /// Gathered mode, consumer warpgroup `c` (columns 128c .. 128c + 127 of
   /// the tile, all 64 rows): per k-tile wait `full`, fence the cp.async
   /// writes for the async proxy, four wgmma m64n128k16 (A K-major SW128;
@@ -1176,7 +1249,9 @@ private:
               Value st = im.rem(itk, cfg.stages);
               waitBarrier(fullBarrier(st),
                           toI32(im.rem(im.div(itk, cfg.stages), 2)));
-              asmVoid(b, loc, "fence.proxy.async.shared::cta;", {}, "");
+              // cp.async writes are the generic proxy's; TMA's are not.
+              if (!cfg.gatherByTma)
+                asmVoid(b, loc, "fence.proxy.async.shared::cta;", {}, "");
               Value stOff = arith::IndexCastUIOp::create(
                   b, loc, i64, im.mul(st, stride / 16));
               Value descA = arith::AddIOp::create(b, loc, descA0, stOff);
@@ -1265,6 +1340,8 @@ private:
   Value tmB, tmA, tmA2, tmE, tmY, bias;
   /// Gathered mode: B's source rows, the index lists and the counts.
   Value gatherSource, gatherIdx, gatherCount;
+  /// Gathered mode by TMA: the source's tensor map.
+  Value tmS;
   ValueRange epilogueArgs;
   Value tid, bid, baseIdx, padWords, words;
   /// With a cluster: this block's rank (index) and its peer's (i32).
@@ -1511,11 +1588,13 @@ TmaSpmmConfig mlir::sgpu::getTmaDenseConfig(int64_t m, int64_t n, int64_t k,
 
 TmaSpmmConfig mlir::sgpu::getTmaGatherConfig(TmaGatherKind kind,
                                              int64_t blocks, int64_t n,
-                                             int64_t k, int64_t reserveSMs) {
+                                             int64_t k, int64_t reserveSMs,
+                                             bool byTma) {
   TmaSpmmConfig cfg;
   cfg.threads = kThreads;
   cfg.dense = true;
   cfg.gather = kind;
+  cfg.gatherByTma = byTma;
   cfg.steps = kKTile / 16;
   cfg.tokensPerBlock = kTmaGatherCols;
   cfg.gridX = (n + kTmaGatherCols - 1) / kTmaGatherCols;

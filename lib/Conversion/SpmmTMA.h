@@ -106,6 +106,11 @@ struct TmaSpmmConfig {
   /// liveness come from a per-block count read at run time. See
   /// TmaGatherKind.
   TmaGatherKind gather = TmaGatherKind::none;
+  /// Gathered mode: B's rows by TMA instead of cp.async, one box of one row
+  /// and 64 columns (128 B, 128B swizzle) per row and 64 columns, issued by
+  /// the producer warpgroup's threads into the same places; the source is
+  /// then a tensor map.
+  bool gatherByTma = false;
 };
 
 /// Where one consumer thread's accumulators sit in a dense-mode output tile,
@@ -198,14 +203,16 @@ void buildTmaDenseKernel(OpBuilder &b, Location loc, const SpmmShape &s,
 /// columns; the k-tiles of `rows` mode), a persistent grid of at most
 /// 132 - reserveSMs blocks.
 TmaSpmmConfig getTmaGatherConfig(TmaGatherKind kind, int64_t blocks,
-                                 int64_t n, int64_t k, int64_t reserveSMs = 0);
+                                 int64_t n, int64_t k, int64_t reserveSMs = 0,
+                                 bool byTma = false);
 
 /// The rows of A and the columns of D per tile in gathered mode.
 inline constexpr int64_t kTmaGatherRows = 64, kTmaGatherCols = 256;
 
 /// Builds a gathered-mode kernel into `func`, whose arguments are: the
 /// tensor map of A (box [64, 64], 128B swizzle) as !llvm.ptr, the source S
-/// of B's rows (memref [R, C] of the element type), idx (memref [blocks, L]
+/// of B's rows (memref [R, C] of the element type; with cfg.gatherByTma its
+/// tensor map, box [1, 64], 128B swizzle), idx (memref [blocks, L]
 /// i32), count (memref [blocks] i32), then those the epilogue reads. `s`
 /// gives the element type and s.k the row length C of S (K for rows mode, N
 /// for kRows). The epilogue runs for live tiles only; TmaFragment's rowBase

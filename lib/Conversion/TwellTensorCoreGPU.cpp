@@ -375,9 +375,16 @@ void emitGatherGemm(OpBuilder &b, Location loc, gpu::GPUModuleOp gpuModule,
                     TmaGatherKind kind, Value a, Value source, Value idx,
                     Value count, Value out, int64_t blocks, int64_t n,
                     int64_t k, int64_t rowLength, Type et, int64_t reserveSMs,
-                    const TmaDenseEpilogue &epilogue) {
+                    bool byTma, const TmaDenseEpilogue &epilogue) {
   Type ptrType = LLVM::LLVMPointerType::get(b.getContext());
-  SmallVector<Value> operands = {source, idx, count, out};
+  TmaSpmmConfig cfg = getTmaGatherConfig(kind, blocks, n, k, reserveSMs, byTma);
+  // By TMA the source is a tensor map of one-row boxes.
+  Value src = byTma ? TensorMapOp::create(b, loc, ptrType, source,
+                                          b.getDenseI64ArrayAttr({1, 64}),
+                                          b.getI64IntegerAttr(128))
+                          .getResult()
+                    : source;
+  SmallVector<Value> operands = {src, idx, count, out};
   SmallVector<Type> types = {ptrType};
   for (Value v : operands)
     types.push_back(v.getType());
@@ -386,10 +393,11 @@ void emitGatherGemm(OpBuilder &b, Location loc, gpu::GPUModuleOp gpuModule,
   auto func =
       gpu::GPUFuncOp::create(kb, loc, name, kb.getFunctionType(types, {}));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), kb.getUnitAttr());
-  TmaSpmmConfig cfg = getTmaGatherConfig(kind, blocks, n, k, reserveSMs);
   func.setKnownBlockSizeAttr(
       kb.getDenseI32ArrayAttr({int32_t(cfg.threads), 1, 1}));
-  func->setAttr("sgpu.tensor_map_args", kb.getDenseI64ArrayAttr({0}));
+  func->setAttr("sgpu.tensor_map_args",
+                byTma ? kb.getDenseI64ArrayAttr({0, 1})
+                      : kb.getDenseI64ArrayAttr({0}));
   func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                 kb.getI32IntegerAttr(1));
   symbols.insert(func);
@@ -502,7 +510,8 @@ void mlir::sgpu::lowerTwellFFNToTensorCores(TwellFFNOp op,
                                             Value downT,
                                             gpu::GPUModuleOp gpuModule,
                                             SymbolTable &symbols, size_t index,
-                                            int64_t reserveSMs) {
+                                            int64_t reserveSMs,
+                                            bool gatherByTma) {
   Location loc = op.getLoc();
   TwellType tt = op.getPacked().getType();
   auto yt = cast<RankedTensorType>(op.getResult().getType());
@@ -519,14 +528,14 @@ void mlir::sgpu::lowerTwellFFNToTensorCores(TwellFFNOp op,
     emitGatherGemm(
         b, loc, gpuModule, symbols, "sgpu_twell_up_" + suffix,
         TmaGatherKind::rows, x, wu, blocks.idx, blocks.count, blocks.coef, nb,
-        fp, d, d, et, reserveSMs,
+        fp, d, d, et, reserveSMs, gatherByTma,
         [&](OpBuilder &eb, ArrayRef<Value> acc, const TmaFragment &at,
             ValueRange args) { buildUpEpilogue(eb, loc, acc, at, args, et); });
   }
   Value y = memref::AllocOp::create(b, loc, memrefTypeOf(yt));
   emitGatherGemm(b, loc, gpuModule, symbols, "sgpu_twell_down_" + suffix,
                  TmaGatherKind::kRows, blocks.coef, downT, blocks.idx,
-                 blocks.count, y, nb, d, fp, d, et, reserveSMs,
+                 blocks.count, y, nb, d, fp, d, et, reserveSMs, gatherByTma,
                  [&](OpBuilder &eb, ArrayRef<Value> acc, const TmaFragment &at,
                      ValueRange args) {
                    buildDownEpilogue(eb, loc, acc, at, args, et, m, d);

@@ -79,12 +79,13 @@ TwellBlocks lowerTwellPackToBlocks(TwellPackOp pack,
 /// Replaces `op` by the tensor-core consumer: for a gated FFN
 /// `sgpu_twell_up_<index>`, the gathered GEMM P = (X . Wu[idx]^T) * coef,
 /// written over coef; then `sgpu_twell_down_<index>`, Y = P . WdT[idx]
-/// (both the gathered mode of the TMA pipeline, SpmmTMA.h).
+/// (both the gathered mode of the TMA pipeline, SpmmTMA.h; `gatherByTma`:
+/// the gathered rows by TMA boxes instead of cp.async).
 /// (TwellTensorCoreGPU.cpp)
 void lowerTwellFFNToTensorCores(TwellFFNOp op, const TwellBlocks &blocks,
                                 Value downT, gpu::GPUModuleOp gpuModule,
                                 SymbolTable &symbols, size_t index,
-                                int64_t reserveSMs);
+                                int64_t reserveSMs, bool gatherByTma = false);
 
 /// Why `matmul` and the `pack` of its output cannot become the fused
 /// sm_90a producer (empty when they can): the matmul must have a ReLU

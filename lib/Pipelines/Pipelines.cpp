@@ -95,6 +95,11 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
                      "cuda-cores (one block per row) or tensor-cores "
                      "(sm_90a: wgmma over blocks of 64 rows)"),
       llvm::cl::init("auto")};
+  PassOptions::Option<std::string> twellGather{
+      *this, "twell-gather",
+      llvm::cl::desc("tensor-core TwELL consumer: how the gathered weight "
+                     "rows reach shared memory, cp-async (default) or tma"),
+      llvm::cl::init("cp-async")};
   PassOptions::Option<std::string> outputDir{
       *this, "output-dir",
       llvm::cl::desc("Write kernels.ptx, program.txt, constants and "
@@ -155,6 +160,7 @@ LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
      << " reserve-sms=" << opts.reserveSMs.getValue()
      << " twell-producer=" << opts.twellProducer.getValue()
      << " twell-consumer=" << opts.twellConsumer.getValue()
+     << " twell-gather=" << opts.twellGather.getValue()
      << " cluster=" << opts.cluster.getValue()
      << " epilogue=" << opts.epilogue.getValue()
      << "},";

@@ -12,6 +12,20 @@
 // RUN: not sparse-opt %s -split-input-file -convert-sgpu-to-gpu="twell-consumer=gpu" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="twell-consumer=tensor-cores chip=sm_90 features=+ptx85" 2>&1 | FileCheck %s --check-prefix=SM90
 // RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="twell-consumer=tensor-cores twell-producer=fused" 2>&1 | FileCheck %s --check-prefix=FUSED
+// twell-gather=tma: the gathered rows as one-row TMA boxes through a second
+// tensor map (box [1, 64]) instead of cp.async (measured 2.5-3x slower).
+// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="twell-consumer=tensor-cores twell-gather=tma" 2>&1 | FileCheck %s --check-prefix=TMA
+// RUN: not sparse-opt %s -split-input-file -convert-sgpu-to-gpu="twell-gather=ldg" 2>&1 | FileCheck %s --check-prefix=BADGATHER
+// BADGATHER: unknown twell-gather 'ldg'; expected cp-async or tma
+// TMA-LABEL: func.func @gated
+// TMA: sgpu.tensor_map %{{.*}} box [1, 64] swizzle 128 : memref<600x200xbf16> -> !llvm.ptr
+// TMA: gpu.launch_func @sgpu_kernels::@sgpu_twell_up_0 {{.*}} args(%{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr,
+// TMA: gpu.func @sgpu_twell_up_0
+// TMA-SAME: sgpu.tensor_map_args = array<i64: 0, 1>
+// TMA-NOT: cp.async
+// TMA: cp.async.bulk.tensor.2d
+// TMA-NOT: cp.async.cg
+// TMA: gpu.func @sgpu_twell_down_0
 
 // BAD: unknown twell-consumer 'gpu'; expected auto, cuda-cores or tensor-cores
 // SM90: remark: TwELL consumer: CUDA cores, not tensor cores: the target has no wgmma (sm_90a with PTX ISA 8.2 or later)

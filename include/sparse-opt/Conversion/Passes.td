@@ -248,6 +248,12 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
            "blocks of 64 rows and the union of their active neurons; where "
            "it applies, else the CUDA cores with a remark) or auto (the "
            "choice sgpu-sparsify-ffn recorded on the pack, else cuda-cores)">,
+    Option<"twellGather", "twell-gather", "std::string",
+           /*default=*/"\"cp-async\"",
+           "how the tensor-core TwELL consumer's GEMMs copy their gathered "
+           "weight rows into shared memory: cp-async (16 bytes per thread, "
+           "the default) or tma (a TMA box of one row and 64 columns per "
+           "row)">,
     Option<"epilogue", "epilogue", "std::string", /*default=*/"\"auto\"",
            "kernel=wgmma, TMA spmm kernel: how output tiles reach Y. tma: "
            "each consumer warpgroup writes its tile into shared memory "
