@@ -9,12 +9,7 @@
 # and build/lib. Results go to $OUT (spmm_cluster4_*_h200.json).
 source "$(dirname "$0")/../device_env.sh" /tmp/cluster4-out
 
-run() { # set artifacts json [run_spmm options...]
-  local set="$1" dir="$2" json="$3"; shift 3
-  timeout 280 python3 bench/spmm/run_spmm.py --set "$set" --artifacts "$carry/$dir" --commit "$commit" \
-    --command "python3 bench/spmm/run_spmm.py --set $set --artifacts .carry/$dir $*" "$@" \
-    --out "$out/$json" 2>&1 | cut -c1-200 | tail -"${TAILN:-14}"
-}
+source "$(dirname "$0")/run_set.sh"
 
 for v in c2 c4 c4r; do
   step "2:4 at M >= 4096, $v"

@@ -18,12 +18,7 @@
 part="${1:-ab}"
 source "$(dirname "$0")/../device_env.sh" /tmp/epilogue-out
 
-run() { # set artifacts out [run_spmm options...]
-  local set="$1" dir="$2" json="$3"; shift 3
-  timeout 280 python3 bench/spmm/run_spmm.py --set "$set" --artifacts "$carry/$dir" --commit "$commit" \
-    --command "python3 bench/spmm/run_spmm.py --set $set --artifacts .carry/$dir $*" "$@" \
-    --out "$out/$json" 2>&1 | cut -c1-220 | tail -"${TAILN:-14}"
-}
+source "$(dirname "$0")/run_set.sh"
 
 if [ "$part" = checks ]; then
   step "lift kernel, bit for bit against the formats library"

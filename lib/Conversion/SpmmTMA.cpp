@@ -1021,6 +1021,24 @@ private:
             {dst, src, size}, "r,l,r");
   }
 
+  /// Gathered mode: waits until stage `st` (the block's k-tile `itk`, the
+  /// tile's `kt`) is free, then thread 0 expects `txBytes` on its `full`
+  /// barrier and loads the A box of block `blk`; returns that barrier.
+  Value beginGatherStage(Value itk, Value st, Value kt, Value blk,
+                         Value isThread0, int64_t txBytes) {
+    waitBarrier(emptyBarrier(st),
+                toI32(im.rem(im.add(im.div(itk, cfg.stages), 1), 2)));
+    Value full = fullBarrier(st);
+    im.ifThen(isThread0, [&] {
+      asmVoid(b, loc, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
+              {full, im.i32(txBytes)}, "r,r");
+      load2d(smemAddr(stageOffset(st, layout.a)), tmA,
+             toI32(im.mul(kt, kKTile)), toI32(im.mul(blk, kTmaGatherRows)),
+             full);
+    });
+    return full;
+  }
+
   /// Gathered mode, warpgroup 0: thread 0 loads each stage's A box by TMA;
   /// all 128 threads copy the stage's B rows with cp.async into their
   /// 128B-swizzled places (16-byte chunk q of smem row r at q ^ (r % 8))
@@ -1085,17 +1103,8 @@ private:
               for (int64_t i = 0; i < kGatherCopiesPerThread; ++i)
                 kRowsOff.push_back(rowOffset(
                     blk, im.add(im.mul(kt, kKTile), im.add(k0, 4 * i))));
-            waitBarrier(emptyBarrier(st),
-                        toI32(im.rem(im.add(im.div(itk, cfg.stages), 1), 2)));
-            Value full = fullBarrier(st);
-            im.ifThen(isThread0, [&] {
-              asmVoid(b, loc,
-                      "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
-                      {full, im.i32(layout.txBytes)}, "r,r");
-              load2d(smemAddr(stageOffset(st, layout.a)), tmA,
-                     toI32(im.mul(kt, kKTile)),
-                     toI32(im.mul(blk, kTmaGatherRows)), full);
-            });
+            Value full = beginGatherStage(itk, st, kt, blk, isThread0,
+                                          layout.txBytes);
             Value stB = stageOffset(st, layout.x);
             if (gatherRows()) {
               Value col = im.add(im.mul(kt, kKTile), im.mul(chunk, 8));
@@ -1171,17 +1180,8 @@ private:
             Value kRow;
             if (!gatherRows())
               kRow = idxAt(blk, im.add(im.mul(kt, kKTile), k));
-            waitBarrier(emptyBarrier(st),
-                        toI32(im.rem(im.add(im.div(itk, cfg.stages), 1), 2)));
-            Value full = fullBarrier(st);
-            im.ifThen(isThread0, [&] {
-              asmVoid(b, loc,
-                      "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
-                      {full, im.i32(txBytes)}, "r,r");
-              load2d(smemAddr(stageOffset(st, layout.a)), tmA,
-                     toI32(im.mul(kt, kKTile)),
-                     toI32(im.mul(blk, kTmaGatherRows)), full);
-            });
+            Value full =
+                beginGatherStage(itk, st, kt, blk, isThread0, txBytes);
             Value stB = stageOffset(st, layout.x);
             if (gatherRows()) {
               for (int64_t i = 0; i < 2; ++i)

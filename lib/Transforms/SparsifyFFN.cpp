@@ -203,23 +203,19 @@ struct SparsifyFFNPass
       if (std::optional<FFN> ffn = match(op))
         found.push_back(*ffn);
     });
-    FailureOr<SmallVector<double>> calibrated = readDensities(found.size());
-    if (failed(calibrated))
-      return signalPassFailure();
-    FailureOr<SmallVector<double>> blockUnions =
-        readUnions(found.size(), calibrated->size());
-    if (failed(blockUnions))
+    FailureOr<Calibration> calibration = readCalibration(found.size());
+    if (failed(calibration))
       return signalPassFailure();
     DenseMap<Operation *, Value> packs;
     for (auto [i, ffn] : llvm::enumerate(found)) {
-      if (calibrated->empty()) {
+      if (calibration->densities.empty()) {
         rewrite(ffn, packs);
         continue;
       }
       std::optional<double> u;
-      if (!blockUnions->empty())
-        u = (*blockUnions)[i];
-      Consumer choice = choose(ffn, (*calibrated)[i], u);
+      if (!calibration->unions.empty())
+        u = calibration->unions[i];
+      Consumer choice = choose(ffn, calibration->densities[i], u);
       if (choice != Consumer::dense)
         rewrite(ffn, packs, choice == Consumer::tensorCores);
     }
@@ -227,56 +223,102 @@ struct SparsifyFFNPass
 
   enum class Consumer { dense, cudaCores, tensorCores };
 
-  /// The calibrated union fractions of the blocks of 64 rows (`unions` or
-  /// the profile's "block_unions", a tensor-core build's
-  /// twell<i>.block_neurons stats), one per FFN, or none. They come with
-  /// densities (`densities` given: `densityCount`). Errors at the module.
-  FailureOr<SmallVector<double>> readUnions(size_t ffns, size_t densityCount) {
+  /// A calibration: the densities of the rewritable FFNs (none: rewrite
+  /// them all) and, optionally, their blocks' union fractions.
+  struct Calibration {
+    SmallVector<double> densities, unions;
+  };
+
+  /// The calibration from the options: `densities` and `unions`, or the
+  /// `profile` file's "densities" and optional "block_unions" (a
+  /// tensor-core build's twell<i>.block_neurons stats), one per rewritable
+  /// FFN in the order the pass finds them. Errors at the module.
+  FailureOr<Calibration> readCalibration(size_t ffns) {
     ModuleOp module = getOperation();
     auto error = [&]() -> InFlightDiagnostic {
       return module.emitError() << "sgpu-sparsify-ffn calibration: ";
     };
-    SmallVector<double> values(unions.begin(), unions.end());
+    Calibration c;
+    c.densities.assign(densities.begin(), densities.end());
+    c.unions.assign(unions.begin(), unions.end());
     if (!profile.empty()) {
-      if (!values.empty()) {
+      if (!c.densities.empty()) {
+        error() << "give densities or profile, not both";
+        return failure();
+      }
+      if (!c.unions.empty()) {
         error() << "give unions or a profile, not both";
         return failure();
       }
       auto file = llvm::MemoryBuffer::getFile(profile.getValue());
-      llvm::Expected<llvm::json::Value> json =
-          llvm::json::parse((*file)->getBuffer());
-      const llvm::json::Array *list =
-          json ? json->getAsObject()->getArray("block_unions") : nullptr;
-      if (!json)
-        llvm::consumeError(json.takeError());
-      for (const llvm::json::Value &v : list ? *list : llvm::json::Array()) {
-        std::optional<double> d = v.getAsNumber();
-        if (!d) {
-          error() << "profile '" << profile.getValue()
-                  << "': every block union must be a number";
-          return failure();
-        }
-        values.push_back(*d);
-      }
-    }
-    if (values.empty())
-      return values;
-    if (densityCount == 0) {
-      error() << "block unions need densities too";
-      return failure();
-    }
-    if (values.size() != ffns) {
-      error() << values.size() << " block unions for " << ffns
-              << " rewritable FFN(s); give one per FFN, in the order of the "
-                 "program's twell<i> stats";
-      return failure();
-    }
-    for (double u : values)
-      if (!(u >= 0.0 && u <= 1.0)) {
-        error() << llvm::formatv("block union {0} is outside [0, 1]", u);
+      if (!file) {
+        error() << "cannot read profile '" << profile.getValue()
+                << "': " << file.getError().message();
         return failure();
       }
-    return values;
+      llvm::Expected<llvm::json::Value> json =
+          llvm::json::parse((*file)->getBuffer());
+      if (!json) {
+        error() << "profile '" << profile.getValue()
+                << "' is not JSON: " << llvm::toString(json.takeError());
+        return failure();
+      }
+      const llvm::json::Object *root = json->getAsObject();
+      const llvm::json::Array *list =
+          root ? root->getArray("densities") : nullptr;
+      if (!list) {
+        error() << "profile '" << profile.getValue()
+                << "' has no \"densities\" array";
+        return failure();
+      }
+      auto numbers = [&](const llvm::json::Array &array, StringRef what,
+                         SmallVector<double> &out) -> LogicalResult {
+        for (const llvm::json::Value &v : array) {
+          std::optional<double> d = v.getAsNumber();
+          if (!d) {
+            error() << "profile '" << profile.getValue() << "': every "
+                    << what << " must be a number";
+            return failure();
+          }
+          out.push_back(*d);
+        }
+        return success();
+      };
+      if (failed(numbers(*list, "density", c.densities)))
+        return failure();
+      if (const llvm::json::Array *u = root->getArray("block_unions"))
+        if (failed(numbers(*u, "block union", c.unions)))
+          return failure();
+    }
+    // No calibration given; a profile, even an empty one, must cover every
+    // FFN.
+    if (profile.empty() && c.densities.empty()) {
+      if (!c.unions.empty()) {
+        error() << "block unions need densities too";
+        return failure();
+      }
+      return c;
+    }
+    auto validate = [&](ArrayRef<double> values, StringRef plural,
+                        StringRef one) -> LogicalResult {
+      if (values.size() != ffns) {
+        error() << values.size() << " " << plural << " for " << ffns
+                << " rewritable FFN(s); give one per FFN, in the order of "
+                   "the program's twell<i> stats";
+        return failure();
+      }
+      for (double v : values)
+        if (!(v >= 0.0 && v <= 1.0)) {
+          error() << llvm::formatv("{0} {1} is outside [0, 1]", one, v);
+          return failure();
+        }
+      return success();
+    };
+    if (failed(validate(c.densities, "densities", "density")) ||
+        (!c.unions.empty() &&
+         failed(validate(c.unions, "block unions", "block union"))))
+      return failure();
+    return c;
   }
 
   /// The cost model's choice for `ffn` at `density` (and, when measured,
@@ -309,68 +351,6 @@ struct SparsifyFFNPass
                             "(pays below {2:P2})",
                             *u, tc, twellTensorCoreBreakEvenUnion(d, gated));
     return Consumer::dense;
-  }
-
-  /// The calibrated densities (`densities` or the `profile` file), one per
-  /// rewritable FFN, or none. Errors at the module.
-  FailureOr<SmallVector<double>> readDensities(size_t ffns) {
-    ModuleOp module = getOperation();
-    auto error = [&]() -> InFlightDiagnostic {
-      return module.emitError() << "sgpu-sparsify-ffn calibration: ";
-    };
-    SmallVector<double> values(densities.begin(), densities.end());
-    if (!profile.empty()) {
-      if (!values.empty()) {
-        error() << "give densities or profile, not both";
-        return failure();
-      }
-      auto file = llvm::MemoryBuffer::getFile(profile.getValue());
-      if (!file) {
-        error() << "cannot read profile '" << profile.getValue()
-                << "': " << file.getError().message();
-        return failure();
-      }
-      llvm::Expected<llvm::json::Value> json =
-          llvm::json::parse((*file)->getBuffer());
-      if (!json) {
-        error() << "profile '" << profile.getValue()
-                << "' is not JSON: " << llvm::toString(json.takeError());
-        return failure();
-      }
-      const llvm::json::Object *root = json->getAsObject();
-      const llvm::json::Array *list =
-          root ? root->getArray("densities") : nullptr;
-      if (!list) {
-        error() << "profile '" << profile.getValue()
-                << "' has no \"densities\" array";
-        return failure();
-      }
-      for (const llvm::json::Value &v : *list) {
-        std::optional<double> d = v.getAsNumber();
-        if (!d) {
-          error() << "profile '" << profile.getValue()
-                  << "': every density must be a number";
-          return failure();
-        }
-        values.push_back(*d);
-      }
-    }
-    // No calibration given; a profile, even an empty one, must cover every
-    // FFN.
-    if (profile.empty() && values.empty())
-      return values;
-    if (values.size() != ffns) {
-      error() << values.size() << " densities for " << ffns
-              << " rewritable FFN(s); give one per FFN, in the order of the "
-                 "program's twell<i> stats";
-      return failure();
-    }
-    for (double d : values)
-      if (!(d >= 0.0 && d <= 1.0)) {
-        error() << llvm::formatv("density {0} is outside [0, 1]", d);
-        return failure();
-      }
-    return values;
   }
 
   /// Reads `down` as the down projection of a ReLU FFN. Returns nothing,

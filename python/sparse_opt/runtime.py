@@ -501,10 +501,15 @@ class Program(Handle):
         """The measured density of each TwELL pack after the last run, in
         pack order (twell0, twell1, ...): what sgpu-sparsify-ffn's
         `densities` option and calibration profile take."""
+        return self._per_pack("active_neurons", stream)
+
+    def _per_pack(self, stat, stream=None):
+        """The fraction of stat twell<i>.<stat> for i = 0, 1, ... while it
+        exists."""
         dens = self.densities(stream)
         out, i = [], 0
-        while "twell%d.active_neurons" % i in dens:
-            out.append(dens["twell%d.active_neurons" % i])
+        while "twell%d.%s" % (i, stat) in dens:
+            out.append(dens["twell%d.%s" % (i, stat)])
             i += 1
         return out
 
@@ -514,12 +519,7 @@ class Program(Handle):
         pack order; only a program compiled with twell-consumer=tensor-cores
         has them (else []). What sgpu-sparsify-ffn's `unions` option and the
         profile's "block_unions" take."""
-        dens = self.densities(stream)
-        out, i = [], 0
-        while "twell%d.block_neurons" % i in dens:
-            out.append(dens["twell%d.block_neurons" % i])
-            i += 1
-        return out
+        return self._per_pack("block_neurons", stream)
 
     def write_twell_profile(self, path, stream=None, densities=None, block_unions=None):
         """Writes the calibration profile {"densities": [...]} that
