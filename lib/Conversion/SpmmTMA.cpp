@@ -288,12 +288,14 @@ public:
       asmVoid(b, loc, "fence.mbarrier_init.release.cluster;", {}, "");
     }
     if (cfg.cluster > 1) {
-      // Blocks 2c and 2c + 1 form cluster c (the grid is tiled by clusters
-      // in x; the rank is %cluster_ctarank): the peer's barriers must be
-      // initialized before a multicast or a remote arrival reaches them.
+      // Blocks nc .. nc + n - 1 form cluster c of n (the grid is tiled by
+      // clusters in x; the rank is %cluster_ctarank): the other blocks'
+      // barriers must be initialized before a multicast or a remote
+      // arrival reaches them. `peer` is the other rank of a pair.
       Value rank32 = NVVM::ClusterId::create(b, loc, b.getI32Type());
       rank = arith::IndexCastUIOp::create(b, loc, b.getIndexType(), rank32);
-      peer = arith::SubIOp::create(b, loc, im.i32(1), rank32);
+      if (cfg.cluster == 2)
+        peer = arith::SubIOp::create(b, loc, im.i32(1), rank32);
       clusterBarrier();
     } else {
       gpu::BarrierOp::create(b, loc);

@@ -156,7 +156,7 @@ TmaSpmmConfig getTmaSpmmConfig(const SpmmShape &s, int64_t tileN = 0,
 std::string whyNoTmaStore(const SpmmShape &s, const TmaSpmmConfig &cfg,
                           int64_t forcedStages = 0);
 
-/// Why the configuration cannot run in clusters of two (empty when it
+/// Why the configuration cannot run in clusters of `cluster` (2 or 4; empty when it
 /// can): see TmaSpmmConfig::cluster. A configuration asked for a cluster
 /// of two keeps cluster = 1 when this is not empty.
 std::string whyNoTmaCluster(const TmaSpmmConfig &cfg, int64_t reserveSMs = 0,
@@ -185,7 +185,7 @@ void buildTmaSpmmKernel(OpBuilder &b, Location loc, const SpmmShape &s,
 /// The dense configuration for D[m, n] = A[m, k] . B[n, k]^T with BN =
 /// `tileN` columns per block (64, 128 or 256): stages as many as fit (at
 /// most 4), a persistent grid of at most 132 - reserveSMs blocks, in
-/// clusters of `cluster` (1 or 2) where whyNoTmaCluster allows.
+/// clusters of `cluster` (1, 2 or 4) where whyNoTmaCluster allows.
 TmaSpmmConfig getTmaDenseConfig(int64_t m, int64_t n, int64_t k,
                                 int64_t tileN, int64_t reserveSMs = 0,
                                 int64_t cluster = 1);

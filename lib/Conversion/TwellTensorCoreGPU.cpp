@@ -19,11 +19,13 @@
 //                           falls back) and the blocks' U (the stat
 //                           twell<i>.block_neurons, out of Nb * F).
 //   sgpu_twell_up_<i>       gated only: P = (X . Wu[idx]^T) * coef, rounded
-//                           once and written over coef: the gathered rows
-//                           mode of the TMA pipeline (SpmmTMA.h), A = the
-//                           block's 64 rows of X by TMA, B = 256 gathered
-//                           rows of Wu per tile by cp.async; tiles past U
-//                           are skipped.
+//                           once, over coef, or into a
+//                           P buffer of its own when the pack has other
+//                           consumers: the gathered rows mode of the
+//                           TMA pipeline (SpmmTMA.h), A = the block's 64
+//                           rows of X by TMA, B = 256 gathered rows of Wu
+//                           per tile by cp.async (twell-gather=tma: TMA
+//                           boxes of one row); tiles past U are skipped.
 //   sgpu_twell_down_<i>     Y = P . WdT[idx] (ungated: P = coef): the
 //                           gathered kRows mode, A = the block's P by TMA,
 //                           B's K rows = rows of WdT [F, d] (d contiguous,
@@ -40,6 +42,7 @@
 #include "IndexMath.h"
 #include "SpmmTMA.h"
 #include "TwellToGPU.h"
+#include "../Transforms/TwellCostModel.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -61,8 +64,9 @@ constexpr int64_t kRowBatch = 8;
 /// Coefficients gathered per lane and batch (block pack).
 constexpr int64_t kCoefBatch = 8;
 /// The largest F of the tensor-core consumer: the block pack keeps the
-/// block's neuron list in shared memory as 16-bit indices.
-constexpr int64_t kMaxTensorCoreF = 16384;
+/// block's neuron list in shared memory as 16-bit indices (the cost model
+/// knows the same limit).
+constexpr int64_t kMaxTensorCoreF = kTwellTensorCoreMaxF;
 
 int64_t paddedCols(int64_t f) {
   return (f + kTmaGatherCols - 1) / kTmaGatherCols * kTmaGatherCols;
@@ -331,21 +335,26 @@ void forEachPair(OpBuilder &b, Location loc, ArrayRef<Value> acc,
 }
 
 /// The up GEMM's epilogue: P = acc * coef at the fragment's elements,
-/// rounded once and stored over coef (pairs of adjacent columns).
+/// rounded once (pairs of adjacent columns; args: coef, P). coef is 0 at a
+/// union neuron inactive in that row and at the padding, so P is 0 there
+/// unless acc is not finite (an infinite X . Wu, which the reference, not
+/// computing it, would not see). A select for that case measured 6-11%
+/// slower on the whole FFN (bench/results/twell_tc_select_h200.json), so
+/// the product stays plain.
 void buildUpEpilogue(OpBuilder &b, Location loc, ArrayRef<Value> acc,
                      const TmaFragment &at, ValueRange args, Type et) {
-  Value coef = args[0];
+  Value coef = args[0], p = args[1];
   auto pairType = VectorType::get({2}, et);
   llvm::Align align(4);
   forEachPair(b, loc, acc, at, [&](Value row, Value col, Value a) {
-    Value c = vector::LoadOp::create(b, loc, pairType, coef,
+    Value h = vector::LoadOp::create(b, loc, pairType, coef,
                                      ValueRange{row, col},
                                      /*nontemporal=*/false, align);
-    Value p = arith::MulFOp::create(
-        b, loc, a, arith::ExtFOp::create(b, loc, a.getType(), c));
-    vector::StoreOp::create(b, loc, arith::TruncFOp::create(b, loc, pairType, p),
-                            coef, ValueRange{row, col},
-                            /*nontemporal=*/false, align);
+    Value prod = arith::MulFOp::create(
+        b, loc, a, arith::ExtFOp::create(b, loc, a.getType(), h));
+    vector::StoreOp::create(b, loc,
+                            arith::TruncFOp::create(b, loc, pairType, prod), p,
+                            ValueRange{row, col}, /*nontemporal=*/false, align);
   });
 }
 
@@ -369,11 +378,12 @@ void buildDownEpilogue(OpBuilder &b, Location loc, ArrayRef<Value> acc,
 }
 
 /// A gathered-mode kernel `name` with its arguments (the tensor map of A,
-/// then `operands`' types) and launch, at `b`.
+/// the source of B's rows, idx, count, then `outs`, what the epilogue
+/// reads and writes) and launch, at `b`.
 void emitGatherGemm(OpBuilder &b, Location loc, gpu::GPUModuleOp gpuModule,
                     SymbolTable &symbols, const std::string &name,
                     TmaGatherKind kind, Value a, Value source, Value idx,
-                    Value count, Value out, int64_t blocks, int64_t n,
+                    Value count, ValueRange outs, int64_t blocks, int64_t n,
                     int64_t k, int64_t rowLength, Type et, int64_t reserveSMs,
                     bool byTma, const TmaDenseEpilogue &epilogue) {
   Type ptrType = LLVM::LLVMPointerType::get(b.getContext());
@@ -384,7 +394,8 @@ void emitGatherGemm(OpBuilder &b, Location loc, gpu::GPUModuleOp gpuModule,
                                           b.getI64IntegerAttr(128))
                           .getResult()
                     : source;
-  SmallVector<Value> operands = {src, idx, count, out};
+  SmallVector<Value> operands = {src, idx, count};
+  operands.append(outs.begin(), outs.end());
   SmallVector<Type> types = {ptrType};
   for (Value v : operands)
     types.push_back(v.getType());
@@ -522,20 +533,29 @@ void mlir::sgpu::lowerTwellFFNToTensorCores(TwellFFNOp op,
   std::string suffix = std::to_string(index);
 
   OpBuilder b(op);
+  // The down GEMM's A: the block pack's coef (ungated), or P, which the up
+  // GEMM writes over coef when this is the pack's only consumer, else into
+  // a buffer of this consumer's own (coef stays H's values for the
+  // others).
+  Value p = blocks.coef;
   if (op.getInput()) {
     Value x = readBuffer(b, loc, op.getInput());
     Value wu = readBuffer(b, loc, op.getUp());
+    if (!op.getPacked().hasOneUse())
+      p = memref::AllocOp::create(b, loc,
+                                  cast<MemRefType>(blocks.coef.getType()));
     emitGatherGemm(
         b, loc, gpuModule, symbols, "sgpu_twell_up_" + suffix,
-        TmaGatherKind::rows, x, wu, blocks.idx, blocks.count, blocks.coef, nb,
-        fp, d, d, et, reserveSMs, gatherByTma,
+        TmaGatherKind::rows, x, wu, blocks.idx, blocks.count,
+        ValueRange{blocks.coef, p}, nb, fp, d, d, et, reserveSMs, gatherByTma,
         [&](OpBuilder &eb, ArrayRef<Value> acc, const TmaFragment &at,
             ValueRange args) { buildUpEpilogue(eb, loc, acc, at, args, et); });
   }
   Value y = memref::AllocOp::create(b, loc, memrefTypeOf(yt));
   emitGatherGemm(b, loc, gpuModule, symbols, "sgpu_twell_down_" + suffix,
-                 TmaGatherKind::kRows, blocks.coef, downT, blocks.idx,
-                 blocks.count, y, nb, d, fp, d, et, reserveSMs, gatherByTma,
+                 TmaGatherKind::kRows, p, downT, blocks.idx,
+                 blocks.count, ValueRange{y}, nb, d, fp, d, et, reserveSMs,
+                 gatherByTma,
                  [&](OpBuilder &eb, ArrayRef<Value> acc, const TmaFragment &at,
                      ValueRange args) {
                    buildDownEpilogue(eb, loc, acc, at, args, et, m, d);

@@ -78,7 +78,8 @@ TwellBlocks lowerTwellPackToBlocks(TwellPackOp pack,
 
 /// Replaces `op` by the tensor-core consumer: for a gated FFN
 /// `sgpu_twell_up_<index>`, the gathered GEMM P = (X . Wu[idx]^T) * coef,
-/// written over coef; then `sgpu_twell_down_<index>`, Y = P . WdT[idx]
+/// over coef, or into a buffer of its own when the pack has other
+/// consumers; then `sgpu_twell_down_<index>`, Y = P . WdT[idx]
 /// (both the gathered mode of the TMA pipeline, SpmmTMA.h; `gatherByTma`:
 /// the gathered rows by TMA boxes instead of cp.async).
 /// (TwellTensorCoreGPU.cpp)

@@ -219,7 +219,21 @@ struct SparsifyFFNPass
       if (choice != Consumer::dense)
         rewrite(ffn, packs, choice == Consumer::tensorCores);
     }
+    // A pack has one form: its consumers run on the tensor cores only when
+    // every one of them was chosen there.
+    for (auto &[pack, votes] : consumerVotes)
+      if (votes.first && votes.second) {
+        pack->removeAttr(SGPUDialect::kTwellConsumerAttr);
+        pack->removeAttr(SGPUDialect::kTwellUnionBreakEvenAttr);
+        pack->emitRemark() << "TwELL consumers of this pack: CUDA cores, "
+                              "since not all of them predict a gain on "
+                              "tensor cores";
+      }
   }
+
+  /// Per pack: how many of its consumers the cost model put on the tensor
+  /// cores and how many on the CUDA cores.
+  DenseMap<Operation *, std::pair<int, int>> consumerVotes;
 
   enum class Consumer { dense, cudaCores, tensorCores };
 
@@ -330,7 +344,9 @@ struct SparsifyFFNPass
     int64_t d = outputWidth(ffn.down);
     bool gated = static_cast<bool>(ffn.upLin.input);
     double cuda = twellPredictedSpeedup(d, gated, density);
-    double tc = u ? twellTensorCorePredictedSpeedup(d, gated, *u) : 0.0;
+    double tc = u && twellTensorCoresFit(d, ffn.f)
+                    ? twellTensorCorePredictedSpeedup(d, gated, *u)
+                    : 0.0;
     if (tc > cuda && tc >= kTwellMinSpeedup) {
       ffn.down.emitRemark() << llvm::formatv(
           "TwELL on tensor cores (cost model): calibrated union {0:P2} of "
@@ -529,6 +545,8 @@ struct SparsifyFFNPass
       breakEven = std::min(breakEven, known.getValueAsDouble());
     pack->setAttr(SGPUDialect::kTwellBreakEvenAttr,
                   b.getF64FloatAttr(std::min(breakEven, 1.0)));
+    auto &votes = consumerVotes[pack];
+    (tensorCores ? votes.first : votes.second) += 1;
     // The tensor cores: their guard is the blocks' union, not the density.
     if (tensorCores) {
       pack->setAttr(SGPUDialect::kTwellConsumerAttr,

@@ -87,6 +87,15 @@ inline constexpr double kTwellGatherRate = 394e12;
 /// 547 us of the gate GEMM at the model's rate).
 inline constexpr double kTwellUpFixed = 0.205;
 
+/// The shapes the tensor-core consumer takes (the GPU lowering's
+/// whyNoTwellTensorCores gives the reasons): d and F multiples of 8 (its
+/// 16-byte copies) and F at most kTwellTensorCoreMaxF (the block pack's
+/// neuron list in shared memory, 16-bit indices).
+inline constexpr int64_t kTwellTensorCoreMaxF = 16384;
+inline bool twellTensorCoresFit(int64_t d, int64_t f) {
+  return d % 8 == 0 && f % 8 == 0 && f <= kTwellTensorCoreMaxF;
+}
+
 /// The predicted speedup over dense of the tensor-core consumer for an FFN
 /// of output width `d` whose blocks of 64 rows have the union fraction
 /// `unionFraction` (0..1).

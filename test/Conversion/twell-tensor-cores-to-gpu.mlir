@@ -49,9 +49,11 @@
 // CHECK: gpu.launch_func @sgpu_kernels::@sgpu_twell_blocks_0 blocks in (%c4{{[_0-9]*}}, {{.*}} threads in (%c256{{[_0-9]*}}, {{.*}} args(%{{.*}} : memref<200x600xbf16>, %[[IDX]] : memref<4x768xi32>, %[[COEF]] : memref<256x768xbf16>, %[[COUNT]] : memref<4xi32>, %[[ACTIVE]] : memref<1xi64>, %[[UNION]] : memref<1xi64>)
 // CHECK: %[[XB:.*]] = bufferization.to_buffer %[[X]]
 // CHECK: %[[WUB:.*]] = bufferization.to_buffer %[[WU]]
+//   Up: 4 blocks x 3 column tiles of 256, 4 stages of 40 KiB (4 k-tiles);
+//   the pack's only consumer writes P over coef.
+// CHECK-NOT: memref.alloc() : memref<256x768xbf16>
 // CHECK: %[[TX:.*]] = sgpu.tensor_map %[[XB]] box [64, 64] swizzle 128 : memref<200x200xbf16> -> !llvm.ptr
-//   Up: 4 blocks x 3 column tiles of 256, 4 stages of 40 KiB (4 k-tiles).
-// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_twell_up_0 blocks in (%c12{{[_0-9]*}}, {{.*}} threads in (%c384{{[_0-9]*}}, {{.*}} dynamic_shared_memory_size %c164928_i32 args(%[[TX]] : !llvm.ptr, %[[WUB]] : memref<600x200xbf16>, %[[IDX]] : memref<4x768xi32>, %[[COUNT]] : memref<4xi32>, %[[COEF]] : memref<256x768xbf16>)
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_twell_up_0 blocks in (%c12{{[_0-9]*}}, {{.*}} threads in (%c384{{[_0-9]*}}, {{.*}} dynamic_shared_memory_size %c164928_i32 args(%[[TX]] : !llvm.ptr, %[[WUB]] : memref<600x200xbf16>, %[[IDX]] : memref<4x768xi32>, %[[COUNT]] : memref<4xi32>, %[[COEF]] : memref<256x768xbf16>, %[[COEF]] : memref<256x768xbf16>)
 // CHECK: %[[Y:.*]] = memref.alloc() : memref<200x200xbf16>
 // CHECK: %[[TP:.*]] = sgpu.tensor_map %[[COEF]] box [64, 64] swizzle 128 : memref<256x768xbf16> -> !llvm.ptr
 //   Down: 4 blocks x 1 column tile, 5 stages.
@@ -69,7 +71,7 @@
 //   The up GEMM: 16 copies of 16 bytes per producer thread and stage, a
 //   noinc arrival on `full` (129 arrivals: TMA + 128 threads), the fence
 //   before the wgmmas, K-major B.
-// CHECK: gpu.func @sgpu_twell_up_0(%{{.*}}: !llvm.ptr, %{{.*}}: memref<600x200xbf16>, %{{.*}}: memref<4x768xi32>, %{{.*}}: memref<4xi32>, %{{.*}}: memref<256x768xbf16>)
+// CHECK: gpu.func @sgpu_twell_up_0(%{{.*}}: !llvm.ptr, %{{.*}}: memref<600x200xbf16>, %{{.*}}: memref<4x768xi32>, %{{.*}}: memref<4xi32>, %{{.*}}: memref<256x768xbf16>, %{{.*}}: memref<256x768xbf16>)
 // CHECK-SAME: sgpu.tensor_map_args = array<i64: 0>
 // CHECK: mbarrier.init.shared::cta.b64 [$0], $1;", "r,r,~{memory}" %{{.*}}, %c129_i32
 // CHECK-COUNT-16: cp.async.cg.shared.global [$0], [$1], 16, $2;
@@ -149,4 +151,27 @@ func.func @f_too_wide(%h: tensor<64x20480xbf16>, %wd: tensor<64x20480xbf16>) -> 
   // expected-remark @below {{F = 20480 is over 16384 (the block pack's neuron list in shared memory)}}
   %y = sgpu.twell_ffn %p, %wd : !sgpu.twell<64x20480xbf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<64x20480xbf16> -> tensor<64x64xbf16>
   return %y : tensor<64x64xbf16>
+}
+
+// -----
+
+// Two consumers of one pack, gated then ungated: one block pack; the gated
+// consumer's up GEMM writes its own P (not over coef), so the ungated
+// consumer's down GEMM still reads H's values (coef).
+// CHECK-LABEL: func.func @two_consumers
+// CHECK: %[[COEF:.*]] = memref.alloc() : memref<128x512xbf16>
+// CHECK: sgpu_twell_blocks_0
+// CHECK-NOT: sgpu_twell_blocks_1
+// CHECK: %[[P:.*]] = memref.alloc() : memref<128x512xbf16>
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_twell_up_0 {{.*}}, %[[COEF]] : memref<128x512xbf16>, %[[P]] : memref<128x512xbf16>)
+// CHECK: sgpu.tensor_map %[[P]] box [64, 64]
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_twell_down_0
+// CHECK: sgpu.tensor_map %[[COEF]] box [64, 64]
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_twell_down_1
+func.func @two_consumers(%x: tensor<128x64xbf16>, %h: tensor<128x512xbf16>, %wu: tensor<512x64xbf16>,
+                         %wd: tensor<64x512xbf16>) -> (tensor<128x64xbf16>, tensor<128x64xbf16>) {
+  %p = sgpu.twell_pack %h : tensor<128x512xbf16> -> !sgpu.twell<128x512xbf16, #sgpu.twell<tile = 256, compression = 4>>
+  %g = sgpu.twell_ffn %p, %wd up(%x, %wu : tensor<128x64xbf16>, tensor<512x64xbf16>) : !sgpu.twell<128x512xbf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<64x512xbf16> -> tensor<128x64xbf16>
+  %u = sgpu.twell_ffn %p, %wd : !sgpu.twell<128x512xbf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<64x512xbf16> -> tensor<128x64xbf16>
+  return %g, %u : tensor<128x64xbf16>, tensor<128x64xbf16>
 }

@@ -182,7 +182,8 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
     and the block's H at those neurons (`coef`); a gated consumer becomes
     `sgpu_twell_up_<i>` (P = (X . Wu[idx]^T) * coef over the union, 256
     gathered rows of Wu per tile copied by cp.async into the TMA pipeline's
-    stages, written over coef) and both become `sgpu_twell_down_<i>`
+    stages, over coef, or into a P buffer of its own when the pack has
+    other consumers) and both become `sgpu_twell_down_<i>`
     (Y = P . WdT[idx], WdT's gathered rows as an MN-major B operand,
     ceil(U / 64) k-tiles per block). No row falls back (the form has no
     capacity); the nonzero count is measured as with the pack kernel. Where

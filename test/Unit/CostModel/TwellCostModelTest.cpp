@@ -75,4 +75,12 @@ TEST(TwellCostModel, SharedNeuronsPickTheTensorCores) {
             twellTensorCorePredictedSpeedup(2048, true, 0.2));
 }
 
+TEST(TwellCostModel, TensorCoreShapes) {
+  EXPECT_TRUE(twellTensorCoresFit(2048, 5632));
+  EXPECT_TRUE(twellTensorCoresFit(4096, 16384));
+  EXPECT_FALSE(twellTensorCoresFit(2044, 5632)); // d % 8
+  EXPECT_FALSE(twellTensorCoresFit(2048, 5636)); // F % 8
+  EXPECT_FALSE(twellTensorCoresFit(2048, 20480)); // F over the limit
+}
+
 } // namespace
