@@ -18,7 +18,8 @@ case has a fused/, fused_cluster/ or tensor_cores/ program (make_ffn.py
 fused producer, without or with clusters of two, or with the tensor-core
 consumer), each is timed in the same turns and gets its own record
 (variant "twell-fused-producer" / "twell-fused-producer-cluster2" /
-"twell-tensor-cores",
+"twell-tensor-cores"; "twell-tensor-cores-tma-gather" for tensor_cores_tma/,
+make_ffn.py --tensor-cores-tma),
 with the library-producer TwELL time as the baseline
 "twell_library_producer").
 
@@ -136,7 +137,7 @@ def main():
                 torch.cuda.synchronize()
                 estats = eprog.stats(cur())
                 eerr = ((eout.float() - ref.float()).abs().max() / ref.float().abs().max()).item()
-                checked.append((variant, estats, eerr))
+                checked.append((variant, estats, eerr, eprog.stat_totals))
                 programs.append(erun)
             # TwELL, our dense program and torch's (and the fused producer's
             # program) in turns (same clocks).
@@ -162,7 +163,7 @@ def main():
                   % (m, d, f, p, rec["gpu_measured_density"], rec["fallback_rows"], ours,
                      ours_dense, base, base / ours, err, pick, base / chosen))
             sys.stdout.flush()
-            for (variant, estats, eerr), etime in zip(checked, times[3:]):
+            for (variant, estats, eerr, totals), etime in zip(checked, times[3:]):
                 erec = dict(rec, variant=variant, time_us=etime,
                             baselines={"torch_dense": base, "sparseopt_dense": ours_dense,
                                        "twell_library_producer": ours},
@@ -172,7 +173,7 @@ def main():
                 if "twell0.block_neurons" in estats:
                     # The tensor cores' union of 64 rows, as the GPU counted it.
                     erec["gpu_block_union"] = (estats["twell0.block_neurons"]
-                                               / (((m + 63) // 64) * f))
+                                               / totals["twell0.block_neurons"])
                 for key in ("chosen", "chosen_time_us", "chosen_speedup"):
                     erec.pop(key)
                 records.append(erec)

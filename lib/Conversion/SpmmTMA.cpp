@@ -1607,24 +1607,12 @@ TmaSpmmConfig mlir::sgpu::getTmaGatherConfig(TmaGatherKind kind,
   cfg.gridSize = std::min(cfg.gridX * cfg.gridY, kNumSMs - reserveSMs);
   placeStages(cfg, kGatherABytes + kGatherBBytes, 16, kGatherMaxStages);
   // Two stages at least: a tile's k-tile count is known only at run time.
-  cfg.stages = std::max<int64_t>(cfg.stages, 2);
-  placeStages(cfg, kGatherABytes + kGatherBBytes, 16, kGatherMaxStages,
-              cfg.stages);
+  if (cfg.stages < 2)
+    placeStages(cfg, kGatherABytes + kGatherBBytes, 16, kGatherMaxStages, 2);
   cfg.aBox[0] = kTmaGatherRows;
   cfg.aBox[1] = kKTile;
   cfg.aSwizzle = 128;
   return cfg;
-}
-
-void mlir::sgpu::buildTmaGatherKernel(OpBuilder &b, Location loc,
-                                      const SpmmShape &s,
-                                      const TmaSpmmConfig &cfg,
-                                      gpu::GPUFuncOp func,
-                                      const TmaDenseEpilogue &epilogue) {
-  assert(cfg.gather != TmaGatherKind::none && "not a gathered configuration");
-  TmaSpmmBuilder builder(b, loc, s, cfg);
-  builder.denseEpilogue = &epilogue;
-  builder.build(func);
 }
 
 void mlir::sgpu::buildTmaDenseKernel(OpBuilder &b, Location loc,

@@ -190,14 +190,6 @@ TmaSpmmConfig getTmaDenseConfig(int64_t m, int64_t n, int64_t k,
                                 int64_t tileN, int64_t reserveSMs = 0,
                                 int64_t cluster = 1);
 
-/// Builds a dense-mode kernel into `func`, whose arguments are the tensor
-/// maps of A (box [128, 64], 128B swizzle) and of B (box [BN, 64], 128B
-/// swizzle) as !llvm.ptr, then those the epilogue reads. `s` gives m, n, k
-/// and the element type.
-void buildTmaDenseKernel(OpBuilder &b, Location loc, const SpmmShape &s,
-                         const TmaSpmmConfig &cfg, gpu::GPUFuncOp func,
-                         const TmaDenseEpilogue &epilogue);
-
 /// The gathered configuration (see TmaGatherKind) for `blocks` blocks of 64
 /// rows of A, `n` columns of D (tiles of 256) and at most `k` of K (A's
 /// columns; the k-tiles of `rows` mode), a persistent grid of at most
@@ -209,18 +201,23 @@ TmaSpmmConfig getTmaGatherConfig(TmaGatherKind kind, int64_t blocks,
 /// The rows of A and the columns of D per tile in gathered mode.
 inline constexpr int64_t kTmaGatherRows = 64, kTmaGatherCols = 256;
 
-/// Builds a gathered-mode kernel into `func`, whose arguments are: the
-/// tensor map of A (box [64, 64], 128B swizzle) as !llvm.ptr, the source S
-/// of B's rows (memref [R, C] of the element type; with cfg.gatherByTma its
-/// tensor map, box [1, 64], 128B swizzle), idx (memref [blocks, L]
-/// i32), count (memref [blocks] i32), then those the epilogue reads. `s`
-/// gives the element type and s.k the row length C of S (K for rows mode, N
-/// for kRows). The epilogue runs for live tiles only; TmaFragment's rowBase
-/// is the warp's first row of A (64 b + 16 w) and colBase the first column
-/// of D of the consumer warpgroup (256 t + 128 c).
-void buildTmaGatherKernel(OpBuilder &b, Location loc, const SpmmShape &s,
-                          const TmaSpmmConfig &cfg, gpu::GPUFuncOp func,
-                          const TmaDenseEpilogue &epilogue);
+/// Builds a dense-mode kernel (getTmaDenseConfig or getTmaGatherConfig)
+/// into `func`, with `epilogue` run for each output tile.
+///  * Dense: the arguments are the tensor maps of A (box [128, 64], 128B
+///    swizzle) and of B (box [BN, 64], 128B swizzle) as !llvm.ptr, then
+///    those the epilogue reads. `s` gives m, n, k and the element type.
+///  * Gathered (cfg.gather): the tensor map of A (box [64, 64], 128B
+///    swizzle) as !llvm.ptr, the source S of B's rows (memref [R, C] of the
+///    element type; with cfg.gatherByTma its tensor map, box [1, 64], 128B
+///    swizzle), idx (memref [blocks, L] i32), count (memref [blocks] i32),
+///    then those the epilogue reads. `s` gives the element type and s.k the
+///    row length C of S (K for rows mode, N for kRows). The epilogue runs
+///    for live tiles only; TmaFragment's rowBase is the warp's first row of
+///    A (64 b + 16 w) and colBase the first column of D of the consumer
+///    warpgroup (256 t + 128 c).
+void buildTmaDenseKernel(OpBuilder &b, Location loc, const SpmmShape &s,
+                         const TmaSpmmConfig &cfg, gpu::GPUFuncOp func,
+                         const TmaDenseEpilogue &epilogue);
 
 /// The split-K reduce kernel: Y[m, n] = act(sum_s W[s, m, n] + bias[n]),
 /// rounded once. Arguments: the workspace, the bias memref when the spmm

@@ -63,10 +63,6 @@ constexpr int64_t kWarpSize = 32;
 constexpr int64_t kRowBatch = 8;
 /// Coefficients gathered per lane and batch (block pack).
 constexpr int64_t kCoefBatch = 8;
-/// The largest F of the tensor-core consumer: the block pack keeps the
-/// block's neuron list in shared memory as 16-bit indices (the cost model
-/// knows the same limit).
-constexpr int64_t kMaxTensorCoreF = kTwellTensorCoreMaxF;
 
 int64_t paddedCols(int64_t f) {
   return (f + kTmaGatherCols - 1) / kTmaGatherCols * kTmaGatherCols;
@@ -414,7 +410,7 @@ void emitGatherGemm(OpBuilder &b, Location loc, gpu::GPUModuleOp gpuModule,
   symbols.insert(func);
   SpmmShape s{blocks * kTmaGatherRows, n, rowLength, n, rowLength, et, et,
               Activation::none, false};
-  buildTmaGatherKernel(kb, loc, s, cfg, func, epilogue);
+  buildTmaDenseKernel(kb, loc, s, cfg, func, epilogue);
 
   SmallVector<Value> args = {TensorMapOp::create(
       b, loc, ptrType, a, b.getDenseI64ArrayAttr(cfg.aBox),
@@ -447,9 +443,9 @@ std::string mlir::sgpu::whyNoTwellTensorCores(TwellFFNOp ffn,
   if (f % 8 != 0)
     return "F = " + std::to_string(f) +
            " is not a multiple of 8 (the block pack reads 16-byte chunks)";
-  if (f > kMaxTensorCoreF)
+  if (f > kTwellTensorCoreMaxF)
     return "F = " + std::to_string(f) + " is over " +
-           std::to_string(kMaxTensorCoreF) +
+           std::to_string(kTwellTensorCoreMaxF) +
            " (the block pack's neuron list in shared memory)";
   if (fusedProducer)
     return "the fused producer writes no H for the block pack to read";
