@@ -5,6 +5,8 @@ FFN:
 
   ungated: y = relu(x . Wu^T [+ b]) . Wd^T               inputs x, wu, [b,] wd
   gated:   y = (relu(x . Wg^T [+ b]) * (x . Wu^T)) . Wd^T  inputs x, wg, [b,] wu, wd
+  shared:  y = the gated y + the same with Wu2, Wd2        inputs x, wg, wu, wd, wu2, wd2
+           (two consumers of one TwELL pack)
 
 (b, a bias of the first linear, is the one 1-D input.)
 
@@ -55,10 +57,11 @@ ins = sig["inputs"]
 dtype = ins[0]["dtype"]
 bias_at = [i for i, t in enumerate(ins) if len(t["shape"]) == 1]
 matrices = len(ins) - len(bias_at)
-gated = matrices == 4
-if (matrices not in (3, 4) or len(bias_at) > 1 or bias_at and bias_at[0] != 2
+gated = matrices in (4, 6)
+shared = matrices == 6
+if (matrices not in (3, 4, 6) or shared and bias_at or len(bias_at) > 1 or bias_at and bias_at[0] != 2
         or any(t["dtype"] != dtype for t in ins + sig["outputs"])):
-    sys.exit("expected x, [wg,] [b,] wu, wd of one element type: %s" % sig)
+    sys.exit("expected x, [wg,] [b,] wu, wd[, wu2, wd2] of one element type: %s" % sig)
 M, D = ins[0]["shape"]
 F = ins[1]["shape"][0]
 
@@ -97,6 +100,10 @@ wu = rng.standard_normal((F, D)).astype(np.float32) / np.sqrt(D)
 wd = rng.standard_normal((D, F)).astype(np.float32) / np.sqrt(F * 0.05)
 xs, gs, wus, wds = to_dtype(x), to_dtype(gate), to_dtype(wu), to_dtype(wd)
 inputs = [xs, gs, wus, wds] if gated else [xs, gs, wds]
+if shared:
+    wu2s = to_dtype(rng.standard_normal((F, D)).astype(np.float32) / np.sqrt(D))
+    wd2s = to_dtype(rng.standard_normal((D, F)).astype(np.float32) / np.sqrt(F * 0.05))
+    inputs += [wu2s, wd2s]
 # A bias moves every neuron's pre-activation a little (densities stay
 # spread); it is added to the f32 product before the one rounding.
 bias = np.zeros(F, dtype=np.float32)
@@ -108,11 +115,17 @@ if bias_at:
 # The dense reference, rounding where the dense program would.
 xf = to_f32(xs)
 h = to_f32(to_dtype(np.maximum(xf @ to_f32(gs).T + bias, 0)))
-if gated:
-    u = to_f32(to_dtype(xf @ to_f32(wus).T))
-    h = to_f32(to_dtype(h * u))
-ref = h @ to_f32(wds).T
 density = (h != 0).mean(axis=1)
+
+
+def ffn(up, down):
+    hu = to_f32(to_dtype(h * to_f32(to_dtype(xf @ to_f32(up).T)))) if gated else h
+    return hu @ to_f32(down).T
+
+
+ref = ffn(wus, wds)
+if shared:
+    ref = to_f32(to_dtype(ref)) + to_f32(to_dtype(ffn(wu2s, wd2s)))
 
 stats = {}
 out = run_program(rt, args.artifacts, inputs, np.zeros((M, D), dtype=np.float16 if dtype == "f16" else np.uint16), runs=2, stats=stats)
@@ -143,7 +156,8 @@ ours = to_f32(out)
 err = float(np.abs(ours - ref).max() / np.abs(ref).max())
 ok = bool(np.isfinite(ours).all()) and err <= TOLERANCE and stats_ok
 print("twell %s%s %s %dx%d, hidden %d, densities %s: max_rel_err %.3e (%s)"
-      % ("gated" if gated else "ungated", " with bias" if bias_at else "", dtype, M, D, F,
+      % ("gated" if gated else "ungated",
+         " with bias" if bias_at else " (two consumers of one pack)" if shared else "", dtype, M, D, F,
          " ".join("%.3f" % v for v in sorted(set(np.round(density, 3)))[:1] +
                   sorted(set(np.round(density, 3)))[-1:]),
          err, "ok" if ok else "FAIL"))
