@@ -8,13 +8,14 @@ TwELL producer (twell-producer=fused: the gate GEMM a generated wgmma
 kernel whose epilogue packs) into .../fused/ (with --fused-cluster also in
 clusters of two sharing W's tile, cluster=2, into .../fused_cluster/), and
 with --tensor-cores with the tensor-core consumer (twell-consumer=
-tensor-cores: wgmma over blocks of 64 rows) into .../tensor_cores/.
+tensor-cores: wgmma over blocks of 64 rows) into .../tensor_cores/, and with --passes P,... with the CUDA-core consumer in P
+passes over the neurons (twell-passes=P) into .../passes<P>/.
 choice.json records, for each benchmark
 density, what the compiler's cost model picks when that density is the
 calibration (`densities=p`): "twell" or "dense". The dense baseline of the
 same process is torch itself (run_ffn.py).
 
-  python3 bench/twell/make_ffn.py --out DIR [--d 2048] [--ffn 5632] [--tokens 2048,16384] [--fused] [--fused-cluster] [--tensor-cores]
+  python3 bench/twell/make_ffn.py --out DIR [--d 2048] [--ffn 5632] [--tokens 2048,16384] [--fused] [--fused-cluster] [--tensor-cores] [--passes 1,2,3]
 """
 import argparse
 import json
@@ -75,7 +76,11 @@ def main():
     ap.add_argument("--tensor-cores-tma", action="store_true",
                     help="also compile it with twell-consumer=tensor-cores twell-gather=tma "
                          "into tensor_cores_tma/")
+    ap.add_argument("--passes", default="",
+                    help="also compile the TwELL program with twell-passes=P for each P of "
+                         "this list (e.g. 1,2,3) into passes<P>/")
     args = ap.parse_args()
+    passes = [int(v) for v in args.passes.split(",") if v]
     for m in (int(v) for v in args.tokens.split(",")):
         name = "gated_bf16_m%d_d%d_f%d" % (m, args.d, args.ffn)
         out = args.out / name
@@ -95,7 +100,9 @@ def main():
                                       args.tensor_cores),
                                      ("tensor_cores_tma",
                                       "twell-consumer=tensor-cores twell-gather=tma",
-                                      args.tensor_cores_tma)):
+                                      args.tensor_cores_tma)) + tuple(
+                                         ("passes%d" % p, "twell-passes=%d" % p, True)
+                                         for p in passes):
             if wanted:
                 subprocess.run([str(SPARSE_OPT), str(src), sparsify,
                                 "--sgpu-compile=%s output-dir=%s" % (options, out / sub),

@@ -3,7 +3,8 @@
 // shared memory by 1-D bulk copies (cp.async.bulk, completing on mbarriers)
 // instead of through registers? It answers whether the generated consumer
 // (sgpu_twell_ffn_<i>, register loads, one block per row) is bound by L2
-// or by the latency of its chain of dependent loads.
+// or by the latency of its chain of dependent loads, and whether passes over
+// ranges of the neurons (so that a pass's weight rows stay in L2) pay.
 //
 // The computation is the gated TwELL FFN's consumer on a CSR-like list of
 // active neurons per row (cols, h values):
@@ -11,9 +12,13 @@
 // One warp per row at a time (persistent warps); each warp owns a ring of
 // S slots of (Wu row, WdT row) and lane 0 issues the copies S-1 entries
 // ahead, across row boundaries. d = 2048 (lane l owns features
-// 8(l + 32i) .. +7, i < 8).
+// 8(l + 32i) .. +7, i < 8). Printed: one pass over a sweep of warps per
+// block, blocks per multiprocessor and slots; then P = 1.. passes over
+// column ranges (f32 partial sums in global memory between passes), with
+// and without an L2 evict_last policy on the weight copies.
 //
-//   nvcc -O3 -arch=sm_90a -o probe bench/twell/probe_bulk_rows.cu && ./probe
+//   nvcc -O3 -arch=sm_90a -o probe bench/twell/probe_bulk_rows.cu
+//   ./probe [active fraction, 0.005] [F, 5632]
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -101,13 +106,16 @@ struct RowRegs {
 // [starts[m(P+1)+pass], starts[m(P+1)+pass+1]) (a range of columns, so that
 // a pass's weight rows are 1/P of the weights and can stay in L2); passes
 // after the first add to the f32 partial sums `part`, the last one writes y.
-template <int S, bool GATED, bool HINT>
+// ONE: a single pass, row m's entries [0, counts[m]) and no partial sums
+// (the same work with one count load per row and no pass logic).
+template <int S, bool GATED, bool HINT, bool ONE>
 __global__ void __launch_bounds__(256)
     consumer(const __nv_bfloat16 *__restrict__ x,
              const __nv_bfloat16 *__restrict__ wu,
              const __nv_bfloat16 *__restrict__ wdT,
              const int *__restrict__ cols, const float *__restrict__ vals,
-             const int *__restrict__ starts, int pass, int passes, int kmax,
+             const int *__restrict__ starts, const int *__restrict__ counts,
+             int pass, int passes, int kmax,
              int M, float *__restrict__ part,
              __nv_bfloat16 *__restrict__ y) {
   unsigned long long policy = 0;
@@ -129,8 +137,12 @@ __global__ void __launch_bounds__(256)
 
   const int gw = blockIdx.x * nwarps + warp, stride = gridDim.x * nwarps;
   // Producer cursor (lane 0's view; all lanes track it uniformly).
-  auto lo = [&](int r) { return starts[(size_t)r * (passes + 1) + pass]; };
-  auto hi = [&](int r) { return starts[(size_t)r * (passes + 1) + pass + 1]; };
+  auto lo = [&](int r) {
+    return ONE ? 0 : starts[(size_t)r * (passes + 1) + pass];
+  };
+  auto hi = [&](int r) {
+    return ONE ? counts[r] : starts[(size_t)r * (passes + 1) + pass + 1];
+  };
   int pRow = gw, issued = 0, consumed = 0;
   int pE = pRow < M ? lo(pRow) : 0, pCount = pRow < M ? hi(pRow) : 0;
   auto issue = [&]() {
@@ -174,7 +186,7 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
     for (int i = 0; i < CHUNKS; ++i) {
       float4 a = make_float4(0.f, 0.f, 0.f, 0.f), b = a;
-      if (pass > 0) {
+      if (!ONE && pass > 0) {
         const float4 *pp = reinterpret_cast<const float4 *>(part + (size_t)row * D) + 2 * (lane + 32 * i);
         a = pp[0];
         b = pp[1];
@@ -209,7 +221,7 @@ __global__ void __launch_bounds__(256)
         ++consumed;
       }
     }
-    if (pass + 1 < passes) {
+    if (!ONE && pass + 1 < passes) {
 #pragma unroll
       for (int i = 0; i < CHUNKS; ++i) {
         float4 *pp = reinterpret_cast<float4 *>(part + (size_t)row * D) + 2 * (lane + 32 * i);
@@ -230,14 +242,15 @@ __global__ void __launch_bounds__(256)
   }
 }
 
-template <int S, bool GATED, bool HINT>
+template <int S, bool GATED, bool HINT, bool ONE = false>
 float run(int warps, int blocksPerSM, int sms, const __nv_bfloat16 *x,
           const __nv_bfloat16 *wu, const __nv_bfloat16 *wdT, const int *cols,
-          const float *vals, const int *starts, int passes, int kmax, int M,
+          const float *vals, const int *starts, const int *counts, int passes,
+          int kmax, int M,
           float *part, __nv_bfloat16 *y, int reps) {
   constexpr int SLOT = (GATED ? 2 : 1) * ROW_BYTES;
   size_t smem = (size_t)warps * S * (SLOT + 8);
-  auto k = consumer<S, GATED, HINT>;
+  auto k = consumer<S, GATED, HINT, ONE>;
   if (cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
                            (int)smem) != cudaSuccess) {
     cudaGetLastError();
@@ -246,8 +259,8 @@ float run(int warps, int blocksPerSM, int sms, const __nv_bfloat16 *x,
   int grid = sms * blocksPerSM;
   auto all = [&] {
     for (int p = 0; p < passes; ++p)
-      k<<<grid, warps * 32, smem>>>(x, wu, wdT, cols, vals, starts, p, passes,
-                                    kmax, M, part, y);
+      k<<<grid, warps * 32, smem>>>(x, wu, wdT, cols, vals, starts, counts, p,
+                                    passes, kmax, M, part, y);
   };
   all();
   if (cudaGetLastError() != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) {
@@ -309,7 +322,7 @@ int main(int argc, char **argv) {
   }
   constexpr int MAXP = 8;
   __nv_bfloat16 *x, *wu, *wd, *y;
-  int *cols, *starts[MAXP + 1];
+  int *cols, *counts, *starts[MAXP + 1];
   float *vals, *part;
   CK(cudaMalloc(&x, hx.size() * 2));
   CK(cudaMalloc(&wu, hu.size() * 2));
@@ -317,6 +330,8 @@ int main(int argc, char **argv) {
   CK(cudaMalloc(&y, (size_t)M * D * 2));
   CK(cudaMalloc(&part, (size_t)M * D * 4));
   CK(cudaMalloc(&cols, hc.size() * 4));
+  CK(cudaMalloc(&counts, M * 4));
+  CK(cudaMemcpy(counts, cnt.data(), M * 4, cudaMemcpyHostToDevice));
   CK(cudaMalloc(&vals, hv.size() * 4));
   // Per pass count P: row m's entry offsets at the column bounds k * F / P.
   for (int P = 1; P <= MAXP; ++P) {
@@ -371,15 +386,27 @@ int main(int argc, char **argv) {
       printf("gated %-9s S=%d warps=%d blocks/SM=%d passes=%d: does not fit\n", name, S,
              warps, bps, P);
   };
+  // One pass without pass logic, over a sweep of warps, blocks and slots.
+  struct V { int warps, bps; };
+  for (V v : {V{4, 1}, V{4, 2}, V{8, 1}, V{2, 4}}) {
+#define TRY(S)                                                                 \
+  report("one-pass", S, v.warps, v.bps, 1,                                     \
+         run<S, true, false, true>(v.warps, v.bps, sms, x, wu, wd, cols, vals, \
+                                   starts[1], counts, 1, kmax, M, part, y,     \
+                                   reps));
+    TRY(2) TRY(3) TRY(4)
+#undef TRY
+  }
+  check("one-pass");
   int maxP = std::min(MAXP, std::max(1, (int)(2.0 * F * ROW_BYTES / 11e6)));
   for (int P = 1; P <= maxP; ++P) {
     for (int hint = 0; hint < 2; ++hint) {
-      float t = hint ? run<3, true, true>(8, 1, sms, x, wu, wd, cols, vals, starts[P], P, kmax, M, part, y, reps)
-                     : run<3, true, false>(8, 1, sms, x, wu, wd, cols, vals, starts[P], P, kmax, M, part, y, reps);
+      float t = hint ? run<3, true, true>(8, 1, sms, x, wu, wd, cols, vals, starts[P], counts, P, kmax, M, part, y, reps)
+                     : run<3, true, false>(8, 1, sms, x, wu, wd, cols, vals, starts[P], counts, P, kmax, M, part, y, reps);
       report(hint ? "evict_last" : "plain", 3, 8, 1, P, t);
       check(hint ? "evict_last" : "plain");
-      t = hint ? run<3, true, true>(4, 2, sms, x, wu, wd, cols, vals, starts[P], P, kmax, M, part, y, reps)
-               : run<3, true, false>(4, 2, sms, x, wu, wd, cols, vals, starts[P], P, kmax, M, part, y, reps);
+      t = hint ? run<3, true, true>(4, 2, sms, x, wu, wd, cols, vals, starts[P], counts, P, kmax, M, part, y, reps)
+               : run<3, true, false>(4, 2, sms, x, wu, wd, cols, vals, starts[P], counts, P, kmax, M, part, y, reps);
       report(hint ? "evict_last" : "plain", 3, 4, 2, P, t);
     }
   }

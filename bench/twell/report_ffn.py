@@ -101,6 +101,36 @@ def tensor_core_table(records):
     return "\n".join(rows)
 
 
+def passes_table(text):
+    """The CUDA-core consumer's kernel time per pass count (twell-passes),
+    from profile_ffn.py's lines in twell_passes_profile_h200.txt: a line
+    "passes P", then one "ours gated_bf16_m<M>_d<d>_f<F> active <p>: ..."
+    per fraction, with the consumer's time (its launches summed)."""
+    import re
+    times, passes = {}, None
+    for line in text.splitlines():
+        if line.startswith("passes "):
+            passes = int(line.split()[1])
+            continue
+        m = re.match(r"ours gated_bf16_m(\d+)_d(\d+)_f(\d+) active ([0-9.]+): (.*)", line)
+        if not m:
+            continue
+        consumer = re.search(r"sgpu_twell_ffn_0 ([0-9.]+) us", m.group(5))
+        key = (int(m.group(2)), int(m.group(3)), int(m.group(1)), float(m.group(4)))
+        times.setdefault(key, {})[passes] = float(consumer.group(1))
+    counts = sorted({p for v in times.values() for p in v})
+    rows = ["| d | F | tokens | active | weight rows MB | " +
+            " | ".join("%d pass%s µs" % (p, "" if p == 1 else "es") for p in counts) +
+            " | best / one pass |",
+            "|---:|---:|---:|---:|---:|" + "---:|" * len(counts) + "---:|"]
+    for (d, f, m, a), v in sorted(times.items()):
+        best = min(v, key=v.get)
+        rows.append("| %d | %d | %d | %.1f%% | %.0f | " % (d, f, m, 100 * a, 2 * f * d * 2 / 1e6) +
+                    " | ".join(("**%.0f**" if p == best else "%.0f") % v[p] for p in counts) +
+                    " | %.2f× |" % (v[1] / v[best]))
+    return "\n".join(rows)
+
+
 def main():
     records = json.loads(RESULTS.read_text())
     doc = DOC.read_text()
@@ -112,6 +142,9 @@ def main():
     producer = RESULTS.with_name("twell_producer_h200.json")
     if producer.exists() and "twell-producer:begin" in doc:
         doc = replace_section(doc, "twell-producer", producer_table(json.loads(producer.read_text())))
+    passes = RESULTS.with_name("twell_passes_profile_h200.txt")
+    if passes.exists() and "twell-passes:begin" in doc:
+        doc = replace_section(doc, "twell-passes", passes_table(passes.read_text()))
     DOC.write_text(doc)
     plot(records)
     print("wrote %s and %s" % (DOC, PLOT))

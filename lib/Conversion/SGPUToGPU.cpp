@@ -317,6 +317,11 @@ struct ConvertSGPUToGPUPass
                          << "'; expected cp-async or tma";
       return signalPassFailure();
     }
+    if (twellPasses < 0 || twellPasses > 64) {
+      module.emitError() << "invalid convert-sgpu-to-gpu option: twell-passes="
+                         << int64_t(twellPasses) << " is not 0 (auto) or 1..64";
+      return signalPassFailure();
+    }
     if (cluster < 0 || cluster == 3 || cluster > 4) {
       module.emitError() << "invalid convert-sgpu-to-gpu option: cluster="
                          << int64_t(cluster) << " is not 0, 1, 2 or 4";
@@ -588,7 +593,8 @@ struct ConvertSGPUToGPUPass
                                      twellGather == "tma");
         else
           lowerTwellFFNToGPU(ffn, packed.lookup(ffn.getPacked()), downT,
-                             gpuModule, symbols, ffnCount++);
+                             gpuModule, symbols, ffnCount++,
+                             twellConsumerPasses(ffn, twellPasses));
       }
     }
     for (TwellPackOp pack : packs)

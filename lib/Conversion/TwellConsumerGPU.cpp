@@ -96,11 +96,15 @@ struct ConsumerShape {
   /// Entries staged per group; packed groups of `groupTiles` tiles.
   int64_t stage, groupTiles;
   bool gated;
+  /// Launches over the tiles (twellConsumerPasses); with more than one the
+  /// kernel takes its tile range and the f32 partial sums as arguments.
+  int64_t passes;
 
   ConsumerShape(int64_t f, int64_t d, int64_t tile, int64_t words,
-                bool gated)
+                bool gated, int64_t passes)
       : f(f), d(d), tile(tile), words(words),
-        tiles((f + tile - 1) / tile), capacity(words - 1), gated(gated) {
+        tiles((f + tile - 1) / tile), capacity(words - 1), gated(gated),
+        passes(passes) {
     vec = rowVectorWidth(d);
     slots = d / vec;
     int64_t perLane = (slots + kSlotsPerThread - 1) / kSlotsPerThread;
@@ -123,7 +127,9 @@ public:
                   Type et)
       : b(b), loc(loc), im{b, loc}, s(s), et(et) {}
 
-  /// Arguments: words, flags, fallback, wdT, [x, wu], y; workgroup: cols,
+  /// Arguments: words, flags, fallback, wdT, [x, wu], y, and with several
+  /// passes part (f32 partial sums, [M, d]) and the pass's tiles
+  /// [tileBegin, tileEnd) (index constants of the launch); workgroup: cols,
   /// vals, the group's entry count.
   void build(gpu::GPUFuncOp func) {
     words = func.getArgument(0);
@@ -134,7 +140,15 @@ public:
       x = func.getArgument(4);
       wu = func.getArgument(5);
     }
-    y = func.getArgument(func.getFunctionType().getNumInputs() - 1);
+    y = func.getArgument(s.gated ? 6 : 4);
+    if (s.passes > 1) {
+      part = func.getArgument(s.gated ? 7 : 5);
+      tileBegin = func.getArgument(s.gated ? 8 : 6);
+      tileEnd = func.getArgument(s.gated ? 9 : 7);
+    } else {
+      tileBegin = im.c(0);
+      tileEnd = im.c(s.tiles);
+    }
     auto wg = func.getWorkgroupAttributions();
     cols = wg[0];
     vals = wg[1];
@@ -147,13 +161,49 @@ public:
     Value overflowed = arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::ne,
         memref::LoadOp::create(b, loc, flags, ValueRange{row}), im.i32(0));
-    Value packedGroups = im.c((s.tiles + s.groupTiles - 1) / s.groupTiles);
-    Value fallbackGroups = im.c((s.f + s.stage - 1) / s.stage);
+    // This pass's tiles and fallback columns [colBegin, colEnd) (constants
+    // with one pass).
+    Value packedGroups, fallbackGroups;
+    if (s.passes == 1) {
+      colBegin = im.c(0);
+      colEnd = im.c(s.f);
+      packedGroups = im.c((s.tiles + s.groupTiles - 1) / s.groupTiles);
+      fallbackGroups = im.c((s.f + s.stage - 1) / s.stage);
+    } else {
+      colBegin = im.mul(tileBegin, s.tile);
+      colEnd = arith::MinUIOp::create(b, loc, im.mul(tileEnd, s.tile),
+                                      im.c(s.f));
+      packedGroups = im.div(
+          im.add(im.sub(tileEnd, tileBegin), s.groupTiles - 1), s.groupTiles);
+      fallbackGroups =
+          im.div(im.add(im.sub(colEnd, colBegin), s.stage - 1), s.stage);
+    }
     Value groups = arith::SelectOp::create(b, loc, overflowed,
                                            fallbackGroups, packedGroups);
 
     Value zero = splat(0.0);
     SmallVector<Value> init(s.perThread, zero);
+    // A pass after the first starts from the partial sums.
+    Value later = s.passes > 1 ? im.lt(im.c(0), tileBegin) : Value();
+    if (later)
+      for (int64_t p = 0; p < s.perThread; ++p) {
+        Value slot = im.clamp(im.add(tid, p * s.threads),
+                              (p + 1) * s.threads <= s.slots
+                                  ? Value()
+                                  : im.lt(im.add(tid, p * s.threads), s.slots));
+        auto ifOp = scf::IfOp::create(
+            b, loc, later,
+            [&](OpBuilder &, Location) {
+              Value v = vector::LoadOp::create(
+                  b, loc, vecType(b.getF32Type()), part,
+                  ValueRange{row, im.mul(slot, s.vec)});
+              scf::YieldOp::create(b, loc, v);
+            },
+            [&](OpBuilder &, Location) {
+              scf::YieldOp::create(b, loc, zero);
+            });
+        init[p] = ifOp.getResult(0);
+      }
     auto loop = scf::ForOp::create(
         b, loc, im.c(0), groups, im.c(1), init,
         [&](OpBuilder &, Location, Value g, ValueRange acc) {
@@ -174,15 +224,27 @@ public:
           gpu::BarrierOp::create(b, loc);
           scf::YieldOp::create(b, loc, next);
         });
-    for (int64_t p = 0; p < s.perThread; ++p)
-      forSlot(p, [&](Value slot) {
-        Value v = loop.getResult(p);
-        if (et != v.getType())
-          v = arith::TruncFOp::create(b, loc, vecType(et), v);
-        vector::StoreOp::create(b, loc, v, y,
-                                ValueRange{row, im.mul(slot, s.vec)},
-                                /*nontemporal=*/false, align());
-      });
+    auto storeY = [&] {
+      for (int64_t p = 0; p < s.perThread; ++p)
+        forSlot(p, [&](Value slot) {
+          Value v = loop.getResult(p);
+          if (et != v.getType())
+            v = arith::TruncFOp::create(b, loc, vecType(et), v);
+          vector::StoreOp::create(b, loc, v, y,
+                                  ValueRange{row, im.mul(slot, s.vec)},
+                                  /*nontemporal=*/false, align());
+        });
+    };
+    if (s.passes == 1)
+      return storeY();
+    // The last pass rounds into y; the others keep the f32 partial sums.
+    im.ifThen(im.lt(tileEnd, s.tiles), [&] {
+      for (int64_t p = 0; p < s.perThread; ++p)
+        forSlot(p, [&](Value slot) {
+          vector::StoreOp::create(b, loc, loop.getResult(p), part,
+                                  ValueRange{row, im.mul(slot, s.vec)});
+        });
+    }, storeY);
   }
 
 private:
@@ -191,10 +253,15 @@ private:
   IndexMath im;
   const ConsumerShape &s;
   Type et;
-  Value words, flags, fallback, wdT, x, wu, y;
+  Value words, flags, fallback, wdT, x, wu, y, part;
+  Value tileBegin, tileEnd, colBegin, colEnd;
   Value cols, vals, total;
   Value tid, row, lane, warp;
 
+  /// `start + v` (`v` when there is one pass: the start is 0).
+  Value fromPassStart(Value start, Value v) {
+    return s.passes == 1 ? v : im.add(start, v);
+  }
   VectorType vecType(Type t) { return VectorType::get({s.vec}, t); }
   llvm::Align align() {
     return llvm::Align(s.vec * et.getIntOrFloatBitWidth() / 8);
@@ -229,8 +296,8 @@ private:
   /// address clamped for lanes past the group or the row). Loaded before
   /// the row's overflow flag is known, so that both loads overlap.
   Value loadCountWord(Value g) {
-    Value t = im.add(im.mul(g, s.groupTiles), lane);
-    Value ok = im.andi(im.lt(lane, s.groupTiles), im.lt(t, s.tiles));
+    Value t = im.add(fromPassStart(tileBegin, im.mul(g, s.groupTiles)), lane);
+    Value ok = im.andi(im.lt(lane, s.groupTiles), im.lt(t, tileEnd));
     return memref::LoadOp::create(b, loc, words,
                                   ValueRange{row, im.clamp(t, ok), im.c(0)});
   }
@@ -239,9 +306,9 @@ private:
   /// group's counts itself (lane l: tile g*G + l), so the entries' places
   /// need no barrier; warp w then copies tiles w, w + warps, ...
   void stagePacked(Value g, Value countWord) {
-    Value first = im.mul(g, s.groupTiles);
+    Value first = fromPassStart(tileBegin, im.mul(g, s.groupTiles));
     Value t = im.add(first, lane);
-    Value ok = im.andi(im.lt(lane, s.groupTiles), im.lt(t, s.tiles));
+    Value ok = im.andi(im.lt(lane, s.groupTiles), im.lt(t, tileEnd));
     Value count = arith::MinUIOp::create(b, loc, countWord, im.i32(s.capacity));
     count = arith::SelectOp::create(b, loc, ok, count, im.i32(0));
     Value sum = warpInclusiveSum(b, loc, count);
@@ -286,10 +353,10 @@ private:
 
   /// A fallback group: columns g*C .. g*C+C-1 of the dense fallback row.
   void stageFallback(Value g) {
-    Value first = im.mul(g, s.stage);
+    Value first = fromPassStart(colBegin, im.mul(g, s.stage));
     im.forEach(tid, im.c(s.stage), im.c(s.threads), [&](Value c) {
       Value j = im.add(first, c);
-      Value ok = im.lt(j, s.f);
+      Value ok = im.lt(j, colEnd);
       Value jc = im.clamp(j, ok);
       Value h = im.loadF32(fallback, {row, jc});
       h = arith::SelectOp::create(b, loc, ok, h, f32(0.0));
@@ -302,7 +369,7 @@ private:
                                     im.c(0)),
               [&] {
                 Value n = arith::MinUIOp::create(
-                    b, loc, im.sub(im.c(s.f), first), im.c(s.stage));
+                    b, loc, im.sub(colEnd, first), im.c(s.stage));
                 memref::StoreOp::create(
                     b, loc,
                     arith::IndexCastUIOp::create(b, loc, b.getI32Type(), n),
@@ -505,16 +572,33 @@ Value mlir::sgpu::transposeTwellDown(TwellFFNOp op,
   return out;
 }
 
+int64_t mlir::sgpu::twellConsumerPasses(TwellFFNOp op, int64_t requested) {
+  TwellType tt = op.getPacked().getType();
+  int64_t f = tt.getShape()[1];
+  int64_t tiles = (f + tt.getLayout().getTile() - 1) / tt.getLayout().getTile();
+  if (requested > 0)
+    return std::min(requested, tiles);
+  int64_t d = cast<RankedTensorType>(op.getResult().getType()).getDimSize(1);
+  int64_t rowBytes = d * tt.getElementType().getIntOrFloatBitWidth() / 8;
+  int64_t weightBytes = f * rowBytes * (op.getInput() ? 2 : 1);
+  if (rowBytes > kTwellPassMaxRowBytes || weightBytes <= kTwellPassMinWeightBytes)
+    return 1;
+  return std::clamp<int64_t>(
+      (weightBytes + kTwellPassWeightBytes - 1) / kTwellPassWeightBytes, 1,
+      tiles);
+}
+
 void mlir::sgpu::lowerTwellFFNToGPU(TwellFFNOp op, const TwellBuffers &packed,
                                     Value downT, gpu::GPUModuleOp gpuModule,
-                                    SymbolTable &symbols, size_t index) {
+                                    SymbolTable &symbols, size_t index,
+                                    int64_t passes) {
   Location loc = op.getLoc();
   TwellType tt = op.getPacked().getType();
   TwellLayoutAttr layout = tt.getLayout();
   auto yt = cast<RankedTensorType>(op.getResult().getType());
   bool gated = static_cast<bool>(op.getInput());
   ConsumerShape shape(tt.getShape()[1], yt.getDimSize(1), layout.getTile(),
-                      layout.getWordsPerTile(), gated);
+                      layout.getWordsPerTile(), gated, passes);
   Type et = tt.getElementType();
 
   OpBuilder b(op);
@@ -526,6 +610,14 @@ void mlir::sgpu::lowerTwellFFNToGPU(TwellFFNOp op, const TwellBuffers &packed,
   }
   Value y = memref::AllocOp::create(b, loc, memrefTypeOf(yt));
   args.push_back(y);
+  if (passes > 1) {
+    args.push_back(memref::AllocOp::create(
+        b, loc,
+        MemRefType::get({yt.getDimSize(0), yt.getDimSize(1)}, b.getF32Type())));
+    // Placeholders for the pass's tile range (constants of each launch).
+    args.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+    args.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+  }
 
   OpBuilder kb(gpuModule.getBodyRegion());
   kb.setInsertionPointToEnd(gpuModule.getBody());
@@ -540,7 +632,17 @@ void mlir::sgpu::lowerTwellFFNToGPU(TwellFFNOp op, const TwellBuffers &packed,
   ConsumerBuilder(kb, loc, shape, et).build(func);
   finishKernel(kb, loc, func);
 
-  launchKernel(b, loc, func, tt.getShape()[0], shape.threads, args);
+  // Pass p visits tiles [p T / P, (p + 1) T / P): one launch each, in
+  // order, so the weight rows in use at a time are 1/P of them.
+  for (int64_t p = 0; p < passes; ++p) {
+    if (passes > 1) {
+      args[args.size() - 2] =
+          arith::ConstantIndexOp::create(b, loc, p * shape.tiles / passes);
+      args[args.size() - 1] = arith::ConstantIndexOp::create(
+          b, loc, (p + 1) * shape.tiles / passes);
+    }
+    launchKernel(b, loc, func, tt.getShape()[0], shape.threads, args);
+  }
   Value result = bufferization::ToTensorOp::create(
       b, loc, yt, y, /*restrict=*/b.getUnitAttr(),
       /*writable=*/b.getUnitAttr());

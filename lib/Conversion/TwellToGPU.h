@@ -128,12 +128,33 @@ Value transposeTwellDown(TwellFFNOp op, DenseMap<Value, Value> &atBind,
                          gpu::GPUModuleOp gpuModule, SymbolTable &symbols,
                          size_t &count);
 
-/// Replaces `op` by a launch of `sgpu_twell_ffn_<index>` (one block per
-/// row) reading the concrete parts of its packed operand and `downT`, the
-/// down projection transposed by transposeTwellDown. (TwellConsumerGPU.cpp)
+/// The automatic pass count of the CUDA-core consumer (measured on an H200,
+/// bf16, M = 16384, docs/performance.md "Passes over the neurons"): more
+/// than one pass only for rows of at most kTwellPassMaxRowBytes whose
+/// weights (Wu and WdT rows) exceed kTwellPassMinWeightBytes, then enough
+/// that each pass visits at most kTwellPassWeightBytes. At d = 2048,
+/// F = 14336 (117 MB) three passes were 18% (0.5% active) and 27% (2%)
+/// faster than one; 46 MB (d = 2048, F = 5632) and d = 4096 lost with more
+/// passes at 0.5% (the f32 partial sums, M * d * 8 bytes per extra pass,
+/// cost more than the L2 hits gain).
+constexpr int64_t kTwellPassMaxRowBytes = 4096;
+constexpr int64_t kTwellPassMinWeightBytes = 64 << 20;
+constexpr int64_t kTwellPassWeightBytes = 40 << 20;
+
+/// The passes of `op`'s CUDA-core consumer over its tiles: `requested`
+/// (capped at the tile count) when positive, else the automatic count
+/// above. (TwellConsumerGPU.cpp)
+int64_t twellConsumerPasses(TwellFFNOp op, int64_t requested);
+
+/// Replaces `op` by `passes` launches of `sgpu_twell_ffn_<index>` (one
+/// block per row) reading the concrete parts of its packed operand and
+/// `downT`, the down projection transposed by transposeTwellDown. Each pass
+/// visits a range of the tiles; with several, the rows' f32 partial sums
+/// wait in a buffer of the program between them. (TwellConsumerGPU.cpp)
 void lowerTwellFFNToGPU(TwellFFNOp op, const TwellBuffers &packed,
                         Value downT, gpu::GPUModuleOp gpuModule,
-                        SymbolTable &symbols, size_t index);
+                        SymbolTable &symbols, size_t index,
+                        int64_t passes = 1);
 
 } // namespace sgpu
 } // namespace mlir

@@ -100,6 +100,13 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
       llvm::cl::desc("tensor-core TwELL consumer: how the gathered weight "
                      "rows reach shared memory, cp-async (default) or tma"),
       llvm::cl::init("cp-async")};
+  PassOptions::Option<int64_t> twellPasses{
+      *this, "twell-passes",
+      llvm::cl::desc("CUDA-core TwELL consumer: passes over the neurons "
+                     "(0 = auto: one, or enough that each pass reads at most "
+                     "40 MiB of weight rows when rows are <= 4 KiB and the "
+                     "weights > 64 MiB)"),
+      llvm::cl::init(0)};
   PassOptions::Option<std::string> outputDir{
       *this, "output-dir",
       llvm::cl::desc("Write kernels.ptx, program.txt, constants and "
@@ -161,6 +168,7 @@ LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
      << " twell-producer=" << opts.twellProducer.getValue()
      << " twell-consumer=" << opts.twellConsumer.getValue()
      << " twell-gather=" << opts.twellGather.getValue()
+     << " twell-passes=" << opts.twellPasses.getValue()
      << " cluster=" << opts.cluster.getValue()
      << " epilogue=" << opts.epilogue.getValue()
      << "},";

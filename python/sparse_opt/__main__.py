@@ -92,7 +92,8 @@ def cmd_compile(args):
         twell = args.twell_profile if args.twell_profile else bool(args.twell)
         artifact = module.compile(out, chip=args.chip, features=args.features, twell=twell,
                                   twell_producer=args.twell_producer,
-                                  twell_consumer=args.twell_consumer)
+                                  twell_consumer=args.twell_consumer,
+                                  twell_passes=args.twell_passes)
         for d in c.last_diagnostics if twell else ():
             if "TwELL" in d.message or "producer" in d.message or "consumer" in d.message:
                 print("  " + str(d))
@@ -238,6 +239,11 @@ def main(argv=None):
                         "(sm_90a: wgmma over blocks of 64 rows and the union of their active "
                         "neurons) or auto (the choice recorded on the pack, else cuda-cores; "
                         "default)")
+    p.add_argument("--twell-passes", type=int, default=0, metavar="P",
+                   help="passes of the CUDA-core TwELL consumer over the neurons, 1..64 (each "
+                        "reads the weight rows of a range of the tiles, so they can stay in L2); "
+                        "0: automatic (one, or enough that each reads at most 40 MiB when the "
+                        "rows are at most 4 KiB and the weights exceed 64 MiB; default)")
     _import_options(p)
     p.set_defaults(func=cmd_compile)
     p = sub.add_parser("run", help="run an artifact directory on the GPU",

@@ -246,7 +246,8 @@ class Module(Handle):
         return self.print()
 
     def compile(self, output_dir, chip="sm_90a", features="+ptx85", sparse_policy="auto",
-                ladder=False, twell=False, twell_producer="auto", twell_consumer="auto"):
+                ladder=False, twell=False, twell_producer="auto", twell_consumer="auto",
+                twell_passes=0):
         """Runs sgpu-compile on this module (which becomes the compiled IR),
         writes the artifacts and compiled.mlir to output_dir and returns the
         Artifact. `sparse_policy`: "auto" keeps a sparse-annotated layer
@@ -272,7 +273,11 @@ class Module(Handle):
         neurons), "tensor-cores" (sm_90a: wgmma over blocks of 64 rows and
         the union of their active neurons; where it cannot apply a remark
         says why and the CUDA cores stay) or "auto" (the choice recorded on
-        the pack, else the CUDA cores)."""
+        the pack, else the CUDA cores). `twell_passes`: passes of the
+        CUDA-core consumer over the neurons, 1..64 (each reads the weight
+        rows of a range of the tiles, so they can stay in L2), or 0 (auto:
+        one, or enough that each reads at most 40 MiB when the rows are at
+        most 4 KiB and the weights exceed 64 MiB)."""
         if sparse_policy not in ("auto", "sparse"):
             raise ValueError("sparse_policy must be 'auto' or 'sparse', got %r" % (sparse_policy,))
         if twell_producer not in ("auto", "library", "fused"):
@@ -281,6 +286,10 @@ class Module(Handle):
         if twell_consumer not in ("auto", "cuda-cores", "tensor-cores"):
             raise ValueError("twell_consumer must be 'auto', 'cuda-cores' or 'tensor-cores', "
                              "got %r" % (twell_consumer,))
+        if (isinstance(twell_passes, bool) or not isinstance(twell_passes, int)
+                or not 0 <= twell_passes <= 64):
+            raise ValueError("twell_passes must be an integer in 0..64 (0: automatic), got %r"
+                             % (twell_passes,))
         if ladder is not False:
             layers = 0 if ladder is True else ladder
             if isinstance(layers, bool) or not isinstance(layers, int) or layers < 1 and ladder is not True:
@@ -293,7 +302,8 @@ class Module(Handle):
             self.run(twell_pass)
             twell_notes = list(self.compiler.last_diagnostics)
         output_dir = os.path.abspath(os.fspath(output_dir))
-        if sparse_policy == "auto" and twell_producer == "auto" and twell_consumer == "auto":
+        if (sparse_policy == "auto" and twell_producer == "auto" and twell_consumer == "auto"
+                and twell_passes == 0):
             status = self.compiler._lib.sparseopt_ir_compile(
                 self._h(), chip.encode() if chip else None,
                 features.encode() if features else None, output_dir.encode())
@@ -304,8 +314,9 @@ class Module(Handle):
                     raise CompileError("%s %r must be non-empty, without spaces, quotes or braces"
                                        % (name, value))
             self.run("sgpu-compile{chip=%s features=%s sparse-policy=%s twell-producer=%s "
-                     "twell-consumer=%s output-dir=%s}"
-                     % (chip, features, sparse_policy, twell_producer, twell_consumer, output_dir))
+                     "twell-consumer=%s twell-passes=%d output-dir=%s}"
+                     % (chip, features, sparse_policy, twell_producer, twell_consumer,
+                        twell_passes, output_dir))
         # The TwELL choices stay visible after compilation's own diagnostics.
         self.compiler.last_diagnostics = twell_notes + list(self.compiler.last_diagnostics)
         with open(os.path.join(output_dir, "compiled.mlir"), "w") as f:

@@ -170,3 +170,34 @@ def test_cli_twell_consumer(tmp_path):
     assert "sgpu_twell_blocks_0" in (tmp_path / "t" / "program.txt").read_text()
     r = cli("compile", MODEL, "-o", tmp_path / "u", "--twell", "--twell-consumer", "gpu")
     assert r.returncode != 0 and "invalid choice" in r.stderr
+
+
+def test_consumer_passes(tmp_path):
+    # Two passes over the neurons: every CUDA-core consumer launches twice,
+    # the second pass on the tiles the first did not visit.
+    with Compiler() as c:
+        art = c.parse_file(MODEL).compile(tmp_path / "p2", twell=True, twell_passes=2)
+    names = launches(art)
+    assert names.count("sgpu_twell_ffn_0") == 2 and names.count("sgpu_twell_ffn_1") == 2, names
+    text = (pathlib.Path(art.directory) / "program.txt").read_text()
+    ranges = [line.split()[-2:] for line in text.splitlines()
+              if line.startswith("launch sgpu_twell_ffn_0 ")]
+    assert ranges[0][0] == "i64:0" and ranges[0][1] == ranges[1][0], ranges
+    # Automatic at these sizes: one pass.
+    with Compiler() as c:
+        art = c.parse_file(MODEL).compile(tmp_path / "auto", twell=True)
+    assert launches(art).count("sgpu_twell_ffn_0") == 1
+    for bad in (-1, 65, 1.5, True):
+        with pytest.raises(ValueError, match="twell_passes must be"):
+            with Compiler() as c:
+                c.parse_file(MODEL).compile(tmp_path / "bad", twell=True, twell_passes=bad)
+
+
+def test_cli_twell_passes(tmp_path):
+    r = cli("compile", MODEL, "-o", tmp_path / "p", "--twell", "--twell-passes", "3")
+    assert r.returncode == 0, r.stderr
+    # F = 512 in tiles of 256: three passes asked, capped at the two tiles.
+    text = (tmp_path / "p" / "program.txt").read_text()
+    assert text.count("launch sgpu_twell_ffn_0 ") == 2, text
+    r = cli("compile", MODEL, "-o", tmp_path / "q", "--twell", "--twell-passes", "x")
+    assert r.returncode != 0 and "invalid int value" in r.stderr

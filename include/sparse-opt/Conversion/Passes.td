@@ -255,6 +255,14 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
            "weight rows into shared memory: cp-async (16 bytes per thread, "
            "the default) or tma (a TMA box of one row and 64 columns per "
            "row)">,
+    Option<"twellPasses", "twell-passes", "int64_t", /*default=*/"0",
+           "passes of the CUDA-core TwELL consumer over the neurons (1..64, "
+           "capped at the tile count): each pass visits a range of the "
+           "tiles, so the weight rows it reads can stay in L2, and the rows' "
+           "f32 partial sums wait in a buffer between passes. 0 (the "
+           "default): one pass, except for rows of at most 4 KiB whose Wu "
+           "and Wd rows exceed 64 MiB: then enough passes that each visits "
+           "at most 40 MiB (3 at d = 2048, F = 14336, gated bf16)">,
     Option<"epilogue", "epilogue", "std::string", /*default=*/"\"auto\"",
            "kernel=wgmma, TMA spmm kernel: how output tiles reach Y. tma: "
            "each consumer warpgroup writes its tile into shared memory "

@@ -53,5 +53,21 @@
 // RUN: %python %S/check_twell.py %t/tc-odd %sparse_opt_lib --block-form | FileCheck %s
 // RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-ungated-bf16-bias.mlir --sgpu-sparsify-ffn="tile=64 compression=4" --sgpu-compile="twell-consumer=tensor-cores output-dir=%t/tc-bias" -o /dev/null
 // RUN: %python %S/check_twell.py %t/tc-bias %sparse_opt_lib --tile 64 --block-form | FileCheck %s
+// The CUDA-core consumer in passes over the neurons (twell-passes: the f32
+// partial sums between passes; the dense rows' fallback columns split by
+// pass too), and two gated consumers of one pack on both consumers (the
+// tensor cores' up GEMM then writes its own P).
+// RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-gated-bf16.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="twell-passes=3 output-dir=%t/p3-gbf16" -o /dev/null
+// RUN: %python %S/check_twell.py %t/p3-gbf16 %sparse_opt_lib | FileCheck %s
+// RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-ungated-f16.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="twell-passes=2 output-dir=%t/p2-uf16" -o /dev/null
+// RUN: %python %S/check_twell.py %t/p2-uf16 %sparse_opt_lib | FileCheck %s
+// RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-gated-bf16-odd.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="twell-passes=3 output-dir=%t/p3-odd" -o /dev/null
+// RUN: %python %S/check_twell.py %t/p3-odd %sparse_opt_lib | FileCheck %s
+// RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-ungated-bf16-bias.mlir --sgpu-sparsify-ffn="tile=64 compression=4" --sgpu-compile="twell-passes=2 output-dir=%t/p2-bias" -o /dev/null
+// RUN: %python %S/check_twell.py %t/p2-bias %sparse_opt_lib --tile 64 | FileCheck %s
+// RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-gated-bf16-shared.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="output-dir=%t/shared" -o /dev/null
+// RUN: %python %S/check_twell.py %t/shared %sparse_opt_lib | FileCheck %s
+// RUN: sparse-opt %sparse_opt_src/test/Target/Inputs/twell-ffn-gated-bf16-shared.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="twell-consumer=tensor-cores output-dir=%t/tc-shared" -o /dev/null
+// RUN: %python %S/check_twell.py %t/tc-shared %sparse_opt_lib --block-form | FileCheck %s
 // CHECK: stats: active neurons {{[0-9]+}} (numpy {{[0-9]+}}), fallback rows {{[0-9]+}} (numpy {{[0-9]+}}) (ok)
 // CHECK: twell {{.*}} max_rel_err {{.*}} (ok)
