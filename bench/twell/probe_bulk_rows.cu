@@ -17,8 +17,15 @@
 // column ranges (f32 partial sums in global memory between passes), with
 // and without an L2 evict_last policy on the weight copies.
 //
-//   nvcc -O3 -arch=sm_90a -o probe bench/twell/probe_bulk_rows.cu
-//   ./probe [active fraction, 0.005] [F, 5632]
+// With a third argument "overlap" it measures instead whether the gate GEMM
+// (cuBLAS, H = X . Wg^T, M x F x d) and this consumer can share the GPU:
+// each alone, the GEMM limited to 132 - k multiprocessors
+// (cublasSetSmCountTarget) and the consumer's persistent grid to k, and
+// both at once on two streams.
+//
+//   nvcc -O3 -arch=sm_90a -o probe bench/twell/probe_bulk_rows.cu -lcublas
+//   ./probe [active fraction, 0.005] [F, 5632] [overlap]
+#include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
@@ -27,6 +34,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <vector>
 
 constexpr int D = 2048;
@@ -376,6 +384,72 @@ int main(int argc, char **argv) {
     printf("  check %s: max rel err %.2e %s\n", what, maxerr / maxref,
            maxerr / maxref < 1e-2 ? "(ok)" : "(FAIL)");
   };
+
+  if (argc > 3 && std::string(argv[3]) == "overlap") {
+    __nv_bfloat16 *wg, *h;
+    CK(cudaMalloc(&wg, hu.size() * 2));
+    CK(cudaMalloc(&h, (size_t)M * F * 2));
+    CK(cudaMemcpy(wg, hu.data(), hu.size() * 2, cudaMemcpyHostToDevice));
+    cublasHandle_t blas;
+    cublasCreate(&blas);
+    cudaStream_t s1, s2;
+    CK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+    CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+    cublasSetStream(blas, s1);
+    constexpr int S = 3, WARPS = 8;
+    constexpr int SLOT = 2 * ROW_BYTES;
+    size_t smem = (size_t)WARPS * S * (SLOT + 8);
+    auto k = consumer<S, true, false, true>;
+    CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    float one = 1.f, zero = 0.f;
+    auto gemm = [&](int smTarget) {
+      cublasSetSmCountTarget(blas, smTarget);
+      cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, F, M, D, &one, wg, CUDA_R_16BF, D, x,
+                   CUDA_R_16BF, D, &zero, h, CUDA_R_16BF, F, CUBLAS_COMPUTE_32F,
+                   CUBLAS_GEMM_DEFAULT);
+    };
+    auto cons = [&](int grid) {
+      k<<<grid, WARPS * 32, smem, s2>>>(x, wu, wd, cols, vals, starts[1], counts, 0, 1, kmax,
+                                        M, part, y);
+    };
+    cudaEvent_t a, b1, b2;
+    cudaEventCreate(&a);
+    cudaEventCreate(&b1);
+    cudaEventCreate(&b2);
+    // Median wall time of `reps` runs of what(): from one event on s1 to
+    // the end of both streams.
+    auto timeIt = [&](auto what) {
+      std::vector<float> ts;
+      for (int r = 0; r < 12; ++r) {
+        CK(cudaDeviceSynchronize());
+        cudaEventRecord(a, s1);
+        cudaStreamWaitEvent(s2, a);
+        what();
+        cudaEventRecord(b1, s1);
+        cudaEventRecord(b2, s2);
+        cudaStreamWaitEvent(s1, b2);
+        cudaEventRecord(b1, s1);
+        CK(cudaEventSynchronize(b1));
+        float ms;
+        cudaEventElapsedTime(&ms, a, b1);
+        if (r >= 2) ts.push_back(ms * 1000.f);
+      }
+      std::sort(ts.begin(), ts.end());
+      return ts[ts.size() / 2];
+    };
+    printf("overlap: GEMM %d x %d x %d (cuBLAS), consumer on k multiprocessors\n", M, F, D);
+    printf("  GEMM alone, all SMs: %.1f us; consumer alone, %d SMs: %.1f us\n",
+           timeIt([&] { gemm(0); }), sms, timeIt([&] { cons(sms); }));
+    for (int kk : {16, 24, 32, 44, 66}) {
+      float g = timeIt([&] { gemm(sms - kk); });
+      float c = timeIt([&] { cons(kk); });
+      float both = timeIt([&] { gemm(sms - kk); cons(kk); });
+      printf("  k=%3d: GEMM on %d SMs %.1f us, consumer on %d SMs %.1f us, both at once %.1f us "
+             "(sum %.1f)\n", kk, sms - kk, g, kk, c, both, g + c);
+    }
+    CK(cudaGetLastError());
+    return 0;
+  }
 
   const int reps = 20;
   auto report = [&](const char *name, int S, int warps, int bps, int P, float t) {
