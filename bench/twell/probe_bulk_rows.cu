@@ -117,7 +117,7 @@ struct RowRegs {
 // ONE: a single pass, row m's entries [0, counts[m]) and no partial sums
 // (the same work with one count load per row and no pass logic).
 template <int S, bool GATED, bool HINT, bool ONE>
-__global__ void __launch_bounds__(256)
+__global__ void __launch_bounds__(384)
     consumer(const __nv_bfloat16 *__restrict__ x,
              const __nv_bfloat16 *__restrict__ wu,
              const __nv_bfloat16 *__restrict__ wdT,
@@ -462,7 +462,7 @@ int main(int argc, char **argv) {
   };
   // One pass without pass logic, over a sweep of warps, blocks and slots.
   struct V { int warps, bps; };
-  for (V v : {V{4, 1}, V{4, 2}, V{8, 1}, V{2, 4}}) {
+  for (V v : {V{4, 1}, V{4, 2}, V{8, 1}, V{2, 4}, V{12, 1}, V{6, 2}, V{4, 3}}) {
 #define TRY(S)                                                                 \
   report("one-pass", S, v.warps, v.bps, 1,                                     \
          run<S, true, false, true>(v.warps, v.bps, sms, x, wu, wd, cols, vals, \
