@@ -9,7 +9,9 @@ kernel whose epilogue packs) into .../fused/ (with --fused-cluster also in
 clusters of two sharing W's tile, cluster=2, into .../fused_cluster/), and
 with --tensor-cores with the tensor-core consumer (twell-consumer=
 tensor-cores: wgmma over blocks of 64 rows) into .../tensor_cores/, and with --passes P,... with the CUDA-core consumer in P
-passes over the neurons (twell-passes=P) into .../passes<P>/.
+passes over the neurons (twell-passes=P) into .../passes<P>/, and with
+--pack-consumer with the pack fused into the consumer (twell-pack=consumer)
+into .../pack_consumer/.
 choice.json records, for each benchmark
 density, what the compiler's cost model picks when that density is the
 calibration (`densities=p`): "twell" or "dense". The dense baseline of the
@@ -76,6 +78,9 @@ def main():
     ap.add_argument("--tensor-cores-tma", action="store_true",
                     help="also compile it with twell-consumer=tensor-cores twell-gather=tma "
                          "into tensor_cores_tma/")
+    ap.add_argument("--pack-consumer", action="store_true",
+                    help="also compile it with twell-pack=consumer (the pack fused into the "
+                         "CUDA-core consumer, which reads H) into pack_consumer/")
     ap.add_argument("--passes", default="",
                     help="also compile the TwELL program with twell-passes=P for each P of "
                          "this list (e.g. 1,2,3) into passes<P>/")
@@ -100,7 +105,9 @@ def main():
                                       args.tensor_cores),
                                      ("tensor_cores_tma",
                                       "twell-consumer=tensor-cores twell-gather=tma",
-                                      args.tensor_cores_tma)) + tuple(
+                                      args.tensor_cores_tma),
+                                     ("pack_consumer", "twell-pack=consumer",
+                                      args.pack_consumer)) + tuple(
                                          ("passes%d" % p, "twell-passes=%d" % p, True)
                                          for p in passes):
             if wanted:

@@ -78,6 +78,9 @@ constexpr int64_t kUnroll = 4;
 constexpr int64_t kRoundsInFlight = 4;
 /// Tiles per packed group: a warp scans their counts, one per lane.
 constexpr int64_t kMaxGroupTiles = kWarpSize;
+/// Reading H: vectors a thread loads per chunk of a row (a chunk of
+/// 8 * 128 * 8 = 8192 columns at d = 2048; one chunk up to that F).
+constexpr int64_t kMaxScanRounds = 8;
 /// The transpose kernel's tile edge and block (32 x 8 threads).
 constexpr int64_t kTransposeTile = 32;
 constexpr int64_t kTransposeThreads = 256;
@@ -99,6 +102,10 @@ struct ConsumerShape {
   /// Launches over the tiles (twellConsumerPasses); with more than one the
   /// kernel takes its tile range and the f32 partial sums as arguments.
   int64_t passes;
+  /// Reading H itself (lowerTwellFFNFromH): the columns of a row are
+  /// scanned in chunks of hChunk = hVec * threads * hRounds, each thread
+  /// loading hRounds vectors of hVec elements per chunk.
+  int64_t hVec = 1, hRounds = 1, hChunk = 1;
 
   ConsumerShape(int64_t f, int64_t d, int64_t tile, int64_t words,
                 bool gated, int64_t passes)
@@ -117,6 +124,10 @@ struct ConsumerShape {
                      capacity);
     groupTiles = std::clamp<int64_t>(stage / capacity, 1,
                                      std::min(kMaxGroupTiles, tiles));
+    hVec = rowVectorWidth(f);
+    hRounds = std::clamp<int64_t>((f + hVec * threads - 1) / (hVec * threads),
+                                  1, kMaxScanRounds);
+    hChunk = hVec * threads * hRounds;
   }
 };
 
@@ -211,30 +222,9 @@ public:
           im.ifThen(
               overflowed, [&] { stageFallback(g); },
               [&] { stagePacked(g, countWord); });
-          gpu::BarrierOp::create(b, loc);
-          Value n = arith::IndexCastUIOp::create(
-              b, loc, b.getIndexType(),
-              memref::LoadOp::create(b, loc, total, ValueRange{im.c(0)}));
-          if (s.gated) {
-            gateUp(n);
-            gpu::BarrierOp::create(b, loc);
-          }
-          SmallVector<Value> next = accumulate(n, acc);
-          // The next group overwrites the stage.
-          gpu::BarrierOp::create(b, loc);
-          scf::YieldOp::create(b, loc, next);
+          scf::YieldOp::create(b, loc, consumeGroup(acc));
         });
-    auto storeY = [&] {
-      for (int64_t p = 0; p < s.perThread; ++p)
-        forSlot(p, [&](Value slot) {
-          Value v = loop.getResult(p);
-          if (et != v.getType())
-            v = arith::TruncFOp::create(b, loc, vecType(et), v);
-          vector::StoreOp::create(b, loc, v, y,
-                                  ValueRange{row, im.mul(slot, s.vec)},
-                                  /*nontemporal=*/false, align());
-        });
-    };
+    auto storeY = [&] { storeRow(loop.getResults()); };
     if (s.passes == 1)
       return storeY();
     // The last pass rounds into y; the others keep the f32 partial sums.
@@ -247,6 +237,204 @@ public:
     }, storeY);
   }
 
+  /// The consumer reading H (the pack's input) instead of the packed form.
+  /// Arguments: h, wdT, [x, wu], y, active (the pack's nonzero stat);
+  /// workgroup: cols, vals, the group's entry count, the warps' counts
+  /// (two sets, by chunk parity). Per chunk of hChunk columns: every
+  /// thread counts the nonzeros of its vectors, a warp scan and the
+  /// warps' totals give each thread its first place, and the chunk's
+  /// entries are staged `stage` places at a time (one group unless the
+  /// chunk holds more), each group then as in build().
+  void buildFromH(gpu::GPUFuncOp func) {
+    Value h = func.getArgument(0);
+    wdT = func.getArgument(1);
+    if (s.gated) {
+      x = func.getArgument(2);
+      wu = func.getArgument(3);
+    }
+    y = func.getArgument(s.gated ? 4 : 2);
+    Value active = func.getArgument(s.gated ? 5 : 3);
+    auto wg = func.getWorkgroupAttributions();
+    cols = wg[0];
+    vals = wg[1];
+    total = wg[2];
+    Value warpCounts = wg[3];
+
+    Type i32 = b.getI32Type();
+    tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+    row = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+    lane = im.rem(tid, kWarpSize);
+    warp = im.div(tid, kWarpSize);
+    VectorType hType = VectorType::get({s.hVec}, et);
+    llvm::Align hAlign(s.hVec * et.getIntOrFloatBitWidth() / 8);
+    Value zeroH = arith::ConstantOp::create(b, loc, et, b.getZeroAttr(et));
+    int64_t chunks = (s.f + s.hChunk - 1) / s.hChunk;
+    bool partial = chunks * s.hChunk != s.f;
+
+    // Vector i of this thread in chunk `base`: its first column, whether it
+    // is inside the row (vectors never straddle F: hVec divides it), and
+    // its elements' nonzero flags ("nonzero" as the pack kernel: une 0.0).
+    auto scan = [&](Value base, Value i,
+                    function_ref<void(Value col, Value x, Value nz)> each) {
+      Value col =
+          im.add(base, im.mul(im.add(tid, im.mul(i, s.threads)), s.hVec));
+      Value ok = partial ? im.lt(col, s.f) : Value();
+      Value v = vector::LoadOp::create(b, loc, hType, h,
+                                       ValueRange{row, im.clamp(col, ok)},
+                                       /*nontemporal=*/false, hAlign);
+      for (int64_t k = 0; k < s.hVec; ++k) {
+        Value xk = vector::ExtractOp::create(b, loc, v, k);
+        Value nz =
+            im.andi(ok, arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE,
+                                              xk, zeroH));
+        each(im.add(col, k), xk, nz);
+      }
+    };
+    auto toI32 = [&](Value v) {
+      return arith::IndexCastUIOp::create(b, loc, i32, v).getResult();
+    };
+    // The nonzeros of vector i (16-bit elements, two per 32-bit word:
+    // nonzero when a half has a bit besides the sign, as une 0.0 for every
+    // value a ReLU leaves; NaN counts as nonzero), without unpacking them.
+    int64_t words = s.hVec / 2;
+    auto countNonzeros = [&](Value base, int64_t i) -> Value {
+      Value col = im.add(base, im.mul(im.add(tid, i * s.threads), s.hVec));
+      Value ok = partial ? im.lt(col, s.f) : Value();
+      if (words == 0) {
+        Value n = im.i32(0);
+        scan(base, im.c(i), [&](Value, Value, Value nz) {
+          n = arith::AddIOp::create(b, loc, n,
+                                    arith::ExtUIOp::create(b, loc, i32, nz));
+        });
+        return n;
+      }
+      Value v = vector::LoadOp::create(b, loc, hType, h,
+                                       ValueRange{row, im.clamp(col, ok)},
+                                       /*nontemporal=*/false, hAlign);
+      Value w =
+          vector::BitCastOp::create(b, loc, VectorType::get({words}, i32), v);
+      Value n = im.i32(0);
+      for (int64_t k = 0; k < words; ++k) {
+        Value word = vector::ExtractOp::create(b, loc, w, k);
+        for (uint32_t mask : {0x7fffu, 0x7fff0000u}) {
+          Value bits = arith::AndIOp::create(
+              b, loc, word, im.i32(static_cast<int32_t>(mask)));
+          Value nz = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                           bits, im.i32(0));
+          n = arith::AddIOp::create(b, loc, n,
+                                    arith::ExtUIOp::create(b, loc, i32, nz));
+        }
+      }
+      return ok ? arith::SelectOp::create(b, loc, ok, n, im.i32(0)).getResult()
+                : n;
+    };
+
+    Value zero = splat(0.0);
+    SmallVector<Value> init(s.perThread, zero);
+    init.push_back(im.i32(0));
+    auto chunkLoop = scf::ForOp::create(
+        b, loc, im.c(0), im.c(chunks), im.c(1), init,
+        [&](OpBuilder &, Location, Value c, ValueRange carried) {
+          Value base = im.mul(c, s.hChunk);
+          Value mine = im.i32(0);
+          for (int64_t i = 0; i < s.hRounds; ++i)
+            mine = arith::AddIOp::create(b, loc, mine, countNonzeros(base, i));
+          Value incl = warpInclusiveSum(b, loc, mine);
+          // The warps' counts of chunk c sit in set c % 2: the next chunk
+          // writes the other set, so no barrier is needed before it. One
+          // count per 16 bytes: adjacent 4-byte counts would be read as one
+          // 16-byte load, which the buffer's 4-byte alignment does not
+          // allow (measured: a misaligned-address fault).
+          Value set = im.mul(im.rem(c, 2), s.warps);
+          auto countAt = [&](Value w) { return im.mul(im.add(set, w), 4); };
+          im.ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                          lane, im.c(kWarpSize - 1)),
+                    [&] {
+                      memref::StoreOp::create(b, loc, incl, warpCounts,
+                                              ValueRange{countAt(warp)});
+                    });
+          gpu::BarrierOp::create(b, loc);
+          Value before = im.i32(0), chunkTotal = im.i32(0);
+          for (int64_t w = 0; w < s.warps; ++w) {
+            Value wc = memref::LoadOp::create(b, loc, warpCounts,
+                                              ValueRange{countAt(im.c(w))});
+            before = arith::AddIOp::create(
+                b, loc, before,
+                arith::SelectOp::create(b, loc, im.lt(im.c(w), warp), wc,
+                                        im.i32(0)));
+            chunkTotal = arith::AddIOp::create(b, loc, chunkTotal, wc);
+          }
+          Value first = arith::AddIOp::create(
+              b, loc, before, arith::SubIOp::create(b, loc, incl, mine));
+          Value n = arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
+                                                 chunkTotal);
+          Value groups = im.div(im.add(n, s.stage - 1), s.stage);
+          auto groupLoop = scf::ForOp::create(
+              b, loc, im.c(0), groups, im.c(1), carried.take_front(s.perThread),
+              [&](OpBuilder &, Location, Value g, ValueRange acc) {
+                // Places [lo, lo + stage) of the chunk's entries.
+                Value lo = toI32(im.mul(g, s.stage));
+                // One vector per iteration (a loop, not unrolled: the
+                // vectors come from L1 again, and unrolled they would take
+                // registers from the weight loads' occupancy).
+                scf::ForOp::create(
+                    b, loc, im.c(0), im.c(s.hRounds), im.c(1),
+                    ValueRange{first},
+                    [&](OpBuilder &, Location, Value i, ValueRange iter) {
+                      Value pos = iter[0];
+                      scan(base, i, [&](Value col, Value xk, Value nz) {
+                        Value at = arith::SubIOp::create(b, loc, pos, lo);
+                        Value inGroup = im.andi(
+                            nz, im.andi(arith::CmpIOp::create(
+                                            b, loc, arith::CmpIPredicate::sge,
+                                            pos, lo),
+                                        arith::CmpIOp::create(
+                                            b, loc, arith::CmpIPredicate::slt,
+                                            at, im.i32(s.stage))));
+                        im.ifThen(inGroup, [&] {
+                          Value e = arith::IndexCastUIOp::create(
+                              b, loc, b.getIndexType(), at);
+                          memref::StoreOp::create(b, loc, toI32(col), cols,
+                                                  ValueRange{e});
+                          memref::StoreOp::create(b, loc, im.toF32(xk), vals,
+                                                  ValueRange{e});
+                        });
+                        pos = arith::AddIOp::create(
+                            b, loc, pos,
+                            arith::ExtUIOp::create(b, loc, i32, nz));
+                      });
+                      scf::YieldOp::create(b, loc, pos);
+                    });
+                im.ifThen(
+                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                                          im.c(0)),
+                    [&] {
+                      Value left =
+                          arith::SubIOp::create(b, loc, chunkTotal, lo);
+                      memref::StoreOp::create(
+                          b, loc,
+                          arith::MinUIOp::create(b, loc, left, im.i32(s.stage)),
+                          total, ValueRange{im.c(0)});
+                    });
+                scf::YieldOp::create(b, loc, consumeGroup(acc));
+              });
+          SmallVector<Value> next(groupLoop.getResults());
+          next.push_back(
+              arith::AddIOp::create(b, loc, carried.back(), chunkTotal));
+          scf::YieldOp::create(b, loc, next);
+        });
+    // One global atomic per row for the run's nonzero count.
+    im.ifThen(
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, im.c(0)),
+        [&] {
+          Value rowCount = arith::ExtUIOp::create(
+              b, loc, b.getI64Type(), chunkLoop.getResults().back());
+          memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addi,
+                                      rowCount, active, ValueRange{im.c(0)});
+        });
+    storeRow(chunkLoop.getResults().take_front(s.perThread));
+  }
+
 private:
   OpBuilder &b;
   Location loc;
@@ -257,6 +445,37 @@ private:
   Value tileBegin, tileEnd, colBegin, colEnd;
   Value cols, vals, total;
   Value tid, row, lane, warp;
+
+  /// The staged group (its entry count in `total`, the stage written by
+  /// every thread): a barrier, the gated dot products, the accumulation
+  /// into `acc`; returns the new accumulators after the barrier that lets
+  /// the next group overwrite the stage.
+  SmallVector<Value> consumeGroup(ValueRange acc) {
+    gpu::BarrierOp::create(b, loc);
+    Value n = arith::IndexCastUIOp::create(
+        b, loc, b.getIndexType(),
+        memref::LoadOp::create(b, loc, total, ValueRange{im.c(0)}));
+    if (s.gated) {
+      gateUp(n);
+      gpu::BarrierOp::create(b, loc);
+    }
+    SmallVector<Value> next = accumulate(n, acc);
+    gpu::BarrierOp::create(b, loc);
+    return next;
+  }
+
+  /// Rounds the row's accumulators into y.
+  void storeRow(ValueRange acc) {
+    for (int64_t p = 0; p < s.perThread; ++p)
+      forSlot(p, [&](Value slot) {
+        Value v = acc[p];
+        if (et != v.getType())
+          v = arith::TruncFOp::create(b, loc, vecType(et), v);
+        vector::StoreOp::create(b, loc, v, y,
+                                ValueRange{row, im.mul(slot, s.vec)},
+                                /*nontemporal=*/false, align());
+      });
+  }
 
   /// `start + v` (`v` when there is one pass: the start is 0).
   Value fromPassStart(Value start, Value v) {
@@ -648,4 +867,64 @@ void mlir::sgpu::lowerTwellFFNToGPU(TwellFFNOp op, const TwellBuffers &packed,
       /*writable=*/b.getUnitAttr());
   op.replaceAllUsesWith(result);
   op.erase();
+}
+
+void mlir::sgpu::lowerTwellFFNFromH(TwellFFNOp op, Value h, Value active,
+                                    Value downT, gpu::GPUModuleOp gpuModule,
+                                    SymbolTable &symbols, size_t index) {
+  Location loc = op.getLoc();
+  TwellType tt = op.getPacked().getType();
+  TwellLayoutAttr layout = tt.getLayout();
+  auto yt = cast<RankedTensorType>(op.getResult().getType());
+  bool gated = static_cast<bool>(op.getInput());
+  ConsumerShape shape(tt.getShape()[1], yt.getDimSize(1), layout.getTile(),
+                      layout.getWordsPerTile(), gated, /*passes=*/1);
+  Type et = tt.getElementType();
+
+  OpBuilder b(op);
+  SmallVector<Value> args = {h, downT};
+  if (gated) {
+    args.push_back(readBuffer(b, loc, op.getInput()));
+    args.push_back(readBuffer(b, loc, op.getUp()));
+  }
+  Value y = memref::AllocOp::create(b, loc, memrefTypeOf(yt));
+  args.push_back(y);
+  args.push_back(active);
+
+  OpBuilder kb(gpuModule.getBodyRegion());
+  kb.setInsertionPointToEnd(gpuModule.getBody());
+  Type i32 = kb.getI32Type(), f32 = kb.getF32Type();
+  SmallVector<Type> workgroup = {workgroupBuffer(kb, shape.stage, i32),
+                                 workgroupBuffer(kb, shape.stage, f32),
+                                 workgroupBuffer(kb, 1, i32),
+                                 workgroupBuffer(kb, 8 * shape.warps, i32)};
+  auto func = createKernel(kb, loc, symbols,
+                           "sgpu_twell_ffn_" + std::to_string(index),
+                           llvm::to_vector(ValueRange(args).getTypes()),
+                           workgroup, shape.threads);
+  ConsumerBuilder(kb, loc, shape, et).buildFromH(func);
+  finishKernel(kb, loc, func);
+
+  launchKernel(b, loc, func, tt.getShape()[0], shape.threads, args);
+  Value result = bufferization::ToTensorOp::create(
+      b, loc, yt, y, /*restrict=*/b.getUnitAttr(),
+      /*writable=*/b.getUnitAttr());
+  op.replaceAllUsesWith(result);
+  op.erase();
+}
+
+std::pair<Value, Value>
+mlir::sgpu::lowerTwellPackIntoConsumer(TwellPackOp pack,
+                                       gpu::GPUModuleOp gpuModule,
+                                       SymbolTable &symbols, size_t index) {
+  Location loc = pack.getLoc();
+  OpBuilder b(pack);
+  Value h = readBuffer(b, loc, pack.getInput());
+  Value active;
+  Value rows = allocTwellStats(b, pack, index, active);
+  OpBuilder kb(gpuModule.getBodyRegion());
+  kb.setInsertionPointToEnd(gpuModule.getBody());
+  auto clear = buildTwellClearKernel(kb, loc, symbols, {rows, active}, index);
+  launchKernel(b, loc, clear, 1, 1, {rows, active});
+  return {h, active};
 }

@@ -156,6 +156,25 @@ void lowerTwellFFNToGPU(TwellFFNOp op, const TwellBuffers &packed,
                         SymbolTable &symbols, size_t index,
                         int64_t passes = 1);
 
+/// The pack fused into its only consumer (convert-sgpu-to-gpu
+/// twell-pack=consumer): emits, before `pack`, its two stats (the fallback
+/// rows stay 0: nothing has a capacity) and their clear kernel, and returns
+/// H (the pack's input) and the nonzero stat `active`; no pack kernel runs.
+/// (TwellConsumerGPU.cpp)
+std::pair<Value, Value> lowerTwellPackIntoConsumer(TwellPackOp pack,
+                                                   gpu::GPUModuleOp gpuModule,
+                                                   SymbolTable &symbols,
+                                                   size_t index);
+
+/// Replaces `op` by a launch of `sgpu_twell_ffn_<index>` (one block per
+/// row) that finds the row's active neurons in `h` itself (a scan of the
+/// row in chunks, a block-wide prefix of the counts placing the entries),
+/// adds the row's count to `active` and then runs as lowerTwellFFNToGPU's
+/// kernel. (TwellConsumerGPU.cpp)
+void lowerTwellFFNFromH(TwellFFNOp op, Value h, Value active, Value downT,
+                        gpu::GPUModuleOp gpuModule, SymbolTable &symbols,
+                        size_t index);
+
 } // namespace sgpu
 } // namespace mlir
 

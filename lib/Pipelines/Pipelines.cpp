@@ -100,6 +100,12 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
       llvm::cl::desc("tensor-core TwELL consumer: how the gathered weight "
                      "rows reach shared memory, cp-async (default) or tma"),
       llvm::cl::init("cp-async")};
+  PassOptions::Option<std::string> twellPack{
+      *this, "twell-pack",
+      llvm::cl::desc("TwELL pack after the library GEMM: auto (consumer where it applies), "
+                     "kernel (the pack kernel) or consumer (fused into its "
+                     "one CUDA-core consumer, which reads H)"),
+      llvm::cl::init("auto")};
   PassOptions::Option<int64_t> twellPasses{
       *this, "twell-passes",
       llvm::cl::desc("CUDA-core TwELL consumer: passes over the neurons "
@@ -169,6 +175,7 @@ LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
      << " twell-consumer=" << opts.twellConsumer.getValue()
      << " twell-gather=" << opts.twellGather.getValue()
      << " twell-passes=" << opts.twellPasses.getValue()
+     << " twell-pack=" << opts.twellPack.getValue()
      << " cluster=" << opts.cluster.getValue()
      << " epilogue=" << opts.epilogue.getValue()
      << "},";

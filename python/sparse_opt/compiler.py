@@ -247,7 +247,7 @@ class Module(Handle):
 
     def compile(self, output_dir, chip="sm_90a", features="+ptx85", sparse_policy="auto",
                 ladder=False, twell=False, twell_producer="auto", twell_consumer="auto",
-                twell_passes=0):
+                twell_passes=0, twell_pack="auto"):
         """Runs sgpu-compile on this module (which becomes the compiled IR),
         writes the artifacts and compiled.mlir to output_dir and returns the
         Artifact. `sparse_policy`: "auto" keeps a sparse-annotated layer
@@ -277,7 +277,11 @@ class Module(Handle):
         CUDA-core consumer over the neurons, 1..64 (each reads the weight
         rows of a range of the tiles, so they can stay in L2), or 0 (auto:
         one, or enough that each reads at most 40 MiB when the rows are at
-        most 4 KiB and the weights exceed 64 MiB)."""
+        most 4 KiB and the weights exceed 64 MiB). `twell_pack`: "consumer"
+        fuses each pack into its one CUDA-core consumer, which finds the
+        active neurons in H itself (no pack kernel; where it cannot apply a
+        remark says why), "kernel" keeps the pack kernel, "auto" (default)
+        fuses wherever it applies (measured 2-3% faster)."""
         if sparse_policy not in ("auto", "sparse"):
             raise ValueError("sparse_policy must be 'auto' or 'sparse', got %r" % (sparse_policy,))
         if twell_producer not in ("auto", "library", "fused"):
@@ -286,6 +290,9 @@ class Module(Handle):
         if twell_consumer not in ("auto", "cuda-cores", "tensor-cores"):
             raise ValueError("twell_consumer must be 'auto', 'cuda-cores' or 'tensor-cores', "
                              "got %r" % (twell_consumer,))
+        if twell_pack not in ("auto", "kernel", "consumer"):
+            raise ValueError("twell_pack must be 'auto', 'kernel' or 'consumer', got %r"
+                             % (twell_pack,))
         if (isinstance(twell_passes, bool) or not isinstance(twell_passes, int)
                 or not 0 <= twell_passes <= 64):
             raise ValueError("twell_passes must be an integer in 0..64 (0: automatic), got %r"
@@ -303,7 +310,7 @@ class Module(Handle):
             twell_notes = list(self.compiler.last_diagnostics)
         output_dir = os.path.abspath(os.fspath(output_dir))
         if (sparse_policy == "auto" and twell_producer == "auto" and twell_consumer == "auto"
-                and twell_passes == 0):
+                and twell_passes == 0 and twell_pack == "auto"):
             status = self.compiler._lib.sparseopt_ir_compile(
                 self._h(), chip.encode() if chip else None,
                 features.encode() if features else None, output_dir.encode())
@@ -314,9 +321,9 @@ class Module(Handle):
                     raise CompileError("%s %r must be non-empty, without spaces, quotes or braces"
                                        % (name, value))
             self.run("sgpu-compile{chip=%s features=%s sparse-policy=%s twell-producer=%s "
-                     "twell-consumer=%s twell-passes=%d output-dir=%s}"
+                     "twell-consumer=%s twell-passes=%d twell-pack=%s output-dir=%s}"
                      % (chip, features, sparse_policy, twell_producer, twell_consumer,
-                        twell_passes, output_dir))
+                        twell_passes, twell_pack, output_dir))
         # The TwELL choices stay visible after compilation's own diagnostics.
         self.compiler.last_diagnostics = twell_notes + list(self.compiler.last_diagnostics)
         with open(os.path.join(output_dir, "compiled.mlir"), "w") as f:

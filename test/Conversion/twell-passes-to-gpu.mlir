@@ -5,7 +5,7 @@
 // last pass writes y. One pass keeps the kernel's one-launch form.
 // RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="twell-passes=3" | FileCheck %s
 // RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="twell-passes=9" | FileCheck %s --check-prefix=CAP
-// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu | FileCheck %s --check-prefix=AUTO
+// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="twell-pack=kernel" | FileCheck %s --check-prefix=AUTO
 // RUN: not sparse-opt %s -convert-sgpu-to-gpu="twell-passes=65" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not sparse-opt %s -convert-sgpu-to-gpu="twell-passes=-1" 2>&1 | FileCheck %s --check-prefix=BAD
 

@@ -4,8 +4,8 @@
 // and the fix-up of the overflowed rows' fallback; no library GEMM and no H
 // buffer. Where it does not apply the pack keeps the library path with a
 // remark saying why; the default (auto) keeps the library path.
-// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="twell-producer=fused" -verify-diagnostics | FileCheck %s
-// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu | FileCheck %s --check-prefix=AUTO
+// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="twell-producer=fused twell-pack=kernel" -verify-diagnostics | FileCheck %s
+// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="twell-pack=kernel" | FileCheck %s --check-prefix=AUTO
 // RUN: not sparse-opt %s -split-input-file -convert-sgpu-to-gpu="twell-producer=inline" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="twell-producer=fused chip=sm_90 features=+ptx85" 2>&1 | FileCheck %s --check-prefix=SM90
 

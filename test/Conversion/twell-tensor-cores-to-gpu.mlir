@@ -7,8 +7,8 @@
 // B (imm-trans-b 1) for the down GEMM. No pack kernel and no CUDA-core
 // consumer. Where the tensor cores cannot run, a remark and the CUDA
 // cores; auto follows the pack's sgpu.twell_consumer.
-// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="twell-consumer=tensor-cores" -verify-diagnostics | FileCheck %s
-// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu 2>&1 | FileCheck %s --check-prefix=AUTO
+// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="twell-consumer=tensor-cores twell-pack=kernel" -verify-diagnostics | FileCheck %s
+// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="twell-pack=kernel" 2>&1 | FileCheck %s --check-prefix=AUTO
 // RUN: not sparse-opt %s -split-input-file -convert-sgpu-to-gpu="twell-consumer=gpu" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="twell-consumer=tensor-cores chip=sm_90 features=+ptx85" 2>&1 | FileCheck %s --check-prefix=SM90
 // RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="twell-consumer=tensor-cores twell-producer=fused" 2>&1 | FileCheck %s --check-prefix=FUSED

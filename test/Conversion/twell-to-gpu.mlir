@@ -6,7 +6,7 @@
 // the consumer kernel (one block per token, active neurons staged in
 // shared memory, f32 output vectors in registers), over host-allocated
 // buffers of the concrete !sgpu.twell form.
-// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu | FileCheck %s
+// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="twell-pack=kernel" | FileCheck %s
 
 // M = 16, F = 600, tile 256 (3 tiles, the last partial), compression 4
 // (W = 64 words). Pack: 3 warps. Consumer, ungated, d = 64: 64 threads.

@@ -8,19 +8,29 @@
 // products), and ptxas assembles every kernel for sm_90a without spills.
 // REQUIRES: ptxas
 // RUN: rm -rf %t && mkdir -p %t
-// RUN: sparse-opt %S/Inputs/twell-ffn-ungated-f16.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="output-dir=%t/uf16" -o /dev/null
+// RUN: sparse-opt %S/Inputs/twell-ffn-ungated-f16.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="twell-pack=kernel output-dir=%t/uf16" -o /dev/null
 // RUN: FileCheck %s --check-prefix=PROGRAM < %t/uf16/program.txt
 // RUN: %ptxas -arch=sm_90a -v %t/uf16/kernels.ptx -o %t/uf16.cubin 2>&1 | FileCheck %s --check-prefix=SM90A
-// RUN: sparse-opt %S/Inputs/twell-ffn-ungated-bf16.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="output-dir=%t/ubf16" -o /dev/null
+// RUN: sparse-opt %S/Inputs/twell-ffn-ungated-bf16.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="twell-pack=kernel output-dir=%t/ubf16" -o /dev/null
 // RUN: FileCheck %s --check-prefix=PROGRAM < %t/ubf16/program.txt
 // RUN: %ptxas -arch=sm_90a -v %t/ubf16/kernels.ptx -o %t/ubf16.cubin 2>&1 | FileCheck %s --check-prefix=SM90A
-// RUN: sparse-opt %S/Inputs/twell-ffn-gated-f16.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="output-dir=%t/gf16" -o /dev/null
+// RUN: sparse-opt %S/Inputs/twell-ffn-gated-f16.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="twell-pack=kernel output-dir=%t/gf16" -o /dev/null
 // RUN: FileCheck %s --check-prefix=PROGRAM < %t/gf16/program.txt
 // RUN: %ptxas -arch=sm_90a -v %t/gf16/kernels.ptx -o %t/gf16.cubin 2>&1 | FileCheck %s --check-prefix=SM90A
-// RUN: sparse-opt %S/Inputs/twell-ffn-gated-bf16.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="output-dir=%t/gbf16" -o /dev/null
+// RUN: sparse-opt %S/Inputs/twell-ffn-gated-bf16.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="twell-pack=kernel output-dir=%t/gbf16" -o /dev/null
 // RUN: FileCheck %s --check-prefix=PROGRAM < %t/gbf16/program.txt
 // RUN: %ptxas -arch=sm_90a -v %t/gbf16/kernels.ptx -o %t/gbf16.cubin 2>&1 | FileCheck %s --check-prefix=SM90A
 // RUN: FileCheck %s --check-prefix=PTX < %t/gbf16/kernels.ptx
+// The default form (the pack fused into the consumer, which reads H) assembles too.
+// RUN: sparse-opt %S/Inputs/twell-ffn-gated-bf16.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="output-dir=%t/fromh" -o /dev/null
+// RUN: FileCheck %s --check-prefix=FROMH < %t/fromh/program.txt
+// RUN: %ptxas -arch=sm_90a -v %t/fromh/kernels.ptx -o %t/fromh.cubin 2>&1 | FileCheck %s --check-prefix=FROMHPTXAS
+// FROMH-NOT: sgpu_twell_pack
+// FROMH: launch sgpu_twell_clear_0
+// FROMH-NOT: sgpu_twell_pack
+// FROMH: launch sgpu_twell_ffn_0
+// FROMHPTXAS: Compiling entry function 'sgpu_twell_ffn_0' for 'sm_90a'
+// FROMHPTXAS: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 
 // PROGRAM: buffer [[WD:[0-9]+]] param 0 524288
 // The pack's counters are program stats: fallback rows of M = 64, nonzeros

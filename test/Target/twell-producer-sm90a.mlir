@@ -25,7 +25,7 @@
 // RUN: FileCheck %s --check-prefix=CLUSTERPTX < %t/cluster/kernels.ptx
 // RUN: %ptxas -arch=sm_90a -v %t/cluster/kernels.ptx -o %t/cluster.cubin 2>&1 | FileCheck %s --check-prefix=SM90A --implicit-check-not=C75
 // RUN: sparse-opt %S/Inputs/twell-ffn-ungated-bf16-bias.mlir --sgpu-sparsify-ffn="tile=64 compression=4" --sgpu-compile="twell-producer=fused cluster=2" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOPAIR
-// RUN: sparse-opt %S/Inputs/twell-ffn-gated-bf16.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="output-dir=%t/auto" -o /dev/null
+// RUN: sparse-opt %S/Inputs/twell-ffn-gated-bf16.mlir --sgpu-sparsify-ffn="tile=256 compression=4" --sgpu-compile="twell-pack=kernel output-dir=%t/auto" -o /dev/null
 // RUN: FileCheck %s --check-prefix=AUTO < %t/auto/program.txt
 // RUN: not sparse-opt %S/Inputs/twell-ffn-gated-bf16.mlir --sgpu-compile="twell-producer=cublas" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
 

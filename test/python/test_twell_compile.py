@@ -106,10 +106,11 @@ def test_fused_producer(tmp_path):
                        "sgpu_twell_fixup_%d" % i, "sgpu_twell_ffn_%d" % i], names
     text = (pathlib.Path(art.directory) / "program.txt").read_text()
     assert not any(line.startswith("gemm ") for line in text.splitlines() if "n=512 " in line)
-    # The default keeps the library GEMM and the pack kernel.
+    # The default keeps the library GEMM, and the consumer reads its H
+    # (the pack fused into the consumer: no pack kernel).
     with Compiler() as c:
         art = c.parse_file(MODEL).compile(tmp_path / "auto", twell=True)
-    assert "sgpu_twell_pack_0" in launches(art)
+    assert "sgpu_twell_ffn_0" in launches(art) and "sgpu_twell_pack_0" not in launches(art)
     assert not any(n.startswith("sgpu_twell_producer") for n in launches(art))
     with pytest.raises(ValueError, match="twell_producer must be"):
         with Compiler() as c:
@@ -201,3 +202,24 @@ def test_cli_twell_passes(tmp_path):
     assert text.count("launch sgpu_twell_ffn_0 ") == 2, text
     r = cli("compile", MODEL, "-o", tmp_path / "q", "--twell", "--twell-passes", "x")
     assert r.returncode != 0 and "invalid int value" in r.stderr
+
+
+def test_twell_pack(tmp_path):
+    # The pack kernel on request; fused into the consumer by default.
+    with Compiler() as c:
+        art = c.parse_file(MODEL).compile(tmp_path / "k", twell=True, twell_pack="kernel")
+    assert "sgpu_twell_pack_0" in launches(art) and "sgpu_twell_pack_1" in launches(art)
+    with Compiler() as c:
+        art = c.parse_file(MODEL).compile(tmp_path / "c", twell=True, twell_pack="consumer")
+    assert not any(n.startswith("sgpu_twell_pack") for n in launches(art))
+    # Both stats stay (the fallback rows are always 0 in the fused form).
+    text = (pathlib.Path(art.directory) / "program.txt").read_text()
+    assert "stat twell0.active_neurons" in text and "stat twell0.fallback_rows" in text
+    with pytest.raises(ValueError, match="twell_pack must be"):
+        with Compiler() as c:
+            c.parse_file(MODEL).compile(tmp_path / "bad", twell=True, twell_pack="inline")
+    r = cli("compile", MODEL, "-o", tmp_path / "cli", "--twell", "--twell-pack", "kernel")
+    assert r.returncode == 0, r.stderr
+    assert "sgpu_twell_pack_0" in (tmp_path / "cli" / "program.txt").read_text()
+    r = cli("compile", MODEL, "-o", tmp_path / "cli2", "--twell", "--twell-pack", "fused")
+    assert r.returncode != 0 and "invalid choice" in r.stderr

@@ -11,6 +11,7 @@ FFN:
 (b, a bias of the first linear, is the one 1-D input.)
 
   check_twell.py <artifact-dir> <lib-dir> [--seed 0] [--tile 256 --compression 4] [--block-form]
+                 [--no-capacity]
 
 Row densities are set through feature 0: x[m, 0] = 1 and the first (gate)
 weight's column 0 holds a per-row-group shift, so that the rows span about
@@ -50,6 +51,9 @@ ap.add_argument("--block-form", action="store_true",
                 help="compiled with twell-consumer=tensor-cores: the block form has no "
                      "capacity, so no row falls back, and its union stat "
                      "(twell0.block_neurons) is checked")
+ap.add_argument("--no-capacity", action="store_true",
+                help="compiled with twell-pack=consumer: the consumer reads H, nothing has a "
+                     "capacity, so no row falls back")
 args = ap.parse_args()
 
 sig = json.loads((args.artifacts / "signature.json").read_text())
@@ -135,7 +139,7 @@ out = run_program(rt, args.artifacts, inputs, np.zeros((M, D), dtype=np.float16 
 gate_nz = to_f32(to_dtype(np.maximum(xf @ to_f32(gs).T + bias, 0))) != 0
 tiles = np.add.reduceat(gate_nz, np.arange(0, F, args.tile), axis=1)
 ref_active = int(gate_nz.sum())
-ref_fallback = 0 if args.block_form else int(
+ref_fallback = 0 if args.block_form or args.no_capacity else int(
     (tiles > args.tile // args.compression - 1).any(axis=1).sum())
 active, fallback = stats.get("twell0.active_neurons"), stats.get("twell0.fallback_rows")
 stats_ok = (active is not None and abs(active - ref_active) <= 2 + ref_active // 1000 and
