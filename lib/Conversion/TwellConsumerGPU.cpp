@@ -807,17 +807,34 @@ int64_t mlir::sgpu::twellConsumerPasses(TwellFFNOp op, int64_t requested) {
       tiles);
 }
 
+/// The consumer's shape for `op` in `passes` passes.
+static ConsumerShape shapeOf(TwellFFNOp op, int64_t passes) {
+  TwellType tt = op.getPacked().getType();
+  auto yt = cast<RankedTensorType>(op.getResult().getType());
+  return ConsumerShape(tt.getShape()[1], yt.getDimSize(1),
+                       tt.getLayout().getTile(),
+                       tt.getLayout().getWordsPerTile(),
+                       static_cast<bool>(op.getInput()), passes);
+}
+
+/// Replaces `op` by the tensor of its output buffer `y` and erases it.
+static void replaceByOutput(OpBuilder &b, TwellFFNOp op, Value y) {
+  Value result = bufferization::ToTensorOp::create(
+      b, op.getLoc(), op.getResult().getType(), y,
+      /*restrict=*/b.getUnitAttr(), /*writable=*/b.getUnitAttr());
+  op.replaceAllUsesWith(result);
+  op.erase();
+}
+
 void mlir::sgpu::lowerTwellFFNToGPU(TwellFFNOp op, const TwellBuffers &packed,
                                     Value downT, gpu::GPUModuleOp gpuModule,
                                     SymbolTable &symbols, size_t index,
                                     int64_t passes) {
   Location loc = op.getLoc();
   TwellType tt = op.getPacked().getType();
-  TwellLayoutAttr layout = tt.getLayout();
   auto yt = cast<RankedTensorType>(op.getResult().getType());
   bool gated = static_cast<bool>(op.getInput());
-  ConsumerShape shape(tt.getShape()[1], yt.getDimSize(1), layout.getTile(),
-                      layout.getWordsPerTile(), gated, passes);
+  ConsumerShape shape = shapeOf(op, passes);
   Type et = tt.getElementType();
 
   OpBuilder b(op);
@@ -862,11 +879,7 @@ void mlir::sgpu::lowerTwellFFNToGPU(TwellFFNOp op, const TwellBuffers &packed,
     }
     launchKernel(b, loc, func, tt.getShape()[0], shape.threads, args);
   }
-  Value result = bufferization::ToTensorOp::create(
-      b, loc, yt, y, /*restrict=*/b.getUnitAttr(),
-      /*writable=*/b.getUnitAttr());
-  op.replaceAllUsesWith(result);
-  op.erase();
+  replaceByOutput(b, op, y);
 }
 
 void mlir::sgpu::lowerTwellFFNFromH(TwellFFNOp op, Value h, Value active,
@@ -874,11 +887,9 @@ void mlir::sgpu::lowerTwellFFNFromH(TwellFFNOp op, Value h, Value active,
                                     SymbolTable &symbols, size_t index) {
   Location loc = op.getLoc();
   TwellType tt = op.getPacked().getType();
-  TwellLayoutAttr layout = tt.getLayout();
   auto yt = cast<RankedTensorType>(op.getResult().getType());
   bool gated = static_cast<bool>(op.getInput());
-  ConsumerShape shape(tt.getShape()[1], yt.getDimSize(1), layout.getTile(),
-                      layout.getWordsPerTile(), gated, /*passes=*/1);
+  ConsumerShape shape = shapeOf(op, 1);
   Type et = tt.getElementType();
 
   OpBuilder b(op);
@@ -906,11 +917,7 @@ void mlir::sgpu::lowerTwellFFNFromH(TwellFFNOp op, Value h, Value active,
   finishKernel(kb, loc, func);
 
   launchKernel(b, loc, func, tt.getShape()[0], shape.threads, args);
-  Value result = bufferization::ToTensorOp::create(
-      b, loc, yt, y, /*restrict=*/b.getUnitAttr(),
-      /*writable=*/b.getUnitAttr());
-  op.replaceAllUsesWith(result);
-  op.erase();
+  replaceByOutput(b, op, y);
 }
 
 std::pair<Value, Value>
