@@ -102,10 +102,11 @@ struct ConsumerShape {
   /// Launches over the tiles (twellConsumerPasses); with more than one the
   /// kernel takes its tile range and the f32 partial sums as arguments.
   int64_t passes;
-  /// Reading H itself (lowerTwellFFNFromH): the columns of a row are
-  /// scanned in chunks of hChunk = hVec * threads * hRounds, each thread
-  /// loading hRounds vectors of hVec elements per chunk.
-  int64_t hVec = 1, hRounds = 1, hChunk = 1;
+  /// Reading H itself (lowerTwellFFNFromH, F a multiple of hVec): the
+  /// columns of a row are scanned in chunks of hChunk = hVec * threads *
+  /// hRounds, each thread loading hRounds 16-byte vectors per chunk.
+  static constexpr int64_t hVec = kTwellFromHVector;
+  int64_t hRounds = 1, hChunk = 1;
 
   ConsumerShape(int64_t f, int64_t d, int64_t tile, int64_t words,
                 bool gated, int64_t passes)
@@ -124,7 +125,6 @@ struct ConsumerShape {
                      capacity);
     groupTiles = std::clamp<int64_t>(stage / capacity, 1,
                                      std::min(kMaxGroupTiles, tiles));
-    hVec = rowVectorWidth(f);
     hRounds = std::clamp<int64_t>((f + hVec * threads - 1) / (hVec * threads),
                                   1, kMaxScanRounds);
     hChunk = hVec * threads * hRounds;
@@ -296,18 +296,10 @@ public:
     // The nonzeros of vector i (16-bit elements, two per 32-bit word:
     // nonzero when a half has a bit besides the sign, as une 0.0 for every
     // value a ReLU leaves; NaN counts as nonzero), without unpacking them.
-    int64_t words = s.hVec / 2;
+    constexpr int64_t words = ConsumerShape::hVec / 2;
     auto countNonzeros = [&](Value base, int64_t i) -> Value {
       Value col = im.add(base, im.mul(im.add(tid, i * s.threads), s.hVec));
       Value ok = partial ? im.lt(col, s.f) : Value();
-      if (words == 0) {
-        Value n = im.i32(0);
-        scan(base, im.c(i), [&](Value, Value, Value nz) {
-          n = arith::AddIOp::create(b, loc, n,
-                                    arith::ExtUIOp::create(b, loc, i32, nz));
-        });
-        return n;
-      }
       Value v = vector::LoadOp::create(b, loc, hType, h,
                                        ValueRange{row, im.clamp(col, ok)},
                                        /*nontemporal=*/false, hAlign);

@@ -156,6 +156,10 @@ void lowerTwellFFNToGPU(TwellFFNOp op, const TwellBuffers &packed,
                         SymbolTable &symbols, size_t index,
                         int64_t passes = 1);
 
+/// Elements per load of H when the consumer reads it (16 bytes): the pack
+/// is fused into its consumer only when F is a multiple of it.
+constexpr int64_t kTwellFromHVector = 8;
+
 /// The pack fused into its only consumer (convert-sgpu-to-gpu
 /// twell-pack=consumer): emits, before `pack`, its two stats (the fallback
 /// rows stay 0: nothing has a capacity) and their clear kernel, and returns

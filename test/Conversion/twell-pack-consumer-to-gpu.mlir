@@ -68,3 +68,17 @@ func.func @large(%h: tensor<16x14336xbf16>, %x: tensor<16x2048xbf16>, %wu: tenso
   %y = sgpu.twell_ffn %p, %wd up(%x, %wu : tensor<16x2048xbf16>, tensor<14336x2048xbf16>) : !sgpu.twell<16x14336xbf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<2048x14336xbf16> -> tensor<16x2048xbf16>
   return %y : tensor<16x2048xbf16>
 }
+
+// -----
+
+// F = 1020 is not a multiple of 8 (the consumer's 16-byte vectors of H):
+// the pack kernel stays.
+// CHECK-LABEL: func.func @narrow
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_twell_pack_0
+// KERNEL-LABEL: func.func @narrow
+func.func @narrow(%h: tensor<16x1020xbf16>, %wd: tensor<64x1020xbf16>) -> tensor<16x64xbf16> {
+  // expected-remark @+1 {{TwELL pack: a pack kernel, not fused into the consumer: F is not a multiple of 8 (the consumer reads H in 16-byte vectors)}}
+  %p = sgpu.twell_pack %h : tensor<16x1020xbf16> -> !sgpu.twell<16x1020xbf16, #sgpu.twell<tile = 256, compression = 4>>
+  %y = sgpu.twell_ffn %p, %wd : !sgpu.twell<16x1020xbf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<64x1020xbf16> -> tensor<16x64xbf16>
+  return %y : tensor<16x64xbf16>
+}
