@@ -679,9 +679,8 @@ struct ConvertSGPUToGPUPass
     else if (twellConsumerPasses(cast<TwellFFNOp>(users.front()),
                                  twellPasses) != 1)
       why = "its consumer runs in passes";
-    else if (pack.getResult().getType().getCols() % kTwellFromHVector)
-      why = "F is not a multiple of 8 (the consumer reads H in 16-byte "
-            "vectors)";
+    else
+      why = whyNoTwellPackInConsumer(cast<TwellFFNOp>(users.front()));
     if (!why.empty()) {
       if (twellPack == "consumer")
         pack.emitRemark() << "TwELL pack: a pack kernel, not fused into the "

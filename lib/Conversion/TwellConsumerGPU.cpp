@@ -78,8 +78,8 @@ constexpr int64_t kUnroll = 4;
 constexpr int64_t kRoundsInFlight = 4;
 /// Tiles per packed group: a warp scans their counts, one per lane.
 constexpr int64_t kMaxGroupTiles = kWarpSize;
-/// Reading H: vectors a thread loads per chunk of a row (a chunk of
-/// 8 * 128 * 8 = 8192 columns at d = 2048; one chunk up to that F).
+/// Reading H: the most 16-byte vectors a thread loads from its row (so F
+/// up to 8 * 128 * 8 = 8192 at d = 2048, 16384 from d = 4096).
 constexpr int64_t kMaxScanRounds = 8;
 /// The transpose kernel's tile edge and block (32 x 8 threads).
 constexpr int64_t kTransposeTile = 32;
@@ -102,9 +102,9 @@ struct ConsumerShape {
   /// Launches over the tiles (twellConsumerPasses); with more than one the
   /// kernel takes its tile range and the f32 partial sums as arguments.
   int64_t passes;
-  /// Reading H itself (lowerTwellFFNFromH, F a multiple of hVec): the
-  /// columns of a row are scanned in chunks of hChunk = hVec * threads *
-  /// hRounds, each thread loading hRounds 16-byte vectors per chunk.
+  /// Reading H itself (lowerTwellFFNFromH, F a multiple of hVec): each
+  /// thread loads hRounds 16-byte vectors of its row, hChunk = hVec *
+  /// threads * hRounds >= F columns in all.
   static constexpr int64_t hVec = kTwellFromHVector;
   int64_t hRounds = 1, hChunk = 1;
 
@@ -125,8 +125,8 @@ struct ConsumerShape {
                      capacity);
     groupTiles = std::clamp<int64_t>(stage / capacity, 1,
                                      std::min(kMaxGroupTiles, tiles));
-    hRounds = std::clamp<int64_t>((f + hVec * threads - 1) / (hVec * threads),
-                                  1, kMaxScanRounds);
+    hRounds = std::max<int64_t>((f + hVec * threads - 1) / (hVec * threads),
+                                1);
     hChunk = hVec * threads * hRounds;
   }
 };
@@ -240,11 +240,11 @@ public:
   /// The consumer reading H (the pack's input) instead of the packed form.
   /// Arguments: h, wdT, [x, wu], y, active (the pack's nonzero stat);
   /// workgroup: cols, vals, the group's entry count, the warps' counts
-  /// (two sets, by chunk parity). Per chunk of hChunk columns: every
-  /// thread counts the nonzeros of its vectors, a warp scan and the
-  /// warps' totals give each thread its first place, and the chunk's
-  /// entries are staged `stage` places at a time (one group unless the
-  /// chunk holds more), each group then as in build().
+  /// (one per 16 bytes). Every thread counts the nonzeros of its vectors
+  /// of the row, a warp scan and the warps' totals give each thread its
+  /// first place, and the row's entries are staged `stage` places at a
+  /// time (one group unless the row holds more), each group then as in
+  /// build().
   void buildFromH(gpu::GPUFuncOp func) {
     Value h = func.getArgument(0);
     wdT = func.getArgument(1);
@@ -268,10 +268,9 @@ public:
     VectorType hType = VectorType::get({s.hVec}, et);
     llvm::Align hAlign(s.hVec * et.getIntOrFloatBitWidth() / 8);
     Value zeroH = arith::ConstantOp::create(b, loc, et, b.getZeroAttr(et));
-    int64_t chunks = (s.f + s.hChunk - 1) / s.hChunk;
-    bool partial = chunks * s.hChunk != s.f;
+    bool partial = s.hChunk != s.f;
 
-    // Vector i of this thread in chunk `base`: its first column, whether it
+    // Vector i of this thread (from column `base`): its first column, whether it
     // is inside the row (vectors never straddle F: hVec divides it), and
     // its elements' nonzero flags ("nonzero" as the pack kernel: une 0.0).
     auto scan = [&](Value base, Value i,
@@ -321,110 +320,94 @@ public:
                 : n;
     };
 
-    Value zero = splat(0.0);
-    SmallVector<Value> init(s.perThread, zero);
-    init.push_back(im.i32(0));
-    auto chunkLoop = scf::ForOp::create(
-        b, loc, im.c(0), im.c(chunks), im.c(1), init,
-        [&](OpBuilder &, Location, Value c, ValueRange carried) {
-          Value base = im.mul(c, s.hChunk);
-          Value mine = im.i32(0);
-          for (int64_t i = 0; i < s.hRounds; ++i)
-            mine = arith::AddIOp::create(b, loc, mine, countNonzeros(base, i));
-          Value incl = warpInclusiveSum(b, loc, mine);
-          // The warps' counts of chunk c sit in set c % 2: the next chunk
-          // writes the other set, so no barrier is needed before it. One
-          // count per 16 bytes: adjacent 4-byte counts would be read as one
-          // 16-byte load, which the buffer's 4-byte alignment does not
-          // allow (measured: a misaligned-address fault).
-          Value set = im.mul(im.rem(c, 2), s.warps);
-          auto countAt = [&](Value w) { return im.mul(im.add(set, w), 4); };
-          im.ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                          lane, im.c(kWarpSize - 1)),
-                    [&] {
-                      memref::StoreOp::create(b, loc, incl, warpCounts,
-                                              ValueRange{countAt(warp)});
-                    });
-          gpu::BarrierOp::create(b, loc);
-          Value before = im.i32(0), chunkTotal = im.i32(0);
-          for (int64_t w = 0; w < s.warps; ++w) {
-            Value wc = memref::LoadOp::create(b, loc, warpCounts,
-                                              ValueRange{countAt(im.c(w))});
-            before = arith::AddIOp::create(
-                b, loc, before,
-                arith::SelectOp::create(b, loc, im.lt(im.c(w), warp), wc,
-                                        im.i32(0)));
-            chunkTotal = arith::AddIOp::create(b, loc, chunkTotal, wc);
-          }
-          Value first = arith::AddIOp::create(
-              b, loc, before, arith::SubIOp::create(b, loc, incl, mine));
-          Value n = arith::IndexCastUIOp::create(b, loc, b.getIndexType(),
-                                                 chunkTotal);
-          Value groups = im.div(im.add(n, s.stage - 1), s.stage);
-          auto groupLoop = scf::ForOp::create(
-              b, loc, im.c(0), groups, im.c(1), carried.take_front(s.perThread),
-              [&](OpBuilder &, Location, Value g, ValueRange acc) {
-                // Places [lo, lo + stage) of the chunk's entries.
-                Value lo = toI32(im.mul(g, s.stage));
-                // One vector per iteration (a loop, not unrolled: the
-                // vectors come from L1 again, and unrolled they would take
-                // registers from the weight loads' occupancy).
-                scf::ForOp::create(
-                    b, loc, im.c(0), im.c(s.hRounds), im.c(1),
-                    ValueRange{first},
-                    [&](OpBuilder &, Location, Value i, ValueRange iter) {
-                      Value pos = iter[0];
-                      scan(base, i, [&](Value col, Value xk, Value nz) {
-                        Value at = arith::SubIOp::create(b, loc, pos, lo);
-                        Value inGroup = im.andi(
-                            nz, im.andi(arith::CmpIOp::create(
-                                            b, loc, arith::CmpIPredicate::sge,
-                                            pos, lo),
-                                        arith::CmpIOp::create(
-                                            b, loc, arith::CmpIPredicate::slt,
-                                            at, im.i32(s.stage))));
-                        im.ifThen(inGroup, [&] {
-                          Value e = arith::IndexCastUIOp::create(
-                              b, loc, b.getIndexType(), at);
-                          memref::StoreOp::create(b, loc, toI32(col), cols,
-                                                  ValueRange{e});
-                          memref::StoreOp::create(b, loc, im.toF32(xk), vals,
-                                                  ValueRange{e});
-                        });
-                        pos = arith::AddIOp::create(
-                            b, loc, pos,
-                            arith::ExtUIOp::create(b, loc, i32, nz));
-                      });
-                      scf::YieldOp::create(b, loc, pos);
-                    });
-                im.ifThen(
-                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
-                                          im.c(0)),
-                    [&] {
-                      Value left =
-                          arith::SubIOp::create(b, loc, chunkTotal, lo);
-                      memref::StoreOp::create(
-                          b, loc,
-                          arith::MinUIOp::create(b, loc, left, im.i32(s.stage)),
-                          total, ValueRange{im.c(0)});
-                    });
-                scf::YieldOp::create(b, loc, consumeGroup(acc));
+    Value base = im.c(0);
+    Value mine = im.i32(0);
+    for (int64_t i = 0; i < s.hRounds; ++i)
+      mine = arith::AddIOp::create(b, loc, mine, countNonzeros(base, i));
+    Value incl = warpInclusiveSum(b, loc, mine);
+    // One count per 16 bytes: adjacent 4-byte counts would be read as one
+    // 16-byte load, which the buffer's 4-byte alignment does not allow
+    // (measured: a misaligned-address fault).
+    auto countAt = [&](Value w) { return im.mul(w, 4); };
+    im.ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
+                                    im.c(kWarpSize - 1)),
+              [&] {
+                memref::StoreOp::create(b, loc, incl, warpCounts,
+                                        ValueRange{countAt(warp)});
               });
-          SmallVector<Value> next(groupLoop.getResults());
-          next.push_back(
-              arith::AddIOp::create(b, loc, carried.back(), chunkTotal));
-          scf::YieldOp::create(b, loc, next);
+    gpu::BarrierOp::create(b, loc);
+    Value before = im.i32(0), rowTotal = im.i32(0);
+    for (int64_t w = 0; w < s.warps; ++w) {
+      Value wc = memref::LoadOp::create(b, loc, warpCounts,
+                                        ValueRange{countAt(im.c(w))});
+      before = arith::AddIOp::create(
+          b, loc, before,
+          arith::SelectOp::create(b, loc, im.lt(im.c(w), warp), wc,
+                                  im.i32(0)));
+      rowTotal = arith::AddIOp::create(b, loc, rowTotal, wc);
+    }
+    Value first = arith::AddIOp::create(
+        b, loc, before, arith::SubIOp::create(b, loc, incl, mine));
+    Value n =
+        arith::IndexCastUIOp::create(b, loc, b.getIndexType(), rowTotal);
+    Value groups = im.div(im.add(n, s.stage - 1), s.stage);
+    SmallVector<Value> init(s.perThread, splat(0.0));
+    auto groupLoop = scf::ForOp::create(
+        b, loc, im.c(0), groups, im.c(1), init,
+        [&](OpBuilder &, Location, Value g, ValueRange acc) {
+          // Places [lo, lo + stage) of the row's entries.
+          Value lo = toI32(im.mul(g, s.stage));
+          // One vector per iteration (a loop, not unrolled: the vectors
+          // come from L1 again, and unrolled they would take registers
+          // from the weight loads' occupancy).
+          scf::ForOp::create(
+              b, loc, im.c(0), im.c(s.hRounds), im.c(1), ValueRange{first},
+              [&](OpBuilder &, Location, Value i, ValueRange iter) {
+                Value pos = iter[0];
+                scan(base, i, [&](Value col, Value xk, Value nz) {
+                  Value at = arith::SubIOp::create(b, loc, pos, lo);
+                  Value inGroup = im.andi(
+                      nz,
+                      im.andi(arith::CmpIOp::create(
+                                  b, loc, arith::CmpIPredicate::sge, pos, lo),
+                              arith::CmpIOp::create(b, loc,
+                                                    arith::CmpIPredicate::slt,
+                                                    at, im.i32(s.stage))));
+                  im.ifThen(inGroup, [&] {
+                    Value e = arith::IndexCastUIOp::create(
+                        b, loc, b.getIndexType(), at);
+                    memref::StoreOp::create(b, loc, toI32(col), cols,
+                                            ValueRange{e});
+                    memref::StoreOp::create(b, loc, im.toF32(xk), vals,
+                                            ValueRange{e});
+                  });
+                  pos = arith::AddIOp::create(
+                      b, loc, pos, arith::ExtUIOp::create(b, loc, i32, nz));
+                });
+                scf::YieldOp::create(b, loc, pos);
+              });
+          im.ifThen(
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
+                                    im.c(0)),
+              [&] {
+                Value left = arith::SubIOp::create(b, loc, rowTotal, lo);
+                memref::StoreOp::create(
+                    b, loc,
+                    arith::MinUIOp::create(b, loc, left, im.i32(s.stage)),
+                    total, ValueRange{im.c(0)});
+              });
+          scf::YieldOp::create(b, loc, consumeGroup(acc));
         });
     // One global atomic per row for the run's nonzero count.
     im.ifThen(
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid, im.c(0)),
         [&] {
-          Value rowCount = arith::ExtUIOp::create(
-              b, loc, b.getI64Type(), chunkLoop.getResults().back());
+          Value rowCount =
+              arith::ExtUIOp::create(b, loc, b.getI64Type(), rowTotal);
           memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addi,
                                       rowCount, active, ValueRange{im.c(0)});
         });
-    storeRow(chunkLoop.getResults().take_front(s.perThread));
+    storeRow(groupLoop.getResults());
   }
 
 private:
@@ -874,6 +857,19 @@ void mlir::sgpu::lowerTwellFFNToGPU(TwellFFNOp op, const TwellBuffers &packed,
   replaceByOutput(b, op, y);
 }
 
+std::string mlir::sgpu::whyNoTwellPackInConsumer(TwellFFNOp op) {
+  ConsumerShape shape = shapeOf(op, 1);
+  if (shape.f % ConsumerShape::hVec)
+    return "F is not a multiple of 8 (the consumer reads H in 16-byte "
+           "vectors)";
+  if (shape.hRounds > kMaxScanRounds)
+    return "F = " + std::to_string(shape.f) + " is over the " +
+           std::to_string(ConsumerShape::hVec * shape.threads *
+                          kMaxScanRounds) +
+           " columns the consumer's threads scan";
+  return "";
+}
+
 void mlir::sgpu::lowerTwellFFNFromH(TwellFFNOp op, Value h, Value active,
                                     Value downT, gpu::GPUModuleOp gpuModule,
                                     SymbolTable &symbols, size_t index) {
@@ -900,7 +896,7 @@ void mlir::sgpu::lowerTwellFFNFromH(TwellFFNOp op, Value h, Value active,
   SmallVector<Type> workgroup = {workgroupBuffer(kb, shape.stage, i32),
                                  workgroupBuffer(kb, shape.stage, f32),
                                  workgroupBuffer(kb, 1, i32),
-                                 workgroupBuffer(kb, 8 * shape.warps, i32)};
+                                 workgroupBuffer(kb, 4 * shape.warps, i32)};
   auto func = createKernel(kb, loc, symbols,
                            "sgpu_twell_ffn_" + std::to_string(index),
                            llvm::to_vector(ValueRange(args).getTypes()),

@@ -170,9 +170,14 @@ std::pair<Value, Value> lowerTwellPackIntoConsumer(TwellPackOp pack,
                                                    SymbolTable &symbols,
                                                    size_t index);
 
+/// Why the pack of `op` cannot be fused into it (empty when it can): F a
+/// multiple of kTwellFromHVector and at most 8 vectors per thread of the
+/// consumer (F <= 8192 at d <= 2048). (TwellConsumerGPU.cpp)
+std::string whyNoTwellPackInConsumer(TwellFFNOp op);
+
 /// Replaces `op` by a launch of `sgpu_twell_ffn_<index>` (one block per
 /// row) that finds the row's active neurons in `h` itself (a scan of the
-/// row in chunks, a block-wide prefix of the counts placing the entries),
+/// row, a block-wide prefix of the counts placing the entries),
 /// adds the row's count to `active` and then runs as lowerTwellFFNToGPU's
 /// kernel. (TwellConsumerGPU.cpp)
 void lowerTwellFFNFromH(TwellFFNOp op, Value h, Value active, Value downT,

@@ -19,8 +19,8 @@
 // CHECK: gpu.launch_func @sgpu_kernels::@sgpu_twell_clear_0 {{.*}} args(%[[ROWS]] : memref<1xi32>, %[[ACTIVE]] : memref<1xi64>)
 // CHECK-NOT: sgpu_twell_pack_0
 // CHECK: gpu.launch_func @sgpu_kernels::@sgpu_twell_ffn_0 blocks in (%c16{{.*}}, %{{.*}}, %{{.*}}) threads in (%c128{{.*}}, %{{.*}}, %{{.*}}) args(%[[H]] : memref<16x1024xbf16>, %{{.*}} : memref<1024x64xbf16>, %{{.*}} : memref<16x64xbf16>, %{{.*}} : memref<1024x64xbf16>, %{{.*}} : memref<16x64xbf16>, %[[ACTIVE]] : memref<1xi64>)
-// The kernel: the stage (cols, vals, count) and two sets of warp counts.
-// CHECK: gpu.func @sgpu_twell_ffn_0(%[[KH:.*]]: memref<16x1024xbf16>, {{.*}}, %[[KACT:.*]]: memref<1xi64>) workgroup(%{{.*}} : memref<{{[0-9]+}}xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<{{[0-9]+}}xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<1xi32, #gpu.address_space<workgroup>>, %[[WC:.*]] : memref<32xi32, #gpu.address_space<workgroup>>)
+// The kernel: the stage (cols, vals, count) and the warps' counts (16 bytes apart).
+// CHECK: gpu.func @sgpu_twell_ffn_0(%[[KH:.*]]: memref<16x1024xbf16>, {{.*}}, %[[KACT:.*]]: memref<1xi64>) workgroup(%{{.*}} : memref<{{[0-9]+}}xi32, #gpu.address_space<workgroup>>, %{{.*}} : memref<{{[0-9]+}}xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<1xi32, #gpu.address_space<workgroup>>, %[[WC:.*]] : memref<16xi32, #gpu.address_space<workgroup>>)
 // Counting: 16-byte vectors of H tested as 32-bit words.
 // CHECK: vector.load %[[KH]]
 // CHECK: vector.bitcast %{{.*}} : vector<8xbf16> to vector<4xi32>
@@ -80,5 +80,19 @@ func.func @narrow(%h: tensor<16x1020xbf16>, %wd: tensor<64x1020xbf16>) -> tensor
   // expected-remark @+1 {{TwELL pack: a pack kernel, not fused into the consumer: F is not a multiple of 8 (the consumer reads H in 16-byte vectors)}}
   %p = sgpu.twell_pack %h : tensor<16x1020xbf16> -> !sgpu.twell<16x1020xbf16, #sgpu.twell<tile = 256, compression = 4>>
   %y = sgpu.twell_ffn %p, %wd : !sgpu.twell<16x1020xbf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<64x1020xbf16> -> tensor<16x64xbf16>
+  return %y : tensor<16x64xbf16>
+}
+
+// -----
+
+// F = 8200 is over the 8 * 128 * 8 columns that the consumer's 128
+// threads scan: the pack kernel stays.
+// CHECK-LABEL: func.func @wide_row
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_twell_pack_0
+// KERNEL-LABEL: func.func @wide_row
+func.func @wide_row(%h: tensor<16x8200xbf16>, %wd: tensor<64x8200xbf16>) -> tensor<16x64xbf16> {
+  // expected-remark @+1 {{TwELL pack: a pack kernel, not fused into the consumer: F = 8200 is over the 8192 columns the consumer's threads scan}}
+  %p = sgpu.twell_pack %h : tensor<16x8200xbf16> -> !sgpu.twell<16x8200xbf16, #sgpu.twell<tile = 256, compression = 4>>
+  %y = sgpu.twell_ffn %p, %wd : !sgpu.twell<16x8200xbf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<64x8200xbf16> -> tensor<16x64xbf16>
   return %y : tensor<16x64xbf16>
 }
