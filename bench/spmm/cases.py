@@ -51,19 +51,14 @@ def cases(which="issue"):
     "sweep" (2:4 f16 timings only, for tile/stage sweeps) or "small" (the
     issue grid's M <= 128 timings, for the sparse-or-dense choice)."""
     assert which in SETS, which
-    if which == "large":
-        # The prefill end of the issue grid, 2:4 only (schedule A/B runs).
+    if which in ("large", "large68"):
+        # The prefill end of the issue grid, 2:4 ("large") or 6:8
+        # ("large68") only (schedule A/B runs).
+        variant = "2:4" if which == "large" else "6:8"
         for dtype in DTYPES:
             for n, k in ISSUE_LAYERS:
                 for m in (4096, 16384):
-                    yield "2:4", dtype, "timing", m, n, k
-        return
-    if which == "large68":
-        # The prefill end of the issue grid, 6:8 (schedule A/B runs).
-        for dtype in DTYPES:
-            for n, k in ISSUE_LAYERS:
-                for m in (4096, 16384):
-                    yield "6:8", dtype, "timing", m, n, k
+                    yield variant, dtype, "timing", m, n, k
         return
     if which == "mid":
         # 2:4 at 512 tokens on the issue layers (tile sweeps where

@@ -29,6 +29,16 @@ Value mlir::sgpu::warpAllSum(OpBuilder &b, Location loc, Value v) {
   return v;
 }
 
+Value mlir::sgpu::nonzeroHalves(OpBuilder &b, Location loc, Value w) {
+  auto c = [&](uint32_t v) -> Value {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                        static_cast<int32_t>(v));
+  };
+  Value magnitudes = arith::AndIOp::create(b, loc, w, c(0x7fff7fffu));
+  Value carried = arith::AddIOp::create(b, loc, magnitudes, c(0x7fff7fffu));
+  return arith::AndIOp::create(b, loc, carried, c(0x80008000u));
+}
+
 MemRefType mlir::sgpu::workgroupBuffer(OpBuilder &b, int64_t n, Type et) {
   return MemRefType::get({n}, et, AffineMap(),
                          gpu::AddressSpaceAttr::get(

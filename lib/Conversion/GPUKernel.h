@@ -33,6 +33,13 @@ Value warpInclusiveSum(OpBuilder &b, Location loc, Value v);
 /// shuffles; the order of the additions is the same in every lane).
 Value warpAllSum(OpBuilder &b, Location loc, Value v);
 
+/// For a 32-bit word `w` holding two 16-bit floats: bit 15 (31) set where
+/// the low (high) value is not +-0 ("une 0.0", as the reference; NaN is
+/// nonzero), every other bit clear: ((w & 0x7fff7fff) + 0x7fff7fff) &
+/// 0x80008000 (a half's magnitude bits carry into its top bit, never into
+/// the other half).
+Value nonzeroHalves(OpBuilder &b, Location loc, Value w);
+
 /// A rank-1 shared-memory buffer of `n` elements of `et`.
 MemRefType workgroupBuffer(OpBuilder &b, int64_t n, Type et);
 

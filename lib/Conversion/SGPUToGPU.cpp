@@ -670,9 +670,8 @@ struct ConvertSGPUToGPUPass
       return false;
     std::string why;
     auto users = llvm::to_vector(pack->getUsers());
-    if (tensorCorePacks.contains(pack))
-      why = "its consumers run on tensor cores";
-    else if (producerOfPack.count(pack))
+    // (Packs of the tensor-core consumer are lowered before this is asked.)
+    if (producerOfPack.count(pack))
       why = "the fused producer packs it";
     else if (users.size() != 1)
       why = "it has more than one consumer";

@@ -295,6 +295,9 @@ public:
     // The nonzeros of vector i (16-bit elements, two per 32-bit word:
     // nonzero when a half has a bit besides the sign, as une 0.0 for every
     // value a ReLU leaves; NaN counts as nonzero), without unpacking them.
+    // The same predicate as nonzeroHalves (GPUKernel.h), tested per half:
+    // counting with nonzeroHalves made ptxas spill this kernel (d = 2048:
+    // 64 registers and 12 bytes of spills, against 72 and none).
     constexpr int64_t words = ConsumerShape::hVec / 2;
     auto countNonzeros = [&](Value base, int64_t i) -> Value {
       Value col = im.add(base, im.mul(im.add(tid, i * s.threads), s.hVec));

@@ -114,10 +114,8 @@ void buildBlocksKernel(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
   gpu::BarrierOp::create(b, loc);
 
   // The union and the nonzero count, per 16-byte chunk (8 columns) of the
-  // block's rows, on 32-bit words: for a pair of 16-bit values w,
-  // ((w & 0x7fff7fff) + 0x7fff7fff) & 0x80008000 has bit 15 (31) set where
-  // the low (high) value is not +-0 ("une 0.0", as the reference; NaN is
-  // nonzero), and its shift by 15 adds 1 to that half of a per-word
+  // block's rows, on 32-bit words: nonzeroHalves marks the nonzero values
+  // of a pair, and its shift by 15 adds 1 to that half of a per-word
   // counter (at most 64 per half). One load per row and four words, a few
   // integer operations per word: the pass runs at memory speed.
   VectorType vt = VectorType::get({8}, et);
@@ -152,10 +150,7 @@ void buildBlocksKernel(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
               for (int64_t r = 0; r < kRowBatch; ++r)
                 for (int64_t i = 0; i < 4; ++i) {
                   Value w = vector::ExtractOp::create(b, loc, loaded[r], i);
-                  Value t = andC(arith::AddIOp::create(
-                                     b, loc, andC(w, 0x7fff7fffu),
-                                     im.i32(0x7fff7fff)),
-                                 0x80008000u);
+                  Value t = nonzeroHalves(b, loc, w);
                   Value one = arith::ShRUIOp::create(b, loc, t, im.i32(15));
                   one = arith::SelectOp::create(b, loc, valid[r], one,
                                                 im.i32(0));
