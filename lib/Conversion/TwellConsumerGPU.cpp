@@ -910,19 +910,3 @@ void mlir::sgpu::lowerTwellFFNFromH(TwellFFNOp op, Value h, Value active,
   launchKernel(b, loc, func, tt.getShape()[0], shape.threads, args);
   replaceByOutput(b, op, y);
 }
-
-std::pair<Value, Value>
-mlir::sgpu::lowerTwellPackIntoConsumer(TwellPackOp pack,
-                                       gpu::GPUModuleOp gpuModule,
-                                       SymbolTable &symbols, size_t index) {
-  Location loc = pack.getLoc();
-  OpBuilder b(pack);
-  Value h = readBuffer(b, loc, pack.getInput());
-  Value active;
-  Value rows = allocTwellStats(b, pack, index, active);
-  OpBuilder kb(gpuModule.getBodyRegion());
-  kb.setInsertionPointToEnd(gpuModule.getBody());
-  auto clear = buildTwellClearKernel(kb, loc, symbols, {rows, active}, index);
-  launchKernel(b, loc, clear, 1, 1, {rows, active});
-  return {h, active};
-}

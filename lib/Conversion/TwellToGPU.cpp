@@ -345,3 +345,19 @@ TwellBuffers mlir::sgpu::lowerTwellPackToGPU(TwellPackOp op,
                 active});
   return out;
 }
+
+std::pair<Value, Value>
+mlir::sgpu::lowerTwellPackIntoConsumer(TwellPackOp pack,
+                                       gpu::GPUModuleOp gpuModule,
+                                       SymbolTable &symbols, size_t index) {
+  Location loc = pack.getLoc();
+  OpBuilder b(pack);
+  Value h = readBuffer(b, loc, pack.getInput());
+  Value active;
+  Value rows = allocTwellStats(b, pack, index, active);
+  OpBuilder kb(gpuModule.getBodyRegion());
+  kb.setInsertionPointToEnd(gpuModule.getBody());
+  auto clear = buildTwellClearKernel(kb, loc, symbols, {rows, active}, index);
+  launchKernel(b, loc, clear, 1, 1, {rows, active});
+  return {h, active};
+}

@@ -164,7 +164,7 @@ constexpr int64_t kTwellFromHVector = 8;
 /// twell-pack=consumer): emits, before `pack`, its two stats (the fallback
 /// rows stay 0: nothing has a capacity) and their clear kernel, and returns
 /// H (the pack's input) and the nonzero stat `active`; no pack kernel runs.
-/// (TwellConsumerGPU.cpp)
+/// (TwellToGPU.cpp)
 std::pair<Value, Value> lowerTwellPackIntoConsumer(TwellPackOp pack,
                                                    gpu::GPUModuleOp gpuModule,
                                                    SymbolTable &symbols,
