@@ -8,16 +8,17 @@ TwELL producer (twell-producer=fused: the gate GEMM a generated wgmma
 kernel whose epilogue packs) into .../fused/ (with --fused-cluster also in
 clusters of two sharing W's tile, cluster=2, into .../fused_cluster/), and
 with --tensor-cores with the tensor-core consumer (twell-consumer=
-tensor-cores: wgmma over blocks of 64 rows) into .../tensor_cores/, and with --passes P,... with the CUDA-core consumer in P
-passes over the neurons (twell-passes=P) into .../passes<P>/, and with
---pack-consumer with the pack fused into the consumer (twell-pack=consumer)
-into .../pack_consumer/.
-choice.json records, for each benchmark
-density, what the compiler's cost model picks when that density is the
-calibration (`densities=p`): "twell" or "dense". The dense baseline of the
-same process is torch itself (run_ffn.py).
+tensor-cores: wgmma over blocks of 64 rows) into .../tensor_cores/, with
+--passes P,... with the CUDA-core consumer in P passes over the neurons
+(twell-passes=P) into .../passes<P>/, and with --pack-consumer with the
+pack fused into the consumer (twell-pack=consumer) into
+.../pack_consumer/. choice.json records, for each benchmark density, what
+the compiler's cost model picks when that density is the calibration
+(`densities=p`): "twell" or "dense". The dense baseline of the same
+process is torch itself (run_ffn.py).
 
-  python3 bench/twell/make_ffn.py --out DIR [--d 2048] [--ffn 5632] [--tokens 2048,16384] [--fused] [--fused-cluster] [--tensor-cores] [--passes 1,2,3]
+  python3 bench/twell/make_ffn.py --out DIR [--d 2048] [--ffn 5632] [--tokens 2048,16384]
+      [--fused] [--fused-cluster] [--tensor-cores] [--passes 1,2,3] [--pack-consumer]
 """
 import argparse
 import json
