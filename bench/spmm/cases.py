@@ -114,10 +114,16 @@ def lifted_k(k, variant, tile_groups=0):
     return k if fam == 2 else groups * 4 * (fam - 1)
 
 
-# The window order the sm_90a kernel lifts inside its operand loads (6:8
-# only, SlidingWindow.h section 7); other variants use the plain order.
-FUSED_TILE_GROUPS = {"6:8": 8}
+# The window orders of the sm_90a 6:8 lifts (sgpu-slide-sparse's choice):
+# tile_groups 8 for the lift inside the kernel's operand loads (lift=auto up
+# to FUSED_MAX_TOKENS tokens, or fused), 16 for the split lift (auto above,
+# or split); separate keeps the plain order.
+FUSED_TILE_GROUPS, SPLIT_TILE_GROUPS, FUSED_MAX_TOKENS = 8, 16, 16
 
 
-def tile_groups(variant, lift="auto"):
-    return 0 if lift == "separate" else FUSED_TILE_GROUPS.get(variant, 0)
+def tile_groups(variant, lift="auto", m=1):
+    if variant != "6:8" or lift == "separate":
+        return 0
+    if lift == "fused" or (lift == "auto" and m <= FUSED_MAX_TOKENS):
+        return FUSED_TILE_GROUPS
+    return SPLIT_TILE_GROUPS

@@ -92,7 +92,7 @@ def compile_case(args, variant, dtype, m, n, k):
                             "--sgpu-compile=chip=sm_90a output-dir=%s" % d,
                             "-o", str(d / "compiled.mlir")], check=True)
             return
-    tg = cases.tile_groups(variant, args.lift)
+    tg = cases.tile_groups(variant, args.lift, m)
     (d / "model.mlir").write_text(source(variant, dtype, m, n, k, tg))
     # The window order the weight must be decomposed in (run_spmm.py).
     (d / "tile_groups.txt").write_text("%d\n" % tg)
@@ -115,11 +115,12 @@ def main():
     ap.add_argument("--policy", default="sparse", choices=["sparse", "auto"],
                     help="sparse: the sparse kernel for every case (default); auto: the "
                          "compiler's sparse-or-dense choice (choice.txt in each case)")
-    ap.add_argument("--lift", default="auto", choices=["auto", "fused", "separate"],
+    ap.add_argument("--lift", default="auto", choices=["auto", "fused", "split", "separate"],
                     help="the sgpu-compile lift option: auto (6:8 in the tiled window "
-                         "order, the lift inside the GEMM up to 16 tokens; default), fused "
-                         "(inside the GEMM at every M) or separate (the plain order and "
-                         "the gather kernel)")
+                         "order, the lift inside the GEMM up to 16 tokens, split above; "
+                         "default), fused (inside the GEMM at every M), split (a kernel "
+                         "copies the shared windows, the GEMM loads them beside X) or "
+                         "separate (the plain order and the gather kernel)")
     ap.add_argument("--out", default=str(OUT), help="artifact folder (default bench/artifacts)")
     ap.add_argument("-j", type=int, default=2, help="parallel compiles")
     args = ap.parse_args()

@@ -47,6 +47,25 @@ def launches(artifact_dir):
             if line.startswith("launch ") or line.startswith("gemm ")]
 
 
+def lift_form(artifact_dir):
+    """How the program lifts X for a sliding-window kernel: "in" (inside the
+    kernel's operand loads, no lift kernel), "split" (a lift kernel writes
+    only the shared windows, W1, which the spmm loads by TMA beside X) or
+    "gather" (a lift kernel writes the whole lifted X)."""
+    lines = (pathlib.Path(artifact_dir) / "program.txt").read_text().splitlines()
+    if not any(l.startswith("launch sgpu_lift") for l in lines):
+        return "in"
+    # The split lift's spmm takes X, the values, W1 (16-bit) and then the
+    # metadata (i32), where a lifted X's spmm takes the metadata third:
+    # tmap:b<i>:<type>:<shape>:<box>:<swizzle>.
+    for line in lines:
+        if line.startswith("launch sgpu_spmm_"):
+            types = [a.split(":")[2] for a in line.split() if a.startswith("tmap:")]
+            if len(types) >= 4 and types[2] in ("f16", "bf16"):
+                return "split"
+    return "gather"
+
+
 def pruned_weight(n, k, dtype, gen, fam=2):
     """Random weight, magnitude-pruned to (2N-2):2N along K (the 2N-2
     largest |w| of every group of 2N; 2:4 for N = 2)."""
@@ -171,10 +190,10 @@ def main():
             "max_rel_err": err, "tolerance": TOLERANCE[dtype], "correct": ok,
             "gpu": gpu, "date": datetime.date.today().isoformat(), "commit": args.commit,
             "command": args.command,
-            "kernel": (KERNELS[args.kernel] + ("" if fam == 2 else
-                                               " lifting X in its operand loads" if tg and not any(
-                                                   "sgpu_lift" in l for l in launches(adir)) else
-                                               " after a lift gather kernel")
+            "kernel": (KERNELS[args.kernel] + ("" if fam == 2 else {
+                "in": " lifting X in its operand loads",
+                "split": " loading X and the shared windows a lift kernel copied (split lift)",
+                "gather": " after a lift gather kernel"}[lift_form(adir)])
                        if choice == "sparse" else "library GEMM (cuBLASLt), kept dense by the cost model"),
             "path": choice,
             "options": args.options, "launches": launches(adir),

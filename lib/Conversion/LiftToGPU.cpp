@@ -43,6 +43,14 @@
 // lifted column can have src >= K (pitch = K', every group full) the
 // selects are left out.
 //
+// The split lift (lowerLiftWindowsToGPU; 6:8 in the order of tile_groups
+// 16, for the TMA kernel that loads X itself): in that order a tile's
+// lifted columns 0..127 are its 128 columns of X in place, so only the
+// shared windows (window 1 of each group, columns 8g+2 .. 8g+5) need a
+// copy. The same kernel writes them as W1 [M, K'/3], W1[m, 4g + l] =
+// x[m, 8g + 2 + l]: a third of the lifted bytes, each chunk again two
+// 4-byte words at an even column.
+//
 // The one-thread-per-element form stays as the fallback for shapes where
 // the word form's alignment does not hold: an odd K (source rows are then
 // not 4-byte aligned, and a word could straddle K) or a lifted pitch that
@@ -88,14 +96,26 @@ static LiftMapping chooseMapping(Type et, int64_t k, int64_t pitch) {
   return {pitch % 8 == 0 ? 2 : 1};
 }
 
+/// Which source column an output column copies: the lift's map, or for
+/// the split lift's shared windows 8 * (col / 4) + 2 + col % 4.
+struct SourceMap {
+  int64_t fam = 0, tileGroups = 0;
+  bool windowsOnly = false;
+  Value operator()(IndexMath &im, Value col) const {
+    if (!windowsOnly)
+      return liftedSourceIndex(im, col, fam, tileGroups);
+    return im.add(im.add(im.mul(im.div(col, 4), 8), 2), im.rem(col, 4));
+  }
+};
+
 /// The scalar body: thread `t` < M * pitch writes out[t / pitch, t % pitch].
 static void buildElementBody(IndexMath &im, Value x, Value y, Value t,
-                             int64_t k, int64_t pitch, int64_t fam,
-                             int64_t tileGroups, Type et) {
+                             int64_t k, int64_t pitch, const SourceMap &map,
+                             Type et) {
   OpBuilder &b = im.b;
   Location loc = im.loc;
   Value row = im.div(t, pitch), col = im.rem(t, pitch);
-  Value src = liftedSourceIndex(im, col, fam, tileGroups);
+  Value src = map(im, col);
   Value inK = im.lt(src, k);
   Value v = memref::LoadOp::create(b, loc, x, ValueRange{row, im.clamp(src, inK)});
   Value zero = arith::ConstantOp::create(b, loc, et, b.getZeroAttr(et));
@@ -108,10 +128,9 @@ static void buildElementBody(IndexMath &im, Value x, Value y, Value t,
 /// (t * 4 * chunks) / pitch: per chunk two aligned 32-bit loads (vector<2x
 /// et>) of the source row, then one vector store of the whole run.
 /// `mayPad`: some lifted column's source may be >= K (select zeros).
-static void buildChunkBody(IndexMath &im, Value x, Value y, Value t,
-                           int64_t k, int64_t pitch, int64_t fam,
-                           int64_t tileGroups, Type et, int64_t chunks,
-                           bool mayPad) {
+static void buildChunkBody(IndexMath &im, Value x, Value y, Value t, int64_t k,
+                           int64_t pitch, const SourceMap &map, Type et,
+                           int64_t chunks, bool mayPad) {
   OpBuilder &b = im.b;
   Location loc = im.loc;
   int64_t perRow = pitch / (4 * chunks);
@@ -124,7 +143,7 @@ static void buildChunkBody(IndexMath &im, Value x, Value y, Value t,
   SmallVector<Value, 4> words;
   for (int64_t c = 0; c < chunks; ++c) {
     // Lane 0 of the chunk: the chunk's first (even) source column.
-    Value src = liftedSourceIndex(im, im.add(col0, 4 * c), fam, tileGroups);
+    Value src = map(im, im.add(col0, 4 * c));
     for (int64_t w = 0; w < 2; ++w) {
       Value s = im.add(src, 2 * w);
       Value inK = mayPad ? im.lt(s, k) : Value();
@@ -153,27 +172,32 @@ static void buildChunkBody(IndexMath &im, Value x, Value y, Value t,
 }
 
 /// Builds the gather kernel and its launch before `op` into a new
-/// `M x pitch` buffer (pitch 0: the lifted width), which it returns.
+/// `M x pitch` buffer (pitch 0: the lifted width, or with `windowsOnly`
+/// the shared-window width K'/3), which it returns.
 static Value buildLift(LiftOp op, int64_t pitch, gpu::GPUModuleOp gpuModule,
-                       SymbolTable &symbols, size_t index) {
+                       SymbolTable &symbols, size_t index,
+                       bool windowsOnly = false) {
   Location loc = op.getLoc();
   auto xt = cast<RankedTensorType>(op.getInput().getType());
   auto lifted = cast<RankedTensorType>(op.getResult().getType());
   int64_t liftedK = lifted.getDimSize(1);
   if (pitch == 0)
-    pitch = liftedK;
+    pitch = windowsOnly ? liftedK / 3 : liftedK;
   Type et = xt.getElementType();
   auto yt = RankedTensorType::get({xt.getDimSize(0), pitch}, et);
   int64_t m = xt.getDimSize(0), k = xt.getDimSize(1);
   int64_t fam = op.getPattern().getFamilyN();
   int64_t tileGroups = getTileGroups(op);
   LiftMapping map = chooseMapping(et, k, pitch);
+  SourceMap source{fam, tileGroups, windowsOnly};
   // One thread per `map.elements()` consecutive elements of the flat
   // M x pitch buffer (pitch is a multiple of it).
   int64_t items = m * pitch / map.elements();
   // Every lifted column copies a column below K when the pitch is K' and
   // the K' columns hold only whole groups of K (K = groups * 2N).
-  bool mayPad = pitch != liftedK || liftedK / (4 * (fam - 1)) * 2 * fam != k;
+  bool mayPad = windowsOnly ? pitch / 4 * 8 != k
+                            : pitch != liftedK ||
+                                  liftedK / (4 * (fam - 1)) * 2 * fam != k;
   auto xm = MemRefType::get(xt.getShape(), et);
   auto ym = MemRefType::get(yt.getShape(), et);
 
@@ -190,10 +214,9 @@ static Value buildLift(LiftOp op, int64_t pitch, gpu::GPUModuleOp gpuModule,
                      gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
   im.ifThen(im.lt(tid, items), [&] {
     if (map.chunks)
-      buildChunkBody(im, x, y, tid, k, pitch, fam, tileGroups, et, map.chunks,
-                     mayPad);
+      buildChunkBody(im, x, y, tid, k, pitch, source, et, map.chunks, mayPad);
     else
-      buildElementBody(im, x, y, tid, k, pitch, fam, tileGroups, et);
+      buildElementBody(im, x, y, tid, k, pitch, source, et);
   });
   b.setInsertionPointToEnd(&entry);
   gpu::ReturnOp::create(b, loc);
@@ -223,4 +246,12 @@ Value mlir::sgpu::lowerLiftToGPUPadded(LiftOp op, int64_t pitch,
                                        gpu::GPUModuleOp gpuModule,
                                        SymbolTable &symbols, size_t index) {
   return buildLift(op, pitch, gpuModule, symbols, index);
+}
+
+Value mlir::sgpu::lowerLiftWindowsToGPU(LiftOp op, gpu::GPUModuleOp gpuModule,
+                                        SymbolTable &symbols, size_t index) {
+  assert(op.getPattern().getM() == 8 &&
+         getTileGroups(op) == kSplitLiftTileGroups &&
+         "the split lift is the 6:8 order of 16 groups'");
+  return buildLift(op, 0, gpuModule, symbols, index, /*windowsOnly=*/true);
 }

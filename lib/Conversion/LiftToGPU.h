@@ -25,6 +25,15 @@ Value lowerLiftToGPUPadded(LiftOp op, int64_t pitch,
                            gpu::GPUModuleOp gpuModule, SymbolTable &symbols,
                            size_t index);
 
+/// The split lift of a 6:8 lift in the window order of tile_groups 16: a
+/// new `M x K'/3` buffer W1 holding only the shared
+/// windows, W1[m, 4g + l] = x[m, 8g + 2 + l] (zero past K), written by the
+/// same generated kernel before `op`; the TMA spmm loads X itself for the
+/// other two thirds of the lifted columns. Returns W1 and leaves `op` in
+/// place, as lowerLiftToGPUPadded does.
+Value lowerLiftWindowsToGPU(LiftOp op, gpu::GPUModuleOp gpuModule,
+                            SymbolTable &symbols, size_t index);
+
 } // namespace sgpu
 } // namespace mlir
 

@@ -62,6 +62,26 @@ namespace sgpu {
 using namespace mlir;
 using namespace mlir::sgpu;
 
+/// Why `lift` (one spmm's, lowered for the TMA kernel) cannot take the
+/// lowering `mode` asks for, fused (inside the operand loads) or split.
+static std::string whyNoTiledLift(LiftOp lift, StringRef mode, int64_t xCols) {
+  NMSparsityAttr p = lift.getPattern();
+  if (p.getM() != 8)
+    return "the pattern is " + std::to_string(p.getN()) + ":" +
+           std::to_string(p.getM()) + "; only 6:8 has these lifts";
+  int64_t want = mode == "fused" ? kFusedLiftTileGroups : kSplitLiftTileGroups;
+  int64_t have = getTileGroups(lift);
+  if (have != want)
+    return "its window order is " +
+           (have ? "tile_groups = " + std::to_string(have)
+                 : std::string("the plain one")) +
+           " and lift=" + mode.str() +
+           " needs tile_groups = " + std::to_string(want) +
+           " (sgpu-slide-sparse lift=" + mode.str() + ")";
+  return "K = " + std::to_string(xCols) +
+         " is not a multiple of 8 (TMA needs 16-byte row pitches)";
+}
+
 namespace {
 
 // Tiling of the generated kernel: 4 warps per block; each warp owns 16
@@ -290,9 +310,10 @@ struct ConvertSGPUToGPUPass
     }
 
     liftMode = lift;
-    if (lift != "auto" && lift != "fused" && lift != "separate") {
+    if (lift != "auto" && lift != "fused" && lift != "split" &&
+        lift != "separate") {
       module.emitError() << "unknown lift '" << lift
-                         << "'; expected auto, fused or separate";
+                         << "'; expected auto, fused, split or separate";
       return signalPassFailure();
     }
     if (epilogue != "auto" && epilogue != "tma" && epilogue != "registers") {
@@ -725,10 +746,8 @@ struct ConvertSGPUToGPUPass
   size_t liftCount = 0;
   /// A spmm could not be lowered (reported at the op).
   bool failedLowering = false;
-  /// The lift option (auto, fused or separate).
+  /// The lift option (auto, fused, split or separate).
   std::string liftMode;
-  /// lift=auto fuses the 6:8 lift up to this many tokens.
-  static constexpr int64_t kFusedLiftMaxTokens = 16;
   /// cluster=0 pairs the TMA spmm's blocks from this many tokens.
   static constexpr int64_t kClusterMinTokens = 4096;
 
@@ -799,14 +818,36 @@ struct ConvertSGPUToGPUPass
     // kernel path at 16 tokens but 0.65-0.75x at 128 and more (the gather's
     // shared-memory traffic competes with wgmma's operand reads, H200,
     // docs/performance.md): lift=auto fuses only up to 16 tokens.
+    // The split lift (a lift in the order of tile_groups 16): the kernel
+    // runs over the lifted K' but loads each k-tile from where its columns
+    // already are, X for two of three and, for the third, the shared
+    // windows that a small kernel copies into W1 [M, K'/3] (a third of the
+    // full lift's writes). Which order a 6:8 lift has is sgpu-slide-sparse's
+    // choice (lift=auto: 8 up to 16 tokens, else 16); `lift` here picks the
+    // lowering: auto follows the order, fused and split ask for one (a
+    // remark where the order does not allow it), separate is the gather
+    // kernel.
     SpmmShape fusedShape = shape;
-    if (lift)
-      fusedShape.k =
-          cast<RankedTensorType>(lift.getInput().getType()).getDimSize(1);
-    bool fused = padLift && lift.getPattern().getM() == 8 &&
-                 getTileGroups(lift) == kFusedLiftTileGroups &&
-                 tmaFusedLiftApplies(fusedShape) && liftMode != "separate" &&
-                 (liftMode == "fused" || shape.m <= kFusedLiftMaxTokens);
+    int64_t xCols = 0;
+    if (lift) {
+      xCols = cast<RankedTensorType>(lift.getInput().getType()).getDimSize(1);
+      fusedShape.k = xCols;
+    }
+    bool sixEight = padLift && lift.getPattern().getM() == 8;
+    bool gatherLift = sixEight && getTileGroups(lift) == kFusedLiftTileGroups &&
+                      tmaFusedLiftApplies(fusedShape) &&
+                      (liftMode == "fused" ||
+                       (liftMode == "auto" && shape.m <= kFusedLiftMaxTokens));
+    bool splitLift = sixEight && getTileGroups(lift) == kSplitLiftTileGroups &&
+                     tmaSplitLiftApplies(shape, xCols) &&
+                     (liftMode == "split" || liftMode == "auto");
+    if (padLift && ((liftMode == "fused" && !gatherLift) ||
+                    (liftMode == "split" && !splitLift)))
+      spmm.emitRemark() << "lift=" << liftMode
+                        << " not used for this spmm, a gather kernel lifts "
+                           "X: "
+                        << whyNoTiledLift(lift, liftMode, xCols);
+    bool fused = gatherLift;
     if (fused) {
       shape = fusedShape;
       xType = cast<RankedTensorType>(lift.getInput().getType());
@@ -823,10 +864,11 @@ struct ConvertSGPUToGPUPass
     // 512 tokens (docs/performance.md, "Clusters of two").
     int64_t blocksPerCluster =
         cluster ? int64_t(cluster) : shape.m >= kClusterMinTokens ? 2 : 1;
-    TmaSpmmConfig tma = getTmaSpmmConfig(shape, tileN, stages, splitK,
-                                         persistent, reserveSMs, fused,
-                                         blocksPerCluster,
-                                         epilogue != "registers");
+    TmaSpmmConfig tma = getTmaSpmmConfig(
+        shape, tileN, stages, splitK, persistent, reserveSMs, fused,
+        blocksPerCluster, epilogue != "registers", splitLift);
+    if (splitLift)
+      padLift = false;
     if (useTma && epilogue == "tma" && !tma.tmaStore)
       spmm.emitRemark() << "epilogue=tma not used for this spmm: "
                         << whyNoTmaStore(shape, tma, stages);
@@ -854,7 +896,8 @@ struct ConvertSGPUToGPUPass
         MemRefType::get({tma.splits, shape.m, shape.n}, b.getF32Type());
     SmallVector<Type> argTypes = {xm, vm, mm};
     if (useTma)
-      argTypes = SmallVector<Type>((fused ? 4 : 3) + yByTma, ptrType);
+      argTypes =
+          SmallVector<Type>((fused ? 4 : 3) + splitLift + yByTma, ptrType);
     MemRefType biasType;
     if (spmm.getBias())
       biasType = memrefOf(cast<RankedTensorType>(spmm.getBias().getType()));
@@ -881,8 +924,8 @@ struct ConvertSGPUToGPUPass
       // block per multiprocessor caps the registers at entry, which
       // setmaxnreg needs.
       func->setAttr("sgpu.tensor_map_args",
-                    b.getDenseI64ArrayAttr(llvm::to_vector(
-                        llvm::seq<int64_t>(0, 3 + fused + yByTma))));
+                    b.getDenseI64ArrayAttr(llvm::to_vector(llvm::seq<int64_t>(
+                        0, 3 + fused + splitLift + yByTma))));
       func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                     b.getI32IntegerAttr(1));
       if (tma.cluster > 1)
@@ -901,9 +944,15 @@ struct ConvertSGPUToGPUPass
       return bufferization::ToBufferOp::create(b, loc, t, v,
                                                /*read_only=*/b.getUnitAttr());
     };
-    Value xBuf;
+    Value xBuf, w1Buf;
     if (fused) {
       xBuf = toBuffer(lift.getInput(), xm);
+      loweredLifts.insert(lift);
+    } else if (splitLift) {
+      xBuf =
+          toBuffer(lift.getInput(),
+                   memrefOf(cast<RankedTensorType>(lift.getInput().getType())));
+      w1Buf = lowerLiftWindowsToGPU(lift, gpuModule, symbols, liftCount++);
       loweredLifts.insert(lift);
     } else if (useTma && padLift) {
       xBuf = lowerLiftToGPUPadded(lift, shape.paddedK, gpuModule, symbols,
@@ -933,6 +982,8 @@ struct ConvertSGPUToGPUPass
               tensorMap(vBuf, tma.aBox, tma.aSwizzle)};
       if (fused)
         args.push_back(tensorMap(vBuf, tma.a2Box, tma.a2Swizzle));
+      if (splitLift)
+        args.push_back(tensorMap(w1Buf, tma.bBox, tma.bSwizzle));
       args.push_back(tensorMap(meta2d, tma.metaBox, 0));
     }
     Value biasBuf;

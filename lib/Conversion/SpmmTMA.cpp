@@ -61,6 +61,21 @@
 // a fourth tensor map for A2, a `ready` mbarrier per stage. docs/design.md
 // has the measurements behind using it only up to 16 tokens.
 //
+// Split 6:8 lift (cfg.liftByTma; the weight in the window order of
+// tile_groups 16): the plain kernel over the lifted K', whose stages load
+// their B tile from where those lifted columns already are. In that order
+// the 192 lifted columns of 128 columns of X are X's 128 columns in place,
+// then the shared windows of their 16 groups (window 1, columns 8g+2 ..
+// 8g+5): k-tile 3T + r is X's columns 128T + 64r for r = 0, 1 and W1's
+// columns 64T for r = 2, where W1 [M, K'/3] holds only the shared windows,
+// copied by a small kernel (a third of the lifted bytes). Each stage is
+// one plain B box; the map and the column are selected per k-tile, and
+// everything else is the plain kernel's. (Two forms measured slower on the
+// H200: three-step stages as in the fused lift, whose three 63 KiB stages,
+// two held by the consumers' group in flight, leave one loading ahead, and
+// per-step halves of 64-byte rows, 32 columns per box, 3-23% slower than
+// the gather kernel's plain boxes at 16 to 512 tokens.)
+//
 // Dense mode (cfg.dense, getTmaDenseConfig): D[M, N] = A[M, K] . B[N, K]^T
 // on the same pipeline with dense operands: stage [A 128 rows x 128 B |
 // B BN rows x 128 B], both 128B-swizzled K-major (SBO 1024 B, k16 step
@@ -229,6 +244,8 @@ public:
       tmA = toI64Ptr(entry.getArgument(arg++));
       if (cfg.fusedLift)
         tmA2 = toI64Ptr(entry.getArgument(arg++));
+      if (cfg.liftByTma)
+        tmO = toI64Ptr(entry.getArgument(arg++));
       tmE = toI64Ptr(entry.getArgument(arg++));
       if (cfg.tmaStore)
         tmY = toI64Ptr(entry.getArgument(arg++));
@@ -494,7 +511,7 @@ private:
     auto only = scf::IfOp::create(b, loc, isThread0, false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&only.getThenRegion().front());
-    for (Value tm : {tmB, tmA, tmA2, tmE, tmY})
+    for (Value tm : {tmB, tmA, tmA2, tmO, tmE, tmY})
       if (tm)
         asmVoid(b, loc, "prefetch.tensormap [$0];", {tm}, "l");
     int64_t txBytes = layout.txBytes;
@@ -542,7 +559,10 @@ private:
               load2d(smemAddr(stageOffset(st, layout.a2)), tmA2,
                      arith::AddIOp::create(b, loc, valCol, im.i32(32)),
                      featRow0, full);
-            loadB(st, mul32(kt32, kKTile), tokRow0, full);
+            if (cfg.liftByTma)
+              loadSplitLiftB(st, kt32, tokRow0, full);
+            else
+              loadB(st, mul32(kt32, kKTile), tokRow0, full);
             load2d(smemAddr(stageOffset(st, layout.e)), tmE,
                    mul32(kt32, steps * 16), rowTile0, full);
             scf::YieldOp::create(b, loc);
@@ -649,9 +669,31 @@ private:
   /// both blocks at the same offset (each block's `full` barrier counts the
   /// whole tile's bytes).
   void loadB(Value st, Value col, Value row0, Value full) {
+    loadBFrom(tmB, st, col, row0, full);
+  }
+
+  /// The split lift's B tile of global k-tile `kt32` (i32), kt32 = 3T + r:
+  /// X's columns 128T + 64r for r < 2, else W1's columns 64T (the map and
+  /// the column are selected at run time).
+  void loadSplitLiftB(Value st, Value kt32, Value row0, Value full) {
+    auto i32 = [&](int64_t v) { return im.i32(v); };
+    Value t = arith::DivUIOp::create(b, loc, kt32, i32(3));
+    Value r = arith::RemUIOp::create(b, loc, kt32, i32(3));
+    Value inX =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, r, i32(2));
+    Value xCol = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, t, i32(2 * kKTile)),
+        arith::MulIOp::create(b, loc, r, i32(kKTile)));
+    Value wCol = arith::MulIOp::create(b, loc, t, i32(kKTile));
+    loadBFrom(arith::SelectOp::create(b, loc, inX, tmB, tmO), st,
+              arith::SelectOp::create(b, loc, inX, xCol, wCol), row0, full);
+  }
+
+  /// loadB from the tensor map `tmap` (X's, or the split lift's W1).
+  void loadBFrom(Value tmap, Value st, Value col, Value row0, Value full) {
     Value dst = smemAddr(stageOffset(st, layout.x));
     if (cfg.cluster == 1) {
-      load2d(dst, tmB, col, row0, full);
+      load2d(dst, tmap, col, row0, full);
       return;
     }
     int64_t half = cfg.tokensPerBlock / cfg.cluster;
@@ -662,7 +704,7 @@ private:
             "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
             "complete_tx::bytes.multicast::cluster [$0], [$1, {$2, $3}], "
             "[$4], $5;",
-            {arith::AddIOp::create(b, loc, dst, offset), tmB, col,
+            {arith::AddIOp::create(b, loc, dst, offset), tmap, col,
              arith::AddIOp::create(b, loc, row0, rowOffset), full,
              arith::ConstantIntOp::create(b, loc, b.getIntegerType(16),
                                           (1 << cfg.cluster) - 1)},
@@ -1339,7 +1381,7 @@ private:
   int64_t nAcc, kSteps32, blockTiles, steps, metaSteps;
   StageLayout layout;
   int64_t stride;
-  Value tmB, tmA, tmA2, tmE, tmY, bias;
+  Value tmB, tmA, tmA2, tmO, tmE, tmY, bias;
   /// Gathered mode: B's source rows, the index lists and the counts.
   Value gatherSource, gatherIdx, gatherCount;
   /// Gathered mode by TMA: the source's tensor map.
@@ -1359,6 +1401,11 @@ bool mlir::sgpu::tmaSpmmApplies(const SpmmShape &s) { return s.k % 8 == 0; }
 
 bool mlir::sgpu::tmaFusedLiftApplies(const SpmmShape &s) {
   return s.k % 8 == 0 && s.paddedK == (s.k + kKTile - 1) / kKTile * 96;
+}
+
+bool mlir::sgpu::tmaSplitLiftApplies(const SpmmShape &s, int64_t xCols) {
+  return xCols % 8 == 0 &&
+         s.paddedK == (xCols + 2 * kKTile - 1) / (2 * kKTile) * 3 * kKTile;
 }
 
 int64_t mlir::sgpu::tmaSpmmSharedLimit() { return kSharedLimit; }
@@ -1474,13 +1521,13 @@ static void applyCluster(TmaSpmmConfig &cfg, int64_t cluster,
 
 TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
                                            int64_t stages, int64_t splitK,
-                                           bool persistent,
-                                           int64_t reserveSMs,
+                                           bool persistent, int64_t reserveSMs,
                                            bool fusedLift, int64_t cluster,
-                                           bool tmaStore) {
+                                           bool tmaStore, bool liftByTma) {
   TmaSpmmConfig cfg;
   cfg.threads = kThreads;
   cfg.fusedLift = fusedLift;
+  cfg.liftByTma = liftByTma && !fusedLift;
   cfg.steps = fusedLift ? 3 : kSteps;
   cfg.gridY = (s.paddedN + kBlockRows - 1) / kBlockRows;
   int64_t bn = 16;

@@ -67,7 +67,8 @@ struct TmaSpmmConfig {
   /// Box shapes of the tensor maps, outermost first: the B operand (X,
   /// [BN, 64]), the A operand (compressed values, [128, 32]; dense: A's
   /// rows, [128, 64]), metadata words [8, 16 * steps] and, with the fused
-  /// lift, the values of the third step [128, 16].
+  /// lift, the values of the third step [128, 16]. With liftByTma the B
+  /// box is also W1's.
   int64_t bBox[2], aBox[2], metaBox[2], a2Box[2];
   /// Swizzle (bytes) of the B, A and A2 maps; the metadata map has none.
   int64_t bSwizzle, aSwizzle, a2Swizzle;
@@ -76,6 +77,15 @@ struct TmaSpmmConfig {
   /// it (k32 steps 0 and 1, in place) and the producer warps gather the
   /// 32 lifted columns of step 2 into shared memory.
   bool fusedLift = false;
+  /// The split 6:8 lift (weights in the window order of tile_groups 16;
+  /// not with fusedLift): the kernel runs over the lifted K' as with a
+  /// lifted X, but loads each stage's B tile from where those lifted
+  /// columns already are: k-tile 3T + r is X's columns 128T + 64r for
+  /// r = 0, 1 and, for r = 2, W1's columns 64T, where W1 [M, K'/3] holds
+  /// the shared windows (W1[m, 4g + l] = X[m, 8g + 2 + l]) that the split
+  /// lift kernel writes. A fourth tensor map (W1's, the same box as X's)
+  /// follows the values' map.
+  bool liftByTma = false;
   /// k32 wgmma steps per stage: 2, or 3 with the fused lift.
   int64_t steps = 2;
   /// Dense mode (getTmaDenseConfig): A is a dense [M, K] matrix (128 rows
@@ -139,15 +149,21 @@ bool tmaSpmmApplies(const SpmmShape &s);
 /// of 96 per 64 columns.
 bool tmaFusedLiftApplies(const SpmmShape &s);
 
+/// Whether the split 6:8 lift can be used for `s` (the lifted shape: its
+/// paddedK is the weight's K') with X of `xCols` columns: K a multiple of 8
+/// (16-byte row pitches) and K' of 192 per 128 columns of X (tile_groups
+/// 16).
+bool tmaSplitLiftApplies(const SpmmShape &s, int64_t xCols);
+
 /// The tile table: the block's token count BN and the stages that fit.
 /// `tileN` / `stages` other than 0 override the table's choice (a tile
 /// sweep), as does `splitK` other than 0 for the split count; check them
 /// first with verifyTmaSpmmOverrides.
 TmaSpmmConfig getTmaSpmmConfig(const SpmmShape &s, int64_t tileN = 0,
                                int64_t stages = 0, int64_t splitK = 0,
-                               bool persistent = true,
-                               int64_t reserveSMs = 0, bool fusedLift = false,
-                               int64_t cluster = 1, bool tmaStore = false);
+                               bool persistent = true, int64_t reserveSMs = 0,
+                               bool fusedLift = false, int64_t cluster = 1,
+                               bool tmaStore = false, bool liftByTma = false);
 
 /// Why the output tiles of `cfg` cannot be written by TMA stores (empty
 /// when they can): see TmaSpmmConfig::tmaStore. `forcedStages` is the
@@ -174,7 +190,8 @@ std::string verifyTmaSpmmOverrides(int64_t tileN, int64_t stages,
 
 /// Builds the kernel body into `func`, whose arguments are: the tensor maps
 /// of X, of the compressed values, (with the fused lift) of the values of
-/// the third step, and of the metadata (as !llvm.ptr, listed in the
+/// the third step, (cfg.liftByTma) of the shared windows W1, and of the
+/// metadata (as !llvm.ptr, listed in the
 /// function's `sgpu.tensor_map_args`), then (cfg.tmaStore) the tensor map
 /// of Y, then the bias memref when the spmm has one, then Y (without
 /// cfg.tmaStore). With cfg.splits > 1: the three maps, then the f32

@@ -61,11 +61,14 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
   PassOptions::Option<std::string> lift{
       *this, "lift",
       llvm::cl::desc("(2N-2):2N activation lift: auto (6:8 weights in the "
-                     "tiled window order; the lift inside the sm_90a TMA "
-                     "kernel's operand loads where that measured faster, "
-                     "at most 16 tokens, else a gather kernel), fused "
-                     "(inside the kernel wherever it applies) or separate "
-                     "(the plain window order and a gather kernel)"),
+                     "tiled window order; on sm_90a the TMA kernel loads X "
+                     "itself and gathers the shared windows in shared "
+                     "memory up to 16 tokens, where that measured fastest, "
+                     "else split), fused (that gather wherever it applies), "
+                     "split (a small kernel copies only the shared windows, "
+                     "a third of the lifted bytes, which the kernel loads "
+                     "by TMA beside X) or separate (the plain window order "
+                     "and a gather kernel writing the whole lifted X)"),
       llvm::cl::init("auto")};
   PassOptions::Option<int64_t> cluster{
       *this, "cluster",
@@ -146,12 +149,10 @@ LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
   llvm::raw_string_ostream os(p);
   // Collectives start where they are and are waited for at their first
   // use, so a program overlaps them with whatever comes in between.
-  // The fused lift is the TMA kernel's; the warp-level kernel takes the
-  // plain window order (no padding of K to whole tiles).
-  std::string lift = opts.kernel.getValue() == "mma" ||
-                             opts.lift.getValue() == "separate"
-                         ? "separate"
-                         : "auto";
+  // The tiled window orders are the TMA kernel's; the warp-level kernel
+  // takes the plain order (no padding of K to whole tiles).
+  std::string lift =
+      opts.kernel.getValue() == "mma" ? "separate" : opts.lift.getValue();
   os << rewritePasses(opts.chip.getValue(), opts.sparsePolicy.getValue(), lift)
      << ",sgpu-async-collectives,";
   // Element-wise arith / math ops on tensors (a residual `arith.addf`)

@@ -53,9 +53,10 @@ struct SlideSparsePass
                          << "'; expected auto or sparse";
       return signalPassFailure();
     }
-    if (lift != "auto" && lift != "separate") {
+    if (lift != "auto" && lift != "fused" && lift != "split" &&
+        lift != "separate") {
       module.emitError() << "unknown sgpu-slide-sparse lift '" << lift
-                         << "'; expected auto or separate";
+                         << "'; expected auto, fused, split or separate";
       return signalPassFailure();
     }
 
@@ -190,12 +191,19 @@ struct SlideSparsePass
       return foldConstantCompress(compress);
     }
     // (2N-2):2N: overlapping 2:4 windows over the lifted reduction axis K'.
-    // The windows go in the tiled order where the target's kernel lifts the
-    // activations inside its operand loads (6:8 on sm_90a).
+    // The windows go in a tiled order where the target's kernel reads the
+    // activations without a full lifted copy (6:8 on sm_90a): the order of
+    // the lift inside the operand loads up to kFusedLiftMaxTokens tokens
+    // (lift=auto) or everywhere (fused), else that of the split lift.
     auto x = cast<RankedTensorType>(m.input.getType());
     int64_t tileGroups = 0;
-    if (lift == "auto" && chip == "sm_90a" && m.pattern.getM() == 8)
-      tileGroups = kFusedLiftTileGroups;
+    if (lift != "separate" && chip == "sm_90a" && m.pattern.getM() == 8) {
+      bool fewTokens =
+          !x.isDynamicDim(0) && x.getDimSize(0) <= kFusedLiftMaxTokens;
+      tileGroups = lift == "fused" || (lift == "auto" && fewTokens)
+                       ? kFusedLiftTileGroups
+                       : kSplitLiftTileGroups;
+    }
     int64_t lifted = getLiftedK(w.getDimSize(1), m.pattern, tileGroups);
     auto ctype = CompressedType::get(ctx, {w.getDimSize(0), lifted},
                                      w.getElementType(), pattern24);

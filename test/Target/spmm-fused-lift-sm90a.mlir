@@ -3,20 +3,18 @@
 // X [M, K] itself through its tensor map, loads 64 columns per stage (k32
 // steps 0 and 1 in place) and the producer warps 1..3 gather the 32 shared
 // window columns of step 2 into shared memory: no lift kernel and no lifted
-// copy of X in memory. lift=auto keeps the gather kernel above 16 tokens
-// (where it measured faster); lift=separate also keeps the plain order.
+// copy of X in memory. Above 16 tokens lift=auto takes the split lift
+// instead (spmm-split-lift-sm90a.mlir); lift=separate keeps the plain order
+// and the gather kernel.
 // REQUIRES: ptxas
 // RUN: rm -rf %t && sparse-opt %s --sgpu-compile="lift=fused output-dir=%t/fused" -o /dev/null
 // RUN: FileCheck %s --check-prefix=FUSED < %t/fused/program.txt
 // RUN: FileCheck %s --check-prefix=PTX < %t/fused/kernels.ptx
 // RUN: %ptxas -arch=sm_90a -v %t/fused/kernels.ptx -o %t/fused/kernels.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS --implicit-check-not=C75
-// RUN: sparse-opt %s --sgpu-compile="output-dir=%t/auto" -o /dev/null
-// RUN: FileCheck %s --check-prefix=GATHER < %t/auto/program.txt
 // RUN: sparse-opt %s --sgpu-compile="lift=separate output-dir=%t/sep" -o /dev/null
 // RUN: FileCheck %s --check-prefix=GATHER < %t/sep/program.txt
-// RUN: FileCheck %s --check-prefix=GATHERPTX < %t/auto/kernels.ptx
 // RUN: FileCheck %s --check-prefix=GATHERPTX < %t/sep/kernels.ptx
-// RUN: sparse-opt %s --sgpu-slide-sparse="policy=sparse" -mlir-elide-elementsattrs-if-larger=4 | FileCheck %s --check-prefix=IR
+// RUN: sparse-opt %s --sgpu-slide-sparse="policy=sparse lift=fused" -mlir-elide-elementsattrs-if-larger=4 | FileCheck %s --check-prefix=IR
 // RUN: not sparse-opt %s --sgpu-compile="lift=inline" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADLIFT
 
 // FUSED-NOT: sgpu_lift
@@ -38,7 +36,7 @@
 // GATHERPTX-NOT: selp.b32
 // GATHERPTX: st.global.v4.b32
 
-// BADLIFT: unknown lift 'inline'; expected auto, fused or separate
+// BADLIFT: unknown sgpu-slide-sparse lift 'inline'; expected auto, fused, split or separate
 
 // Consumers: per stage the full and the ready barrier, three metadata words
 // and three sparse wgmmas (the third on the gathered columns).

@@ -2,7 +2,9 @@
 // RUN: sparse-opt %s -split-input-file -sgpu-slide-sparse="lift=separate" | FileCheck %s --check-prefix=SEP
 // RUN: sparse-opt %s -split-input-file -sgpu-slide-sparse="chip=sm_80" | FileCheck %s --check-prefix=SEP
 // RUN: not sparse-opt %s -split-input-file -sgpu-slide-sparse="lift=inside" 2>&1 | FileCheck %s --check-prefix=BADLIFT
-// BADLIFT: unknown sgpu-slide-sparse lift 'inside'; expected auto or separate
+// RUN: sparse-opt %s -split-input-file -sgpu-slide-sparse="lift=split" | FileCheck %s --check-prefix=SPLIT
+// RUN: sparse-opt %s -split-input-file -sgpu-slide-sparse="lift=fused" | FileCheck %s --check-prefix=FUSED
+// BADLIFT: unknown sgpu-slide-sparse lift 'inside'; expected auto, fused, split or separate
 
 // The torch form: Y = X . W^T as a matmul with transposing indexing_maps.
 // Every chunk keeps positions 0 and 2: nibble 0b1000, so every metadata word
@@ -95,8 +97,10 @@ func.func @dense_untouched(%x: tensor<4x32xf16>, %w: tensor<32x16xf16>) -> tenso
 // the fused lift). The activation is lifted, the weight decomposed and
 // compressed at compile time (values 16 x 16 over K' padded to 32).
 // On sm_90a (the default) the windows take the tiled order of the kernel
-// that lifts in its operand loads: the groups are padded to a whole tile of
-// 8, K' = 96 (values 16 x 48, 48 metadata words).
+// that lifts in its operand loads, at 8 tokens (at most 16): the groups are
+// padded to a whole tile of 8, K' = 96 (values 16 x 48, 48 metadata words).
+// lift=split takes the order of the split lift at any M (16 groups, K' =
+// 192); lift=fused the order of 8.
 // SEP-LABEL: func @six_eight
 // SEP-DAG: %[[XL:.*]] = sgpu.lift %arg0 {pattern = #sgpu.nm<6:8>} : tensor<8x16xf16> -> tensor<8x24xf16>
 // SEP-DAG: %[[C:.*]] = sgpu.assemble %{{.*}}, %{{.*}} : tensor<16x16xf16>, tensor<16xi32> -> !sgpu.compressed<16x24xf16, #sgpu.nm<2:4>>
@@ -105,6 +109,11 @@ func.func @dense_untouched(%x: tensor<4x32xf16>, %w: tensor<32x16xf16>) -> tenso
 // CHECK-DAG: %[[XL:.*]] = sgpu.lift %arg0 {pattern = #sgpu.nm<6:8>, tile_groups = 8 : i64} : tensor<8x16xf16> -> tensor<8x96xf16>
 // CHECK-DAG: %[[C:.*]] = sgpu.assemble %{{.*}}, %{{.*}} : tensor<16x48xf16>, tensor<48xi32> -> !sgpu.compressed<16x96xf16, #sgpu.nm<2:4>>
 // CHECK: sgpu.spmm %[[XL]], %[[C]] : tensor<8x96xf16>, !sgpu.compressed<16x96xf16, #sgpu.nm<2:4>> -> tensor<8x16xf16>
+// SPLIT-LABEL: func @six_eight
+// SPLIT-DAG: sgpu.lift %arg0 {pattern = #sgpu.nm<6:8>, tile_groups = 16 : i64} : tensor<8x16xf16> -> tensor<8x192xf16>
+// SPLIT-DAG: sgpu.assemble %{{.*}}, %{{.*}} : tensor<16x96xf16>, tensor<96xi32> -> !sgpu.compressed<16x192xf16, #sgpu.nm<2:4>>
+// FUSED-LABEL: func @six_eight
+// FUSED: sgpu.lift %arg0 {pattern = #sgpu.nm<6:8>, tile_groups = 8 : i64} : tensor<8x16xf16> -> tensor<8x96xf16>
 func.func @six_eight(%x: tensor<8x16xf16>) -> tensor<8x16xf16> {
   %w = arith.constant dense<[[1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0], [1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0, 1.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 6.0]]> : tensor<16x16xf16, #sgpu.nm<6:8>>
   %z = arith.constant 0.0 : f16
@@ -113,6 +122,31 @@ func.func @six_eight(%x: tensor<8x16xf16>) -> tensor<8x16xf16> {
   %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
       ins(%x, %w : tensor<8x16xf16>, tensor<16x16xf16, #sgpu.nm<6:8>>) outs(%acc : tensor<8x16xf16>) -> tensor<8x16xf16>
   return %y : tensor<8x16xf16>
+}
+
+// -----
+
+// 6:8 above 16 tokens on sm_90a: the order of the split lift (tile_groups
+// 16: K = 72 is 9 groups, padded to 16, K' = 192), also for a weight passed
+// as an argument (decomposed in that order on the GPU); lift=fused keeps the
+// order of 8 (9 groups padded to 16 as well: K' = 192), lift=separate the
+// plain one (K' = 108).
+// CHECK-LABEL: func @six_eight_prefill
+// CHECK-DAG: sgpu.nm_decompose %arg1 {tile_groups = 16 : i64} : tensor<64x72xf16, #sgpu.nm<6:8>> -> !sgpu.compressed<64x192xf16, #sgpu.nm<2:4>>
+// CHECK-DAG: sgpu.lift %arg0 {pattern = #sgpu.nm<6:8>, tile_groups = 16 : i64} : tensor<32x72xf16> -> tensor<32x192xf16>
+// SPLIT-LABEL: func @six_eight_prefill
+// SPLIT: sgpu.lift %arg0 {pattern = #sgpu.nm<6:8>, tile_groups = 16 : i64}
+// FUSED-LABEL: func @six_eight_prefill
+// FUSED: sgpu.lift %arg0 {pattern = #sgpu.nm<6:8>, tile_groups = 8 : i64} : tensor<32x72xf16> -> tensor<32x192xf16>
+// SEP-LABEL: func @six_eight_prefill
+// SEP: sgpu.lift %arg0 {pattern = #sgpu.nm<6:8>} : tensor<32x72xf16> -> tensor<32x108xf16>
+func.func @six_eight_prefill(%x: tensor<32x72xf16>, %w: tensor<64x72xf16, #sgpu.nm<6:8>>) -> tensor<32x64xf16> {
+  %z = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<32x64xf16>
+  %acc = linalg.fill ins(%z : f16) outs(%e : tensor<32x64xf16>) -> tensor<32x64xf16>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : tensor<32x72xf16>, tensor<64x72xf16, #sgpu.nm<6:8>>) outs(%acc : tensor<32x64xf16>) -> tensor<32x64xf16>
+  return %y : tensor<32x64xf16>
 }
 
 // -----

@@ -230,10 +230,13 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
            "epilogue); false: one block per tile">,
     Option<"lift", "lift", "std::string", /*default=*/"\"auto\"",
            "6:8 lifts in the tiled window order (tile_groups = 8) feeding the "
-           "TMA kernel: auto (inside the kernel's operand loads where that "
-           "measured faster than the gather kernel: at most 16 tokens), "
-           "fused (inside the kernel wherever it applies) or separate (the "
-           "gather kernel)">,
+           "TMA kernel: auto (fused up to 16 tokens, where it measured "
+           "fastest, split above), fused (the kernel loads X and its "
+           "producer warps gather the shared windows in shared memory), "
+           "split (the kernel loads X, and by TMA the shared windows, which "
+           "a small kernel copies into an [M, K'/3] array: a third of the "
+           "lifted bytes) or separate (a gather kernel writes the whole "
+           "lifted [M, K'] activation)">,
     Option<"twellProducer", "twell-producer", "std::string",
            /*default=*/"\"auto\"",
            "producer of each sgpu.twell_pack whose input is a ReLU "

@@ -56,9 +56,12 @@ def SGPUSlideSparse : Pass<"sgpu-slide-sparse", "::mlir::ModuleOp"> {
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
            "Target GPU whose measurements the auto policy uses">,
     Option<"lift", "lift", "std::string", /*default=*/"\"auto\"",
-           "auto: on sm_90a put 6:8 windows in the tiled order "
-           "(tile_groups = 8) that the TMA kernel lifts inside its operand "
-           "loads; separate: the plain order, lifted by its own kernel">
+           "the window order of 6:8 on sm_90a, for the TMA kernel's lift: "
+           "auto (tile_groups = 8, lifted inside the kernel's operand "
+           "loads, up to 16 tokens; else tile_groups = 16, the split lift), "
+           "fused (always 8), split (always 16) or separate (the plain "
+           "order, lifted by a gather kernel); other patterns and chips "
+           "keep the plain order">
   ];
   let dependentDialects = ["::mlir::sgpu::SGPUDialect",
                            "::mlir::arith::ArithDialect",

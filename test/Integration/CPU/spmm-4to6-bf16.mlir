@@ -6,6 +6,10 @@
 // RUN: sparse-opt %s --sgpu-slide-sparse="lift=separate" --sgpu-reference | \
 // RUN:   mlir-runner -e main -entry-point-result=void \
 // RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils | FileCheck %s
+// The order of the split lift (16 groups per tile; 8 is the default here).
+// RUN: sparse-opt %s --sgpu-slide-sparse="lift=split" --sgpu-reference | \
+// RUN:   mlir-runner -e main -entry-point-result=void \
+// RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils | FileCheck %s
 
 #id = affine_map<(i, j) -> (i, j)>
 func.func @main() {

@@ -585,11 +585,32 @@ TEST(SlidingTiledOrder, SixEightKeepsEachTilesColumnsInPlace) {
   EXPECT_EQ(getSlideShape(3, 100, 4, -1).liftedCols, 0);
 }
 
+TEST(SlidingTiledOrder, SixEightSplitLiftOrder) {
+  // 6:8, 16 groups per tile (the split lift): lifted columns 192t ..
+  // 192t+127 are original columns 128t .. 128t+127 in place, and the last
+  // 64 are the shared windows, column 4g + l of the tile's W1 part copying
+  // 128t + 8g + 2 + l: the split lift's W1[m, 64t + 4g + l], i.e. W1 holds
+  // x[m, 8G + 2 + l] at column 4G + l for every group G.
+  for (int64_t t = 0; t < 3; ++t) {
+    for (int64_t c = 0; c < 128; ++c)
+      EXPECT_EQ(liftedSourceColumn(192 * t + c, 4, 16), 128 * t + c);
+    for (int64_t g = 0; g < 16; ++g)
+      for (int64_t l = 0; l < 4; ++l) {
+        int64_t w1Col = 64 * t + 4 * g + l, group = w1Col / 4;
+        EXPECT_EQ(liftedSourceColumn(192 * t + 128 + 4 * g + l, 4, 16),
+                  8 * group + 2 + l);
+      }
+  }
+  // 13 groups -> 16, K' = 192: one tile, W1 of 64 columns (K' / 3).
+  EXPECT_EQ(getSlideShape(3, 100, 4, 16).liftedCols, 192);
+  EXPECT_EQ(getSlideShape(3, 1000, 4, 16).liftedCols, 8 * 192);
+}
+
 TEST(SlidingTiledOrder, ProductsThroughSparse24Compression) {
   std::mt19937 rng(53u);
   const int64_t rows = 21, cols = 131, tokens = 4;
   for (int n : {2, 3, 4, 5, 8})
-    for (int64_t tile : {3, 8}) {
+    for (int64_t tile : {3, 8, 16}) {
       SCOPED_TRACE(testing::Message() << "n = " << n << " tile " << tile);
       Bits w = randomSmallInts(rows * cols, rng);
       pruneToSliding(w.data(), rows, cols, n, /*isBF16=*/false);

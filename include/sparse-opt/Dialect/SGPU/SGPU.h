@@ -49,6 +49,16 @@ int64_t getTileGroups(Operation *op);
 /// (8 groups of 8 columns per 64-column k-tile); only 6:8 has one.
 constexpr int64_t kFusedLiftTileGroups = 8;
 
+/// The window order of the split 6:8 lift (16 groups: per 128 columns of X,
+/// those columns in place, then the 64 shared-window columns), where every
+/// 64-column k-tile of K' is one box of X or of the shared windows.
+constexpr int64_t kSplitLiftTileGroups = 16;
+
+/// Up to this many tokens the sm_90a 6:8 lift runs inside the kernel's
+/// operand loads (lift=auto), where that measured fastest on the H200;
+/// above, the split lift.
+constexpr int64_t kFusedLiftMaxTokens = 16;
+
 /// The N:M pattern a tensor type declares through its encoding: either an
 /// #sgpu.nm attribute or the upstream sparse_tensor 2:4 synonym. Null when
 /// the type carries no structured-sparsity encoding. Sets `unsupported` when
