@@ -2,8 +2,11 @@
 """Turns the spmm records in bench/results/ into the tables and plots of
 docs/performance.md (between its spmm markers):
 
-  spmm_issue_{a,b}_h200.json   the issue grid, TMA warpgroup kernel
+  spmm_issue24_h200.json, spmm_issue_slide_h200.json   the issue grid (2:4; 4:6,
+                               6:8, 8:10), TMA warpgroup kernel
                                -> spmm-issue, spmm-bars; docs/img/spmm_issue_h200.png
+  spmm_lift_split{,3steps,halves}{,_separate}_h200.json   the split 6:8 lift against
+                               the gather kernel, same call each -> spmm-split
   spmm_small_auto_h200.json    the compiler's sparse-or-dense choice at M <= 128
                                -> spmm-choice, and the M <= 128 bar
   spmm_splitk_*_h200.json      split-K sweep -> spmm-splitk
@@ -83,10 +86,11 @@ VARIANTS = ["2:4", "4:6", "6:8", "8:10"]
 
 
 def issue_records():
-    """The issue grid (both halves, the current kernel)."""
+    """The issue grid (2:4, then the sliding-window variants; the current
+    kernels, one session)."""
     out = []
-    for part in ("a", "b"):
-        f = RESULTS.with_name("spmm_issue_%s_h200.json" % part)
+    for part in ("issue24", "issue_slide"):
+        f = RESULTS.with_name("spmm_%s_h200.json" % part)
         if f.exists():
             out += json.loads(f.read_text())
     return out
@@ -158,6 +162,37 @@ def lift_table():
     out.append("In the kernel against the gather kernel: %.2f–%.2f× at M = 16, %.2f–%.2f× at M ≥ 128 "
                "(above 1: the lift in the kernel is faster); %d cases, all within tolerance." % (
                    min(small), max(small), min(large), max(large), len(ratios)))
+    return "\n".join(out)
+
+
+def split_table():
+    """The split 6:8 lift against the gather kernel of the whole lifted X,
+    each form in one call with its own gather run: the kept form (one B box
+    per k-tile from X or W1, tile_groups 16), and the two measured before it
+    (three-step stages; per-step halves of 32 columns)."""
+    key = lambda r: (r["dtype"], r["shape"]["M"], r["shape"]["N"], r["shape"]["K"])  # noqa: E731
+    forms = ["split", "split3steps", "splithalves"]
+    recs = {}
+    for form in forms:
+        files = [RESULTS.with_name("spmm_lift_%s%s_h200.json" % (form, tail)) for tail in ("", "_separate")]
+        if not all(f.exists() for f in files):
+            return ""
+        recs[form] = [{key(r): r for r in json.loads(f.read_text())} for f in files]
+    out = ["| dtype | M × N × K (6:8) | gather kernel µs | split µs | split / gather | split / cuBLAS |"
+           " three-step stages / gather | 32-column halves / gather |",
+           "|---|---|---:|---:|---:|---:|---:|---:|"]
+    speed = lambda form, k: recs[form][1][k]["ours_us"] / recs[form][0][k]["ours_us"]  # noqa: E731
+    big = []
+    for k, r in recs["split"][0].items():
+        g = recs["split"][1][k]
+        if k[1] >= 4096:
+            big.append((speed("split", k), r["baselines"]["cublas"] / r["ours_us"]))
+        out.append("| %s | %d × %d × %d | %.1f | %.1f | %.2f× | %.2f× | %.2f× | %.2f× |" % (
+            k[0], k[1], k[2], k[3], g["ours_us"], r["ours_us"], speed("split", k),
+            r["baselines"]["cublas"] / r["ours_us"], speed("split3steps", k), speed("splithalves", k)))
+    out += ["", "From 4096 tokens the split lift is %.2f–%.2f× the gather kernel's speed and %.2f–%.2f× "
+            "cuBLAS's (above 1: faster)." % (min(b for b, _ in big), max(b for b, _ in big),
+                                             min(c for _, c in big), max(c for _, c in big))]
     return "\n".join(out)
 
 
@@ -418,6 +453,8 @@ def main():
         doc = replace(doc, "spmm-persistent", persistent_table())
         if "spmm-lift:begin" in doc:
             doc = replace(doc, "spmm-lift", lift_table())
+        if "spmm-split:begin" in doc:
+            doc = replace(doc, "spmm-split", split_table())
         if "spmm-large24:begin" in doc:
             doc = replace(doc, "spmm-large24", large24_table())
         if "spmm-cluster:begin" in doc:

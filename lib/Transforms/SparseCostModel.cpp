@@ -20,8 +20,11 @@
 //    1.02-1.14x and 4:6 0.97-1.10x on the layers with N > K (14336 x 4096,
 //    18944 x 3584), 6:8 0.95-1.04x and 4:6 0.95-0.98x on 4096 x 14336
 //    (N < K: a 32-block grid and the longest lift): kept where N > K, the
-//    library GEMM elsewhere. Between
-//    512 and 4096 tokens nothing was measured; the library GEMM stays.
+//    library GEMM elsewhere. With the split 6:8 lift (bench/results/
+//    spmm_issue_slide_h200.json, spmm_lift_split_h200.json) 6:8 measured
+//    1.04-1.17x with N > K and 0.96-1.10x on 4096 x 14336: still a tie
+//    there, which goes to the library. Between 512 and 4096 tokens nothing
+//    was measured; the library GEMM stays.
 //  * 8:10 and wider lose everywhere measured (0.57-0.95x).
 //
 //===----------------------------------------------------------------------===//

@@ -94,7 +94,7 @@ def cmd_compile(args):
                                   twell_producer=args.twell_producer,
                                   twell_consumer=args.twell_consumer,
                                   twell_passes=args.twell_passes,
-                                  twell_pack=args.twell_pack)
+                                  twell_pack=args.twell_pack, lift=args.lift)
         for d in c.last_diagnostics if twell else ():
             if "TwELL" in d.message or "producer" in d.message or "consumer" in d.message:
                 print("  " + str(d))
@@ -249,6 +249,11 @@ def main(argv=None):
                    help="where each TwELL pack after the library GEMM runs: consumer (fused into "
                         "its one CUDA-core consumer, which reads H), kernel (the pack kernel) or "
                         "auto (consumer wherever it applies: measured 2-3%% faster; default)")
+    p.add_argument("--lift", choices=["auto", "fused", "split", "separate"], default="auto",
+                   help="how a 6:8 layer's activations reach the sm_90a kernel: fused (inside its "
+                        "operand loads), split (a kernel copies only the shared windows, the GEMM "
+                        "reads X for the rest), separate (a gather kernel writes the whole lifted "
+                        "X) or auto (fused up to 16 tokens, split above; default)")
     _import_options(p)
     p.set_defaults(func=cmd_compile)
     p = sub.add_parser("run", help="run an artifact directory on the GPU",

@@ -247,7 +247,7 @@ class Module(Handle):
 
     def compile(self, output_dir, chip="sm_90a", features="+ptx85", sparse_policy="auto",
                 ladder=False, twell=False, twell_producer="auto", twell_consumer="auto",
-                twell_passes=0, twell_pack="auto"):
+                twell_passes=0, twell_pack="auto", lift="auto"):
         """Runs sgpu-compile on this module (which becomes the compiled IR),
         writes the artifacts and compiled.mlir to output_dir and returns the
         Artifact. `sparse_policy`: "auto" keeps a sparse-annotated layer
@@ -281,7 +281,13 @@ class Module(Handle):
         fuses each pack into its one CUDA-core consumer, which finds the
         active neurons in H itself (no pack kernel; where it cannot apply a
         remark says why), "kernel" keeps the pack kernel, "auto" (default)
-        fuses wherever it applies (measured 2-3% faster)."""
+        fuses wherever it applies (measured 2-3% faster). `lift`: how the
+        activations of a 6:8 layer reach the sm_90a kernel: "fused" (inside
+        its operand loads), "split" (a small kernel copies only the shared
+        windows, a third of the lifted bytes, and the GEMM reads X itself
+        for the rest), "separate" (a gather kernel writes the whole lifted
+        X) or "auto" (fused up to 16 tokens, split above: the fastest on the
+        H200)."""
         if sparse_policy not in ("auto", "sparse"):
             raise ValueError("sparse_policy must be 'auto' or 'sparse', got %r" % (sparse_policy,))
         if twell_producer not in ("auto", "library", "fused"):
@@ -293,6 +299,9 @@ class Module(Handle):
         if twell_pack not in ("auto", "kernel", "consumer"):
             raise ValueError("twell_pack must be 'auto', 'kernel' or 'consumer', got %r"
                              % (twell_pack,))
+        if lift not in ("auto", "fused", "split", "separate"):
+            raise ValueError("lift must be 'auto', 'fused', 'split' or 'separate', got %r"
+                             % (lift,))
         if (isinstance(twell_passes, bool) or not isinstance(twell_passes, int)
                 or not 0 <= twell_passes <= 64):
             raise ValueError("twell_passes must be an integer in 0..64 (0: automatic), got %r"
@@ -310,7 +319,7 @@ class Module(Handle):
             twell_notes = list(self.compiler.last_diagnostics)
         output_dir = os.path.abspath(os.fspath(output_dir))
         if (sparse_policy == "auto" and twell_producer == "auto" and twell_consumer == "auto"
-                and twell_passes == 0 and twell_pack == "auto"):
+                and twell_passes == 0 and twell_pack == "auto" and lift == "auto"):
             status = self.compiler._lib.sparseopt_ir_compile(
                 self._h(), chip.encode() if chip else None,
                 features.encode() if features else None, output_dir.encode())
@@ -321,9 +330,9 @@ class Module(Handle):
                     raise CompileError("%s %r must be non-empty, without spaces, quotes or braces"
                                        % (name, value))
             self.run("sgpu-compile{chip=%s features=%s sparse-policy=%s twell-producer=%s "
-                     "twell-consumer=%s twell-passes=%d twell-pack=%s output-dir=%s}"
+                     "twell-consumer=%s twell-passes=%d twell-pack=%s lift=%s output-dir=%s}"
                      % (chip, features, sparse_policy, twell_producer, twell_consumer,
-                        twell_passes, twell_pack, output_dir))
+                        twell_passes, twell_pack, lift, output_dir))
         # The TwELL choices stay visible after compilation's own diagnostics.
         self.compiler.last_diagnostics = twell_notes + list(self.compiler.last_diagnostics)
         with open(os.path.join(output_dir, "compiled.mlir"), "w") as f:

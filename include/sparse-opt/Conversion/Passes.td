@@ -52,8 +52,12 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
     Replaces each `sgpu.spmm` by a generated `gpu.func` in a `gpu.module`
     and a `gpu.launch_func` on the host; each `sgpu.lift` (the activation
     gather of a sliding-window matmul) by a generated gather kernel, one
-    thread per lifted element (the lift fused into the GEMM's operand loads
-    is not generated yet). The kernel runs on sparse tensor
+    thread per one or two 4-column chunks. A 6:8 lift in a tiled window
+    order that feeds the sm_90a TMA kernel is lowered with it instead
+    (option `lift`): with `tile_groups = 8` fused into the kernel's operand
+    loads (up to 16 tokens by default), with `tile_groups = 16` split (a
+    kernel copies only the shared windows into an [M, K'/3] array, and the
+    GEMM loads each k-tile from X or from that array). The kernel runs on sparse tensor
     cores with `mma.sp::ordered_metadata.sync.aligned.m16n8k32` (f16/bf16 in,
     f32 accumulate): a thread block of 4 warps computes a 64 (features) x 64
     (tokens) tile, each warp 16 features x 64 tokens as 8 MMAs per 32-wide

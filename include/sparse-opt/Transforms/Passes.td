@@ -21,10 +21,12 @@ def SGPUSlideSparse : Pass<"sgpu-slide-sparse", "::mlir::ModuleOp"> {
     `K' = roundUp(K, 2N) / 2N * 4(N-1)`: `sgpu.nm_decompose` of the weight
     and `sgpu.lift` of the activation feed a 2:4 `sgpu.spmm` that computes
     exactly the same product. With `lift=auto` (the default) and `chip`
-    sm_90a, a 6:8 pair gets `tile_groups = 8`: the windows of every 64
-    columns of K are ordered so that the sm_90a TMA kernel reads the
-    activations as they are and gathers only the shared windows in shared
-    memory (`convert-sgpu-to-gpu` fuses the lift into the GEMM). A weight
+    sm_90a, a 6:8 pair gets a tiled window order in which the TMA kernel
+    reads most of the activations as they are: up to 16 tokens
+    `tile_groups = 8` (per 64 columns of K, whose shared windows the kernel
+    gathers in shared memory: the fused lift), above `tile_groups = 16`
+    (per 128 columns, whose shared windows a small kernel copies: the split
+    lift); `lift=fused` and `lift=split` force one of them. A weight
     that is a constant is checked,
     decomposed and compressed at compile time (`sgpu.assemble` of two
     constants); a pattern violation is an error naming the first row and
