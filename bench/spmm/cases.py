@@ -36,7 +36,7 @@ SMALL_TOKENS = [16, 128]
 # the three issue layers (32, 112 and 148 blocks of 128 weight rows).
 SPLITK = [(m, n, k) for n, k in ISSUE_LAYERS for m in SMALL_TOKENS]
 SETS = ("issue", "quick", "correctness", "sweep", "kalign", "small", "splitk", "large", "lift",
-        "mid", "large68")
+        "mid", "large68", "bars")
 
 
 def family(variant):
@@ -51,6 +51,15 @@ def cases(which="issue"):
     "sweep" (2:4 f16 timings only, for tile/stage sweeps) or "small" (the
     issue grid's M <= 128 timings, for the sparse-or-dense choice)."""
     assert which in SETS, which
+    if which == "bars":
+        # The cases of the issue's large-M bars, 2:4 and 6:8 from 4096 tokens
+        # (artifacts as in "issue"; run_spmm.py --interleaved re-times them).
+        for variant in ("2:4", "6:8"):
+            for dtype in DTYPES:
+                for n, k in ISSUE_LAYERS:
+                    for m in (4096, 16384):
+                        yield variant, dtype, "timing", m, n, k
+        return
     if which in ("large", "large68"):
         # The prefill end of the issue grid, 2:4 ("large") or 6:8
         # ("large68") only (schedule A/B runs).
