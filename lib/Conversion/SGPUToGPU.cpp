@@ -310,10 +310,9 @@ struct ConvertSGPUToGPUPass
     }
 
     liftMode = lift;
-    if (lift != "auto" && lift != "fused" && lift != "split" &&
-        lift != "separate") {
-      module.emitError() << "unknown lift '" << lift
-                         << "'; expected auto, fused, split or separate";
+    if (!isLiftMode(lift)) {
+      module.emitError() << "unknown lift '" << lift << "'; expected "
+                         << kLiftModes;
       return signalPassFailure();
     }
     if (epilogue != "auto" && epilogue != "tma" && epilogue != "registers") {
@@ -867,8 +866,6 @@ struct ConvertSGPUToGPUPass
     TmaSpmmConfig tma = getTmaSpmmConfig(
         shape, tileN, stages, splitK, persistent, reserveSMs, fused,
         blocksPerCluster, epilogue != "registers", splitLift);
-    if (splitLift)
-      padLift = false;
     if (useTma && epilogue == "tma" && !tma.tmaStore)
       spmm.emitRemark() << "epilogue=tma not used for this spmm: "
                         << whyNoTmaStore(shape, tma, stages);
@@ -945,14 +942,13 @@ struct ConvertSGPUToGPUPass
                                                /*read_only=*/b.getUnitAttr());
     };
     Value xBuf, w1Buf;
-    if (fused) {
-      xBuf = toBuffer(lift.getInput(), xm);
-      loweredLifts.insert(lift);
-    } else if (splitLift) {
+    if (fused || splitLift) {
+      // The kernel reads X itself (and, split, the shared windows W1).
       xBuf =
           toBuffer(lift.getInput(),
                    memrefOf(cast<RankedTensorType>(lift.getInput().getType())));
-      w1Buf = lowerLiftWindowsToGPU(lift, gpuModule, symbols, liftCount++);
+      if (splitLift)
+        w1Buf = lowerLiftWindowsToGPU(lift, gpuModule, symbols, liftCount++);
       loweredLifts.insert(lift);
     } else if (useTma && padLift) {
       xBuf = lowerLiftToGPUPadded(lift, shape.paddedK, gpuModule, symbols,

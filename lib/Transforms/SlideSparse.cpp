@@ -53,10 +53,9 @@ struct SlideSparsePass
                          << "'; expected auto or sparse";
       return signalPassFailure();
     }
-    if (lift != "auto" && lift != "fused" && lift != "split" &&
-        lift != "separate") {
+    if (!isLiftMode(lift)) {
       module.emitError() << "unknown sgpu-slide-sparse lift '" << lift
-                         << "'; expected auto, fused, split or separate";
+                         << "'; expected " << kLiftModes;
       return signalPassFailure();
     }
 

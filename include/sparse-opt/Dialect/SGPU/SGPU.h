@@ -54,6 +54,14 @@ constexpr int64_t kFusedLiftTileGroups = 8;
 /// 64-column k-tile of K' is one box of X or of the shared windows.
 constexpr int64_t kSplitLiftTileGroups = 16;
 
+/// The values of the `lift` option of sgpu-slide-sparse, convert-sgpu-to-gpu
+/// and sgpu-compile, and the list a diagnostic names.
+inline bool isLiftMode(llvm::StringRef mode) {
+  return mode == "auto" || mode == "fused" || mode == "split" ||
+         mode == "separate";
+}
+constexpr const char *kLiftModes = "auto, fused, split or separate";
+
 /// Up to this many tokens the sm_90a 6:8 lift runs inside the kernel's
 /// operand loads (lift=auto), where that measured fastest on the H200;
 /// above, the split lift.
