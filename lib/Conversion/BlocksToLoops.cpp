@@ -9,6 +9,7 @@
 
 #include "BlocksToLoops.h"
 #include "IndexMath.h"
+#include "ModelElements.h"
 #include "SlideIndex.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -234,6 +235,44 @@ void mlir::sgpu::lowerLiftToLoops(LiftOp op) {
       v = arith::SelectOp::create(b, l.loc, inK, v, zero);
       memref::StoreOp::create(b, l.loc, v, out, ValueRange{m, c});
     });
+  });
+  finish(op, out, l);
+}
+
+/// y[t, c] = table[ids[t], c] (zero for an id outside the table), over the
+/// ids flattened and the result viewed as [tokens, D].
+void mlir::sgpu::lowerEmbeddingToLoops(EmbeddingOp op) {
+  OpBuilder b(op);
+  Loops l(b, op.getLoc());
+  auto rt = op.getResult().getType();
+  int64_t d = rt.getShape().back(), tokens = op.getIds().getType().getNumElements();
+  Value table = l.buffer(op.getTable());
+  Value ids = flatView(b, l.loc, l.buffer(op.getIds()));
+  Value out = memref::AllocOp::create(b, l.loc, memrefTypeOf(rt));
+  Value rows = viewAsRows(b, l.loc, out);
+  l.loop(tokens, [&](Value t) {
+    l.loop(d, [&](Value c) {
+      l.store(embeddingElement(l.im, table, ids, t, c), rows, {t, c});
+    });
+  });
+  finish(op, out, l);
+}
+
+/// Every element of the result by ropeElement (ModelElements.h).
+void mlir::sgpu::lowerRopeToLoops(RopeOp op) {
+  OpBuilder b(op);
+  Loops l(b, op.getLoc());
+  auto xt = op.getInput().getType();
+  Value x = flatView(b, l.loc, l.buffer(op.getInput()));
+  Value cos = flatView(b, l.loc, l.buffer(op.getCos()));
+  Value sin = flatView(b, l.loc, l.buffer(op.getSin()));
+  Value out = memref::AllocOp::create(b, l.loc, memrefTypeOf(xt));
+  Value y = flatView(b, l.loc, out);
+  l.loop(xt.getNumElements(), [&](Value e) {
+    l.store(ropeElement(l.im, x, cos, sin, xt.getShape(),
+                        op.getCos().getType().getShape(),
+                        op.getSin().getType().getShape(), e),
+            y, {e});
   });
   finish(op, out, l);
 }

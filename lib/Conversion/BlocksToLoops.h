@@ -1,7 +1,7 @@
 //===- BlocksToLoops.h - reference loops for the model-block ops -*- C++ -*-===//
 //
 // Reference (CPU) semantics of sgpu.rms_norm, sgpu.layer_norm,
-// sgpu.attention and sgpu.lift, used by convert-sgpu-to-loops. Each function
+// sgpu.attention, sgpu.lift, sgpu.embedding and sgpu.rope, used by convert-sgpu-to-loops. Each function
 // replaces the op by scf loops over buffers (arithmetic in f32).
 //
 //===----------------------------------------------------------------------===//
@@ -18,6 +18,8 @@ void lowerRMSNormToLoops(RMSNormOp op);
 void lowerLayerNormToLoops(LayerNormOp op);
 void lowerAttentionToLoops(AttentionOp op);
 void lowerLiftToLoops(LiftOp op);
+void lowerEmbeddingToLoops(EmbeddingOp op);
+void lowerRopeToLoops(RopeOp op);
 
 } // namespace sgpu
 } // namespace mlir

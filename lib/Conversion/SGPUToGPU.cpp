@@ -32,6 +32,7 @@
 #include "ElementwiseToGPU.h"
 #include "IndexMath.h"
 #include "LiftToGPU.h"
+#include "ModelOpsToGPU.h"
 #include "NormToGPU.h"
 #include "TwellToGPU.h"
 #include "WeightPrepare.h"
@@ -383,6 +384,7 @@ struct ConvertSGPUToGPUPass
     SmallVector<Operation *> twellOps;
     // Weight arguments compressed by a generated kernel at bind time.
     SmallVector<Operation *> prepares;
+    size_t modelOps = 0;
     module.walk([&](Operation *op) {
       if (auto spmm = dyn_cast<SpmmOp>(op)) {
         if (useWgmma && !target->hasSparseWGMMA()) {
@@ -443,6 +445,19 @@ struct ConvertSGPUToGPUPass
         return;
       if (isa<RMSNormOp, LayerNormOp>(op)) {
         norms.push_back(op);
+        return;
+      }
+      // Model-block ops: conversion patterns (ModelOpsToGPU.h).
+      if (auto attn = dyn_cast<AttentionOp>(op)) {
+        std::string why = whyNoAttentionKernel(attn);
+        if (!why.empty()) {
+          attn.emitError() << "'sgpu.attention' has no GPU lowering: " << why;
+          failedAny = true;
+          return;
+        }
+      }
+      if (isa<EmbeddingOp, RopeOp, AttentionOp>(op)) {
+        ++modelOps;
         return;
       }
       // TwELL: the pack's concrete parts are buffers handed to the consumer
@@ -546,7 +561,7 @@ struct ConvertSGPUToGPUPass
     for (linalg::GenericOp op : generics)
       (isOnlyUnreadInit(op) ? deadInits : kernels).push_back(op);
     if (spmms.empty() && lifts.empty() && norms.empty() && kernels.empty() &&
-        twellOps.empty()) {
+        twellOps.empty() && modelOps == 0) {
       eraseDeadInits(module, deadInits);
       return;
     }
@@ -585,6 +600,9 @@ struct ConvertSGPUToGPUPass
                      normCount[norm->getName().getStringRef()]++);
     for (auto [idx, op] : llvm::enumerate(kernels))
       lowerElementwiseToGPU(op, gpuModule, symbols, idx);
+    KernelSink sink(gpuModule, symbols);
+    if (modelOps && failed(convertModelOpsToGPU(module, sink)))
+      return signalPassFailure();
     // TwELL: each pack before its consumers (program order), the packs
     // erased once every consumer reads their buffers.
     DenseMap<Value, TwellBuffers> packed;

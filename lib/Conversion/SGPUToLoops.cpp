@@ -261,7 +261,8 @@ struct ConvertSGPUToLoopsPass
         return;
       }
       if (isa<AssembleOp, MatmulOp, AllReduceOp, AllReduceStartOp, AllReduceWaitOp,
-              RMSNormOp, LayerNormOp, AttentionOp, LiftOp>(op)) {
+              RMSNormOp, LayerNormOp, AttentionOp, LiftOp, EmbeddingOp,
+              RopeOp>(op)) {
         ops.push_back(op);
         return;
       }
@@ -296,6 +297,10 @@ struct ConvertSGPUToLoopsPass
         lowerAttentionToLoops(attn);
       } else if (auto lift = dyn_cast<LiftOp>(op)) {
         lowerLiftToLoops(lift);
+      } else if (auto emb = dyn_cast<EmbeddingOp>(op)) {
+        lowerEmbeddingToLoops(emb);
+      } else if (auto rope = dyn_cast<RopeOp>(op)) {
+        lowerRopeToLoops(rope);
       } else if (auto ar = dyn_cast<AllReduceOp>(op)) {
         // A single-rank group: every reduction kind is the identity.
         ar.replaceAllUsesWith(ar.getInput());

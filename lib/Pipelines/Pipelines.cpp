@@ -180,6 +180,7 @@ LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
      << " cluster=" << opts.cluster.getValue()
      << " epilogue=" << opts.epilogue.getValue()
      << "},";
+  os << "sgpu-merge-identical-kernels,";
   os << "one-shot-bufferize{bufferize-function-boundaries=true "
         "function-boundary-type-conversion=identity-layout-map},";
   os << "canonicalize,";

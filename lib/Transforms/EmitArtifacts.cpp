@@ -9,6 +9,8 @@
 
 #include "sparse-opt/Transforms/Passes.h"
 
+#include "TempArena.h"
+
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -16,6 +18,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -96,11 +99,24 @@ static bool onlyPrepareUses(Value v) {
   return any;
 }
 
+/// The qualified name an importer gave argument `i` (sgpu.param), or "".
+static StringRef paramName(func::FuncOp host, unsigned i) {
+  auto name =
+      host.getArgAttrOfType<StringAttr>(i, sgpu::SGPUDialect::kParamAttr);
+  return name ? name.getValue() : StringRef();
+}
+
+/// Whether argument `arg` is a param: named by sgpu.param (a weight bound
+/// once by name), or read only by prepare steps (a weight compressed once).
+static bool isParam(func::FuncOp host, BlockArgument arg) {
+  return !paramName(host, arg.getArgNumber()).empty() || onlyPrepareUses(arg);
+}
+
 /// The argument positions of `host` that are params, in order.
 static SmallVector<int64_t> paramPositions(func::FuncOp host) {
   SmallVector<int64_t> params;
   for (BlockArgument arg : host.getArguments())
-    if (onlyPrepareUses(arg))
+    if (isParam(host, arg))
       params.push_back(arg.getArgNumber());
   return params;
 }
@@ -167,32 +183,59 @@ static std::string firstExternFunction(StringRef ptx) {
 /// argument positions bound as params ("params", when there are any).
 /// Callers such as the Python runtime check and allocate tensors with it. Every type is a
 /// statically shaped memref (exportHost checked that).
+/// Device bytes of a program by role; `peak` is what a loaded, bound
+/// program holds at most: the caller's params, inputs and outputs plus
+/// what the runtime allocates (constants, temporaries, the arena).
+struct MemoryBytes {
+  int64_t params = 0, inputs = 0, outputs = 0, constants = 0, temps = 0,
+          arena = 0, unpackedArena = 0;
+  int64_t peak() const {
+    return params + inputs + outputs + constants + temps + arena;
+  }
+};
+
 static std::string signatureJson(func::FuncOp host,
-                                 ArrayRef<int64_t> params) {
+                                 ArrayRef<int64_t> params,
+                                 const MemoryBytes &memory) {
   std::string text;
   llvm::raw_string_ostream os(text);
-  auto tensors = [&](TypeRange types) {
+  // `names` (when given) parallels `types`: a non-empty name is written as
+  // the tensor's "name" (a param's qualified name).
+  auto tensors = [&](TypeRange types, ArrayRef<StringRef> names) {
     os << "[";
-    llvm::interleaveComma(types, os, [&](Type type) {
-      auto memref = cast<MemRefType>(type);
+    llvm::interleaveComma(llvm::enumerate(types), os, [&](auto it) {
+      auto memref = cast<MemRefType>(it.value());
       std::string dtype;
       llvm::raw_string_ostream(dtype) << memref.getElementType();
       os << "{\"shape\": [";
       llvm::interleaveComma(memref.getShape(), os);
-      os << "], \"dtype\": " << llvm::json::Value(dtype) << "}";
+      os << "], \"dtype\": " << llvm::json::Value(dtype);
+      if (it.index() < names.size() && !names[it.index()].empty())
+        os << ", \"name\": " << llvm::json::Value(names[it.index()].str());
+      os << "}";
     });
     os << "]";
   };
+  SmallVector<StringRef> names;
+  for (unsigned i = 0; i < host.getNumArguments(); ++i)
+    names.push_back(paramName(host, i));
   os << "{\"function\": " << llvm::json::Value(host.getName().str())
      << ", \"inputs\": ";
-  tensors(host.getArgumentTypes());
+  tensors(host.getArgumentTypes(), names);
   os << ", \"outputs\": ";
-  tensors(host.getResultTypes());
+  tensors(host.getResultTypes(), {});
   if (!params.empty()) {
     os << ", \"params\": [";
     llvm::interleaveComma(params, os);
     os << "]";
   }
+  os << ", \"memory\": {\"params\": " << memory.params
+     << ", \"inputs\": " << memory.inputs
+     << ", \"outputs\": " << memory.outputs
+     << ", \"constants\": " << memory.constants
+     << ", \"temps\": " << memory.temps << ", \"arena\": " << memory.arena
+     << ", \"temps_unpacked\": " << memory.temps + memory.unpackedArena
+     << ", \"peak\": " << memory.peak() << "}";
   os << "}\n";
   return text;
 }
@@ -263,7 +306,8 @@ struct EmitArtifactsPass
     if (failed(writeFile("kernels.ptx", ptx)) ||
         failed(writeFile("program.txt", program)) ||
         failed(writeFile("signature.json",
-                         signatureJson(host, paramPositions(host)))))
+                         signatureJson(host, paramPositions(host),
+                                       memory))))
       return signalPassFailure();
 
     std::string summary;
@@ -271,6 +315,12 @@ struct EmitArtifactsPass
     for (auto &[name, count] : countSparseMMA(ptx))
       ss << "kernel " << name << ": " << count
          << " sparse MMA instructions\n";
+    ss << "peak device memory: " << memory.peak() << " bytes (params "
+       << memory.params << ", inputs " << memory.inputs << ", outputs "
+       << memory.outputs << ", constants " << memory.constants
+       << ", temporaries " << memory.temps + memory.arena << ", of which "
+       << memory.arena << " in the arena shared by liveness instead of "
+       << memory.unpackedArena << ")\n";
     if (failed(writeFile("summary.txt", summary)))
       return signalPassFailure();
   }
@@ -350,6 +400,7 @@ struct EmitArtifactsPass
     // The function's arguments: params (read only by prepare steps, bound
     // once) and inputs (given at every run), each numbered in order.
     paramIndex.clear();
+    memory = MemoryBytes();
     slots.clear();
     freeSlots.clear();
     nextSlot = 0;
@@ -358,7 +409,8 @@ struct EmitArtifactsPass
       FailureOr<int64_t> bytes = addBuffer(arg, host.getLoc());
       if (failed(bytes))
         return failure();
-      bool param = onlyPrepareUses(arg);
+      bool param = isParam(host, arg);
+      (param ? memory.params : memory.inputs) += *bytes;
       paramIndex[arg] = param ? params : -1;
       os << "buffer " << ids[arg] << (param ? " param " : " input ")
          << (param ? params++ : inputs++) << " " << *bytes << "\n";
@@ -367,7 +419,11 @@ struct EmitArtifactsPass
     // Outputs are allocations the function returns.
     auto ret = cast<func::ReturnOp>(host.getBody().front().getTerminator());
     DenseMap<Value, int> outputIndex;
-    for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    for (auto [i, result] : llvm::enumerate(ret.getOperands())) {
+      // A reshape of an allocation is that allocation's bytes.
+      Value v = result;
+      while (v.getDefiningOp() && isReshape(v.getDefiningOp()))
+        v = v.getDefiningOp()->getOperand(0);
       if (!v.getDefiningOp<memref::AllocOp>())
         return ret.emitError() << "result #" << i
                                << " must be a buffer the function allocates "
@@ -390,6 +446,21 @@ struct EmitArtifactsPass
                   "memref.alloc or memref.get_global) or a reshape of one "
                   "(memref.expand_shape, memref.collapse_shape, memref.cast)";
 
+    // Run-stage temporaries share the arena by liveness (TempArena.h).
+    DenseSet<Value> ownMemory;
+    for (auto &entry : outputIndex)
+      ownMemory.insert(entry.first);
+    host.walk([&](memref::AllocOp alloc) {
+      if (alloc->hasAttr(sgpu::SGPUDialect::kStatAttr))
+        ownMemory.insert(alloc.getResult());
+    });
+    sgpu::TempArena arena =
+        sgpu::planTempArena(host, isPrepareStep, ownMemory);
+    memory.arena = arena.bytes;
+    memory.unpackedArena = arena.unpackedBytes;
+    if (arena.bytes)
+      os << "arena " << arena.bytes << "\n";
+
     int constants = 0;
     for (Operation &op : host.getBody().front()) {
       Location loc = op.getLoc();
@@ -399,11 +470,18 @@ struct EmitArtifactsPass
         if (failed(bytes))
           return failure();
         auto it = outputIndex.find(v);
-        if (it != outputIndex.end())
+        auto packed = arena.offsets.find(v);
+        if (it != outputIndex.end()) {
           os << "buffer " << ids[v] << " output " << it->second << " "
              << *bytes << "\n";
-        else
+          memory.outputs += *bytes;
+        } else if (packed != arena.offsets.end()) {
+          os << "buffer " << ids[v] << " temp " << *bytes << " arena "
+             << packed->second << "\n";
+        } else {
           os << "buffer " << ids[v] << " temp " << *bytes << "\n";
+          memory.temps += *bytes;
+        }
         if (auto stat =
                 alloc->getAttrOfType<StringAttr>(sgpu::SGPUDialect::kStatAttr)) {
           if (it != outputIndex.end())
@@ -424,18 +502,26 @@ struct EmitArtifactsPass
       if (auto get = dyn_cast<memref::GetGlobalOp>(op)) {
         auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
             module, get.getNameAttr());
-        auto init = global ? dyn_cast_or_null<DenseElementsAttr>(
-                                 global.getConstantInitValue())
-                           : DenseElementsAttr();
-        if (!init || !global.getConstant())
-          return get.emitError() << "only constant globals with a dense "
-                                    "initializer can be exported";
+        Attribute initValue =
+            global ? global.getConstantInitValue() : Attribute();
+        auto init = dyn_cast_or_null<DenseElementsAttr>(initValue);
+        // Importers write weights as resource blobs (dense_resource<...>).
+        auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(initValue);
+        AsmResourceBlob *blob =
+            resource ? resource.getRawHandle().getBlob() : nullptr;
+        if ((!init && !blob) || !global.getConstant())
+          return get.emitError()
+                 << "only constant globals with a dense or dense_resource "
+                    "initializer (with its data) can be exported";
         FailureOr<int64_t> bytes = addBuffer(get.getResult(), loc);
         if (failed(bytes))
           return failure();
         std::string file = "const" + std::to_string(constants++) + ".bin";
         std::string data;
-        if (init.isSplat()) {
+        if (blob) {
+          ArrayRef<char> raw = blob->getData();
+          data.assign(raw.data(), raw.size());
+        } else if (init.isSplat()) {
           ArrayRef<char> one = init.getRawData();
           int64_t n = init.getNumElements();
           for (int64_t i = 0; i < n; ++i)
@@ -451,6 +537,7 @@ struct EmitArtifactsPass
           return failure();
         os << "buffer " << ids[get.getResult()] << " constant " << file << " "
            << *bytes << "\n";
+        memory.constants += *bytes;
         continue;
       }
       // A reshape of a buffer is that buffer (same address, same bytes).
@@ -542,6 +629,8 @@ struct EmitArtifactsPass
 
   /// Param index of each host argument (-1: an input).
   DenseMap<Value, int> paramIndex;
+  /// The program's device bytes by role, counted as the buffers are written.
+  MemoryBytes memory;
 
   /// The argument under reshapes of `v`, or null.
   static BlockArgument rootArgument(Value v) {

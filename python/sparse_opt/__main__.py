@@ -58,18 +58,23 @@ def import_source(source, args):
     """Imports `source` (.mlir is read as is) and applies the annotations."""
     ann = _annotations(args)
     src = str(source)
+    weights = getattr(args, "weights", None)
     if src.endswith(".mlir"):
         if ann.sparsity:
             raise ImportError_("--sparsity applies to imported models; annotate .mlir weights with #sgpu.nm directly")
+        if weights is not None:
+            raise ImportError_("--weights applies to imported models; a .mlir file's weights are what it declares")
         text = pathlib.Path(src).read_text()
     elif src.endswith(".onnx"):
         from .importers.onnx_importer import import_onnx
         text = import_onnx(src, name=args.name, sparsity=ann.sparsity or None,
-                           input_shapes=dict(args.input_shape or []) or None, dtype=args.dtype)
+                           input_shapes=dict(args.input_shape or []) or None, dtype=args.dtype,
+                           weights=weights or "params")
     else:
         from .importers.fx import import_fx
         model, example = _load_factory(src)
-        text = import_fx(model, example, name=args.name, sparsity=ann.sparsity or None, dtype=args.dtype)
+        text = import_fx(model, example, name=args.name, sparsity=ann.sparsity or None, dtype=args.dtype,
+                         weights=weights or "params")
     return add_module_attributes(text, ann.module_attributes())
 
 
@@ -202,6 +207,13 @@ def _import_options(p):
     g.add_argument("--input-shape", action="append", type=_shape, metavar="NAME=DxD",
                    help="static shape of an ONNX graph input with symbolic dimensions (repeatable)")
     g.add_argument("--dtype", choices=["f16", "bf16", "f32"], help="cast float weights and inputs")
+    g.add_argument("--weights", choices=["params", "constants"],
+                   help="params (default): every parameter, buffer or initializer becomes an argument of the "
+                        "function after the model's inputs, named by its qualified name (sgpu.param), which "
+                        "the program binds once at run time (Program.bind_module); the IR holds no weight data (a "
+                        "torch model may live on the meta device) and a sparse weight's pattern is checked when "
+                        "it is bound. constants: the weights' data is stored in the IR (and the artifact) and "
+                        "sparse weights are checked now")
     g.add_argument("--name", default="forward", help="name of the generated function (default: forward)")
 
 

@@ -3,8 +3,10 @@
     kernels.ptx      the generated kernels
     program.txt      the runtime program (buffers and launches)
     signature.json   the host function's arguments ("inputs") and outputs
-                     (shape, dtype), and which arguments are program params
-                     ("params": argument positions, optional)
+                     (shape, dtype; an argument the importer named with
+                     sgpu.param also has its "name"), and which arguments
+                     are program params ("params": argument positions,
+                     optional)
     summary.txt      each kernel and its count of sparse MMA instructions
     const<N>.bin     constant buffers
 
@@ -35,9 +37,18 @@ def element_bytes(dtype):
     return (int(m.group(1)) + 7) // 8
 
 
-class TensorSpec(namedtuple("TensorSpec", "shape dtype")):
-    """One input or output: its static shape (a tuple) and MLIR element type."""
+class TensorSpec(namedtuple("TensorSpec", "shape dtype name", defaults=(None,))):
+    """One input or output: its static shape (a tuple), MLIR element type and,
+    for a weight the importer made a param, its qualified name (the
+    parameter or initializer it binds to; None otherwise)."""
     __slots__ = ()
+
+    @classmethod
+    def from_json(cls, obj, what):
+        name = obj.get("name")
+        if name is not None and not isinstance(name, str):
+            raise ArtifactError("malformed signature: the name of %s must be a string, got %r" % (what, name))
+        return cls(tuple(int(d) for d in obj["shape"]), str(obj["dtype"]), name)
 
     @property
     def numel(self):
@@ -51,7 +62,8 @@ class TensorSpec(namedtuple("TensorSpec", "shape dtype")):
         return self.numel * element_bytes(self.dtype)
 
     def __str__(self):
-        return "%s[%s]" % (self.dtype, ", ".join(str(d) for d in self.shape))
+        text = "%s[%s]" % (self.dtype, ", ".join(str(d) for d in self.shape))
+        return text if self.name is None else "%s %s" % (self.name, text)
 
 
 def _param_positions(value, count):
@@ -87,12 +99,13 @@ class Signature(namedtuple("Signature", "function inputs outputs params", defaul
     @classmethod
     def from_json(cls, obj):
         def specs(key):
-            return tuple(TensorSpec(tuple(int(d) for d in t["shape"]), str(t["dtype"]))
-                         for t in obj[key])
+            return tuple(TensorSpec.from_json(t, "%s %d" % (key[:-1], i)) for i, t in enumerate(obj[key]))
         try:
             inputs = specs("inputs")
             sig = cls(str(obj["function"]), inputs, specs("outputs"))
             params = obj.get("params")
+        except ArtifactError:
+            raise
         except (KeyError, TypeError, ValueError, AttributeError) as e:
             raise ArtifactError("malformed signature: %r" % (e,)) from e
         return sig._replace(params=_param_positions(params, len(inputs)))
@@ -108,6 +121,12 @@ class Signature(namedtuple("Signature", "function inputs outputs params", defaul
         """The positions of the arguments that are program inputs, in order."""
         params = set(self.params)
         return tuple(i for i in range(len(self.inputs)) if i not in params)
+
+    @property
+    def param_names(self):
+        """The qualified names of the params in param order (None for a param
+        signature.json does not name)."""
+        return tuple(s.name for s in self.param_specs)
 
     @property
     def input_specs(self):

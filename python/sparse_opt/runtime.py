@@ -11,13 +11,23 @@ against the artifact's signature (device, dtype, shape) before anything
 runs; the program runs asynchronously on the given stream (default: torch's
 current stream when torch is used, else the legacy default stream).
 
-Weights that signature.json lists as "params" are bound once: a call binds
-them (the runtime prepares them on the GPU and checks their declared
-sparsity, raising WeightError) when their data pointers differ from the last
-bind, the first call included. A weight changed in place keeps its pointer,
-so bind it again explicitly: prog.bind([w.data_ptr() for w in weights]).
+Weights that signature.json lists as "params" are bound once (the runtime
+prepares them on the GPU and checks their declared sparsity, raising
+WeightError). An imported model names each param after its parameter or
+buffer, so the simplest is to bind the model's own tensors by name and then
+pass the inputs only:
+
+    prog.bind_module(model)        # or prog.bind_state({name: tensor})
+    logits = prog(ids)
+
+Otherwise a call takes all the function's arguments, params included, and
+binds the params when their data pointers differ from the last bind, the
+first call included. A weight changed in place keeps its pointer, so bind
+it again explicitly: prog.bind([w.data_ptr() for w in weights]) or
+bind_module/bind_state.
 """
 import ctypes
+import difflib
 import json
 import os
 import sys
@@ -30,7 +40,7 @@ from .artifact import Artifact, ArtifactError
 __all__ = ["load", "parse", "init", "Program", "SignatureError", "SparseOptRuntimeError",
            "InvalidArgumentError", "NoDriverError", "NoDeviceError", "CudaError",
            "OutOfMemoryError", "ProgramFileError", "NoLibraryError", "WeightError",
-           "check_arguments", "describe"]
+           "check_arguments", "describe", "match_params", "module_state"]
 
 _p, _u64 = ctypes.c_void_p, ctypes.c_uint64
 
@@ -273,6 +283,85 @@ def check_arguments(specs, args, role, device):
             raise SignatureError("%s is not contiguous and 16-byte aligned" % where)
 
 
+# ---------------------------------------------------------------------------
+# Params by name (pure Python: needs torch, not a GPU)
+# ---------------------------------------------------------------------------
+
+def _kind(dtype_name):
+    """"float", "bool" or "int" for an MLIR element type name."""
+    if dtype_name == "i1":
+        return "bool"
+    return "float" if dtype_name.startswith(("f", "bf", "tf")) else "int"
+
+
+def _tensor_kind(torch, t):
+    if t.is_floating_point():
+        return "float"
+    if t.dtype == torch.bool:
+        return "bool"
+    return None if t.is_complex() else "int"
+
+
+def module_state(module):
+    """{qualified name: tensor} of a module's parameters and buffers, every
+    name of a tensor shared under several (what bind_module binds from)."""
+    state = {}
+    for getter in (module.named_parameters, module.named_buffers):
+        try:
+            items = getter(remove_duplicate=False)
+        except TypeError:  # torch < 2.0
+            items = getter()
+        state.update(items)
+    return state
+
+
+def match_params(signature, state, source="the given tensors"):
+    """The tensor of `state` ({name: tensor}) for each param of `signature`,
+    in param order, checked: every param is named in signature.json and
+    present, with the declared shape, and of an element type that casts to
+    the declared one (float to float, integer to integer, bool to bool), with
+    data (not on the meta device). Raises SignatureError naming the param
+    and argument. Returns [(spec, tensor)]."""
+    torch = _import_torch("binding params by name")
+    out = []
+    for j, pos in enumerate(signature.params):
+        spec = signature.inputs[pos]
+        where = "param %d (argument %d, %s)" % (j, pos, spec)
+        if spec.name is None:
+            raise SignatureError("%s has no name in signature.json: bind it with bind() (device pointers in "
+                                 "param order) or pass all the arguments to each call" % where)
+        if spec.name not in state:
+            close = difflib.get_close_matches(spec.name, [str(k) for k in state], n=1)
+            raise SignatureError("%s: '%s' is not among %s%s" % (where, spec.name, source,
+                                                                 "; did you mean '%s'?" % close[0] if close else ""))
+        t = state[spec.name]
+        if not isinstance(t, torch.Tensor):
+            try:
+                t = torch.as_tensor(t)
+            except Exception as e:
+                raise SignatureError("%s: '%s' is a %s, not a tensor" % (where, spec.name, type(t).__name__)) from e
+        if tuple(t.shape) != tuple(spec.shape):
+            raise SignatureError("%s: '%s' has shape %s, the program declares %s"
+                                 % (where, spec.name, list(t.shape), list(spec.shape)))
+        if _tensor_kind(torch, t) != _kind(spec.dtype) or spec.dtype not in _TO_TORCH:
+            raise SignatureError("%s: '%s' is %s, which does not cast to the program's %s"
+                                 % (where, spec.name, str(t.dtype).replace("torch.", ""), spec.dtype))
+        if t.is_meta:
+            raise SignatureError("%s: '%s' is on the meta device (it holds no data): load the weights "
+                                 "before binding" % (where, spec.name))
+        out.append((spec, t))
+    return out
+
+
+def _device_param(torch, t, spec, device):
+    """`t` as the program binds it: the declared dtype, on cuda:<device>,
+    C-contiguous and 16-byte aligned (the caller's tensor when it already is)."""
+    t = t.detach().to(device="cuda:%d" % device, dtype=getattr(torch, _TO_TORCH[spec.dtype]))
+    if not t.is_contiguous() or t.data_ptr() % _ALIGNMENT:
+        t = _usable_copy(t)
+    return t
+
+
 def _usable_copy(t):
     """A C-contiguous copy of torch tensor `t` in a fresh (aligned)
     allocation: .contiguous() alone keeps a misaligned contiguous view."""
@@ -402,9 +491,11 @@ class Program(Handle):
     def __init__(self, handle, artifact, device, loaded):
         self._lib, self._handle = _lib(), handle
         self.artifact, self.device, self.loaded = artifact, device, loaded
-        # The key of the last successful bind (None: not bound) and the
-        # contiguous copies it bound, kept alive while bound.
-        self._bound_key, self._bound_copies = None, ()
+        # The key of the last successful bind (None: not bound), the tensors
+        # it bound that the program keeps alive (copies, or everything a bind
+        # by name made) and whether it bound by name (then calls take the
+        # inputs only).
+        self._bound_key, self._bound_copies, self._by_name = None, (), False
         lib = self._lib
         self.input_bytes = [lib.sparseopt_program_input_bytes(handle, i)
                             for i in range(lib.sparseopt_program_num_inputs(handle))]
@@ -445,7 +536,7 @@ class Program(Handle):
 
     def _release(self, handle):
         self._lib.sparseopt_program_destroy(handle)
-        self._bound_key, self._bound_copies = None, ()
+        self._bound_key, self._bound_copies, self._by_name = None, (), False
 
     @property
     def bound(self):
@@ -464,15 +555,45 @@ class Program(Handle):
         changed in place (a call rebinds only when pointers change)."""
         self._bind(list(params), stream, tuple(params), ())
 
-    def _bind(self, ptrs, stream, key, copies):
+    def _bind(self, ptrs, stream, key, copies, by_name=False):
         if not self._handle:
             raise ValueError("the program is closed")
         arr = (_u64 * len(ptrs))(*ptrs)
         # A failed bind leaves the runtime's program unbound.
-        self._bound_key, self._bound_copies = None, ()
+        self._bound_key, self._bound_copies, self._by_name = None, (), False
         _check(self._lib.sparseopt_program_bind(self._handle, arr, len(ptrs),
                                                 _raw_stream(stream)))
-        self._bound_key, self._bound_copies = key, copies
+        self._bound_key, self._bound_copies, self._by_name = key, copies, by_name
+
+    def bind_module(self, module, stream=None):
+        """Binds the params from a torch module's parameters and buffers by
+        their qualified names (the names the importer gave the params):
+        see bind_state. After it, calls take the inputs only."""
+        self.bind_state(module_state(module), stream,
+                        source="the parameters and buffers of the %s" % type(module).__name__)
+
+    def bind_state(self, state, stream=None, source="the given tensors"):
+        """Binds the params from `state` ({qualified name: tensor}, e.g. a
+        state_dict): each param's tensor is cast to the declared dtype,
+        moved to the program's GPU and made contiguous (a copy only where
+        needed), kept alive by the program, and bound in param order on
+        `stream` (a torch or raw stream; None: torch's current stream). A
+        missing name, a shape that differs or an element type that does not
+        cast raises SignatureError naming the param; a weight that breaks its
+        declared sparsity raises WeightError. After it, calls take the
+        inputs only (the arguments that are not params, in order)."""
+        torch = _import_torch("binding params by name")
+        pairs = match_params(self.signature, state, source)
+        ts = _torch_stream(torch, stream, self.device)
+        with torch.cuda.device(self.device), torch.cuda.stream(ts):
+            tensors = tuple(_device_param(torch, t, spec, self.device) for spec, t in pairs)
+        self._bind_named(tensors, ts.cuda_stream)
+
+    def _bind_named(self, tensors, stream):
+        """Binds device tensors in param order, keeping them alive; calls then
+        take the inputs only."""
+        ptrs = [t.data_ptr() for t in tensors]
+        self._bind(ptrs, stream, ("by name",) + tuple(ptrs), tuple(tensors), by_name=True)
 
     def stats(self, stream=None):
         """The program's stats after the last run on `stream` (a raw handle
@@ -576,17 +697,36 @@ class Program(Handle):
             return a.ptr
         return (a.ptr, tuple(a.obj.stride()))
 
+    def _inputs_only(self, count):
+        """Whether a call with `count` arguments passes the inputs only (the
+        params bound by name); raises SignatureError for such a call while
+        they are not."""
+        sig = self.signature
+        n_in = len(sig.input_positions)
+        if not sig.params or count != n_in:
+            return False
+        if not self._by_name:
+            raise SignatureError("the program takes %d inputs, got %d: its %d params are not bound by name "
+                                 "(bind_module(model) or bind_state({name: tensor}) binds them; then pass the "
+                                 "%d other inputs)" % (len(sig.inputs), count, len(sig.params), n_in))
+        return True
+
     def __call__(self, *args, outputs=None, stream=None):
         """Runs on CUDA tensors, all the function's arguments in signature
-        order (params included); returns the output tensor (a tuple when
+        order (params included), or, once bind_module/bind_state bound the
+        params, the inputs only; returns the output tensor (a tuple when
         there are several). With outputs=None they are allocated with torch;
-        otherwise they are written and returned. Params are bound first when
-        their pointers differ from the last bind's."""
+        otherwise they are written and returned. Params passed to the call
+        are bound first when their pointers differ from the last bind's."""
         described = [describe(x) for x in args]
-        check_arguments(self.signature.inputs, described, "input", self.device)
-        params, ins = self._split(described)
-        key = tuple(self._param_key(a) for a in params)
-        rebind = bool(params) and key != self._bound_key
+        if self._inputs_only(len(described)):
+            check_arguments(self.signature.input_specs, described, "input", self.device)
+            params, ins, key, rebind = [], described, None, False
+        else:
+            check_arguments(self.signature.inputs, described, "input", self.device)
+            params, ins = self._split(described)
+            key = tuple(self._param_key(a) for a in params)
+            rebind = bool(params) and key != self._bound_key
         outs = None
         if outputs is not None:
             outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]

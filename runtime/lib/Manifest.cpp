@@ -290,9 +290,24 @@ private:
       return parseWait();
     if (directive == "stat")
       return parseStat();
+    if (directive == "arena")
+      return parseArena();
     return error("unknown directive " + quoted(directive) +
                  " (expected 'module', 'buffer', 'launch', 'gemm', 'stage', "
-                 "'check', 'allreduce', 'wait' or 'stat')");
+                 "'check', 'allreduce', 'wait', 'stat' or 'arena')");
+  }
+
+  /// arena <bytes>: once, before any temp that lives in it.
+  Status parseArena() {
+    if (tokens.size() != 2)
+      return error("expected 'arena <bytes>'");
+    if (m.arenaLine != 0)
+      return error("duplicate arena (first declared at line " +
+                   std::to_string(m.arenaLine) + ")");
+    if (Status s = unsignedField(1, "arena size", UINT64_MAX, m.arenaBytes))
+      return s;
+    m.arenaLine = line;
+    return SPARSEOPT_OK;
   }
 
   /// stage prepare | stage run. Each at most once, prepare first; steps
@@ -710,12 +725,29 @@ private:
     return SPARSEOPT_OK;
   }
 
-  /// buffer <id> temp <bytes>
+  /// buffer <id> temp <bytes> [arena <offset>]
   Status parseTempBuffer(BufferDecl &buffer) {
-    if (tokens.size() != 4)
-      return error("expected 'buffer <id> temp <bytes>'");
+    if (tokens.size() != 4 && !(tokens.size() == 6 && tokens[4] == "arena"))
+      return error("expected 'buffer <id> temp <bytes> [arena <offset>]'");
     buffer.kind = BufferKind::Temp;
-    return unsignedField(3, "byte size", UINT64_MAX, buffer.bytes);
+    if (Status s = unsignedField(3, "byte size", UINT64_MAX, buffer.bytes))
+      return s;
+    if (tokens.size() == 4)
+      return SPARSEOPT_OK;
+    if (m.arenaLine == 0)
+      return error("temp buffer " + std::to_string(buffer.id) +
+                   " lives in the arena, but no 'arena <bytes>' line "
+                   "precedes it");
+    uint64_t offset = 0;
+    if (Status s = unsignedField(5, "arena offset", UINT64_MAX, offset))
+      return s;
+    if (offset > m.arenaBytes || buffer.bytes > m.arenaBytes - offset)
+      return error("temp buffer " + std::to_string(buffer.id) + " (" +
+                   std::to_string(buffer.bytes) + " bytes at arena offset " +
+                   std::to_string(offset) + ") does not fit in the arena of " +
+                   std::to_string(m.arenaBytes) + " bytes");
+    buffer.arenaOffset = int64_t(offset);
+    return SPARSEOPT_OK;
   }
 
   /// launch <kernel> grid x y z block x y z smem <bytes> args <arg>...

@@ -34,6 +34,9 @@ struct BufferDecl {
   int slot = 0;       ///< input/output/param index (each kind its own space)
   uint64_t bytes = 0; ///< size in bytes
   std::string file;   ///< constant: path (artifact dir already prepended)
+  /// temp: byte offset into the program's arena (`arena <offset>`), or -1
+  /// for a temp with its own allocation.
+  int64_t arenaOffset = -1;
   int line = 0;
 };
 
@@ -243,6 +246,10 @@ struct Manifest {
   /// Number of `tmap:` launch arguments (their TensorMapDecl::slot values are
   /// 0..tensorMaps-1).
   size_t tensorMaps = 0;
+  /// Bytes of the arena (`arena <bytes>`) that temps with an arena offset
+  /// share by liveness; 0 without one.
+  uint64_t arenaBytes = 0;
+  int arenaLine = 0;
 
   /// "<manifestPath>:<line>" for messages.
   std::string where(int line) const;

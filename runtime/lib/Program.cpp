@@ -54,6 +54,9 @@ struct sparseopt_program_s {
   /// Device memory owned by the program, parallel to manifest.buffers
   /// (0 for input/output buffers and empty buffers).
   std::vector<CUdeviceptr> memory;
+  /// The arena that temps with an arena offset share (owned here; their
+  /// `memory` entries point into it and are not freed on their own).
+  CUdeviceptr arena = 0;
   /// One encoded map per `tmap:` argument, indexed by TensorMapDecl::slot.
   /// A map is re-encoded only when its buffer's address changes.
   std::vector<EncodedTensorMap> tensorMaps;
@@ -95,13 +98,22 @@ Status releaseResources(const char *api, sparseopt_program_s &p) {
     }
     events->clear();
   }
-  for (CUdeviceptr &ptr : p.memory) {
-    if (ptr == 0)
+  for (size_t i = 0; i < p.memory.size(); ++i) {
+    CUdeviceptr &ptr = p.memory[i];
+    if (ptr == 0 || p.manifest.buffers[i].arenaOffset >= 0) {
+      ptr = 0;
       continue;
+    }
     CUresult result = driver().cuMemFree_v2(ptr);
     if (result != CUDA_SUCCESS && first == SPARSEOPT_OK)
       first = cudaFail(result, api, "freeing a program buffer");
     ptr = 0;
+  }
+  if (p.arena != 0) {
+    CUresult result = driver().cuMemFree_v2(p.arena);
+    if (result != CUDA_SUCCESS && first == SPARSEOPT_OK)
+      first = cudaFail(result, api, "freeing the program's arena");
+    p.arena = 0;
   }
   if (p.module != nullptr) {
     Status status = unloadModule(api, p.module);
@@ -139,6 +151,10 @@ Status createBuffer(const char *api, sparseopt_program_s &p, size_t index) {
   }
 
   CUdeviceptr &ptr = p.memory[index];
+  if (buffer.arenaOffset >= 0) { // a view of the arena, zeroed with it
+    ptr = p.arena + CUdeviceptr(buffer.arenaOffset);
+    return SPARSEOPT_OK;
+  }
   CUresult result = driver().cuMemAlloc_v2(&ptr, size_t(buffer.bytes));
   if (result != CUDA_SUCCESS) {
     ptr = 0;
@@ -174,6 +190,15 @@ Status acquireResources(const char *api, sparseopt_program_s &p) {
   }
   p.tensorMaps.assign(m.tensorMaps, EncodedTensorMap());
   p.memory.assign(m.buffers.size(), 0);
+  if (m.arenaBytes != 0) {
+    CUresult result = driver().cuMemAlloc_v2(&p.arena, size_t(m.arenaBytes));
+    if (result == CUDA_SUCCESS)
+      result = driver().cuMemsetD8_v2(p.arena, 0, size_t(m.arenaBytes));
+    if (result != CUDA_SUCCESS)
+      return cudaFail(result, api,
+                      m.where(m.arenaLine) + ": allocating the arena (" +
+                          std::to_string(m.arenaBytes) + " bytes)");
+  }
   for (size_t i = 0; i < m.buffers.size(); ++i) {
     BufferKind kind = m.buffers[i].kind;
     if (kind != BufferKind::Constant && kind != BufferKind::Temp)

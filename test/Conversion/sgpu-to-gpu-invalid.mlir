@@ -63,10 +63,34 @@ func.func @all_reduce_in_region(%x: tensor<8x64xf32>, %c: i1) -> tensor<8x64xf32
 
 // -----
 
-func.func @attention(%q: tensor<1x2x8x16xf16>) -> tensor<1x2x8x16xf16> {
-  // expected-error @+1 {{'sgpu.attention' has no GPU lowering yet}}
-  %y = sgpu.attention %q, %q, %q {scale = 0.25 : f32} : tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16> -> tensor<1x2x8x16xf16>
+func.func @attention_head_too_large(%q: tensor<1x2x8x264xf32>) -> tensor<1x2x8x264xf32> {
+  // expected-error @+1 {{'sgpu.attention' has no GPU lowering: the attention kernel keeps a head's columns in registers, at most 256 per head (got 264 and 264)}}
+  %y = sgpu.attention %q, %q, %q {scale = 0.25 : f32} : tensor<1x2x8x264xf32>, tensor<1x2x8x264xf32>, tensor<1x2x8x264xf32> -> tensor<1x2x8x264xf32>
+  return %y : tensor<1x2x8x264xf32>
+}
+
+// -----
+
+func.func @attention_unknown_kernel(%q: tensor<1x2x8x16xf16>) -> tensor<1x2x8x16xf16> {
+  // expected-error @+1 {{'sgpu.attention' has no GPU lowering: sgpu.config kernel must be auto, cuda-cores or tensor-cores, got 'wgmma'}}
+  %y = sgpu.attention %q, %q, %q {scale = 0.25 : f32, sgpu.config = {kernel = "wgmma"}} : tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16> -> tensor<1x2x8x16xf16>
   return %y : tensor<1x2x8x16xf16>
+}
+
+// -----
+
+func.func @attention_tensor_cores_f32(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{'sgpu.attention' has no GPU lowering: the tensor-core kernel does not take it: tensor cores take f16 or bf16, not 32-bit floats}}
+  %y = sgpu.attention %q, %q, %q {scale = 0.25 : f32, sgpu.config = {kernel = "tensor-cores"}} : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  return %y : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @attention_rows_per_block(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{'sgpu.attention' has no GPU lowering: sgpu.config rows_per_block must be 1..32, got 0}}
+  %y = sgpu.attention %q, %q, %q {scale = 0.25 : f32, sgpu.config = {rows_per_block = 0 : i64}} : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  return %y : tensor<1x2x8x16xf32>
 }
 
 // -----

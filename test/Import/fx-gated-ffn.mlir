@@ -1,9 +1,12 @@
 // The torch.fx importer on the gated FFN `down(relu(gate(x)) * up(x))` with
 // a 3-D input: each linear collapses the tokens to [M, K], multiplies by the
-// N x K weight through the (n, k) map and expands back.
-// RUN: %python %S/Inputs/fx_models.py gated-ffn | FileCheck %s
-// RUN: %python %S/Inputs/fx_models.py gated-ffn | sparse-opt | FileCheck %s --check-prefix=PARSED
-// RUN: %python %S/Inputs/fx_models.py gated-ffn --dtype bf16 | FileCheck %s --check-prefix=BF16
+// N x K weight through the (n, k) map and expands back. The weights are
+// constants here (--weights constants); as params (the default) they take
+// the dtype option too.
+// RUN: %python %S/Inputs/fx_models.py gated-ffn --weights constants | FileCheck %s
+// RUN: %python %S/Inputs/fx_models.py gated-ffn --weights constants | sparse-opt | FileCheck %s --check-prefix=PARSED
+// RUN: %python %S/Inputs/fx_models.py gated-ffn --dtype bf16 --weights constants | FileCheck %s --check-prefix=BF16
+// RUN: %python %S/Inputs/fx_models.py gated-ffn --dtype bf16 | FileCheck %s --check-prefix=BF16-PARAMS
 
 // CHECK-LABEL: func.func @forward(%x: tensor<2x8x64xf32>) -> (tensor<2x8x64xf32>)
 // CHECK: [[WG:%[a-z0-9_.]+]] = arith.constant dense_resource<gate_weight> : tensor<256x64xf32> loc("gate.weight")
@@ -32,3 +35,7 @@
 // BF16: arith.constant dense_resource<gate_weight> : tensor<256x64xbf16>
 // BF16: linalg.matmul {{.*}} : tensor<16x64xbf16>, tensor<256x64xbf16>)
 // BF16-NOT: f32>
+
+// BF16-PARAMS-LABEL: func.func @forward(%x: tensor<2x8x64xbf16>, %gate_weight: tensor<256x64xbf16> {sgpu.param = "gate.weight"}, %up_weight: tensor<256x64xbf16> {sgpu.param = "up.weight"}, %down_weight: tensor<64x256xbf16> {sgpu.param = "down.weight"}) -> (tensor<2x8x64xbf16>)
+// BF16-PARAMS: linalg.matmul {{.*}} %gate_weight : tensor<16x64xbf16>, tensor<256x64xbf16>)
+// BF16-PARAMS-NOT: f32>

@@ -2,10 +2,11 @@
 // 3-D input, as torch.onnx.export writes it (MatMul on K x N initializers):
 // each linear collapses the tokens to [M, K], multiplies by the N x K weight
 // (transposed at import time) through the (n, k) map and expands back.
-// RUN: %python %S/Inputs/onnx_models.py gated-ffn | FileCheck %s
-// RUN: %python %S/Inputs/onnx_models.py gated-ffn | sparse-opt | FileCheck %s --check-prefix=PARSED
-// RUN: %python %S/Inputs/onnx_models.py gated-ffn --opset 14 --dtype bf16 | FileCheck %s --check-prefix=BF16
-// RUN: %python %S/Inputs/onnx_models.py gated-ffn --opset 14 --dtype bf16 | sparse-opt | FileCheck %s --check-prefix=PARSED
+// The weights are constants here (--weights constants).
+// RUN: %python %S/Inputs/onnx_models.py gated-ffn --weights constants | FileCheck %s
+// RUN: %python %S/Inputs/onnx_models.py gated-ffn --weights constants | sparse-opt | FileCheck %s --check-prefix=PARSED
+// RUN: %python %S/Inputs/onnx_models.py gated-ffn --opset 14 --dtype bf16 --weights constants | FileCheck %s --check-prefix=BF16
+// RUN: %python %S/Inputs/onnx_models.py gated-ffn --opset 14 --dtype bf16 --weights constants | sparse-opt | FileCheck %s --check-prefix=PARSED
 
 // CHECK-LABEL: func.func @forward(%x: tensor<2x8x64xf32>) -> (tensor<2x8x64xf32>)
 // CHECK: [[WG:%[A-Za-z0-9_.]+]] = arith.constant dense_resource<onnx__MatMul_{{[0-9]+}}> : tensor<256x64xf32> loc("onnx::MatMul_{{[0-9]+}}")

@@ -3,12 +3,17 @@
 // Add(bias) for 3-D ones; both become linalg.matmul on the N x K weight with
 // the (n, k) map and the bias folded in. The 2:4-sparse linear + ReLU layer
 // (annotated by its torch name) becomes one sgpu.spmm with a fused ReLU.
-// RUN: %python %S/Inputs/onnx_models.py mlp | FileCheck %s
-// RUN: %python %S/Inputs/onnx_models.py mlp | sparse-opt | FileCheck %s --check-prefix=PARSED
-// RUN: %python %S/Inputs/onnx_models.py mlp-3d --opset 14 | FileCheck %s --check-prefix=MATMUL
-// RUN: %python %S/Inputs/onnx_models.py mlp-3d --opset 14 | sparse-opt | FileCheck %s --check-prefix=PARSED3
-// RUN: %python %S/Inputs/onnx_models.py sparse-linear-relu --sparsity fc.weight=2:4 --dtype f16 | FileCheck %s --check-prefix=SPARSE
-// RUN: %python %S/Inputs/onnx_models.py sparse-linear-relu --sparsity fc.weight=2:4 --dtype f16 \
+// The weights are constants here (--weights constants); as params (the
+// default, PARAMS) the initializers are arguments named by sgpu.param, and
+// a K x N initializer keeps its layout, transposed at run time.
+// RUN: %python %S/Inputs/onnx_models.py mlp --weights constants | FileCheck %s
+// RUN: %python %S/Inputs/onnx_models.py mlp --weights constants | sparse-opt | FileCheck %s --check-prefix=PARSED
+// RUN: %python %S/Inputs/onnx_models.py mlp-3d --opset 14 --weights constants | FileCheck %s --check-prefix=MATMUL
+// RUN: %python %S/Inputs/onnx_models.py mlp-3d --opset 14 --weights constants | sparse-opt | FileCheck %s --check-prefix=PARSED3
+// RUN: %python %S/Inputs/onnx_models.py mlp | FileCheck %s --check-prefix=PARAMS
+// RUN: %python %S/Inputs/onnx_models.py mlp-3d --opset 14 | FileCheck %s --check-prefix=PARAMS3
+// RUN: %python %S/Inputs/onnx_models.py sparse-linear-relu --sparsity fc.weight=2:4 --dtype f16 --weights constants | FileCheck %s --check-prefix=SPARSE
+// RUN: %python %S/Inputs/onnx_models.py sparse-linear-relu --sparsity fc.weight=2:4 --dtype f16 --weights constants \
 // RUN:   | sparse-opt --sgpu-slide-sparse --sgpu-fuse-epilogue | FileCheck %s --check-prefix=SPMM
 
 // CHECK-LABEL: func.func @forward(%x: tensor<8x64xf32>) -> (tensor<8x32xf32>)
@@ -32,6 +37,17 @@
 // PARSED-LABEL: func.func @forward(%arg0: tensor<8x64xf32>) -> tensor<8x32xf32>
 // PARSED-COUNT-2: linalg.matmul
 // PARSED-NOT: linalg.transpose
+
+// PARAMS-LABEL: func.func @forward(%x: tensor<8x64xf32>, %fc1_weight: tensor<128x64xf32> {sgpu.param = "fc1.weight"}, %fc1_bias: tensor<128xf32> {sgpu.param = "fc1.bias"}, %fc2_weight: tensor<32x128xf32> {sgpu.param = "fc2.weight"}, %fc2_bias: tensor<32xf32> {sgpu.param = "fc2.bias"}) -> (tensor<8x32xf32>)
+// PARAMS: linalg.matmul {{.*}} ins(%x, %fc1_weight : tensor<8x64xf32>, tensor<128x64xf32>) {{.*}} loc("/fc1/Gemm")
+// PARAMS-NOT: linalg.transpose
+// PARAMS-NOT: dense_resource
+
+// PARAMS3-LABEL: func.func @forward(%x: tensor<2x8x64xf32>,
+// PARAMS3-SAME: [[W1:%onnx__MatMul_[0-9]+]]: tensor<64x128xf32> {sgpu.param = "onnx::MatMul_{{[0-9]+}}"}, %fc1_bias: tensor<128xf32> {sgpu.param = "fc1.bias"},
+// PARAMS3: [[W1T:%[A-Za-z0-9_.]+]] = linalg.transpose ins([[W1]] : tensor<64x128xf32>) {{.*}} permutation = [1, 0]
+// PARAMS3: linalg.matmul {{.*}}affine_map<(m, n, k) -> (n, k)>{{.*}} ins({{%[A-Za-z0-9_.]+}}, [[W1T]] : tensor<16x64xf32>, tensor<128x64xf32>)
+// PARAMS3-NOT: dense_resource
 
 // The K x N initializer (renamed by torch's constant folding) is stored
 // transposed, N x K, under its own name.

@@ -81,11 +81,15 @@
 // BLOCK-NEXT: buffer 1 input 1 512
 // BLOCK-NEXT: buffer 2 input 2 262144
 // BLOCK-NEXT: buffer 3 input 3 262144
-// BLOCK-NEXT: buffer 4 temp 8192
+// The temporaries share an arena by liveness: the norm's output is dead
+// once the first GEMM has read it, so the second GEMM's output takes its
+// bytes.
+// BLOCK-NEXT: arena 24576
+// BLOCK-NEXT: buffer 4 temp 8192 arena 0
 // BLOCK-NEXT: launch sgpu_rms_norm_0 grid 16 1 1 block 256 1 1 smem 0 args b0 b1 b4
-// BLOCK-NEXT: buffer 5 temp 16384
+// BLOCK-NEXT: buffer 5 temp 16384 arena 8192
 // BLOCK-NEXT: gemm m=16 n=512 k=256 in=f16 out=f16 x=b4 w=b2 y=b5 act=relu
-// BLOCK-NEXT: buffer 6 temp 8192
+// BLOCK-NEXT: buffer 6 temp 8192 arena 0
 // BLOCK-NEXT: gemm m=16 n=256 k=512 in=f16 out=f16 x=b5 w=b3 y=b6
 // BLOCK-NEXT: buffer 7 output 0 8192
 // BLOCK-NEXT: launch sgpu_elementwise_0 grid 2 1 1 block 256 1 1 smem 0 args b0 b6 b7

@@ -7,7 +7,8 @@
 // CHECK-NEXT: # host function @slots
 // CHECK-NEXT: buffer 0 input 0 128
 // CHECK-NEXT: buffer 1 input 1 256
-// CHECK-NEXT: buffer 2 temp 128
+// CHECK-NEXT: arena 256
+// CHECK-NEXT: buffer 2 temp 128 arena 0
 // CHECK-NEXT: buffer 3 output 0 256
 // CHECK-NEXT: allreduce slot=0 send=b0 recv=b2 count=64 type=bf16 op=sum
 // CHECK-NEXT: allreduce slot=1 send=b1 recv=b3 count=64 type=f32 op=min

@@ -11,8 +11,9 @@
 // CHECK-NEXT: module kernels.ptx
 // CHECK-NEXT: buffer 0 input 0 16777216
 // CHECK-NEXT: buffer 1 input 1 4000
+// CHECK-NEXT: arena 8192
 // CHECK-NEXT: buffer 2 constant const0.bin 1920
-// CHECK-NEXT: buffer 3 temp 8192
+// CHECK-NEXT: buffer 3 temp 8192 arena 0
 // CHECK-NEXT: buffer 4 output 0 1024
 // CHECK-NEXT: launch gemm grid 32 1 1 block 128 1 1 smem 0 args tmap:b0:f16:4096x2048:128x32:64 tmap:b3:bf16:64x64:64x64:128 b4 i32:7
 // CHECK-NEXT: launch misc grid 1 1 1 block 32 1 1 smem 0 args tmap:b1:f32:1000:256:0 tmap:b2:i32:2x3x4x5x4:1x1x1x1x4:0 tmap:b4:f32:16x16:16x16:0 b0

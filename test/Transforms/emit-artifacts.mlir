@@ -10,15 +10,18 @@
 // CHECK-NEXT: # host function @forward
 // CHECK-NEXT: module kernels.ptx
 // CHECK-NEXT: buffer 0 input 0 64
+// CHECK-NEXT: arena 256
 // CHECK-NEXT: buffer 1 constant const0.bin 8
-// CHECK-NEXT: buffer 2 temp 16
+// CHECK-NEXT: buffer 2 temp 16 arena 0
 // CHECK-NEXT: buffer 3 output 0 32
 // CHECK-NEXT: launch k1 grid 4 1 1 block 32 1 1 smem 0 args b0 b1 b2 i32:7 i64:9
 // CHECK-NEXT: launch k2 grid 1 2 3 block 64 1 1 smem 1024 args b2 b3
 // BYTES: 01 00 00 00 01 00 00 00
 // SUMMARY-NOT: kernel
-// The signature lists the host function's memref arguments and results.
-// SIG: {"function": "forward", "inputs": [{"shape": [4, 8], "dtype": "f16"}], "outputs": [{"shape": [8], "dtype": "f32"}]}
+// SUMMARY: peak device memory: 360 bytes (params 0, inputs 64, outputs 32, constants 8, temporaries 256, of which 256 in the arena shared by liveness instead of 256)
+// The signature lists the host function's memref arguments and results,
+// and the program's device memory by role.
+// SIG: {"function": "forward", "inputs": [{"shape": [4, 8], "dtype": "f16"}], "outputs": [{"shape": [8], "dtype": "f32"}], "memory": {"params": 0, "inputs": 64, "outputs": 32, "constants": 8, "temps": 0, "arena": 256, "temps_unpacked": 256, "peak": 360}}
 module attributes {gpu.container_module} {
   memref.global "private" constant @c : memref<2xi32> = dense<1>
   func.func @forward(%x: memref<4x8xf16>) -> memref<8xf32> {

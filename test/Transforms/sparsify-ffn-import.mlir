@@ -1,18 +1,18 @@
 // sgpu-sparsify-ffn on the FFNs as the importers write them (torch.fx and
 // ONNX): the MLP (linear + bias, ReLU, linear + bias; F = 128) and the gated
 // FFN on a [2, 8, 64] input (F = 256), in f16/bf16.
-// RUN: %python %S/../Import/Inputs/fx_models.py mlp --dtype f16 | sparse-opt --sgpu-sparsify-ffn="tile=128" -verify-diagnostics | FileCheck %s --check-prefix=MLP
-// RUN: %python %S/../Import/Inputs/onnx_models.py mlp --dtype f16 | sparse-opt --sgpu-sparsify-ffn="tile=64 compression=8" -verify-diagnostics | FileCheck %s --check-prefix=MLP-ONNX
-// RUN: %python %S/../Import/Inputs/onnx_models.py mlp-3d --opset 14 --dtype bf16 | sparse-opt --sgpu-sparsify-ffn="tile=128" -verify-diagnostics | FileCheck %s --check-prefix=MLP3D
-// RUN: %python %S/../Import/Inputs/fx_models.py gated-ffn --dtype bf16 | sparse-opt --sgpu-sparsify-ffn -verify-diagnostics | FileCheck %s --check-prefix=GATED
-// RUN: %python %S/../Import/Inputs/onnx_models.py gated-ffn --dtype f16 | sparse-opt --sgpu-sparsify-ffn -verify-diagnostics | FileCheck %s --check-prefix=GATED
+// RUN: %python %S/../Import/Inputs/fx_models.py mlp --dtype f16 --weights constants | sparse-opt --sgpu-sparsify-ffn="tile=128" -verify-diagnostics | FileCheck %s --check-prefix=MLP
+// RUN: %python %S/../Import/Inputs/onnx_models.py mlp --dtype f16 --weights constants | sparse-opt --sgpu-sparsify-ffn="tile=64 compression=8" -verify-diagnostics | FileCheck %s --check-prefix=MLP-ONNX
+// RUN: %python %S/../Import/Inputs/onnx_models.py mlp-3d --opset 14 --dtype bf16 --weights constants | sparse-opt --sgpu-sparsify-ffn="tile=128" -verify-diagnostics | FileCheck %s --check-prefix=MLP3D
+// RUN: %python %S/../Import/Inputs/fx_models.py gated-ffn --dtype bf16 --weights constants | sparse-opt --sgpu-sparsify-ffn -verify-diagnostics | FileCheck %s --check-prefix=GATED
+// RUN: %python %S/../Import/Inputs/onnx_models.py gated-ffn --dtype f16 --weights constants | sparse-opt --sgpu-sparsify-ffn -verify-diagnostics | FileCheck %s --check-prefix=GATED
 // The MLP with the default tile (256 > F = 128): one partial tile per row.
-// RUN: %python %S/../Import/Inputs/fx_models.py mlp --dtype f16 | sparse-opt --sgpu-sparsify-ffn 2>&1 | FileCheck %s --check-prefix=TILE
+// RUN: %python %S/../Import/Inputs/fx_models.py mlp --dtype f16 --weights constants | sparse-opt --sgpu-sparsify-ffn 2>&1 | FileCheck %s --check-prefix=TILE
 // What is left alone, with a remark at the down projection's location (the
 // model's source line for torch.fx): the f32 import and llama's two SiLU
 // MLPs.
-// RUN: %python %S/../Import/Inputs/onnx_models.py gated-ffn | sparse-opt --sgpu-sparsify-ffn -o /dev/null 2>&1 | FileCheck %s --check-prefix=F32
-// RUN: %python %S/../Import/Inputs/fx_models.py llama --dtype f16 | sparse-opt --sgpu-sparsify-ffn -o /dev/null 2>&1 | FileCheck %s --check-prefix=SILU
+// RUN: %python %S/../Import/Inputs/onnx_models.py gated-ffn --weights constants | sparse-opt --sgpu-sparsify-ffn -o /dev/null 2>&1 | FileCheck %s --check-prefix=F32
+// RUN: %python %S/../Import/Inputs/fx_models.py llama --dtype f16 --weights constants | sparse-opt --sgpu-sparsify-ffn -o /dev/null 2>&1 | FileCheck %s --check-prefix=SILU
 
 // The bias add and ReLU of fc1 stay; fc2's matmul becomes the consumer of
 // the packed ReLU output, and fc2's bias add reads its result.

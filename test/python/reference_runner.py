@@ -1,9 +1,15 @@
 """Runs imported or emitted IR on the CPU through the reference pipeline.
 
-`run_reference(mlir_text, inputs)` appends a `@main` that feeds `inputs`
-(numpy arrays, as constants) to `@forward`, lowers everything with
-`sparse-opt --sgpu-reference`, runs it with `mlir-runner` and returns the
-f32 results (printed with printMemrefF32) as numpy arrays."""
+`run_reference(mlir_text, inputs, params=None)` appends a `@main` that feeds
+`inputs` (numpy arrays, as constants) to `@forward`, followed by its params
+(the arguments the importers name with `sgpu.param`, also as constants in
+@main), lowers everything with `sparse-opt --sgpu-reference`, runs it with
+`mlir-runner` and returns the f32 results (printed with printMemrefF32) as
+numpy arrays. `params` is a mapping {qualified name: array} (a torch
+module's state, an ONNX model's initializers; extra names are ignored) or a
+list in the order of the params; each array is converted to the declared
+element type (bf16 included) and passed with the declared type (its #sgpu.nm
+encoding included)."""
 import os
 import pathlib
 import re
@@ -17,6 +23,8 @@ BUILD = pathlib.Path(os.environ.get("SPARSEOPT_BUILD_DIR", ROOT / "build"))
 
 _DT = {np.dtype(np.float32): "f32", np.dtype(np.float16): "f16", np.dtype(np.int64): "i64",
        np.dtype(np.int32): "i32", np.dtype(np.bool_): "i1"}
+_NP = {"f32": np.float32, "f16": np.float16, "f64": np.float64, "i64": np.int64, "i32": np.int32,
+       "i16": np.int16, "i8": np.int8, "i1": np.bool_}
 
 
 def _type(shape, dt):
@@ -26,34 +34,125 @@ def _type(shape, dt):
 def _literal(a):
     if a.dtype == np.bool_:
         return "dense<%s>" % np.array2string(a.astype(int), separator=", ", threshold=1 << 30).replace("1", "true").replace("0", "false")
-    if a.dtype.kind == "f":
-        return 'dense<"0x%s">' % a.astype(a.dtype.newbyteorder("<")).tobytes().hex().upper()
     return 'dense<"0x%s">' % a.astype(a.dtype.newbyteorder("<")).tobytes().hex().upper()
 
 
+def _bf16_literal(a):
+    """Round-to-nearest-even bf16 bits of `a` as a hex dense literal."""
+    bits = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
+    bits = ((bits + (((bits >> 16) & 1) + 0x7FFF)) >> 16).astype("<u2")
+    return 'dense<"0x%s">' % bits.tobytes().hex().upper()
+
+
+def _split_top(text):
+    """`text` split at the commas outside <>, (), {} and strings."""
+    parts, depth, quoted, cur, prev = [], 0, False, [], ""
+    for ch in text:
+        if quoted:
+            quoted = not (ch == '"' and prev != "\\")
+        elif ch == '"':
+            quoted = True
+        elif ch in "<({[":
+            depth += 1
+        elif ch in ">)}]":
+            depth -= 1
+        if ch == "," and depth == 0 and not quoted:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+        prev = ch
+    if "".join(cur).strip():
+        parts.append("".join(cur))
+    return [p.strip() for p in parts]
+
+
+def arguments(text, function="forward"):
+    """[(type text, param name or None)] of the arguments of @function."""
+    m = re.search(r"func\.func @%s\((.*?)\) -> " % re.escape(function), text)
+    if not m:
+        raise ValueError("no @%s function" % function)
+    out = []
+    for arg in _split_top(m.group(1)):
+        am = re.fullmatch(r'%[\w.$-]+: (tensor<.*?>)(?: \{(.*)\})?', arg)
+        if not am:
+            raise ValueError("cannot read argument %r" % arg)
+        pm = re.search(r'sgpu\.param = "((?:[^"\\]|\\.)*)"', am.group(2) or "")
+        out.append((am.group(1), pm.group(1).replace('\\"', '"').replace("\\\\", "\\") if pm else None))
+    return out
+
+
+def param_names(text, function="forward"):
+    """The qualified names of @function's params, in order."""
+    return [name for _, name in arguments(text, function) if name is not None]
+
+
 def _signature(text):
-    m = re.search(r"func\.func @forward\((.*?)\) -> \((.*?)\)", text)
+    m = re.search(r"func\.func @forward\(.*?\) -> \((.*?)\)", text)
     if not m:
         raise ValueError("no @forward function")
-    results = re.findall(r"tensor<[^>]*>", m.group(2))
-    return results
+    return re.findall(r"tensor<[^>]*>", m.group(1))
 
 
-def run_reference(text, inputs, timeout=600):
+def _param_arrays(args, params):
+    """The arrays of the params of `args` in order, from a mapping or a list."""
+    names = [n for _, n in args if n is not None]
+    if params is None:
+        params = {}
+    if isinstance(params, dict):
+        missing = [n for n in names if n not in params]
+        if missing:
+            raise ValueError("no value for the params %s" % ", ".join(missing))
+        return [params[n] for n in names]
+    params = list(params)
+    if len(params) != len(names):
+        raise ValueError("@forward takes %d params, %d given" % (len(names), len(params)))
+    return params
+
+
+def _as_numpy(a):
+    if hasattr(a, "detach"):  # a torch tensor
+        a = a.detach().cpu()
+        a = a.float() if str(a.dtype) == "torch.bfloat16" else a
+        a = a.numpy()
+    return np.ascontiguousarray(a)
+
+
+def _param_constant(a, type_text):
+    """A dense literal of array `a` converted to the element type of `type_text`."""
+    dt = re.match(r"tensor<(?:\d+x)*([a-z0-9]+)", type_text).group(1)
+    shape = tuple(int(d) for d in re.findall(r"(\d+)x", type_text.split(",")[0]))
+    a = _as_numpy(a)
+    if a.shape != shape:
+        raise ValueError("a param of type %s given shape %s" % (type_text, list(a.shape)))
+    if dt == "bf16":
+        return _bf16_literal(a.astype(np.float32))
+    return _literal(a.astype(_NP[dt]))
+
+
+def run_reference(text, inputs, params=None, timeout=600):
     results = _signature(text)
     for r in results:
         if not r.endswith("xf32>") and r != "tensor<f32>":
             raise ValueError("reference runner prints f32 results only, got %s" % r)
+    args = arguments(text)
+    n_inputs = sum(1 for _, n in args if n is None)
+    if len(inputs) != n_inputs:
+        raise ValueError("@forward takes %d inputs, %d given" % (n_inputs, len(inputs)))
     lines = ["func.func private @printMemrefF32(memref<*xf32>)", "func.func @main() {"]
-    args = []
-    for i, a in enumerate(inputs):
-        a = np.ascontiguousarray(a)
-        t = _type(a.shape, _DT[a.dtype])
-        lines.append("  %%in%d = arith.constant %s : %s" % (i, _literal(a), t))
-        args.append(("%%in%d" % i, t))
+    operands, ins, ps = [], iter(inputs), iter(_param_arrays(args, params))
+    for i, (type_text, name) in enumerate(args):
+        if name is None:
+            a = np.ascontiguousarray(next(ins))
+            t = _type(a.shape, _DT[a.dtype])
+            lines.append("  %%arg%d = arith.constant %s : %s" % (i, _literal(a), t))
+        else:
+            t = type_text
+            lines.append("  %%arg%d = arith.constant %s : %s" % (i, _param_constant(next(ps), t), t))
+        operands.append(("%%arg%d" % i, t))
     outs = ", ".join("%%out%d" % i for i in range(len(results)))
     lines.append("  %s = func.call @forward(%s) : (%s) -> (%s)" % (
-        outs, ", ".join(a for a, _ in args), ", ".join(t for _, t in args), ", ".join(results)))
+        outs, ", ".join(a for a, _ in operands), ", ".join(t for _, t in operands), ", ".join(results)))
     for i, r in enumerate(results):
         shape = r[len("tensor<"):-len("xf32>")]
         mt = "memref<%sxf32>" % shape

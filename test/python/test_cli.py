@@ -89,3 +89,42 @@ def test_unknown_source_kind(tmp_path):
     r = cli("import", tmp_path / "model.txt")
     assert r.returncode == 1
     assert "<file.py>:<factory>" in r.stderr
+
+
+MODEL_FILE = """
+import torch
+
+def make():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.ReLU()), torch.randn(16, 64)
+"""
+
+
+def test_import_weights_option(tmp_path):
+    pytest.importorskip("torch")
+    r = cli("import", "--help")
+    assert "--weights {params,constants}" in r.stdout and "sgpu.param" in r.stdout
+    (tmp_path / "net.py").write_text(MODEL_FILE)
+    source = "%s:make" % (tmp_path / "net.py")
+    r = cli("import", source)
+    assert r.returncode == 0, r.stderr
+    assert '%p_0_weight: tensor<32x64xf32> {sgpu.param = "0.weight"}' in r.stdout
+    assert "dense_resource" not in r.stdout
+    r = cli("import", source, "--weights", "constants", "--dtype", "f16")
+    assert r.returncode == 0, r.stderr
+    assert "sgpu.param" not in r.stdout and "dense_resource<_0_weight> : tensor<32x64xf16>" in r.stdout
+    r = cli("import", EXAMPLE, "--weights", "constants")
+    assert r.returncode == 1 and "--weights applies to imported models" in r.stderr
+    r = cli("import", source, "--weights", "blobs")
+    assert r.returncode == 2 and "invalid choice: 'blobs'" in r.stderr
+
+
+def test_compile_names_the_params(tmp_path):
+    pytest.importorskip("torch")
+    (tmp_path / "net.py").write_text(MODEL_FILE)
+    out = tmp_path / "art"
+    r = cli("compile", "%s:make" % (tmp_path / "net.py"), "-o", out, "--dtype", "f16")
+    assert r.returncode == 0, r.stderr
+    import json
+    sig = json.loads((out / "signature.json").read_text())
+    assert [sig["inputs"][p].get("name") for p in sig["params"]] == ["0.weight", "0.bias"]

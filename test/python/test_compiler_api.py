@@ -123,11 +123,17 @@ def test_compile_the_example(example_artifact):
     assert program[0] == "sparseopt-program 1"
     assert "buffer 0 input 0 65536" in program
     assert any(line.startswith("launch sgpu_spmm_0 grid") for line in program)
-    assert json.loads((out / "signature.json").read_text()) == {
+    signature = json.loads((out / "signature.json").read_text())
+    memory = signature.pop("memory")
+    assert signature == {
         "function": "forward",
         "inputs": [{"shape": [128, 256], "dtype": "f16"}],
         "outputs": [{"shape": [128, 512], "dtype": "f16"}],
     }
+    # The device bytes by role: X and Y, the compressed weight (constants).
+    assert memory["inputs"] == 65536 and memory["outputs"] == 131072 and memory["params"] == 0
+    assert memory["peak"] == sum(memory[k] for k in ("params", "inputs", "outputs", "constants",
+                                                     "temps", "arena"))
     assert example_artifact.sparse_mma_counts() == {"sgpu_spmm_0": 8}
     assert str(example_artifact.signature) == "forward(f16[128, 256]) -> (f16[128, 512])"
     assert "gpu.binary @sgpu_kernels" in (out / "compiled.mlir").read_text()

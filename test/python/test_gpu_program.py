@@ -263,12 +263,13 @@ def test_gemm_runs_in_order_and_in_a_cuda_graph(cuda_torch, tmp_path):
 # params: bound once, prepared at bind time, checked
 # ---------------------------------------------------------------------------
 
-def write_param_artifact(directory, m, n, k):
-    """x [m, k] bf16 (input 0) and W [n, k] bf16 (argument 1, param 0) ->
-    y = x W^T [m, n] f32. The prepare stage copies W into a temp (a gemm with
-    the identity) that the run reads, and writes W[0, 0] (times 1.0, as f32
-    bits) into the buffer of a 2:4 check: the check passes while W[0, 0] is
-    0 and reports a row and group otherwise."""
+def write_param_artifact(directory, m, n, k, name=None):
+    """x [m, k] bf16 (input 0) and W [n, k] bf16 (argument 1, param 0, named
+    `name` in signature.json) -> y = x W^T [m, n] f32. The prepare stage
+    copies W into a temp (a gemm with the identity) that the run reads, and
+    writes W[0, 0] (times 1.0, as f32 bits) into the buffer of a 2:4 check:
+    the check passes while W[0, 0] is 0 and reports a row and group
+    otherwise."""
     directory.mkdir(parents=True)
     eye = np.zeros((k, k), dtype=np.uint16)
     np.fill_diagonal(eye, 0x3F80)  # bf16 1.0
@@ -292,7 +293,8 @@ def write_param_artifact(directory, m, n, k):
         % (m * k * 2, n * k * 2, k * k * 2, n * k * 2, m * n * 4, n, k, k, k // 4, m, n, k))
     (directory / "signature.json").write_text(json.dumps({
         "function": "linear",
-        "inputs": [{"shape": [m, k], "dtype": "bf16"}, {"shape": [n, k], "dtype": "bf16"}],
+        "inputs": [{"shape": [m, k], "dtype": "bf16"},
+                   dict({"shape": [n, k], "dtype": "bf16"}, **({"name": name} if name else {}))],
         "outputs": [{"shape": [m, n], "dtype": "f32"}],
         "params": [1]}))
     return directory
@@ -354,3 +356,54 @@ def test_params_are_bound_once_prepared_and_checked(cuda_torch, tmp_path):
         # The next call binds again.
         assert relative_error(t, prog(x, w), 2 * ref) <= _TOLERANCE["f32"]
         assert binds[-1] == [w.data_ptr()]
+
+
+def test_params_bound_by_name(cuda_torch, tmp_path):
+    """bind_module / bind_state: the param named "fc.weight" takes the
+    module's tensor of that name, cast to bf16, moved to the GPU and made
+    contiguous (kept alive by the program); calls then take the input only."""
+    t = cuda_torch
+    m, n, k = 8, 32, 64
+    prog = runtime.load(write_param_artifact(tmp_path / "linear", m, n, k, name="fc.weight"))
+    with prog:
+        g = t.Generator().manual_seed(7)
+        net = t.nn.Module()
+        net.fc = t.nn.Linear(k, n, bias=False)
+        with t.no_grad():
+            net.fc.weight.copy_(t.randn(n, k, generator=g))
+            net.fc.weight[0, 0] = 0  # the program's check reads W[0, 0]
+        x = t.randn(m, k, generator=g).to("cuda", t.bfloat16)
+        w = net.fc.weight.detach().to("cuda", t.bfloat16)
+        ref = gemm_reference(t, x, w, None, False)
+
+        prog.bind_module(net)  # an f32 CPU parameter: cast and copied
+        assert prog.bound and len(prog._bound_copies) == 1
+        bound = prog._bound_copies[0]
+        assert bound.dtype == t.bfloat16 and bound.is_cuda and bound.is_contiguous()
+        y = prog(x)
+        t.cuda.synchronize()
+        assert relative_error(t, y, ref) <= _TOLERANCE["f32"]
+        with pytest.raises(runtime.SignatureError, match="the program takes 2 inputs, got 3"):
+            prog(x, w, x)
+
+        # A state dict; a tensor already as the program binds it is used as is.
+        prog.bind_state({"fc.weight": w})
+        assert prog._bound_copies[0].data_ptr() == w.data_ptr()
+        assert relative_error(t, prog(x), ref) <= _TOLERANCE["f32"]
+        # A strided tensor is copied contiguous.
+        prog.bind_state({"fc.weight": w.t().contiguous().t()})
+        assert relative_error(t, prog(x), ref) <= _TOLERANCE["f32"]
+
+        with pytest.raises(runtime.SignatureError, match=r"'fc\.weight' is not among the given tensors; did you "
+                                                         r"mean 'fc\.weights'\?"):
+            prog.bind_state({"fc.weights": w})
+        with pytest.raises(runtime.SignatureError, match=r"'fc\.weight' has shape \[64, 32\], the program "
+                                                         r"declares \[32, 64\]"):
+            prog.bind_state({"fc.weight": w.t()})
+        bad = w.clone()
+        bad[0, 0] = 1.0
+        with pytest.raises(runtime.WeightError, match="param 0 breaks its declared 2:4 sparsity"):
+            prog.bind_state({"fc.weight": bad})
+        assert not prog.bound
+        with pytest.raises(runtime.SignatureError, match="not bound by name"):
+            prog(x)

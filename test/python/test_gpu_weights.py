@@ -7,6 +7,10 @@ naming the row and group. Compared with torch's dense product of the same
 weight. Skipped when the runtime finds no driver or device, or without torch
 with CUDA.
 
+An imported model (torch.fx, weights as params, a 2:4 layer) runs the same
+way with its weights bound by name from the torch module (bind_module) and
+only its input passed to calls.
+
 The GPU machine has no compiler: there, SPARSEOPT_GPU_WEIGHT_ARTIFACTS names
 a folder compiled elsewhere with
 
@@ -81,19 +85,91 @@ def compile_case(directory, case):
     return sparse_opt.compile_mlir(LINEAR.format(m=m, n=n, k=k, t=dtype, p=pattern), directory)
 
 
-def artifact(tmp_path, case):
+def artifact(tmp_path, case, name=None, compile_it=None):
     """The compiled case: from SPARSEOPT_GPU_WEIGHT_ARTIFACTS, or compiled
     now (needs the compiler library)."""
     if PRECOMPILED:
-        d = pathlib.Path(PRECOMPILED) / case_name(*case)
+        d = pathlib.Path(PRECOMPILED) / (name or case_name(*case))
         if not d.is_dir():
             pytest.skip("%s has no %s" % (PRECOMPILED, d.name))
         return d
     try:
-        compile_case(tmp_path, case)
+        (compile_it or compile_case)(tmp_path, case)
     except Exception as e:  # no compiler library on this machine
         pytest.skip("cannot compile here: %s" % e)
     return tmp_path
+
+
+# ------------------------------------------------------------ imported model
+DECODER = "imported_decoder"
+
+
+def decoder():
+    """(model, ids): embedding, RMSNorm, attention with rotary embeddings and
+    a causal mask, a SiLU-gated MLP whose gate is 2:4 sparse, the LM head;
+    f32 weights on the CPU (bind_module casts and moves them)."""
+    import torch
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+    import models
+
+    class Decoder(torch.nn.Module):
+        def __init__(self, vocab=128, d=64, heads=4, f=128, seq=16):
+            super().__init__()
+            full = models.LlamaDecoder(vocab, d, heads, f, layers=1, seq=seq)
+            self.embed, self.norm, self.head = full.embed, full.norm, full.head
+            self.attn_norm, self.attn = full.layers[0].attn_norm, full.layers[0].attn
+            self.mlp = full.layers[0].mlp
+            for k in ("cos", "sin", "mask"):
+                self.register_buffer(k, getattr(full, k))
+
+        def forward(self, ids):
+            x = self.embed(ids)
+            x = x + self.attn(self.attn_norm(x), self.cos, self.sin, self.mask)
+            x = x + self.mlp(x)
+            return self.head(self.norm(x))
+
+    torch.manual_seed(3)
+    model = Decoder().eval()
+    with torch.no_grad():
+        w = model.mlp.gate.weight.view(128, 16, 4)
+        keep = w.abs().topk(2, dim=2).indices
+        model.mlp.gate.weight.copy_((w * torch.zeros_like(w).scatter_(2, keep, 1.0)).view(128, 64))
+    return model, torch.randint(0, 128, (1, 16))
+
+
+def compile_decoder(directory, _case=None):
+    import sparse_opt
+    from sparse_opt.importers.fx import import_fx
+    model, ids = decoder()
+    text = import_fx(model, (ids,), sparsity={"mlp.gate.weight": "2:4"}, dtype="f16")
+    return sparse_opt.compile_mlir(text, directory)
+
+
+def test_imported_model_binds_its_weights_by_name(cuda_torch, tmp_path):
+    torch = cuda_torch
+    d = artifact(tmp_path, None, DECODER, compile_decoder)
+    model, ids = decoder()
+    prog = runtime.load(d)
+    with prog:
+        names = prog.signature.param_names
+        assert "embed.weight" in names and "mlp.gate.weight" in names and "mask" not in names
+        assert set(names) <= set(runtime.module_state(model))
+        with pytest.raises(runtime.SignatureError, match="not bound by name"):
+            prog(ids.cuda())
+        prog.bind_module(model)
+        y = prog(ids.cuda())
+        torch.cuda.synchronize()
+        with torch.no_grad():
+            ref = model(ids)
+        err = ((y.float().cpu() - ref).abs().max() / ref.abs().max()).item()
+        assert y.dtype == torch.float16 and err <= 2e-2, err
+        # A gate that breaks its declared 2:4 sparsity fails the bind, naming it.
+        state = runtime.module_state(model)
+        broken = dict(state, **{"mlp.gate.weight": torch.ones_like(state["mlp.gate.weight"])})
+        with pytest.raises(runtime.WeightError, match="breaks its declared 2:4 sparsity"):
+            prog.bind_state(broken)
+        prog.bind_state(state)
+        assert ((prog(ids.cuda()).float().cpu() - ref).abs().max() / ref.abs().max()).item() <= 2e-2
 
 
 @pytest.mark.parametrize("pattern,dtype,m,n,k", CASES)
@@ -159,4 +235,7 @@ if __name__ == "__main__":
         out = pathlib.Path(sys.argv[2]) / case_name(*c)
         out.mkdir(parents=True, exist_ok=True)
         compile_case(out, c)
-    print("compiled %d cases into %s" % (len(CASES) + 1, sys.argv[2]))
+    out = pathlib.Path(sys.argv[2]) / DECODER
+    out.mkdir(parents=True, exist_ok=True)
+    compile_decoder(out)
+    print("compiled %d cases into %s" % (len(CASES) + 2, sys.argv[2]))

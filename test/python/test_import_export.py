@@ -15,6 +15,10 @@ Three groups of tests:
   zero, small buffers exact), this checkout's importer must produce the op
   text of the fixture, so the ATen path is exercised with any torch that has
   the ops (torch 1.13 included).
+
+The fixtures hold the weights as constants (`weights="constants"`), so they
+run as they are; importing with the weights as params (the default) is
+checked on the replayed graphs and live.
 - live (torch with torch.export only, skipped elsewhere): export and import
   in process, example inputs optional, sparsity names, errors.
 
@@ -97,18 +101,20 @@ def _small_llama():
 def cases():
     """name -> (model factory, inputs factory, import kwargs, run_decompositions)."""
     ids = lambda n, v=128: (torch.randint(0, v, (1, n)),)  # noqa: E731
+    const = {"weights": "constants"}
+    sparse = dict(const, sparsity={"fc.weight": "2:4"})
     return {
-        "mlp": (models.MLP, lambda: (torch.randn(2, 8, 64),), {}, False),
-        "gated_ffn": (lambda: models.GatedFFN(32, 64), lambda: (torch.randn(2, 8, 32),), {}, False),
-        "llama": (models.LlamaDecoder, lambda: ids(16), {}, False),
+        "mlp": (models.MLP, lambda: (torch.randn(2, 8, 64),), const, False),
+        "gated_ffn": (lambda: models.GatedFFN(32, 64), lambda: (torch.randn(2, 8, 32),), const, False),
+        "llama": (models.LlamaDecoder, lambda: ids(16), const, False),
         "sparse_linear_relu": (lambda: models.SparseLinearReLU(128, 128).half(),
-                               lambda: (torch.randn(64, 128).half(),), {"sparsity": {"fc.weight": "2:4"}}, False),
-        "zoo": (Zoo, lambda: (torch.randint(0, 50, (2, 8)), torch.randn(2, 8, 32)), {}, False),
-        "mlp_core": (lambda: models.MLP(32, 64, 16), lambda: (torch.randn(2, 8, 32),), {}, True),
-        "llama_core": (_small_llama, lambda: ids(8, 64), {}, True),
+                               lambda: (torch.randn(64, 128).half(),), sparse, False),
+        "zoo": (Zoo, lambda: (torch.randint(0, 50, (2, 8)), torch.randn(2, 8, 32)), const, False),
+        "mlp_core": (lambda: models.MLP(32, 64, 16), lambda: (torch.randn(2, 8, 32),), const, True),
+        "llama_core": (_small_llama, lambda: ids(8, 64), const, True),
         "sparse_linear_relu_core": (lambda: models.SparseLinearReLU(128, 128).half(),
-                                    lambda: (torch.randn(64, 128).half(),), {"sparsity": {"fc.weight": "2:4"}}, True),
-        "zoo_core": (Zoo, lambda: (torch.randint(0, 50, (2, 8)), torch.randn(2, 8, 32)), {}, True),
+                                    lambda: (torch.randn(64, 128).half(),), sparse, True),
+        "zoo_core": (Zoo, lambda: (torch.randint(0, 50, (2, 8)), torch.randn(2, 8, 32)), const, True),
     }
 
 
@@ -144,6 +150,8 @@ def check_structure(name, text):
         assert nk == 3 and "linalg.transpose" not in text and "arith.maximumf" in text, name
     elif base == "llama":
         assert text.count("sgpu.rms_norm") == 5, name
+        assert text.count("sgpu.embedding") == 1 and text.count("sgpu.rope") == 4, name
+        assert "tensor.concat" not in text and "tensor.extract " not in text, name
         assert text.count("sgpu.attention") == 2, name
         assert len(re.findall(r"sgpu\.attention .*\{causal, scale = ", text)) == 2, name
         assert nk == 15, (name, nk)  # 7 linears per layer and the LM head
@@ -156,6 +164,7 @@ def check_structure(name, text):
         assert "linalg.transpose" not in text
     elif base == "zoo":
         assert text.count("sgpu.layer_norm") == 1 and text.count("sgpu.rms_norm") == 1, name
+        assert text.count("sgpu.embedding") == 1, name
         assert nk == 2 and "math.erf" in text and "linalg.batch_matmul" not in text, name
         assert len(re.findall(r"sgpu\.attention .*\{causal, scale = 2\.5", text)) == 1, name
 
@@ -391,6 +400,31 @@ def test_replayed_graph_imports_to_the_fixture(name):
     assert import_fx(program, ins, **kwargs) == text
 
 
+@pytest.mark.parametrize("name", ["llama", "zoo_core", "sparse_linear_relu"])
+def test_replayed_graph_imports_weights_as_params(name):
+    """By default the program's parameters and buffers are params named by
+    their qualified names (those the graph reads); its lifted constants and
+    the causal mask it recognizes are not."""
+    data, values = _replay_data(name)
+    try:
+        program = ReplayedProgram(data, values)
+    except KeyError as err:
+        pytest.skip("torch %s lacks %s" % (torch.__version__, err.args[0]))
+    kwargs = dict(build(name)[2])
+    del kwargs["weights"]
+    text = import_fx(program, **kwargs)
+    params = re.findall(r'\{sgpu\.param = "([^"]+)"\}', text)
+    sig = data["signature"]
+    state = set(sig["inputs_to_parameters"].values()) | set(sig["inputs_to_buffers"].values())
+    assert params and set(params) <= state and len(set(params)) == len(params)
+    assert "dense_resource" not in text or name == "zoo_core"  # (a lifted constant stays one)
+    if name == "llama":
+        assert "mask" not in params and {"embed.weight", "cos", "sin", "head.weight"} <= set(params)
+        assert len(params) == 23
+    if name == "sparse_linear_relu":
+        assert re.search(r'%fc_weight: tensor<128x128xf16, #sgpu\.nm<2:4>> \{sgpu\.param = "fc\.weight"\}', text)
+
+
 def test_replayed_state_mutation_is_an_error():
     data, values = _replay_data("mlp")
     data["signature"]["buffers_to_mutate"] = {"add_": "steps"}  # as a functionalized program lists it
@@ -425,13 +459,23 @@ def test_live_export_imports_canonically(name):
 
 
 @live
+def test_live_export_weights_as_params():
+    model, inputs, _, _ = build("llama")
+    ep = export(model, inputs, False)
+    text = import_fx(ep)
+    params = re.findall(r'\{sgpu\.param = "([^"]+)"\}', text)
+    assert set(params) <= set(model.state_dict()) and "mask" not in params and len(params) == 23
+    assert "dense_resource" not in text and text.count("sgpu.rope") == 4
+
+
+@live
 def test_live_sparsity_annotation_names():
     model, inputs, _, _ = build("mlp")
     ep = export(model, inputs, False)
     with pytest.raises(AnnotationError, match=r"'fc1\.wieght', which is not a parameter.*did you mean 'fc1\.weight'"):
         import_fx(ep, sparsity={"fc1.wieght": "2:4"})
     with pytest.raises(AnnotationError, match=r"weight 'fc1\.weight' is not 2:4 sparse"):
-        import_fx(ep, sparsity={"fc1.weight": "2:4"})
+        import_fx(ep, sparsity={"fc1.weight": "2:4"}, dtype="f16", weights="constants")
     model, inputs, kwargs, _ = build("sparse_linear_relu")
     for core in (False, True):
         text = import_fx(export(model, inputs, core), **kwargs)

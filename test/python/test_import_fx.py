@@ -1,22 +1,26 @@
 """The torch.fx importer: structure of the emitted IR, its verification by
 sparse-opt, the sparse path end to end, errors, and numerics (the imported
 function called from a generated @main, lowered with --sgpu-reference and run
-by mlir-runner, against torch)."""
+by mlir-runner, against torch). Models import with their weights as params
+(the default) unless a test is about constants; numerics feed the model's
+parameters and buffers to the params by name."""
 import glob
 import math
 import re
 import shutil
 import subprocess
 
+import numpy as np
 import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 import models
+from reference_runner import arguments
 from sparse_opt.importers.emitter import AnnotationError, ImportError_
-from sparse_opt.importers.fx import import_fx, tensor_bytes
-from sparse_opt.importers.fx_ops import mlir_dtype
+from sparse_opt.importers.fx import import_fx, supported_ops, tensor_bytes
+from sparse_opt.importers.fx_ops import MLIR_TO_TORCH, mlir_dtype
 
 NK_MAP = ("affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, "
           "affine_map<(m, n, k) -> (m, n)>")
@@ -33,14 +37,26 @@ def verify(build_dir, text):
     return r.stdout
 
 
-def signature(text):
-    m = re.search(r"func\.func @forward\((.*)\) -> \((.*)\) \{", text)
-    args = re.findall(r"tensor<([0-9x]*)([a-z0-9]+)>", m.group(1))
-    res = re.findall(r"tensor<([0-9x]*)([a-z0-9]+)>", m.group(2))
+def _shape_dtype(type_text):
+    dims, dt = re.match(r"tensor<([0-9x]*)([a-z0-9]+)", type_text).groups()
+    return tuple(int(d) for d in dims.split("x") if d), dt
 
-    def conv(items):
-        return [(tuple(int(d) for d in s.split("x") if d), dt) for s, dt in items]
-    return conv(args), conv(res)
+
+def signature(text):
+    """(inputs, results) of @forward as (shape, dtype): the arguments that are not params."""
+    m = re.search(r"func\.func @forward\((.*)\) -> \((.*)\) \{", text)
+    args = [_shape_dtype(t) for t, name in arguments(text) if name is None]
+    return args, [_shape_dtype(t) for t in re.findall(r"tensor<[0-9x]*[a-z0-9]+>", m.group(2))]
+
+
+def params_of(text):
+    """{qualified name: declared type text} of @forward's params."""
+    return {name: t for t, name in arguments(text) if name is not None}
+
+
+def state(model):
+    """A module's parameters and buffers by qualified name (what the params bind to)."""
+    return dict(list(model.named_parameters()) + list(model.named_buffers()))
 
 
 def torch_sig(tensors):
@@ -75,18 +91,39 @@ def _inline_i1(text):
     return re.sub(r"arith.constant dense_resource<(\w+)> : tensor<([0-9x]*)i1>", rep, text)
 
 
-def run_reference(build_dir, text, inputs, outs):
-    """Calls @forward on constant inputs and prints, per result, the sum of
-    result * a random probe; returns those numbers."""
+def _param_literal(t, type_text):
+    """A param's tensor as a constant of its declared type (cast to the
+    declared element type, as the binder casts it)."""
+    shape, dt = _shape_dtype(type_text)
+    assert tuple(t.shape) == shape, (type_text, list(t.shape))
+    t = t.detach().to(MLIR_TO_TORCH[dt])
+    if dt == "i1":
+        return "dense<%s>" % str(t.tolist()).replace("True", "true").replace("False", "false")
+    return 'dense<"0x%s">' % tensor_bytes(t).hex().upper()
+
+
+def run_reference(build_dir, text, inputs, outs, params=None):
+    """Calls @forward on constant inputs (and the params, by name from
+    `params`) and prints, per result, the sum of result * a random probe;
+    returns those numbers."""
     runner, libs = _llvm_tools()
     if runner is None:
         pytest.skip("mlir-runner not found")
     lines = ["func.func @main() {"]
-    for i, x in enumerate(inputs):
-        lines.append('  %%in%d = arith.constant dense<"0x%s"> : %s' % (i, tensor_bytes(x).hex().upper(), _ttype(x)))
+    operands, it = [], iter(inputs)
+    for i, (type_text, name) in enumerate(arguments(text)):
+        if name is None:
+            x = next(it)
+            lines.append('  %%in%d = arith.constant dense<"0x%s"> : %s' % (i, tensor_bytes(x).hex().upper(),
+                                                                           _ttype(x)))
+            operands.append(("%%in%d" % i, _ttype(x)))
+        else:
+            lines.append("  %%in%d = arith.constant %s : %s" % (i, _param_literal(params[name], type_text),
+                                                                type_text))
+            operands.append(("%%in%d" % i, type_text))
     lines.append("  %s = call @forward(%s) : (%s) -> (%s)" % (
-        ", ".join("%%r%d" % i for i in range(len(outs))), ", ".join("%%in%d" % i for i in range(len(inputs))),
-        ", ".join(_ttype(x) for x in inputs), ", ".join(_ttype(o) for o in outs)))
+        ", ".join("%%r%d" % i for i in range(len(outs))), ", ".join(o for o, _ in operands),
+        ", ".join(t for _, t in operands), ", ".join(_ttype(o) for o in outs)))
     g = torch.Generator().manual_seed(1)
     probes = []
     for i, o in enumerate(outs):
@@ -123,7 +160,7 @@ def check_numerics(build_dir, model, inputs, rel=1e-4, **kw):
     with torch.no_grad():
         out = model(*inputs)
     outs = list(out) if isinstance(out, (tuple, list)) else [out]
-    got, want = run_reference(build_dir, text, inputs, outs)
+    got, want = run_reference(build_dir, text, inputs, outs, params=state(model))
     for g, w in zip(got, want):
         assert g == pytest.approx(w, rel=rel, abs=rel * 10), (got, want)
     return text
@@ -133,7 +170,7 @@ def check_numerics(build_dir, model, inputs, rel=1e-4, **kw):
 def test_mlp_imports_verifies_and_matches_torch_signature(build_dir):
     torch.manual_seed(0)
     model, x = models.MLP(), torch.randn(2, 8, 64)
-    text = import_fx(model, (x,))
+    text = import_fx(model, (x,), weights="constants")
     verify(build_dir, text)
     args, res = signature(text)
     assert args == torch_sig([x]) and res == torch_sig([model(x)])
@@ -170,7 +207,9 @@ def test_gated_ffn(build_dir):
 
 
 def _weights(text):
-    return set(re.findall(r"(%[\w.]+) = arith.constant dense_resource", text))
+    """The SSA names of the weights: constants and params."""
+    return set(re.findall(r"(%[\w.]+) = arith.constant dense_resource", text)) | \
+        set(re.findall(r"(%[\w.]+): tensor<[^{]*\{sgpu\.param", text))
 
 
 def test_llama_decoder_structure(build_dir):
@@ -179,6 +218,8 @@ def test_llama_decoder_structure(build_dir):
     ids = torch.randint(0, 128, (2, 16))
     text = import_fx(model, (ids,))
     verify(build_dir, text)
+    assert text.count("sgpu.embedding") == 1 and text.count("sgpu.rope") == 4
+    assert "tensor.extract " not in text and "tensor.concat" not in text
     assert text.count("sgpu.rms_norm") == 5
     assert text.count("sgpu.attention") == 2
     assert text.count("sgpu.all_reduce") == 4
@@ -201,10 +242,15 @@ def test_llama_decoder_numerics(build_dir):
     check_numerics(build_dir, models.LlamaDecoder(layers=2).eval(), (torch.randint(0, 128, (2, 16)),))
 
 
-def test_sparse_linear_relu_compiles_end_to_end(build_dir, tmp_path):
+@pytest.mark.parametrize("weights", ["params", "constants"])
+def test_sparse_linear_relu_compiles_end_to_end(build_dir, tmp_path, weights):
     torch.manual_seed(0)
-    text = import_fx(models.SparseLinearReLU(), (torch.randn(128, 256),), sparsity={"fc.weight": "2:4"}, dtype="f16")
-    assert "dense_resource<fc_weight> : tensor<512x256xf16, #sgpu.nm<2:4>>" in text
+    text = import_fx(models.SparseLinearReLU(), (torch.randn(128, 256),), sparsity={"fc.weight": "2:4"}, dtype="f16",
+                     weights=weights)
+    if weights == "constants":
+        assert "dense_resource<fc_weight> : tensor<512x256xf16, #sgpu.nm<2:4>>" in text
+    else:
+        assert '%fc_weight: tensor<512x256xf16, #sgpu.nm<2:4>> {sgpu.param = "fc.weight"}' in text
     assert "tensor<512x256xf16, #sgpu.nm<2:4>>) outs(" in text
     verify(build_dir, text)
     rewritten = run_opt(build_dir, text, "--sgpu-slide-sparse", "--sgpu-fuse-epilogue")
@@ -217,7 +263,8 @@ def test_sparse_linear_relu_compiles_end_to_end(build_dir, tmp_path):
                         "-o", str(tmp_path / "compiled.mlir")], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[:4000]
     summary = (out / "summary.txt").read_text()
-    counts = [int(n) for n in re.findall(r"kernel \w+: (\d+) sparse MMA instructions", summary)]
+    # (a param is compressed by a prepare kernel when bound: no MMA there)
+    counts = [int(n) for n in re.findall(r"kernel sgpu_spmm\w*: (\d+) sparse MMA instructions", summary)]
     assert counts and all(n > 0 for n in counts), summary
 
 
@@ -237,9 +284,11 @@ def test_dtype_option_casts_params_and_inputs(build_dir):
     text = import_fx(model, (torch.randn(4, 64),), dtype="bf16")
     verify(build_dir, text)
     assert signature(text) == ([((4, 64), "bf16")], [((4, 64), "bf16")])
+    assert params_of(text) == {"gate.weight": "tensor<256x64xbf16>", "up.weight": "tensor<256x64xbf16>",
+                               "down.weight": "tensor<64x256xbf16>"}
     assert "xf32>" not in text
     x = torch.randn(4, 64)
-    got, want = run_reference(build_dir, text, [x.bfloat16()], [model(x).detach().bfloat16()])
+    got, want = run_reference(build_dir, text, [x.bfloat16()], [model(x).detach().bfloat16()], params=state(model))
     assert got[0] == pytest.approx(want[0], rel=0.05, abs=0.05)
 
 
@@ -322,7 +371,7 @@ class Attn(nn.Module):
 
 
 @pytest.mark.parametrize("mode,expect", [
-    ("float-mask", r"mask\(%fmask[._]\d+ : tensor<1x1x8x8xf32>\) \{scale = 3\.000000000e-01 : f32\}"),
+    ("float-mask", r"mask\(%fmask : tensor<1x1x8x8xf32>\) \{scale = 3\.000000000e-01 : f32\}"),
     ("bool-mask", r"mask\(%eq[._]\d+ : tensor<1x1x8x8xi1>\) \{scale = 5\.000000000e-01 : f32\}"),
     ("causal-float", r"%v \{causal, scale = 5\.000000000e-01 : f32\}"),
     ("shared-kt", r"%v \{scale = 1\.000000000e\+00 : f32\}"),
@@ -429,9 +478,13 @@ def test_op_zoo_numerics(build_dir):
 
 
 def test_sequential_parameter_names(build_dir):
-    """Parameters named "0.weight": resource keys must not start with a digit."""
+    """Parameters named "0.weight": resource keys and SSA names must not
+    start with a digit."""
     torch.manual_seed(0)
-    text = check_numerics(build_dir, nn.Sequential(nn.Linear(8, 4), nn.ReLU()), (torch.randn(2, 8),))
+    model = nn.Sequential(nn.Linear(8, 4), nn.ReLU())
+    text = check_numerics(build_dir, model, (torch.randn(2, 8),))
+    assert '%p_0_weight: tensor<4x8xf32> {sgpu.param = "0.weight"}' in text
+    text = check_numerics(build_dir, model, (torch.randn(2, 8),), weights="constants")
     assert 'dense_resource<_0_weight> : tensor<4x8xf32> loc("0.weight")' in text
 
 
@@ -505,7 +558,27 @@ def test_dense_weight_breaks_the_pattern():
     torch.manual_seed(0)
     with pytest.raises(AnnotationError, match=r"weight 'fc1\.weight' is not 6:8 sparse: row 0, group 0 "
                                               r"\(columns 0\.\.7\) has 8 nonzeros"):
-        import_fx(models.MLP(), (torch.randn(2, 64),), sparsity={"fc1.weight": "6:8"})
+        import_fx(models.MLP(), (torch.randn(2, 64),), sparsity={"fc1.weight": "6:8"}, dtype="f16",
+                  weights="constants")
+
+
+def test_params_defer_the_pattern_check_to_the_bind():
+    # As a param the weight's data is not read: the annotation is checked
+    # for shape and type only, and the type carries it.
+    torch.manual_seed(0)
+    text = import_fx(models.MLP(), (torch.randn(2, 64),), sparsity={"fc1.weight": "6:8"}, dtype="f16")
+    assert params_of(text)["fc1.weight"] == "tensor<128x64xf16, #sgpu.nm<6:8>>"
+    assert "dense_resource" not in text
+
+
+@pytest.mark.parametrize("weights", ["params", "constants"])
+def test_f32_sparse_weight_is_an_import_error(weights):
+    with pytest.raises(AnnotationError, match=r"weight 'fc\.weight' is f32, but structured sparsity runs on "
+                                              r"f16/bf16 only: use dtype=f16 or bf16"):
+        import_fx(models.SparseLinearReLU(), (torch.randn(8, 256),), sparsity={"fc.weight": "2:4"}, weights=weights)
+    text = import_fx(models.SparseLinearReLU(), (torch.randn(8, 256),), sparsity={"fc.weight": "2:4"},
+                     dtype="bf16", weights=weights)
+    assert "tensor<512x256xbf16, #sgpu.nm<2:4>>" in text
 
 
 def test_unsupported_pattern_rejected():
@@ -524,10 +597,285 @@ def test_sparse_weight_used_outside_a_linear():
 
         def forward(self, x):
             return self.fc(x) + self.fc.weight
-    with pytest.raises(AnnotationError, match=r"weight 'fc\.weight' is annotated 2:4 but add uses it"):
-        import_fx(Tied(), (torch.randn(8, 8),), sparsity={"fc.weight": "2:4"})
+    for weights in ("params", "constants"):
+        with pytest.raises(AnnotationError, match=r"weight 'fc\.weight' is annotated 2:4 but add uses it"):
+            import_fx(Tied(), (torch.randn(8, 8),), sparsity={"fc.weight": "2:4"}, dtype="f16", weights=weights)
 
 
 def test_dropout_in_training_mode_is_an_error():
     with pytest.raises(ImportError_, match=r"nn\.Dropout.*model\.eval\(\)"):
         import_fx(nn.Sequential(nn.Dropout(0.5)).train(), (torch.randn(2, 4),))
+
+
+def test_graph_module_errors_name_the_generated_line():
+    # A GraphModule traced elsewhere has no user source (unless its trace
+    # recorded stack traces, as torch 2.x's does): the error names its line
+    # in the generated forward.
+    gm = torch.fx.symbolic_trace(Unfold())
+    with pytest.raises(ImportError_) as err:
+        import_fx(gm, (torch.randn(1, 2, 4, 4),))
+    msg = str(err.value)
+    assert "call_function torch.nn.functional.unfold" in msg and "node 'unfold'" in msg
+    assert re.search(r"\(<eval_with_key>\.\d+.*:\d+: unfold = torch\.nn\.functional\.unfold\(x, 2|"
+                     r"\(.*test_import_fx\.py:\d+: return F\.unfold\(x, 2\)\)", msg), msg
+
+
+class DataDependent(nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            return x
+        return -x
+
+
+def test_trace_errors_name_the_source_line():
+    with pytest.raises(ImportError_) as err:
+        import_fx(DataDependent(), (torch.randn(2, 4),))
+    msg = str(err.value)
+    assert "torch.fx could not trace DataDependent" in msg
+    assert re.search(r"test_import_fx\.py:\d+: if x\.sum\(\) > 0:", msg), msg
+
+
+def test_supported_ops_lists_every_handler():
+    from sparse_opt.importers import fx_aten, fx_ops, fx_patterns
+    ops = supported_ops()
+    assert ops == sorted(set(ops)) and len(ops) > 40
+    for name in ("linear", "embedding", "softmax", "matmul", "rms_norm", "attention", "all_reduce",
+                 "rope", "cat", "neg", "getitem", "slice", "mul", "add"):  # rope and what it is written with
+        assert name in ops, name
+    # Every kind a torch function, tensor method or ATen op is classified as
+    # has a handler (the classification's renamings aside), and every
+    # handler is reachable.
+    renamed = {"cast_" + k for k in ("float", "half", "bfloat16", "double", "int", "long", "bool")} | {"max", "min"}
+    kinds = {k for k, _ in list(fx_ops._FN.values()) + list(fx_ops._METHOD.values())} - renamed
+    kinds |= {k for k, _, _ in fx_aten._TABLE.values() if k is not None} | set(fx_aten._KIND_BY_NAME.values())
+    assert kinds <= set(fx_ops.HANDLERS), kinds - set(fx_ops.HANDLERS)
+    assert set(fx_ops.HANDLERS) - kinds <= {"amin_all"}, set(fx_ops.HANDLERS) - kinds
+    assert set(fx_patterns.BLOCKS) <= set(ops)
+
+
+# ------------------------------------------------------- shape unpacking
+class Unpack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 24)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        return self.fc(x).view(b, s, -1)
+
+
+class UnpackForms(nn.Module):
+    """Star unpacking, len(), indexing and iteration of shapes, of an input
+    and of a linear layer's result."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 24)
+
+    def forward(self, x):
+        *lead, d = x.shape
+        h = self.fc(x)
+        rank = len(h.shape)
+        n, t, f = h.shape
+        dims = [k for k in x.shape]
+        y = h.view(*lead, 2, f // 2).reshape(dims[0], x.shape[1] * rank, -1)
+        return y + len(x) + n * t
+
+
+def test_shape_unpacking_imports():
+    torch.manual_seed(0)
+    text = import_fx(Unpack(), (torch.randn(2, 3, 16),))
+    assert signature(text) == ([((2, 3, 16), "f32")], [((2, 3, 24), "f32")])
+    text = import_fx(UnpackForms(), (torch.randn(2, 3, 16),))
+    assert signature(text) == ([((2, 3, 16), "f32")], [((2, 9, 8), "f32")])
+    assert "output_shape [2, 3, 2, 12]" in text
+
+
+def test_shape_unpacking_matches_torch(build_dir):
+    from reference_runner import run_reference as reference
+    torch.manual_seed(0)
+    model, x = Unpack(), torch.randn(2, 3, 16)
+    (got,) = reference(import_fx(model, (x,)), [x.numpy()], params=state(model))
+    np.testing.assert_allclose(got, model(x).detach().numpy(), rtol=1e-5, atol=1e-5)
+    check_numerics(build_dir, UnpackForms(), (torch.randn(2, 3, 16),))
+
+
+# -------------------------------------------------------- weights as params
+def _forward_head(text):
+    return re.search(r"func\.func @forward\((.*)\) -> ", text).group(1)
+
+
+def test_weights_are_params_after_the_inputs():
+    torch.manual_seed(0)
+    model, x = models.MLP(), torch.randn(4, 64)
+    text = import_fx(model, (x,))
+    assert _forward_head(text) == (
+        '%x: tensor<4x64xf32>, %fc1_weight: tensor<128x64xf32> {sgpu.param = "fc1.weight"}, '
+        '%fc1_bias: tensor<128xf32> {sgpu.param = "fc1.bias"}, '
+        '%fc2_weight: tensor<32x128xf32> {sgpu.param = "fc2.weight"}, '
+        '%fc2_bias: tensor<32xf32> {sgpu.param = "fc2.bias"}')
+    assert "dense_resource" not in text and "{-#" not in text
+    constants = import_fx(model, (x,), weights="constants")
+    assert "sgpu.param" not in constants and _forward_head(constants) == "%x: tensor<4x64xf32>"
+    assert len(re.findall(r"= arith.constant dense_resource<", constants)) == 4
+    with pytest.raises(ImportError_, match=r"weights='weights': expected 'params' or 'constants'"):
+        import_fx(model, (x,), weights="weights")
+
+
+class Named(nn.Module):
+    """A buffer named like the input, a tensor computed in forward."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(8))
+        self.register_buffer("x", torch.randn(8))
+
+    def forward(self, x):
+        return x * self.w + self.x + torch.arange(8).float()
+
+
+def test_params_keep_names_apart_and_computed_tensors_stay_constants(build_dir):
+    torch.manual_seed(0)
+    text = check_numerics(build_dir, Named(), (torch.randn(2, 8),))
+    assert _forward_head(text) == ('%x: tensor<2x8xf32>, %w: tensor<8xf32> {sgpu.param = "w"}, '
+                                   '%x_2: tensor<8xf32> {sgpu.param = "x"}')
+    assert len(re.findall(r"= arith.constant dense_resource<", text)) == 1  # the arange
+
+
+class MetaMLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(64, 128, device="meta")
+        self.fc2 = nn.Linear(128, 64, bias=False, device="meta")
+        self.register_buffer("scale", torch.ones(64, device="meta"))
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(x))) * self.scale
+
+
+def test_meta_device_model_imports_as_params():
+    text = import_fx(MetaMLP(), (torch.randn(4, 64),), sparsity={"fc1.weight": "2:4"}, dtype="f16")
+    assert params_of(text) == {"fc1.weight": "tensor<128x64xf16, #sgpu.nm<2:4>>", "fc1.bias": "tensor<128xf16>",
+                               "fc2.weight": "tensor<64x128xf16>", "scale": "tensor<64xf16>"}
+    assert "dense_resource" not in text
+    with pytest.raises(ImportError_, match=r"'fc1\.weight' is on the meta device \(it holds no data\), but "
+                                          r"weights='constants' reads every parameter and buffer"):
+        import_fx(MetaMLP(), (torch.randn(4, 64),), weights="constants")
+    with pytest.raises(ImportError_, match=r"'fc1\.weight' is on the meta device .*checks the annotated weight"):
+        import_fx(MetaMLP(), (torch.randn(4, 64),), sparsity={"fc1.weight": "2:4"}, dtype="f16",
+                  weights="constants")
+
+
+def test_meta_device_model_allocates_no_weight_memory():
+    from conftest import run_python
+    r = run_python(
+        "import resource, torch, torch.nn as nn\n"
+        "from sparse_opt.importers.fx import import_fx\n"
+        "class Big(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.layers = nn.ModuleList([nn.Linear(16384, 16384, bias=False, device='meta')\n"
+        "                                     for _ in range(4)])\n"
+        "    def forward(self, x):\n"
+        "        for layer in self.layers:\n"
+        "            x = torch.relu(layer(x))\n"
+        "        return x\n"
+        "text = import_fx(Big(), (torch.randn(8, 16384),))\n"
+        "print(text.count('sgpu.param'), resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)\n")
+    assert r.returncode == 0, r.stderr[-4000:]
+    count, peak_mb = map(int, r.stdout.split())
+    assert count == 4
+    assert peak_mb < 1536, "4 GiB of f32 weights on the meta device, %d MB peak" % peak_mb
+
+
+def test_meta_tensors_the_importer_reads_are_errors():
+    model = models.LlamaDecoder(layers=1).to("meta")
+    with pytest.raises(ImportError_, match=r"'mask' is on the meta device \(it holds no data\), but the importer "
+                                          r"reads it to tell whether the attention mask is causal"):
+        import_fx(model, (torch.randint(0, 128, (1, 16)),))
+
+    class Scaled(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("scale", torch.tensor(0.5, device="meta"))
+
+        def forward(self, x):
+            return x * self.scale
+    with pytest.raises(ImportError_, match=r"'scale' is on the meta device .* a 0-d tensor is read as a number"):
+        import_fx(Scaled(), (torch.randn(2, 4),))
+
+
+# ------------------------------------------------------- embedding and RoPE
+def test_embedding_is_one_op():
+    torch.manual_seed(0)
+    emb = nn.Embedding(10, 16)
+    for dt in (torch.int64, torch.int32):
+        text = import_fx(nn.Sequential(emb), (torch.randint(0, 10, (3, 5), dtype=dt),))
+        want = ("sgpu.embedding %p_0_weight, %input_1_ : tensor<10x16xf32>, tensor<3x5x" + mlir_dtype(dt) +
+                "> -> tensor<3x5x16xf32>")
+        assert want in text, text
+        assert "linalg.generic" not in text and "tensor.extract" not in text
+
+
+def rotate_half(x):
+    x1 = x[..., : x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class Rope(nn.Module):
+    def __init__(self, form, s=8, d=16):
+        super().__init__()
+        self.form = form
+        ang = torch.outer(torch.arange(s).float(), 1.0 / (100 ** (torch.arange(0, d, 2).float() / d)))
+        emb = torch.cat((ang, ang), dim=-1)
+        shape = (s, d) if form == "table-2d" else (1, 1, s, d)
+        self.register_buffer("cos", emb.cos().reshape(shape))
+        self.register_buffer("sin", emb.sin().reshape(shape))
+
+    def forward(self, q):
+        return self.rope(q, self.cos, self.sin)
+
+    def rope(self, q, cos, sin):
+        if self.form in ("llama", "table-2d", "inputs"):
+            return q * cos + models.rotate_half(q) * sin
+        if self.form == "commuted":
+            return sin * rotate_half(q) + cos * q
+        if self.form == "swapped-halves":  # not a rotation: cat(x1, -x2)
+            half = q.size(-1) // 2
+            return q * cos + torch.cat((q[..., :half], -q[..., half:]), dim=-1) * sin
+        if self.form == "shared":  # the rotated half is used again: no block
+            r = rotate_half(q)
+            return q * cos + r * sin, r
+        if self.form == "other-dim":  # halves of dim 2: no block
+            half = q.size(2) // 2
+            return q * cos + torch.cat((-q[:, :, half:], q[:, :, :half]), dim=2) * sin
+        raise ValueError(self.form)
+
+
+class RopeInputs(Rope):
+    """cos and sin given as inputs (computed by the caller)."""
+
+    def forward(self, q, cos, sin):
+        return self.rope(q, cos, sin)
+
+
+@pytest.mark.parametrize("form,ropes", [("llama", 1), ("commuted", 1), ("table-2d", 1), ("inputs", 1),
+                                        ("swapped-halves", 0), ("shared", 0), ("other-dim", 0)])
+def test_rope_recognized(build_dir, form, ropes):
+    torch.manual_seed(0)
+    model = (RopeInputs if form == "inputs" else Rope)(form)
+    inputs = (torch.randn(2, 4, 8, 16),) + ((model.cos, model.sin) if form == "inputs" else ())
+    if form == "other-dim":
+        inputs = (torch.randn(2, 4, 8, 8),)
+        model.cos, model.sin = model.cos[..., :8], model.sin[..., :8]
+    text = import_fx(model, inputs)
+    assert text.count("sgpu.rope") == ropes
+    if ropes:
+        line = next(l for l in text.splitlines() if "sgpu.rope" in l)
+        assert re.search(r"sgpu\.rope %q, %[\w.]+, %[\w.]+ : tensor<2x4x8x16xf32>, tensor<1x1x8x16xf32>, "
+                         r"tensor<1x1x8x16xf32> -> tensor<2x4x8x16xf32>", line), line
+        assert "tensor.concat" not in text and "arith.negf" not in text
+    else:
+        assert "tensor.concat" in text
+    check_numerics(build_dir, model, inputs)

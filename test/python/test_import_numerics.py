@@ -1,7 +1,9 @@
 """Imported models compute what torch computes: each shared test model is
-imported (torch.fx and ONNX), run on the CPU through the reference pipeline
-(sgpu-reference + mlir-runner, f32) and compared with the torch module's
-output on the same input."""
+imported (torch.fx and ONNX; weights as params, the default, fed with the
+module's parameters and buffers or the ONNX initializers by name, and as
+constants), run on the CPU through the reference pipeline (sgpu-reference +
+mlir-runner, f32) and compared with the torch module's output on the same
+input."""
 import io
 
 import numpy as np
@@ -26,27 +28,32 @@ def cases():
     ]
 
 
-def fx_text(model, inputs):
+def fx_text(model, inputs, weights):
+    """(MLIR text, {param name: tensor})."""
     from sparse_opt.importers.fx import import_fx
-    return import_fx(model, inputs)
+    state = dict(list(model.named_parameters()) + list(model.named_buffers()))
+    return import_fx(model, inputs, weights=weights), state
 
 
-def onnx_text(model, inputs):
+def onnx_text(model, inputs, weights):
     onnx = pytest.importorskip("onnx")
     from sparse_opt.importers.onnx_importer import import_onnx
     buf = io.BytesIO()
     torch.onnx.export(model, inputs, buf, opset_version=14, do_constant_folding=True,
                       input_names=["x%d" % i for i in range(len(inputs))])
-    return import_onnx(onnx.load_from_string(buf.getvalue()))
+    mp = onnx.load_from_string(buf.getvalue())
+    return import_onnx(mp, weights=weights), {t.name: onnx.numpy_helper.to_array(t) for t in mp.graph.initializer}
 
 
+@pytest.mark.parametrize("weights", ["params", "constants"])
 @pytest.mark.parametrize("frontend", ["fx", "onnx"])
 @pytest.mark.parametrize("name", ["mlp", "gated_ffn", "llama"])
-def test_imported_model_matches_torch(frontend, name):
+def test_imported_model_matches_torch(frontend, name, weights):
     model, inputs = next((m, i) for n, m, i in cases() if n == name)
     model.eval()
     with torch.no_grad():
         want = model(*inputs).numpy()
-    text = (fx_text if frontend == "fx" else onnx_text)(model, inputs)
-    (got,) = run_reference(text, [t.numpy() for t in inputs])
+    text, params = (fx_text if frontend == "fx" else onnx_text)(model, inputs, weights)
+    assert ("sgpu.param" in text) == (weights == "params")
+    (got,) = run_reference(text, [t.numpy() for t in inputs], params=params)
     np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)

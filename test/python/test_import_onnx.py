@@ -1,6 +1,8 @@
 """The ONNX importer: torch exports and hand-made graphs to SparseOpt's input
 IR, checked with build/bin/sparse-opt (parse + verify, compile) and, for
-plain linalg models, numerically on the CPU (--sgpu-reference + mlir-runner)."""
+plain linalg models, numerically on the CPU (--sgpu-reference + mlir-runner).
+Initializers import as params (the default) unless a test is about
+constants; numerics feed the initializers to the params by name."""
 import functools
 import math
 import re
@@ -12,7 +14,7 @@ import pytest
 
 import onnx_models
 from sparse_opt.importers.emitter import AnnotationError, ImportError_
-from reference_runner import run_reference
+from reference_runner import arguments, run_reference
 from sparse_opt.importers.onnx_importer import OnnxImporter, import_onnx
 
 @functools.lru_cache(maxsize=None)
@@ -47,6 +49,16 @@ def verifies(build_dir, tmp_path, text):
 def body(text):
     """The function body without the resource blobs."""
     return text.split("{-#")[0]
+
+
+def initializers(mp):
+    """{name: array} of a model's initializers (what its params bind to)."""
+    return {t.name: onnx.numpy_helper.to_array(t) for t in mp.graph.initializer}
+
+
+def params_of(text):
+    """{initializer name: declared type text} of @forward's params."""
+    return {name: t for t, name in arguments(text) if name is not None}
 
 
 def resource(text, key):
@@ -85,6 +97,14 @@ def test_llama_structure(build_dir, tmp_path, opset):
         weights.append(re.search(r"ins\(%\S+, %\S+ : tensor<\S+>, tensor<(\d+x\d+)xf32>\)", ln).group(1))
     layer = ["64x64"] * 4 + ["128x64", "128x64", "64x128"]
     assert weights == layer * 2 + ["128x64"]
+    # The weights are params named by their initializers; the K x N MatMul
+    # initializers (torch's folded transposes) are transposed at run time.
+    params = params_of(text)
+    assert len(params) == 19 and params["embed.weight"] == "tensor<128x64xf32>" and "cos" in params
+    assert ir.count("linalg.transpose ins(%onnx__MatMul_") == 15
+    # Embedding and rotary embeddings are one op each.
+    assert ir.count("sgpu.embedding %embed_weight, %ids : tensor<128x64xf32>, tensor<1x16xi64>") == 1
+    assert ir.count("sgpu.rope ") == 4 and "tensor.concat" not in ir and "%neg" not in ir
     # SiLU recognized, decomposed norms and attention absorbed, shapes folded.
     assert ir.count("= linalg.generic") and len(re.findall(r"%silu[._]\d+ = linalg.generic", ir)) == 2
     for leftover in ("%sigmoid_", "%pow_", "%div_", "%erf_", "linalg.reduce", "linalg.softmax", "math.sqrt", "math.rsqrt",
@@ -93,7 +113,7 @@ def test_llama_structure(build_dir, tmp_path, opset):
             assert ir.count(leftover) == 2, ir.count(leftover)
         else:
             assert leftover not in ir, leftover
-    assert ir.count("tensor.extract ") == 1  # the embedding
+    assert "tensor.extract " not in ir
 
 
 def test_every_op_has_a_location():
@@ -113,7 +133,7 @@ def test_every_op_has_a_location():
 def test_weights_are_stored_in_torch_layout(name, key, shape, attr):
     module, _, _ = onnx_models.torch_model(name)
     mp = model(name)
-    text = import_onnx(mp, sparsity=None)
+    text = import_onnx(mp, sparsity=None, weights="constants")
     want = getattr(module, attr).weight.detach().numpy()
     # the constant is named after the initializer; find the one holding fc1's data
     blobs = {m.group(1) for m in re.finditer(r"dense_resource<(\w+)> : tensor<128x64xf32>", text)}
@@ -126,7 +146,11 @@ def test_weights_are_stored_in_torch_layout(name, key, shape, attr):
 def test_gemm_relu():
     text = import_onnx(onnx_models.handmade("gemm-relu"))
     ir = body(text)
-    assert "dense_resource<fc_weight> : tensor<16x32xf32>" in ir
+    # Gemm(transB=1): the N x K initializer is the param as stored.
+    assert params_of(text) == {"fc.weight": "tensor<16x32xf32>", "fc.bias": "tensor<16xf32>"}
+    assert "dense_resource" not in text and "linalg.transpose" not in ir
+    assert "dense_resource<fc_weight> : tensor<16x32xf32>" in import_onnx(onnx_models.handmade("gemm-relu"),
+                                                                          weights="constants")
     assert "affine_map<(m, n, k) -> (n, k)>" in ir and 'loc("/fc/Gemm")' in ir
     assert "arith.maximumf" in ir and 'loc("/relu/Relu")' in ir
 
@@ -135,7 +159,8 @@ def test_layer_norm_from_torch(build_dir, tmp_path):
     text = import_onnx(model("layer-norm", 17))
     verifies(build_dir, tmp_path, text)
     assert body(text).count("sgpu.layer_norm") == 1
-    assert re.search(r"sgpu.layer_norm %[\w.]+, %\w*_1_weight[._]\d+, %\w*_1_bias[._]\d+ \{epsilon = 9.999999747e-06 : f32\}", text)
+    assert re.search(r"sgpu.layer_norm %[\w.]+, %\w*_1_weight(?:[._]\d+)?, %\w*_1_bias(?:[._]\d+)? "
+                     r"\{epsilon = 9.999999747e-06 : f32\}", text)
 
 
 @pytest.mark.parametrize("opset", [14, 17])
@@ -207,13 +232,15 @@ def test_shape_computations_fold(build_dir, tmp_path):
 def test_dtype_override(build_dir, tmp_path):
     text = import_onnx(model("gated-ffn"), dtype="bf16")
     verifies(build_dir, tmp_path, text)
-    assert "func.func @forward(%x: tensor<2x8x64xbf16>) -> (tensor<2x8x64xbf16>)" in text
+    assert "func.func @forward(%x: tensor<2x8x64xbf16>, " in text and " -> (tensor<2x8x64xbf16>)" in text
+    assert set(params_of(text).values()) == {"tensor<64x256xbf16>", "tensor<256x64xbf16>"}
     assert "xf32>" not in body(text) and body(text).count("x64xbf16>") >= 3
 
 
 # ------------------------------------------------------------------ sparsity
 def test_sparse_linear_relu_compiles_end_to_end(build_dir, tmp_path):
-    text = import_onnx(model("sparse-linear-relu"), sparsity={"fc.weight": "2:4"}, dtype="f16")
+    text = import_onnx(model("sparse-linear-relu"), sparsity={"fc.weight": "2:4"}, dtype="f16",
+                       weights="constants")
     assert "tensor<512x256xf16, #sgpu.nm<2:4>>" in text
     out = tmp_path / "art"
     out.mkdir()
@@ -227,10 +254,37 @@ def test_sparse_linear_relu_slides_and_fuses(build_dir, tmp_path):
     mp = model("sparse-linear-relu")
     init = [n for n in mp.graph.node if n.op_type == "MatMul"][0].input[1]
     # the initializer's own name works as well as the torch-style weight name
-    text = import_onnx(mp, sparsity={init: "2:4"}, dtype="f16")
+    text = import_onnx(mp, sparsity={init: "2:4"}, dtype="f16", weights="constants")
     r = run_opt(build_dir, tmp_path, text, "--sgpu-slide-sparse", fuse_flag(build_dir))
     assert r.returncode == 0, r.stderr[:4000]
     assert re.search(r"sgpu.spmm %[\w.]+, %[\w.]+ \{activation = #sgpu.activation<relu>\}", r.stdout)
+
+
+def test_sparse_params_need_the_n_x_k_layout(build_dir, tmp_path):
+    # As a param, a weight is bound as stored: a K x N MatMul initializer
+    # cannot carry N:M sparsity (it is transposed at run time) ...
+    mp = model("sparse-linear-relu")
+    init = [n for n in mp.graph.node if n.op_type == "MatMul"][0].input[1]
+    with pytest.raises(AnnotationError, match=r"weight '%s' \(annotated as 'fc\.weight'\) is a K x N MatMul "
+                                              r"initializer: .* import with weights='constants'" % re.escape(init)):
+        import_onnx(mp, sparsity={"fc.weight": "2:4"}, dtype="f16")
+    # ... while an N x K one (Gemm transB=1) is the sparse param itself, its
+    # pattern checked when bound, not now (the weight here is dense).
+    text = import_onnx(model("mlp"), sparsity={"fc1.weight": "6:8"}, dtype="f16")
+    assert params_of(text)["fc1.weight"] == "tensor<128x64xf16, #sgpu.nm<6:8>>"
+    verifies(build_dir, tmp_path, text)
+
+
+@pytest.mark.parametrize("weights", ["params", "constants"])
+def test_f32_sparse_weight_is_an_import_error(weights):
+    with pytest.raises(AnnotationError, match=r"weight 'fc1\.weight' is f32, but structured sparsity runs on "
+                                              r"f16/bf16 only: use dtype=f16 or bf16"):
+        import_onnx(model("mlp"), sparsity={"fc1.weight": "2:4"}, weights=weights)
+
+
+def test_weights_option_is_checked():
+    with pytest.raises(ImportError_, match=r"weights='blobs': expected 'params' or 'constants'"):
+        import_onnx(model("mlp"), weights="blobs")
 
 
 def test_unknown_annotation_name():
@@ -246,7 +300,7 @@ def test_annotation_on_a_non_linear_initializer():
 def test_dense_weight_annotated_6_8_reports_row_and_group():
     with pytest.raises(AnnotationError, match=r"weight 'fc1\.weight' is not 6:8 sparse: row 0, group 0 "
                                               r"\(columns 0\.\.7\) has 8 nonzeros") as e:
-        import_onnx(model("mlp"), sparsity={"fc1.weight": "6:8"})
+        import_onnx(model("mlp"), sparsity={"fc1.weight": "6:8"}, dtype="f16", weights="constants")
     assert "/fc1/Gemm" in str(e.value)
 
 
@@ -256,9 +310,14 @@ def test_bad_pattern():
 
 
 # -------------------------------------------------------------------- errors
-def test_unsupported_op_names_op_node_and_outputs():
-    with pytest.raises(ImportError_, match=r"unsupported ONNX op 'Conv' in node '/stem/conv/Conv' \(outputs: 'c'\)"):
+def test_unsupported_op_names_op_node_and_outputs(tmp_path):
+    with pytest.raises(ImportError_, match=r"unsupported ONNX op 'Conv' in node '/stem/conv/Conv' \(outputs: 'c'\) "
+                                          r"of the ONNX model of graph 'g'"):
         import_onnx(onnx_models.handmade("conv"))
+    path = tmp_path / "conv.onnx"
+    onnx.save(onnx_models.handmade("conv"), str(path))
+    with pytest.raises(ImportError_, match=r"in node '/stem/conv/Conv' \(outputs: 'c'\) of '.*conv\.onnx'"):
+        import_onnx(path)
 
 
 def test_other_domains_are_unsupported():
@@ -339,7 +398,10 @@ def test_torch_models_compute_what_torch_computes(build_dir, name):
     module, args, _ = onnx_models.torch_model(name)
     with torch_no_grad():
         want = module(*args).numpy()
-    (got,) = run_reference(import_onnx(model(name, 17)), [a.numpy() for a in args])
+    mp = model(name, 17)
+    (got,) = run_reference(import_onnx(mp), [a.numpy() for a in args], params=initializers(mp))
+    np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-5)
+    (got,) = run_reference(import_onnx(mp, weights="constants"), [a.numpy() for a in args])
     np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-5)
 
 
@@ -404,7 +466,9 @@ def test_handmade_graphs_compute_what_numpy_computes(build_dir):
     x = rng.standard_normal((4, 32)).astype(np.float32)
     mp = onnx_models.handmade("gemm-relu")
     w, b = (onnx.numpy_helper.to_array(t) for t in mp.graph.initializer)
-    (got,) = run_reference(import_onnx(mp), [x])
+    (got,) = run_reference(import_onnx(mp), [x], params=initializers(mp))
+    np.testing.assert_allclose(got, np.maximum(x @ w.T + b, 0), rtol=1e-5, atol=1e-5)
+    (got,) = run_reference(import_onnx(mp, weights="constants"), [x])
     np.testing.assert_allclose(got, np.maximum(x @ w.T + b, 0), rtol=1e-5, atol=1e-5)
 
 
@@ -434,6 +498,25 @@ def _rms(x, w, eps):
     return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * w
 
 
+def _rope(x, cos, sin):
+    h = x.shape[-1] // 2
+    return x * cos + np.concatenate([-x[..., h:], x[..., :h]], axis=-1) * sin
+
+
+def _rope_nodes(commuted=False, swapped=False):
+    """torch.onnx.export's rotary embedding of x [1, 2, 4, 8]: Slice the
+    halves of the last axis, Neg the upper, Concat, then the two Muls and
+    the Add (`commuted`: every operand order flipped; `swapped`:
+    cat(x[..., D/2:], -x[..., :D/2]), which is no rotation)."""
+    hi, lo = ("lo", "hi") if swapped else ("hi", "lo")
+    cat = ["n", "b"] if not swapped else ["b", "n"]
+    mul = (lambda a, b, out: N("Mul", [b, a], out)) if commuted else (lambda a, b, out: N("Mul", [a, b], out))
+    return [N("Slice", ["x", "s_" + hi, "e_" + hi, "axis"], "a"), N("Neg", ["a"], "n"),
+            N("Slice", ["x", "s_" + lo, "e_" + lo, "axis"], "b"), N("Concat", cat, "r", axis=-1),
+            mul("x", "cos", "xc"), mul("r", "sin", "rs"),
+            N("Add", ["rs", "xc"] if commuted else ["xc", "rs"], "y")]
+
+
 X3, Y4, P3 = f32(2, 3, 4), f32(4), f32(2, 3, 4, positive=True)
 A4, B4, B3 = f32(2, 3, 4, 5), f32(2, 3, 5, 6), f32(3, 6, 5)
 M56, M53, W54 = f32(5, 6), f32(5, 3), f32(5, 4)
@@ -443,6 +526,10 @@ Q4, K4, V4 = f32(1, 2, 8, 16), f32(1, 2, 8, 16), f32(1, 2, 8, 16)
 TABLE = f32(10, 4)
 IDS = i64([[1, 9, 3], [0, 0, 7]])
 NORM_W = f32(4, positive=True)
+ROPE_X, ROPE_COS, ROPE_SIN = f32(1, 2, 4, 8), f32(1, 1, 4, 8), f32(1, 1, 4, 8)
+ROPE_TABLES = {"cos": ROPE_COS, "sin": ROPE_SIN}
+ROPE_SLICES = {"s_hi": i64([4]), "e_hi": i64([9223372036854775807]), "s_lo": i64([0]), "e_lo": i64([4]),
+               "axis": i64([3])}
 FLOAT = onnx.TensorProto.FLOAT
 CASES = {
     # name: (nodes, runtime inputs, initializers, expected, IR that must appear)
@@ -482,7 +569,7 @@ CASES = {
                                  {"ax01": i64([0, 1]), "ax0": i64([0]), "to": i64([2, 3, 4])},
                                  np.broadcast_to(2 * Y4, (2, 3, 4)), "tensor.expand_shape"),
     "gather-embedding": ([N("Gather", ["table", "ids"], "y")], {"ids": IDS}, {"table": TABLE}, TABLE[IDS],
-                         "tensor.extract"),
+                         "sgpu.embedding %table, %ids : tensor<10x4xf32>, tensor<2x3xi64> -> tensor<2x3x4xf32>"),
     "gather-constant-index": ([C("idx", [4, 0, 1], np.int64), N("Gather", ["m", "idx"], "g", axis=0),
                                C("one", 1, np.int64), N("Gather", ["g", "one"], "y", axis=1)],
                               {"m": M56}, {}, M56[[4, 0, 1]][:, 1], "tensor.concat"),
@@ -500,10 +587,11 @@ CASES = {
                                     {"a": A4, "b3": B3}, {}, A4 @ B3.transpose(0, 2, 1), "(b, n, k)"),
     "matmul-constant-linear": ([N("MatMul", ["a", "w"], "y")], {"a": A4}, {"w": W54}, A4 @ W54,
                                "tensor<4x5xf32>"),
-    # a square weight used directly and through a shared (folded) Transpose: two constants
+    # a square weight used directly and through a shared Transpose: one param
+    # (two constants with weights="constants": see test_op_with_constants)
     "shared-transposed-weight": ([N("Transpose", ["w"], "wt", perm=[1, 0]), N("MatMul", ["x", "wt"], "a"),
                                   N("MatMul", ["a", "wt"], "b"), N("MatMul", ["b", "w"], "y")],
-                                 {"x": X48}, {"w": SQ}, X48 @ SQ.T @ SQ.T @ SQ, "dense_resource<w_2>"),
+                                 {"x": X48}, {"w": SQ}, X48 @ SQ.T @ SQ.T @ SQ, '{sgpu.param = "w"}'),
     # scaled_dot_product_attention's export: sqrt(scale) on q and on k^T, no Div
     "attention-scaled-q-and-k": ([C("c", 0.42), N("Mul", ["q", "c"], "qs"), N("Transpose", ["k"], "kt", perm=[0, 1, 3, 2]),
                                   N("Mul", ["kt", "c"], "kts"), N("MatMul", ["qs", "kts"], "s"),
@@ -525,6 +613,19 @@ CASES = {
                                  N("ReduceMean", ["sq"], "ms", axes=[2], keepdims=1), C("eps", 1e-6),
                                  N("Add", ["ms", "eps"], "a"), N("Sqrt", ["a"], "s"), N("Div", ["x", "s"], "y")],
                                 {"x": X3}, {}, _rms(X3, 1.0, 1e-6), "sgpu.rms_norm"),
+    # rotary embeddings: x * cos + rotate_half(x) * sin in the exported form,
+    # the operands of each Mul and of the Add in either order, tables of a
+    # lower rank; swapped halves are no rotation (plain ops)
+    "rope": (_rope_nodes(), {"x": ROPE_X}, dict(ROPE_TABLES, **ROPE_SLICES), _rope(ROPE_X, ROPE_COS, ROPE_SIN),
+             "sgpu.rope %x, %cos, %sin : tensor<1x2x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>"),
+    "rope-commuted": (_rope_nodes(commuted=True), {"x": ROPE_X}, dict(ROPE_TABLES, **ROPE_SLICES),
+                      _rope(ROPE_X, ROPE_COS, ROPE_SIN), "sgpu.rope %x, %cos, %sin"),
+    "rope-2d-tables": (_rope_nodes(), {"x": ROPE_X}, dict({"cos": ROPE_COS[0, 0], "sin": ROPE_SIN[0, 0]},
+                                                          **ROPE_SLICES),
+                       _rope(ROPE_X, ROPE_COS, ROPE_SIN), "tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> ->"),
+    "rope-swapped-halves": (_rope_nodes(swapped=True), {"x": ROPE_X}, dict(ROPE_TABLES, **ROPE_SLICES),
+                            ROPE_X * ROPE_COS + np.concatenate([ROPE_X[..., 4:], -ROPE_X[..., :4]], -1) * ROPE_SIN,
+                            "tensor.concat dim(3)"),
     "rms-norm-eps-is-an-input": ([N("Mul", ["x", "x"], "sq"), N("ReduceMean", ["sq"], "ms", axes=[-1]),
                                   N("Add", ["ms", "e"], "a"), N("Sqrt", ["a"], "s"), N("Div", ["x", "s"], "y")],
                                  {"x": X3, "e": np.full((1,), 1e-5, np.float32)}, {}, _rms(X3, 1.0, 1e-5),
@@ -542,6 +643,22 @@ def test_op(build_dir, tmp_path, name):
         assert needle in body(text)
     if name == "rms-norm-eps-is-an-input":  # a runtime eps: no block, plain ops
         assert "sgpu.rms_norm" not in text
+    # The float initializers are params; the integer ones (shapes, axes) fold.
+    assert set(params_of(text)) == {k for k, v in inits.items() if np.asarray(v).dtype.kind == "f"}
+    (got,) = run_reference(text, list(inputs.values()), params=inits)
+    np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-5)
+
+
+@pytest.mark.parametrize("name", ["shared-transposed-weight", "gemm-variants", "matmul-constant-linear",
+                                  "gather-embedding", "layer-norm-op"])
+def test_op_with_constants(build_dir, tmp_path, name):
+    nodes, inputs, inits, want, _ = CASES[name]
+    mp = onnx_models.op_model(nodes, inputs, inits, outputs=[("y", list(np.shape(want)))])
+    text = import_onnx(mp, weights="constants")
+    verifies(build_dir, tmp_path, text)
+    assert "sgpu.param" not in text
+    if name == "shared-transposed-weight":  # the weight and its folded transpose
+        assert "dense_resource<w_2>" in text
     (got,) = run_reference(text, list(inputs.values()))
     np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-5)
 

@@ -1,5 +1,6 @@
-"""CPU reference semantics of sgpu.rms_norm, sgpu.layer_norm and
-sgpu.attention against numpy (f32, through mlir-runner)."""
+"""CPU reference semantics of sgpu.rms_norm, sgpu.layer_norm,
+sgpu.attention, sgpu.embedding and sgpu.rope against numpy (f32, through
+mlir-runner), and the runner feeding params by name."""
 import numpy as np
 import pytest
 
@@ -80,3 +81,65 @@ def test_softmax_and_elementwise_through_linalg():
     (got,) = run_reference(e.render(), [x])
     silu = x / (1 + np.exp(-x))
     np.testing.assert_allclose(got, softmax(silu), rtol=1e-5, atol=1e-6)
+
+
+def test_embedding():
+    """sgpu.embedding: rows of the table by id; an id outside [0, V) gives zeros."""
+    rng = np.random.default_rng(3)
+    table = rng.standard_normal((7, 5)).astype(np.float32)
+    for dt, np_dt in (("i64", np.int64), ("i32", np.int32)):
+        ids = np.array([[6, 0, 3], [-1, 7, 2]], np_dt)
+        e = Emitter()
+        iv = e.argument(ids.shape, dt, "ids")
+        tv = e.param(table.shape, "f32", "embed.weight")
+        e.returns([e.embedding(tv, iv)])
+        text = e.render()
+        assert ("sgpu.embedding %embed_weight, %ids : tensor<7x5xf32>, tensor<2x3x" + dt +
+                "> -> tensor<2x3x5xf32>") in text
+        (got,) = run_reference(text, [ids], params={"embed.weight": table})
+        want = np.where(((ids >= 0) & (ids < 7))[..., None], table[np.clip(ids, 0, 6)], 0)
+        np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)  # (printed with 6 digits)
+
+
+def rotate_half(x):
+    h = x.shape[-1] // 2
+    return np.concatenate([-x[..., h:], x[..., :h]], axis=-1)
+
+
+@pytest.mark.parametrize("table_shape", [(1, 1, 6, 8), (2, 3, 6, 8), (1, 3, 1, 8)])
+def test_rope(table_shape):
+    """sgpu.rope: x * cos + rotate_half(x) * sin, tables broadcast to x."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((2, 3, 6, 8)).astype(np.float32)
+    cos = rng.standard_normal(table_shape).astype(np.float32)
+    sin = rng.standard_normal(table_shape).astype(np.float32)
+    e = Emitter()
+    xv, cv, sv = (e.argument(a.shape, "f32", n) for a, n in ((x, "x"), (cos, "cos"), (sin, "sin")))
+    e.returns([e.rope(xv, cv, sv)])
+    (got,) = run_reference(e.render(), [x, cos, sin])
+    np.testing.assert_allclose(got, x * cos + rotate_half(x) * sin, rtol=RTOL, atol=ATOL)
+
+
+def test_params_are_fed_by_name_with_their_declared_type():
+    """run_reference feeds params after the inputs, converted to the declared
+    element type (here f16, cast back to f32 in the function)."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 4)).astype(np.float32)
+    w = rng.standard_normal(4).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    e = Emitter()
+    xv = e.argument(x.shape, "f32", "x")
+    wv = e.param(w.shape, "f16", "layer.w")
+    bv = e.param(b.shape, "f32", 'odd "name"')
+    y = e.binary("add", e.binary("mul", xv, e.unary("cast", wv, out_dtype="f32")), bv)
+    e.returns([y])
+    text = e.render()
+    assert '%layer_w: tensor<4xf16> {sgpu.param = "layer.w"}' in text
+    assert '%odd__name_: tensor<4xf32> {sgpu.param = "odd \\"name\\""}' in text
+    want = x * w.astype(np.float16).astype(np.float32) + b
+    (got,) = run_reference(text, [x], params={"layer.w": w, 'odd "name"': b, "unused": x})
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+    (got,) = run_reference(text, [x], params=[w, b])
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+    with pytest.raises(ValueError, match="no value for the params layer.w"):
+        run_reference(text, [x], params={'odd "name"': b})

@@ -1,8 +1,9 @@
 """sparse_opt.runtime without a GPU: imports on the runtime library alone,
 reports a missing driver, checks arguments against the signature, splits
-params from inputs."""
+params from inputs, matches params to a module's tensors by name."""
 import json
 import pathlib
+import re
 import shutil
 
 import pytest
@@ -220,14 +221,17 @@ gemm m=2 n=8 k=16 in=f16 out=f32 x=b2 w=b3 y=b8
 """
 
 
-def write_param_artifact(directory, params=(1, 3), extra=""):
+def write_param_artifact(directory, params=(1, 3), extra="", names=(None, None)):
+    """The program above; `names`: the sgpu.param names of W and V."""
     directory.mkdir()
     (directory / "program.txt").write_text(_PARAM_PROGRAM + extra)
     (directory / "eye.bin").write_bytes(bytes(512))
-    spec = lambda shape, t="f16": {"shape": shape, "dtype": t}
+
+    def spec(shape, t="f16", name=None):
+        return dict({"shape": shape, "dtype": t}, **({"name": name} if name is not None else {}))
     (directory / "signature.json").write_text(json.dumps({
         "function": "two_layers",
-        "inputs": [spec([4, 16]), spec([16, 16]), spec([2, 16]), spec([8, 16])],
+        "inputs": [spec([4, 16]), spec([16, 16], name=names[0]), spec([2, 16]), spec([8, 16], name=names[1])],
         "outputs": [spec([4, 16], "f32"), spec([2, 8], "f32")],
         "params": list(params)}))
     return directory
@@ -485,4 +489,118 @@ def test_parsed_program_counts_its_all_reduces(tmp_path):
                           ("run", "wait slot=0")]
     with pytest.raises(runtime.InvalidArgumentError, match="was only parsed"):
         prog.comm = None
+    prog.close()
+
+
+# ---------------------------------------------------------------------------
+# Params by name: signature.json's "name", matching a module's state,
+# calls with the inputs only once bound by name
+# ---------------------------------------------------------------------------
+
+def test_signature_param_names():
+    obj = _sig([0, 2])
+    obj["inputs"][0]["name"] = "layers.0.attn.q.weight"
+    obj["inputs"][2]["name"] = "head.weight"
+    sig = Signature.from_json(obj)
+    assert sig.inputs[0] == TensorSpec((2, 4), "f16", "layers.0.attn.q.weight")
+    assert sig.inputs[1].name is None and TensorSpec((2, 8), "f16") == sig.inputs[1]
+    assert sig.param_names == ("layers.0.attn.q.weight", "head.weight")
+    assert str(sig) == ("f(param layers.0.attn.q.weight f16[2, 4], f16[2, 8], param head.weight f16[2, 12]) "
+                        "-> (f32[2])")
+    for bad in (3, ["w"], {"n": 1}):
+        obj["inputs"][1]["name"] = bad
+        with pytest.raises(ArtifactError, match=r"^malformed signature: the name of input 1 must be a string, "
+                                                r"got %s$" % re.escape(repr(bad))):
+            Signature.from_json(obj)
+
+
+def _named_sig():
+    obj = _sig([0, 2])
+    obj["inputs"][0]["name"] = "fc.weight"
+    obj["inputs"][2]["name"] = "norm.scale"
+    return Signature.from_json(obj)
+
+
+def test_match_params_by_name():
+    torch = pytest.importorskip("torch")
+    sig = _named_sig()
+    w, s = torch.randn(2, 4), torch.ones(2, 12, dtype=torch.float64)
+    pairs = runtime.match_params(sig, {"norm.scale": s, "fc.weight": w, "unused": torch.zeros(1)})
+    assert [spec.name for spec, _ in pairs] == ["fc.weight", "norm.scale"]  # param order
+    assert pairs[0][1] is w and pairs[1][1] is s  # cast and moved later, on the GPU
+    # A module's parameters and buffers, by qualified name.
+    net = torch.nn.Sequential(torch.nn.Linear(4, 2, bias=False))
+    net.register_buffer("scale", torch.ones(2, 12))
+    state = runtime.module_state(net)
+    assert set(state) == {"0.weight", "scale"} and state["0.weight"] is net[0].weight
+
+    def rejects(state, message):
+        with pytest.raises(runtime.SignatureError) as e:
+            runtime.match_params(sig, state, "the parameters and buffers of the Net")
+        assert message in str(e.value), str(e.value)
+    rejects({"fc.weight": w, "norm.scal": s},
+            "param 1 (argument 2, norm.scale f16[2, 12]): 'norm.scale' is not among the parameters and "
+            "buffers of the Net; did you mean 'norm.scal'?")
+    rejects({"fc.weight": w.t(), "norm.scale": s},
+            "param 0 (argument 0, fc.weight f16[2, 4]): 'fc.weight' has shape [4, 2], the program declares [2, 4]")
+    rejects({"fc.weight": w.long(), "norm.scale": s},
+            "'fc.weight' is int64, which does not cast to the program's f16")
+    rejects({"fc.weight": w.bool(), "norm.scale": s}, "'fc.weight' is bool, which does not cast")
+    rejects({"fc.weight": w.to("meta"), "norm.scale": s},
+            "'fc.weight' is on the meta device (it holds no data): load the weights before binding")
+    unnamed = Signature.from_json(_sig([1]))
+    with pytest.raises(runtime.SignatureError, match=r"param 0 \(argument 1, f16\[2, 8\]\) has no name in "
+                                                     r"signature.json: bind it with bind\(\)"):
+        runtime.match_params(unnamed, {})
+
+
+class FakeDeviceTensor:
+    def __init__(self, ptr):
+        self.ptr = ptr
+
+    def data_ptr(self):
+        return self.ptr
+
+
+def test_calls_take_the_inputs_only_once_bound_by_name(tmp_path):
+    prog = runtime.parse(write_param_artifact(tmp_path / "art", names=("w", "v")))
+    assert prog.signature.param_names == ("w", "v")
+    x0, w, x1, v = (FakeCudaArray((4, 16), ptr=0x1000), FakeCudaArray((16, 16), ptr=0x2000),
+                    FakeCudaArray((2, 16), ptr=0x3000), FakeCudaArray((8, 16), ptr=0x4000))
+    outs = [FakeCudaArray((4, 16), "<f4", ptr=0x5000), FakeCudaArray((2, 8), "<f4", ptr=0x6000)]
+    lib = RecordingLib(prog._lib)
+    prog._lib = lib
+    run = ("run", [0x1000, 0x3000], [0x5000, 0x6000], None)
+    # Before a bind by name, the inputs alone are not a call.
+    with pytest.raises(runtime.SignatureError, match=r"the program takes 4 inputs, got 2: its 2 params are not "
+                                                     r"bound by name \(bind_module\(model\) or bind_state"):
+        prog(x0, x1, outputs=outs)
+    # What bind_state does once its tensors are on the GPU: bind them in
+    # param order and keep them alive.
+    tensors = (FakeDeviceTensor(0x7000), FakeDeviceTensor(0x8000))
+    prog._bind_named(tensors, 0x99)
+    assert lib.calls == [("bind", [0x7000, 0x8000], 0x99)]
+    assert prog.bound and prog._bound_copies == tensors
+    lib.calls.clear()
+    prog(x0, x1, outputs=outs)
+    prog(x0, x1, outputs=outs, stream=0x77)
+    assert lib.calls == [run, run[:3] + (0x77,)]  # no new bind
+    # The inputs are checked against the inputs' specs.
+    with pytest.raises(runtime.SignatureError, match=r"input 1 has shape \[4, 16\], expected \[2, 16\]"):
+        prog(x0, x0, outputs=outs)
+    # All the arguments still work: the params given are bound instead ...
+    lib.calls.clear()
+    prog(x0, w, x1, v, outputs=outs)
+    assert lib.calls == [("bind", [0x2000, 0x4000], None), run]
+    # ... after which the inputs alone need a bind by name again.
+    with pytest.raises(runtime.SignatureError, match="not bound by name"):
+        prog(x0, x1, outputs=outs)
+    # A failed bind by name leaves the program unbound.
+    lib.bind_status = 11
+    with pytest.raises(runtime.WeightError):
+        prog._bind_named(tensors, None)
+    assert not prog.bound and prog._bound_copies == ()
+    with pytest.raises(runtime.SignatureError, match="not bound by name"):
+        prog(x0, x1, outputs=outs)
+    prog._lib = lib.real
     prog.close()

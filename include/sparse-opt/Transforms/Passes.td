@@ -368,6 +368,24 @@ def SGPUDecomposeAggregates : Pass<"sgpu-decompose-aggregates", "::mlir::ModuleO
                            "::mlir::math::MathDialect"];
 }
 
+def SGPUMergeIdenticalKernels : Pass<"sgpu-merge-identical-kernels", "::mlir::ModuleOp"> {
+  let summary = "Keep one copy of each generated kernel and point every launch at it";
+  let description = [{
+    A model repeats its layers, and every lowering names its kernels by a
+    counter (`sgpu_rms_norm_0`, `sgpu_rms_norm_1`, ...), so a 32-layer
+    decoder would carry 32 copies of each norm, RoPE, attention and
+    element-wise kernel: 32 times the PTX to emit, assemble and load. This
+    pass compares the `gpu.func` kernels of each `gpu.module` by their
+    printed form with the name left out (body, attributes, workgroup
+    buffers and known block size all count), keeps the first of each set of
+    identical kernels and rewrites every `gpu.launch_func` of the others to
+    it before erasing them. Kernels that differ in anything (a shape
+    constant, an epsilon, a block size) stay apart. `sgpu-compile` runs it
+    right after `convert-sgpu-to-gpu`.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 def SGPUTensorMapParams : Pass<"sgpu-tensor-map-params"> {
   let summary = "Make the tensor map arguments of lowered kernels by-value grid-constant parameters";
   let description = [{

@@ -183,6 +183,19 @@ LogicalResult SGPUDialect::verifyOperationAttribute(Operation *op,
     }
     return success();
   }
+  if (name == kConfigAttr) {
+    if (!isa<DictionaryAttr>(attr.getValue()))
+      return op->emitError() << "'" << name
+                             << "' must be a dictionary of a lowering's "
+                                "choices, got "
+                             << attr.getValue();
+    return success();
+  }
+  if (name == kParamAttr)
+    return op->emitError() << "'" << name
+                           << "' is a function argument attribute (a weight "
+                              "bound by name), not an attribute of '"
+                           << op->getName() << "'";
   if (name == kReplicatedAttr)
     return op->emitError() << "'" << name
                            << "' is a function argument attribute (an "
@@ -196,7 +209,8 @@ LogicalResult SGPUDialect::verifyOperationAttribute(Operation *op,
                          << kStatAttr << ", " << kStatTotalAttr << ", "
                          << kStatLimitAttr << ", " << kTwellBreakEvenAttr
                          << ", " << kTwellConsumerAttr << ", "
-                         << kTwellUnionBreakEvenAttr << ")";
+                         << kTwellUnionBreakEvenAttr << ", " << kConfigAttr
+                         << ")";
 }
 
 /// Discardable sgpu.* attributes of region arguments: `sgpu.replicated` on
@@ -218,9 +232,23 @@ LogicalResult SGPUDialect::verifyRegionArgAttribute(Operation *op,
                              << attr.getValue();
     return success();
   }
+  if (name == kParamAttr) {
+    if (!isa<FunctionOpInterface>(op) || regionIndex != 0)
+      return op->emitError() << "'" << name
+                             << "' is a function argument attribute, not an "
+                                "attribute of a region argument of '"
+                             << op->getName() << "'";
+    auto qualified = dyn_cast<StringAttr>(attr.getValue());
+    if (!qualified || qualified.getValue().empty())
+      return op->emitError() << "'" << name << "' on argument #" << argIndex
+                             << " must be a non-empty string (the weight's "
+                                "qualified name), got "
+                             << attr.getValue();
+    return success();
+  }
   return op->emitError() << "unknown sgpu argument attribute '" << name
                          << "' on argument #" << argIndex << " (known: "
-                         << kReplicatedAttr << ")";
+                         << kReplicatedAttr << ", " << kParamAttr << ")";
 }
 
 //===----------------------------------------------------------------------===//

@@ -411,6 +411,54 @@ LogicalResult AttentionOp::verify() {
   return success();
 }
 
+LogicalResult EmbeddingOp::verify() {
+  auto table = getTable().getType(), ids = getIds().getType(),
+       r = getResult().getType();
+  if (table.getRank() != 2 || !table.hasStaticShape())
+    return emitOpError() << "expects a static V x D table, got " << table;
+  if (!ids.hasStaticShape())
+    return emitOpError() << "expects statically shaped ids, got " << ids;
+  SmallVector<int64_t> want(ids.getShape());
+  want.push_back(table.getDimSize(1));
+  if (r.getShape() != ArrayRef<int64_t>(want) ||
+      r.getElementType() != table.getElementType())
+    return emitOpError() << "result must be the ids' shape followed by D = "
+                         << table.getDimSize(1)
+                         << " with the table's element type, got " << r;
+  return success();
+}
+
+LogicalResult RopeOp::verify() {
+  auto x = getInput().getType(), r = getResult().getType();
+  if (!x.hasStaticShape() || x.getRank() < 1)
+    return emitOpError() << "expects a static input of rank >= 1, got " << x;
+  if (r != x)
+    return emitOpError() << "result must have the input's type " << x
+                         << ", got " << r;
+  int64_t d = x.getShape().back();
+  if (d % 2 != 0)
+    return emitOpError() << "the rotated dimension must be even, got " << d;
+  for (auto [name, t] :
+       {std::pair<StringRef, RankedTensorType>{"cos", getCos().getType()},
+        {"sin", getSin().getType()}}) {
+    if (t.getElementType() != x.getElementType())
+      return emitOpError() << name << " must have the input's element type "
+                           << x.getElementType() << ", got " << t;
+    if (t.getRank() != x.getRank() || !t.hasStaticShape())
+      return emitOpError() << name << " must be static with the input's rank "
+                           << x.getRank() << ", got " << t;
+    for (int64_t i = 0; i < x.getRank(); ++i)
+      if (t.getDimSize(i) != 1 && t.getDimSize(i) != x.getDimSize(i))
+        return emitOpError() << name << " " << t << " does not broadcast to "
+                             << x;
+    if (t.getShape().back() != d)
+      return emitOpError() << name << " must cover the whole rotated "
+                                      "dimension ("
+                           << d << "), got " << t;
+  }
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // tensor_map
 //===----------------------------------------------------------------------===//

@@ -4,7 +4,10 @@ Both importers (torch.fx and ONNX) map their graphs onto the methods of
 `Emitter`, so every op family reaches the compiler in exactly one canonical
 form, whichever front end it came from. The emitter knows nothing of torch or
 onnx: it takes shapes, dtypes, raw little-endian weight bytes and Python
-scalars, and returns `Value`s.
+scalars, and returns `Value`s. A weight is either a constant holding its
+bytes (`constant`) or a param (`param`): an argument after the model's
+inputs that names the weight (`{sgpu.param = "<qualified name>"}`) for the
+program to bind once, so the IR holds no weight data.
 
 Every method takes an optional `loc` (see `Emitter.loc`) that becomes the
 MLIR location of the ops it emits, so compiler diagnostics point back to the
@@ -87,14 +90,29 @@ def parse_pattern(pattern: str):
     return n, mm
 
 
-def check_nm(data: bytes, shape: Sequence[int], dtype: str, pattern: str, what: str):
-    """Raises AnnotationError naming the first row and group of a row-major
-    N x K weight with more than n nonzeros in an aligned group of m."""
-    n, m = parse_pattern(pattern)
+SPARSE_TYPES = ("f16", "bf16")
+
+
+def check_nm_type(shape: Sequence[int], dtype: str, pattern: str, what: str):
+    """Raises AnnotationError unless a weight of this shape and element type
+    can carry `pattern`: 2-D (N x K) and f16 or bf16, the types the sparse
+    tensor cores take (an f32 model is imported with dtype='f16' or 'bf16')."""
+    parse_pattern(pattern)
     if len(shape) != 2:
         raise AnnotationError("%s: a %s weight must be 2-D (N x K), got shape %s" % (what, pattern, list(shape)))
-    if dtype not in ("f16", "bf16", "f32"):
+    if dtype not in FLOAT_TYPES:
         raise AnnotationError("%s: structured sparsity needs a float weight, got %s" % (what, dtype))
+    if dtype not in SPARSE_TYPES:
+        raise AnnotationError("%s is %s, but structured sparsity runs on f16/bf16 only: use dtype=f16 or bf16"
+                              % (what, dtype))
+
+
+def check_nm(data: bytes, shape: Sequence[int], dtype: str, pattern: str, what: str):
+    """Raises AnnotationError naming the first row and group of a row-major
+    N x K weight with more than n nonzeros in an aligned group of m (after
+    `check_nm_type`)."""
+    check_nm_type(shape, dtype, pattern, what)
+    n, m = parse_pattern(pattern)
     rows, cols = shape
     size = ELEMENT_BYTES[dtype]
     mask = {2: 0x7FFF, 4: 0x7FFFFFFF}[size]
@@ -108,6 +126,11 @@ def check_nm(data: bytes, shape: Sequence[int], dtype: str, pattern: str, what: 
                 raise AnnotationError(
                     "%s is not %d:%d sparse: row %d, group %d (columns %d..%d) has %d nonzeros"
                     % (what, n, m, r, g // m, g, min(g + m, cols) - 1, nz))
+
+
+def string_literal(text: str) -> str:
+    """An MLIR string attribute for `text` (quotes and backslashes escaped)."""
+    return '"%s"' % text.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def float_literal(value: float, dtype: str) -> str:
@@ -147,6 +170,7 @@ class Emitter:
         self.args: list = []
         self.body: list = []
         self.resources: dict = {}
+        self.params: list = []  # (Value, declared type text, qualified name): arguments after `args`
         self.results: Optional[list] = None
         self.module_attrs: dict = {}
         self._declared: dict = {}  # value name -> declared type text (with encoding)
@@ -176,10 +200,41 @@ class Emitter:
     def argument(self, shape, dtype: str, name: str = "arg") -> Value:
         v = Value("%%%s" % re.sub(r"[^A-Za-z0-9_]", "_", name) if name else "%%arg%d" % len(self.args),
                   TensorType(tuple(shape), dtype))
-        if any(v.name == a.name for a in self.args):
+        if self._taken(v.name):
             v = Value("%%arg%d_%s" % (len(self.args), v.name[1:]), v.type)
         self.args.append(v)
         return v
+
+    def _taken(self, name: str) -> bool:
+        return any(name == a.name for a in self.args) or any(name == p[0].name for p in self.params)
+
+    def param(self, shape, dtype: str, qualname: str, encoding: Optional[str] = None) -> Value:
+        """A weight the program binds once (a param): an argument after the
+        model's inputs carrying `{sgpu.param = "<qualname>"}`, so a runtime
+        binds it by name. No data: with `encoding` ('2:4', ...) only the
+        shape and type are checked here (the program checks the pattern when
+        the weight is bound) and the type carries #sgpu.nm<n:m>."""
+        t = TensorType(tuple(shape), dtype)
+        type_text = str(t)
+        if encoding:
+            check_nm_type(t.shape, dtype, encoding, "weight '%s'" % qualname)
+            type_text = self._encoded(t, encoding)
+        base = re.sub(r"[^A-Za-z0-9_]", "_", qualname) or "param"
+        if not (base[0].isalpha() or base[0] == "_"):
+            base = "p_" + base
+        name, i = "%" + base, 1
+        while self._taken(name):
+            i += 1
+            name = "%%%s_%d" % (base, i)
+        v = Value(name, t)
+        self.params.append((v, type_text, qualname))
+        self._declared[v.name] = type_text
+        return v
+
+    @staticmethod
+    def _encoded(t: TensorType, encoding: str) -> str:
+        n, m = parse_pattern(encoding)
+        return str(t)[:-1] + ", #sgpu.nm<%d:%d>>" % (n, m)
 
     def constant(self, data: bytes, shape, dtype: str, name: str = "weight",
                  encoding: Optional[str] = None, loc: Optional[str] = None) -> Value:
@@ -193,8 +248,7 @@ class Emitter:
         type_text = str(t)
         if encoding:
             check_nm(data, shape, dtype, encoding, "weight '%s'" % name)
-            n, m = parse_pattern(encoding)
-            type_text = type_text[:-1] + ", #sgpu.nm<%d:%d>>" % (n, m)
+            type_text = self._encoded(t, encoding)
         if dtype == "i1":
             # Boolean tensors (masks) are small and have no portable blob
             # layout: inline them as a dense literal.
@@ -591,26 +645,16 @@ class Emitter:
         return out
 
     def embedding(self, table: Value, ids: Value, loc=None) -> Value:
-        """out[..., j] = table[ids[...], j]."""
+        """out[..., j] = table[ids[...], j] as `sgpu.embedding` (table [V, D],
+        i32/i64 ids of any rank, result ids.shape + [D]; an id outside [0, V)
+        gives a row of zeros): one op the GPU lowering gathers rows with."""
         if table.rank != 2:
             raise ImportError_("embedding table must be 2-D, got %s" % table.type)
-        shape = ids.shape + (table.shape[1],)
-        rank = len(shape)
-        out = self.empty(shape, table.dtype, loc)
-        v = Value(self._fresh("embedding"), out.type)
-        a, o = self._fresh("id"), self._fresh("o")
-        j, i = self._fresh("j"), self._fresh("i")
-        e = self._fresh("e")
-        imap = self._map(rank, ["d%d" % k for k in range(rank - 1)])
-        omap = self._map(rank, ["d%d" % k for k in range(rank)])
-        self.body.append('  %s = linalg.generic {indexing_maps = [%s, %s], iterator_types = [%s]} ins(%s : %s) outs(%s : %s) {'
-                         % (v.name, imap, omap, ", ".join(['"parallel"'] * rank), ids.name, ids.type, out.name, out.type))
-        self.body.append("  ^bb0(%s: %s, %s: %s):" % (a, ids.dtype, o, table.dtype))
-        self.body.append("    %s = linalg.index %d : index" % (j, rank - 1))
-        self.body.append("    %s = arith.index_cast %s : %s to index" % (i, a, ids.dtype))
-        self.body.append("    %s = tensor.extract %s[%s, %s] : %s" % (e, table.name, i, j, table.type))
-        self.body.append("    linalg.yield %s : %s" % (e, table.dtype))
-        self.body.append("  } -> %s" % v.type + ((" " + loc) if loc else ""))
+        if ids.dtype not in ("i32", "i64"):
+            raise ImportError_("embedding ids must be i32 or i64, got %s" % ids.dtype)
+        v = Value(self._fresh("embedding"), TensorType(ids.shape + (table.shape[1],), table.dtype))
+        self._op("%s = sgpu.embedding %s, %s : %s, %s -> %s"
+                 % (v.name, table.name, ids.name, table.type, ids.type, v.type), loc)
         return v
 
     # ----------------------------------------------------------- contractions
@@ -724,6 +768,24 @@ class Emitter:
                  % (r.name, q.name, k.name, v.name, mask_text, attrs, q.type, k.type, v.type, r.type), loc)
         return r
 
+    def rope(self, x: Value, cos: Value, sin: Value, loc=None) -> Value:
+        """Rotary embedding as `sgpu.rope`: y[..., i] = x[..., i] * cos[..., i]
+        + (i < D/2 ? -x[..., i + D/2] : x[..., i - D/2]) * sin[..., i], i.e.
+        `x * cos + rotate_half(x) * sin`; cos and sin have x's element type
+        and rank and broadcast to x's shape."""
+        for t, what in ((cos, "cos"), (sin, "sin")):
+            if t.dtype != x.dtype or t.rank != x.rank:
+                raise ImportError_("rope: %s %s does not match x %s (same element type and rank)"
+                                   % (what, t.type, x.type))
+            if broadcast_shapes(t.shape, x.shape) != x.shape:
+                raise ImportError_("rope: %s %s does not broadcast to x %s" % (what, t.type, x.type))
+        if x.rank < 1 or x.shape[-1] % 2:
+            raise ImportError_("rope: the rotated dimension of %s must be even" % x.type)
+        v = Value(self._fresh("rope"), x.type)
+        self._op("%s = sgpu.rope %s, %s, %s : %s, %s, %s -> %s"
+                 % (v.name, x.name, cos.name, sin.name, x.type, cos.type, sin.type, v.type), loc)
+        return v
+
     def all_reduce(self, x: Value, loc=None) -> Value:
         v = Value(self._fresh("all_reduce"), x.type)
         self._op("%s = sgpu.all_reduce %s : %s" % (v.name, x.name, x.type), loc)
@@ -739,7 +801,8 @@ class Emitter:
         attrs = ""
         if self.module_attrs:
             attrs = " attributes {%s}" % ", ".join("%s = %s" % kv for kv in sorted(self.module_attrs.items()))
-        sig = ", ".join("%s: %s" % (a.name, a.type) for a in self.args)
+        sig = ", ".join(["%s: %s" % (a.name, a.type) for a in self.args] +
+                        ["%s: %s {sgpu.param = %s}" % (v.name, text, string_literal(q)) for v, text, q in self.params])
         rtypes = ", ".join(str(r.type) for r in self.results)
         out = ["module%s {" % attrs,
                "func.func @%s(%s) -> (%s) {" % (self.name, sig, rtypes)]

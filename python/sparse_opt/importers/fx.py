@@ -14,7 +14,9 @@ Steps: trace (a module; the `sparse_opt.markers.all_reduce` marker stays a
 call), run the graph once on the example inputs to learn every value's static
 shape and fold the Python ints it computes (`x.size(0) // 2`), recognize the
 block ops (fx_patterns.py), then emit node by node (fx_ops.py). Parameters and
-buffers become `dense_resource` constants named by their qualified names.
+buffers become arguments the program binds by qualified name (`weights=
+"params"`, the default) or `dense_resource` constants named by their
+qualified names (`weights="constants"`).
 Anything the importer cannot express raises `ImportError_` naming the op, the
 node, its module and its source line.
 """
@@ -35,14 +37,18 @@ from torch.fx import GraphModule, Node
 
 from .. import markers
 from . import fx_aten, fx_export, fx_ops, fx_patterns
-from .emitter import AnnotationError, Emitter, ImportError_, Value, check_nm, parse_pattern
+from .emitter import AnnotationError, Emitter, ImportError_, Value, check_nm, check_nm_type, parse_pattern
 from .fx_ops import FoldedTranspose, ParamRef, mlir_dtype, MLIR_TO_TORCH
 
-__all__ = ["import_fx", "FxImporter", "trace"]
+__all__ = ["import_fx", "FxImporter", "trace", "supported_ops", "WEIGHT_MODES"]
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
 _HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _MARKERS = os.path.abspath(markers.__file__)
+
+# How parameters and buffers reach the program: as arguments the program
+# binds by name ("params", the default) or as constants holding their data.
+WEIGHT_MODES = ("params", "constants")
 
 _DTYPE_OPTION = {"f16": "f16", "float16": "f16", "half": "f16", torch.float16: "f16",
                  "bf16": "bf16", "bfloat16": "bf16", torch.bfloat16: "bf16",
@@ -72,34 +78,159 @@ def _user_source():
     return None
 
 
-class _Proxy(torch.fx.Proxy):
-    """torch 1.13 finds the UNPACK_SEQUENCE of `a, b = proxy` by indexing the
-    instructions with `f_lasti // 2`, which Python 3.11's inline caches break:
-    look the instruction up by its offset instead (as torch 2.x does)."""
+_UNKNOWN = object()
+
+
+def _length(value):
+    """How many items iterating `value` gives (None when not known): a shape
+    (torch.Size), a tuple or list, or a tensor along its first dim."""
+    if isinstance(value, (tuple, list)):
+        return len(value)
+    if isinstance(value, torch.Tensor) and value.dim() > 0:
+        return int(value.shape[0])
+    return None
+
+
+class _ShapeAware:
+    """Proxy behaviour for values whose length the example inputs fix: `b, s,
+    d = x.shape`, `*lead, d = x.shape`, `len(x.shape)`, `for d in x.shape`
+    iterate or measure the value the tracer computed alongside the graph
+    (`_Tracer.value`), so static shapes unpack like Python tuples. Without a
+    known value, `a, b = proxy` still unpacks by the count in the bytecode:
+    torch 1.13 finds that UNPACK_SEQUENCE by indexing the instructions with
+    `f_lasti // 2`, which Python 3.11's inline caches break, so it is looked
+    up by its offset here (as torch 2.x does)."""
 
     def __iter__(self):
-        frame = inspect.currentframe().f_back
-        inst = None
-        for i in dis.get_instructions(frame.f_code):
-            if i.offset > frame.f_lasti:
+        n = _length(self.tracer.value(self.node))
+        if n is None:
+            frame = inspect.currentframe().f_back
+            inst = None
+            for i in dis.get_instructions(frame.f_code):
+                if i.offset > frame.f_lasti:
+                    break
+                inst = i
+            if inst is None or inst.opname != "UNPACK_SEQUENCE":
+                return self.tracer.iter(self)
+            n = inst.argval
+        return (self[i] for i in range(n))
+
+    def __len__(self):
+        n = _length(self.tracer.value(self.node))
+        if n is None:
+            raise torch.fx.proxy.TraceError("len() of a value whose length the example inputs do not fix")
+        return n
+
+    def __getattr__(self, k):
+        return _Attribute(self, k)
+
+
+class _Proxy(_ShapeAware, torch.fx.Proxy):
+    pass
+
+
+class _Attribute(_ShapeAware, torch.fx.proxy.Attribute):
+    """`x.shape`, `x.T`: torch.fx makes its node lazily (a method call needs none)."""
+
+
+def _meta_tensor(x):
+    """A tensor's stand-in for shape evaluation: its shape and dtype on the
+    meta device (no data, nothing computed)."""
+    return x.detach().to("meta") if isinstance(x, torch.Tensor) else x
+
+
+def _raw_attr(root, qualname):
+    """An attribute by qualified name without Module.__getattr__ (which
+    tracing patches to return proxies)."""
+    obj = root
+    for part in qualname.split("."):
+        d = obj.__dict__
+        for store in (d, d.get("_parameters", {}), d.get("_buffers", {}), d.get("_modules", {})):
+            if part in store:
+                obj = store[part]
                 break
-            inst = i
-        if inst is not None and inst.opname == "UNPACK_SEQUENCE":
-            return (self[i] for i in range(inst.argval))
-        return self.tracer.iter(self)
+        else:
+            raise AttributeError(qualname)
+    return obj
+
+
+def _has_proxy(v) -> bool:
+    found = []
+    torch.fx.node.map_aggregate(v, lambda x: found.append(x) if isinstance(x, torch.fx.Proxy) else None)
+    return bool(found)
+
+
+def _module_value(m, args, kwargs):
+    """A leaf module's result on meta tensors, for the modules the importer
+    knows (they keep no state a call updates). Tracing patches Module.__call__
+    and makes parameter reads proxies, so the parameters are read from the
+    module's own dict and the stateless ones run their forward."""
+    if not fx_ops.is_known_module(m):
+        return _UNKNOWN
+    state = {k: _meta_tensor(v) for k, v in m.__dict__.get("_parameters", {}).items()}
+    if isinstance(m, torch.nn.Linear):
+        return torch.nn.functional.linear(args[0], state["weight"], state.get("bias"))
+    if isinstance(m, torch.nn.Embedding):
+        return torch.nn.functional.embedding(args[0], state["weight"])
+    if state:
+        return args[0]  # a norm: the input's shape and type
+    return m.forward(*args, **kwargs)
 
 
 class _Tracer(torch.fx.Tracer):
     """Keeps the all_reduce marker a call and records, per node, the module it
-    ran in and the user source line."""
+    ran in and the user source line. With example inputs it also evaluates
+    each node as it is created, on meta tensors (shapes and Python values,
+    no data), for the proxies to unpack and measure (`_ShapeAware`)."""
 
-    def __init__(self):
+    def __init__(self, example_inputs=None):
         super().__init__(autowrap_functions=(markers.all_reduce,))
         self.proxy_buffer_attributes = True  # torch 2.x's default: `self.mask[:, :, :t, :t]` traces
         self._paths = []
+        self._examples = None if example_inputs is None else tuple(example_inputs)
+        self._values = {}    # node -> its value on meta tensors
+        self._placeholders = 0
 
     def proxy(self, node):
         return _Proxy(node, self)
+
+    def value(self, node):
+        """The node's value computed while tracing (_UNKNOWN when not known)."""
+        return self._values.get(node, _UNKNOWN)
+
+    def _evaluate(self, node):
+        def arg(n):
+            v = self._values.get(n, _UNKNOWN)
+            if v is _UNKNOWN:
+                raise LookupError(n.name)
+            return v
+        if node.op == "placeholder":
+            i, self._placeholders = self._placeholders, self._placeholders + 1
+            if i < len(self._examples):
+                return _meta_tensor(self._examples[i])
+            return node.args[0] if node.args else _UNKNOWN
+        if node.op == "get_attr":
+            return _meta_tensor(_raw_attr(self.root, node.target))
+        args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs), arg)
+        args, kwargs = torch.fx.node.map_aggregate((args, kwargs), _meta_tensor)
+        if node.op == "call_function":
+            return node.target(*args, **kwargs)
+        if node.op == "call_method":
+            return getattr(args[0], node.target)(*args[1:], **kwargs)
+        if node.op == "call_module":
+            return _module_value(self.root.get_submodule(node.target), args, kwargs)
+        return _UNKNOWN
+
+    def _record_value(self, node):
+        if self._examples is None:
+            return
+        try:
+            with torch.no_grad():
+                v = self._evaluate(node)
+        except Exception:  # an op without meta support, a data-dependent value: unknown
+            v = _UNKNOWN
+        if v is not _UNKNOWN and not _has_proxy(v):
+            self._values[node] = v
 
     def call_module(self, m, forward, args, kwargs):
         self._paths.append(self.path_of_module(m))
@@ -115,17 +246,37 @@ class _Tracer(torch.fx.Tracer):
         src = _user_source()
         if src:
             node.meta["sparse_opt_source"] = src
+        self._record_value(node)
         return node
 
 
-def trace(module: torch.nn.Module) -> GraphModule:
-    """Symbolically traces `module` with the all_reduce marker kept as a call."""
-    tracer = _Tracer()
+def _failing_source(err):
+    """' (file:line: text)' of the innermost user frame of an exception's
+    traceback (outside torch and this package), or ''."""
+    found = None
+    tb = err.__traceback__
+    while tb is not None:
+        fn = tb.tb_frame.f_code.co_filename
+        path = os.path.abspath(fn) if not fn.startswith("<") else fn
+        if not (path.startswith(_TORCH_DIR) or path.startswith(_HERE) or path == _MARKERS or fn.startswith("<")):
+            found = (fn, tb.tb_lineno)
+        tb = tb.tb_next
+    if found is None:
+        return ""
+    text = linecache.getline(found[0], found[1]).strip()
+    return " (%s:%d%s)" % (found[0], found[1], ": " + text if text else "")
+
+
+def trace(module: torch.nn.Module, example_inputs=None) -> GraphModule:
+    """Symbolically traces `module` with the all_reduce marker kept as a call.
+    With `example_inputs`, static shapes unpack and measure as tuples while
+    tracing (`b, s, d = x.shape`, `len(x.shape)`)."""
+    tracer = _Tracer(example_inputs)
     try:
         graph = tracer.trace(module)
     except Exception as err:
-        raise ImportError_("torch.fx could not trace %s: %s: %s" % (type(module).__name__, type(err).__name__, err)) \
-            from err
+        raise ImportError_("torch.fx could not trace %s%s: %s: %s" % (type(module).__name__, _failing_source(err),
+                                                                     type(err).__name__, err)) from err
     return GraphModule(tracer.root, graph, type(module).__name__)
 
 
@@ -189,9 +340,29 @@ class _Recorder(torch.fx.Interpreter):
         try:
             result = super().run_node(n)
         except Exception as err:
-            raise _RunFailed(n, err) from err
+            result = self._on_meta(n, err)
         self.imp._record(n, result)
         return result
+
+    def _on_meta(self, n, err):
+        """Runs `n` again with every tensor on the meta device when one of its
+        operands (or a called module's parameter) is there (a model built
+        without weights): torch 1.13 mixes meta and CPU tensors in most ops,
+        not in all (a 0-d meta operand), torch 2.x in none."""
+        args, kwargs = self.fetch_args_kwargs_from_env(n)
+        metas = []
+        torch.fx.node.map_aggregate((args, kwargs), lambda x: metas.append(x) if isinstance(
+            x, torch.Tensor) and x.is_meta else None)
+        if n.op == "call_module":
+            m = self.module.get_submodule(n.target)
+            metas += [t for t in list(m.parameters()) + list(m.buffers()) if t.is_meta]
+        if not metas:
+            raise _RunFailed(n, err) from err
+        args, kwargs = torch.fx.node.map_aggregate((args, kwargs), _meta_tensor)
+        try:
+            return getattr(self, n.op)(n.target, args, kwargs)
+        except Exception:
+            raise _RunFailed(n, err) from err
 
 
 class FxImporter:
@@ -201,19 +372,28 @@ class FxImporter:
     and pattern emitters (fx_patterns) use: `e` (the Emitter), `loc` and
     `node` (of the node being emitted), `value()`, `operand()`, `call()`,
     `shape()`, `out_shape()`, `const()`, `number()`, `known()`,
-    `constant_tensor()`, `is_sparse()`."""
+    `known_data()`, `constant_tensor()`, `is_sparse()`.
+
+    `weights` ("params" or "constants", see `import_fx`) decides what
+    `param()` makes of a parameter or buffer; `state` holds the qualified
+    names of the model's parameters and buffers (other tensor attributes,
+    such as constants a trace captured, are always constants)."""
 
     def __init__(self, module, example_inputs=None, *, name: str = "forward", sparsity: Optional[dict] = None,
-                 dtype=None):
+                 dtype=None, weights: str = "params"):
         if dtype is not None and dtype not in _DTYPE_OPTION:
             raise ImportError_("dtype=%r: expected 'f16', 'bf16' or 'f32'" % (dtype,))
+        if weights not in WEIGHT_MODES:
+            raise ImportError_("weights=%r: expected 'params' or 'constants'" % (weights,))
         self.dtype = _DTYPE_OPTION.get(dtype) if dtype is not None else None
+        self.weights = weights
         self.exported = fx_export.is_exported_program(module)
         if self.exported:
             # torch.export: the unlifted graph holds the parameters by their
             # qualified names; the example inputs default to the program's.
             self.gm, self.inputs = fx_export.prepare(module, example_inputs)
             self.root = self.gm
+            self.state = fx_export.state_names(module)
         else:
             if example_inputs is None:
                 raise ImportError_("example_inputs are needed to import a %s (they fix the static shapes)"
@@ -222,7 +402,8 @@ class FxImporter:
                 example_inputs = (example_inputs,)
             self.inputs = tuple(example_inputs)
             self.root = module
-            self.gm = module if isinstance(module, GraphModule) else trace(module)
+            self.gm = module if isinstance(module, GraphModule) else trace(module, self.inputs)
+            self.state = _state_names(module)
         self.sparsity = self._check_sparsity(sparsity or {})
         self.e = Emitter(name)
         self.loc = None
@@ -242,6 +423,9 @@ class FxImporter:
 
     # ------------------------------------------------------------ checking
     def _check_sparsity(self, sparsity):
+        """The annotations, checked: a pattern of the (2N-2):2N family on a 2-D
+        f16/bf16 parameter (after the dtype option); with weights='constants'
+        the data too (with 'params' the program checks it when bound)."""
         params = dict(self.root.named_parameters())
         out = {}
         for pname, pattern in sparsity.items():
@@ -253,14 +437,31 @@ class FxImporter:
                 close = difflib.get_close_matches(pname, list(params), n=1)
                 raise AnnotationError("sparsity annotation names '%s', which is not a parameter of the model%s"
                                       % (pname, "; did you mean '%s'?" % close[0] if close else ""))
-            t = self._cast_param(params[pname].detach())
-            check_nm(tensor_bytes(t), tuple(t.shape), mlir_dtype(t.dtype), pattern, "weight '%s'" % pname)
+            t = params[pname].detach()
+            what = "weight '%s'" % pname
+            check_nm_type(tuple(t.shape), self.declared_dtype(t), pattern, what)
+            if self.weights == "constants":
+                t = self._cast_param(self._data(pname, t, "weights='constants' checks the annotated weight"))
+                check_nm(tensor_bytes(t), tuple(t.shape), mlir_dtype(t.dtype), pattern, what)
             out[pname] = pattern
         return out
 
     def _cast_param(self, t):
         if self.dtype is not None and t.is_floating_point():
             t = t.to(MLIR_TO_TORCH[self.dtype])
+        return t
+
+    def declared_dtype(self, t: torch.Tensor) -> str:
+        """The element type a parameter has in the IR: float ones take the
+        dtype option (a param's binder casts the caller's tensor to it)."""
+        return self.dtype if self.dtype is not None and t.is_floating_point() else mlir_dtype(t.dtype)
+
+    @staticmethod
+    def _data(name: str, t: torch.Tensor, why: str) -> torch.Tensor:
+        """`t` when its data can be read; a tensor on the meta device (a model
+        built without weights) raises ImportError_ naming it and why."""
+        if t.is_meta:
+            raise ImportError_("'%s' is on the meta device (it holds no data), but %s" % (name, why))
         return t
 
     # ------------------------------------------------ shapes and folding
@@ -356,13 +557,49 @@ class FxImporter:
             # `torch.tensor(-inf)` to a constant input).
             k = self.known(arg)
             if isinstance(k, torch.Tensor) and k.dim() == 0:
-                v = k
+                if self._bound_later(arg):
+                    return None
+                v = self.known_data(arg, "as a number")
         if isinstance(v, torch.Tensor) and v.dim() == 0:
             v = v.item()
         return v if fx_ops.is_number(v) else None
 
     def known(self, node):
         return self._known.get(node.name) if isinstance(node, Node) else None
+
+    def known_data(self, node, why: str):
+        """known(node) where the importer reads its data (a mask it checks for
+        the causal pattern, a 0-d scale): a value computed from tensors on the
+        meta device raises ImportError_ naming them."""
+        t = self.known(node)
+        if isinstance(t, torch.Tensor) and t.is_meta:
+            names = sorted(n for n, v in self._attr_sources(node).items() if v.is_meta) or [node.name]
+            raise ImportError_("%s %s on the meta device (it holds no data), but the importer reads it %s at %s; "
+                               "load %s first" % (", ".join("'%s'" % n for n in names),
+                                                  "is" if len(names) == 1 else "are", why, self.where(node),
+                                                  "it" if len(names) == 1 else "them"))
+        return t
+
+    def _attr_sources(self, node) -> dict:
+        """{qualified name: tensor} of the attributes `node` is computed from."""
+        out, seen, work = {}, set(), [node]
+        while work:
+            n = work.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            if n.op == "get_attr" and isinstance(self.known(n), torch.Tensor):
+                out[n.target] = self.known(n)
+            work.extend(n.all_input_nodes)
+        return out
+
+    def _bound_later(self, node) -> bool:
+        """Whether `node` computes on parameters or buffers that the program
+        binds (weights='params'): its value at import time is not the one
+        the program runs on, so it is no number to fold (a 0-d parameter
+        itself is: see `_materialize`)."""
+        return self.weights == "params" and node.op != "get_attr" and \
+            any(n in self.state for n in self._attr_sources(node))
 
     def is_sparse(self, v: Value) -> bool:
         return v.name in self._sparse
@@ -400,8 +637,9 @@ class FxImporter:
             t = self._attr(r.name)
             if t.dim() == 0:
                 # A 0-d parameter acts as a scalar (torch does not promote with
-                # it), and sparse-opt crashes on a rank-0 dense_resource.
-                return self._cast_param(t.detach()).item()
+                # it), and sparse-opt crashes on a rank-0 dense_resource: its
+                # value is read here, whatever `weights` says.
+                return self._cast_param(self._data(r.name, t.detach(), "a 0-d tensor is read as a number")).item()
             return self.param(r.name)
         if isinstance(r, torch.Tensor):
             if r.dim() == 0:
@@ -421,20 +659,33 @@ class FxImporter:
         return r
 
     def param(self, qualname: str) -> Value:
-        """A parameter or buffer (or other tensor attribute) as a constant."""
+        """A parameter or buffer (or other tensor attribute) of the model. With
+        weights='params' a parameter or buffer is a function argument named
+        by `sgpu.param` (its declared type only: no data is read, so it may
+        live on the meta device); otherwise, and for other attributes, a
+        constant holding its data."""
         if qualname in self._params:
             return self._params[qualname]
-        t = self._cast_param(self._attr(qualname).detach().cpu())
+        t = self._attr(qualname).detach()
         enc = self.sparsity.get(qualname)
-        # The emitter keys the blob by the sanitized name; a key must not start
-        # with a digit (`nn.Sequential`'s "0.weight"), so prefix one.
-        key = "_" + qualname if qualname[:1].isdigit() else qualname
-        v = self.e.constant(tensor_bytes(t), tuple(t.shape), mlir_dtype(t.dtype), name=key, encoding=enc,
-                            loc=Emitter.loc(qualname))
+        if self.weights == "params" and qualname in self.state:
+            v = self.e.param(tuple(t.shape), self.declared_dtype(t), qualname, encoding=enc)
+        else:
+            v = self._constant_attr(qualname, t, enc)
         if enc:
             self._sparse[v.name] = (qualname, enc)
         self._params[qualname] = v
         return v
+
+    def _constant_attr(self, qualname: str, t: torch.Tensor, enc: Optional[str]) -> Value:
+        why = ("weights='constants' reads every parameter and buffer" if qualname in self.state
+               else "it is a tensor constant of the graph")
+        t = self._cast_param(self._data(qualname, t, why).cpu())
+        # The emitter keys the blob by the sanitized name; a key must not start
+        # with a digit (`nn.Sequential`'s "0.weight"), so prefix one.
+        key = "_" + qualname if qualname[:1].isdigit() else qualname
+        return self.e.constant(tensor_bytes(t), tuple(t.shape), mlir_dtype(t.dtype), name=key, encoding=enc,
+                               loc=Emitter.loc(qualname))
 
     def _attr(self, qualname: str) -> torch.Tensor:
         obj = self.gm
@@ -455,8 +706,11 @@ class FxImporter:
         return self._tensors[key][0]
 
     # ---------------------------------------------------------- locations
-    def source(self, node):
-        """(module path, file, line, text) of a node, as far as known."""
+    def source(self, node, generated: bool = False):
+        """(module path, file, line, text) of a node, as far as known; with
+        `generated`, a node without a user source line (a GraphModule traced
+        elsewhere, a program exported without stack traces) gets its line in
+        the GraphModule's generated code."""
         path = node.meta.get("sparse_opt_module")
         if path is None and node.meta.get("nn_module_stack"):
             last = list(node.meta["nn_module_stack"].values())[-1]
@@ -469,10 +723,27 @@ class FxImporter:
             frames = [f for f in frames if not _in_torch(f[0])]
             if frames:
                 src = (frames[-1][0], int(frames[-1][1]), frames[-1][2].strip())
+        if src is None and generated:
+            src = self._generated_line(node)
         return (path or None,) + (tuple(src) if src else (None, None, None))
 
+    def _generated_line(self, node):
+        """(file, line, text) of the statement computing `node` in the
+        GraphModule's generated forward (torch.fx compiles it under a
+        `<eval_with_key>.N` file name), or None."""
+        try:
+            code = self.gm.code
+            file = type(self.gm).forward.__code__.co_filename
+        except Exception:
+            return None
+        head = "return " if node.op == "output" else "%s = " % node.name
+        for i, text in enumerate(code.splitlines()):
+            if text.strip().startswith(head):
+                return file, i + 1, text.strip()
+        return None
+
     def where(self, node) -> str:
-        path, file, line, text = self.source(node)
+        path, file, line, text = self.source(node, generated=True)
         s = "node '%s'" % node.name
         if path:
             s += " in module '%s'" % path
@@ -571,8 +842,28 @@ class FxImporter:
         return v
 
 
+def _state_names(module) -> set:
+    """The qualified names of a module's parameters and buffers (each name
+    of a tensor shared under several)."""
+    names = set()
+    for getter in (module.named_parameters, module.named_buffers):
+        try:
+            items = getter(remove_duplicate=False)
+        except TypeError:  # torch < 2.0
+            items = getter()
+        names.update(n for n, _ in items)
+    return names
+
+
+def supported_ops() -> list:
+    """The names of the ops the fx importer lowers: every kind fx_ops has a
+    handler for (the kinds torch functions, tensor methods, nn modules and
+    ATen ops are classified as) and the blocks fx_patterns recognizes."""
+    return sorted(set(fx_ops.HANDLERS) | set(fx_patterns.BLOCKS))
+
+
 def import_fx(module_or_graph_module, example_inputs=None, *, name: str = "forward", sparsity: Optional[dict] = None,
-              dtype=None) -> str:
+              dtype=None, weights: str = "params") -> str:
     """Imports a model to SparseOpt's input IR (MLIR text).
 
     The model is an `nn.Module`, a `torch.fx.GraphModule` or (torch 2.x) a
@@ -580,6 +871,17 @@ def import_fx(module_or_graph_module, example_inputs=None, *, name: str = "forwa
     (and the dtypes of the arguments); an ExportedProgram brings its own,
     so there they are optional (a tuple of its user inputs when given).
     `sparsity` maps qualified parameter names to N:M patterns ('2:4', '6:8',
-    ...) checked against the weights; `dtype` ('f16' / 'bf16') casts float
-    parameters and inputs."""
-    return FxImporter(module_or_graph_module, example_inputs, name=name, sparsity=sparsity, dtype=dtype).run()
+    ...) on 2-D f16/bf16 weights; `dtype` ('f16' / 'bf16') casts float
+    parameters and inputs.
+
+    `weights`: "params" (the default) makes every parameter and buffer the
+    graph reads a function argument after the model's inputs, named by its
+    qualified name (`{sgpu.param = "layers.0.attn.q.weight"}`), which the
+    program binds once (`Program.bind_module(model)`); no weight data is
+    read, so the model may live on the meta device, and a sparse weight's
+    pattern is checked when it is bound. "constants" embeds their data as
+    `dense_resource` blobs and checks sparse weights now. Either way,
+    tensors the importer reads to recognize a block (a causal mask buffer)
+    are read, and tensors computed at import time are constants."""
+    return FxImporter(module_or_graph_module, example_inputs, name=name, sparsity=sparsity, dtype=dtype,
+                      weights=weights).run()

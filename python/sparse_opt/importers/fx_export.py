@@ -41,7 +41,7 @@ from torch.fx import GraphModule, Node
 
 from .emitter import ImportError_
 
-__all__ = ["is_exported_program", "prepare"]
+__all__ = ["is_exported_program", "prepare", "state_names"]
 
 
 def is_exported_program(obj) -> bool:
@@ -93,6 +93,16 @@ def _lifted(ep):
                 raise ImportError_("the exported program has no value for '%s' (input '%s')" % (fqn, ph))
             out[ph] = (fqn, is_param, _tensor(t))
     return out
+
+
+def state_names(ep) -> set:
+    """The qualified names of the program's parameters and buffers (its
+    lifted tensor constants are not among them: they stay constants)."""
+    sig = ep.graph_signature
+    names = set()
+    for key in ("inputs_to_parameters", "inputs_to_buffers"):
+        names.update((getattr(sig, key, {}) or {}).values())
+    return names
 
 
 def _check_outputs(ep):

@@ -257,11 +257,18 @@ _DROPOUTS = tuple(getattr(nn, n) for n in ("Dropout", "Dropout1d", "Dropout2d", 
                   if hasattr(nn, n))
 
 
+_MODULES = (nn.Linear, nn.Embedding, nn.LayerNorm, nn.ReLU, nn.SiLU, nn.Sigmoid, nn.Tanh, nn.Identity, nn.GELU,
+            nn.Softmax, nn.Flatten, nn.Unflatten) + _DROPOUTS + ((nn.RMSNorm,) if hasattr(nn, "RMSNorm") else ())
+
+
+def is_known_module(m) -> bool:
+    """Whether a leaf module is one the importer maps onto its calls."""
+    return isinstance(m, _MODULES)
+
+
 def _classify_module(node, gm):
     m = gm.get_submodule(node.target)
-    known = (nn.Linear, nn.Embedding, nn.LayerNorm, nn.ReLU, nn.SiLU, nn.Sigmoid, nn.Tanh, nn.Identity, nn.GELU,
-             nn.Softmax, nn.Flatten, nn.Unflatten) + _DROPOUTS + ((nn.RMSNorm,) if hasattr(nn, "RMSNorm") else ())
-    if not isinstance(m, known):
+    if not is_known_module(m):
         return None
     a = _bind(S("input"), node.args, node.kwargs, describe_target(node, gm))
     t = node.target
@@ -907,7 +914,7 @@ def _sdpa(ctx, c):
     causal = bool(a["is_causal"])
     if isinstance(mask, Value) and q.rank == 4 and k.rank == 4:
         from .fx_patterns import is_causal_mask
-        known = ctx.known(c.args["attn_mask"])
+        known = ctx.known_data(c.args["attn_mask"], "to tell whether the attention mask is causal")
         if is_causal_mask(known, q.shape[2], k.shape[2], "keep" if mask.dtype == "i1" else "add"):
             # A mask that is the causal one, aligned to the end as sgpu's causal is.
             return attention(ctx, q, k, v, None, True, None if a["scale"] is None else float(a["scale"]))

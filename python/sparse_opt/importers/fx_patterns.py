@@ -11,6 +11,10 @@
   known at import time and equals the causal mask becomes `{causal}`; other
   boolean masks (True = masked, masked_fill's sense) are negated into the
   keep-mask `sgpu.attention` takes.
+- Rotary embeddings written out: `x * cos + rotate_half(x) * sin` with
+  `rotate_half(x) = cat(-x[..., D/2:], x[..., :D/2], dim=-1)` (getitem or
+  ATen slices; either operand order in each product and in the sum), cos and
+  sin of x's dtype broadcasting to x -> `sgpu.rope`.
 - A transpose of the last two dims whose only user is a matmul (as its right
   operand) folds into that matmul (`transpose_b`).
 
@@ -52,6 +56,18 @@ class AttentionMatch:
     causal: bool
     nodes: list = field(default_factory=list)
     dropped: list = field(default_factory=list)  # inputs not read (a mask found causal)
+
+
+@dataclass
+class RoPEMatch:
+    x: Node
+    cos: Node
+    sin: Node
+    nodes: list = field(default_factory=list)
+
+
+# The blocks recognized here, as `supported_ops()` names them.
+BLOCKS = ("rms_norm", "attention", "rope")
 
 
 def _single(n, user) -> bool:
@@ -323,7 +339,8 @@ def match_attention(imp, p: Node) -> Optional[tuple]:
         return None
     if mask is not None and not _broadcasts(imp.shape(mask), (b, h, sq, ks[2])):
         return None
-    if mask is not None and is_causal_mask(imp.known(mask), sq, ks[2], mask_kind):
+    if mask is not None and is_causal_mask(imp.known_data(mask, "to tell whether the attention mask is causal"),
+                                           sq, ks[2], mask_kind):
         m.dropped, m.mask, m.mask_kind, m.causal = [mask], None, None, True
     m.nodes = [m1] + nodes + extra + [p, m2]
     return m2, m
@@ -346,12 +363,146 @@ def emit_attention(imp, m: AttentionMatch) -> Value:
     return fx_ops.attention(imp, q, k, v, mask, m.causal, m.scale)
 
 
+# --------------------------------------------------------------------- RoPE
+_NOT_STATIC = object()
+
+
+def _static(imp, v):
+    """`v` with every node in it replaced by its import-time value
+    (_NOT_STATIC when one has none): a getitem index holds the slice bounds
+    as nodes (`x[..., x.size(-1) // 2:]`)."""
+    if isinstance(v, Node):
+        c = imp.const(v)
+        return _NOT_STATIC if c is imp._NOT_CONST else c
+    if isinstance(v, slice):
+        parts = [_static(imp, p) for p in (v.start, v.stop, v.step)]
+        return _NOT_STATIC if any(p is _NOT_STATIC for p in parts) else slice(*parts)
+    if isinstance(v, (tuple, list)):
+        parts = [_static(imp, p) for p in v]
+        return _NOT_STATIC if any(p is _NOT_STATIC for p in parts) else tuple(parts)
+    return v
+
+
+def _last_dim_slice(imp, c, rank):
+    """(start, stop, step) of a getitem / ATen slice `c` that slices only the
+    last of `rank` dims, else None."""
+    if c.kind == "slice":
+        dim, parts = _static(imp, c.args["dim"]), _static(imp, (c.args["start"], c.args["end"], c.args["step"]))
+        if not isinstance(dim, int) or parts is _NOT_STATIC or dim % rank != rank - 1:
+            return None
+        return parts
+    index = _static(imp, c.args["index"])
+    items = list(index) if isinstance(index, tuple) else [index]
+    if len(items) == 2 and items[0] is Ellipsis:
+        items = [slice(None)] * (rank - 1) + items[1:]
+    if len(items) != rank or not isinstance(items[-1], slice) or \
+            any(it != slice(None) for it in items[:-1]):
+        return None
+    return items[-1].start, items[-1].stop, items[-1].step
+
+
+def _half(imp, n, d, rank) -> Optional[tuple]:
+    """(source, "lo" | "hi") when `n` is `x[..., :d/2]` / `x[..., d/2:]` of a
+    tensor x whose last dim is d, else None."""
+    c = imp.call(n) if isinstance(n, Node) else None
+    if c is None or c.kind not in ("getitem", "slice") or not isinstance(c.args["input"], Node):
+        return None
+    bounds = _last_dim_slice(imp, c, rank)
+    if bounds is None:
+        return None
+    start, stop, step = bounds
+    if step not in (None, 1) or not all(b is None or isinstance(b, int) for b in (start, stop)):
+        return None
+    start = 0 if start is None else (start + d if start < 0 else start)
+    stop = d if stop is None else min(stop + d if stop < 0 else stop, d)
+    half = {(0, d // 2): "lo", (d // 2, d): "hi"}.get((start, stop))
+    return (c.args["input"], half) if half else None
+
+
+def _rotate_half(imp, n, user) -> Optional[tuple]:
+    """(x, nodes) when `n` (used only by `user`) is `cat(-x[..., D/2:],
+    x[..., :D/2], dim=-1)`."""
+    c = imp.call(n) if isinstance(n, Node) else None
+    shape = imp.shape(n)
+    if c is None or c.kind != "cat" or not _single(n, user) or not shape or shape[-1] % 2:
+        return None
+    parts, rank, d = c.args["tensors"], len(shape), shape[-1]
+    dim = _static(imp, c.args["dim"])
+    if not isinstance(parts, (list, tuple)) or len(parts) != 2 or not isinstance(dim, int) or dim % rank != rank - 1:
+        return None
+    neg, lo = parts
+    nc = imp.call(neg) if isinstance(neg, Node) else None
+    if nc is None or nc.kind != "neg" or not _single(neg, n) or not _single(lo, n):
+        return None
+    hi = nc.args["input"]
+    found_hi, found_lo = _half(imp, hi, d, rank), _half(imp, lo, d, rank)
+    if not _single(hi, neg) or found_hi is None or found_lo is None or found_hi[1] != "hi" or \
+            found_lo[1] != "lo" or found_hi[0] is not found_lo[0] or imp.shape(found_hi[0]) != shape:
+        return None
+    return found_hi[0], [hi, neg, lo, n]
+
+
+def _mul_operands(imp, n, user):
+    """The two operands of `n` when it is a tensor product used only by `user`."""
+    c = imp.call(n) if isinstance(n, Node) else None
+    if c is None or c.kind != "mul" or not _single(n, user):
+        return None
+    a, b = c.args["input"], c.args["other"]
+    return (a, b) if isinstance(a, Node) and isinstance(b, Node) else None
+
+
+def match_rope(imp, n: Node) -> Optional[tuple]:
+    """(n, RoPEMatch) when `n` is `x * cos + rotate_half(x) * sin` (operands
+    of each product and of the sum in either order) with cos and sin of x's
+    dtype, of at most x's rank and broadcasting to x's shape."""
+    c = imp.call(n)
+    if c is None or c.kind != "add" or imp.const(c.args.get("alpha", 1)) != 1:
+        return None
+    shape = imp.shape(n)
+    for a, b in ((c.args["input"], c.args["other"]), (c.args["other"], c.args["input"])):
+        pa, pb = _mul_operands(imp, a, n), _mul_operands(imp, b, n)
+        if pa is None or pb is None or a is b:
+            continue
+        for rot, sin in (pb, pb[::-1]):
+            found = _rotate_half(imp, rot, b)
+            if found is None:
+                continue
+            x, nodes = found
+            if x not in pa or pa[0] is pa[1]:
+                continue
+            cos = pa[1] if pa[0] is x else pa[0]
+            if _rope_operands_fit(imp, x, cos, sin, shape):
+                return n, RoPEMatch(x=x, cos=cos, sin=sin, nodes=nodes + [b, a, n])
+    return None
+
+
+def _rope_operands_fit(imp, x, cos, sin, shape) -> bool:
+    xs = imp.shape(x)
+    if xs is None or shape != xs or x in (cos, sin):
+        return False
+    dt = imp.tensor_dtype(x)
+    if dt is None or not dt.is_floating_point:
+        return False
+    return all(imp.tensor_dtype(t) == dt and _broadcasts(imp.shape(t), xs) for t in (cos, sin))
+
+
+def emit_rope(imp, m: RoPEMatch) -> Value:
+    x = imp.value(m.x)
+    ops = []
+    for t in (m.cos, m.sin):
+        v = fx_ops._cast(imp, imp.value(t), x.dtype)  # differ only where dtype= cast one side
+        if v.rank < x.rank:
+            v = imp.e.reshape(v, (1,) * (x.rank - v.rank) + v.shape, imp.loc)
+        ops.append(v)
+    return imp.e.rope(x, ops[0], ops[1], imp.loc)
+
+
 # -------------------------------------------------------------------- driver
 def find(imp):
     """Matches over the whole graph: ({root: match}, absorbed nodes, folded transposes)."""
     matches, absorbed = {}, set()
     nodes = list(imp.gm.graph.nodes)
-    for finder in (match_attention, match_rms_norm):
+    for finder in (match_attention, match_rms_norm, match_rope):
         for n in nodes:
             if n in absorbed or n in matches:
                 continue
@@ -413,4 +564,6 @@ def live_nodes(imp, matches, absorbed):
 def emit(imp, m) -> Value:
     if isinstance(m, RMSNormMatch):
         return emit_rms_norm(imp, m)
+    if isinstance(m, RoPEMatch):
+        return emit_rope(imp, m)
     return emit_attention(imp, m)

@@ -45,11 +45,15 @@ def onnx_type_name(elem_type: int) -> str:
 @dataclass
 class Const:
     """A value known at import time. `source` is the initializer it is a
-    view of (through Identity/Cast/Transpose), for weight names."""
+    view of (through Identity/Cast/Transpose), for weight names. `param` is
+    set on an initializer itself when the importer makes initializers
+    params (weights="params"): where such a Const reaches the program as a
+    tensor, it is an argument named `param`."""
     array: np.ndarray
     dtype: str
     source: Optional[str] = None
     name: Optional[str] = None  # the ONNX value it was bound to first
+    param: Optional[str] = None
 
     @property
     def shape(self):
@@ -67,6 +71,11 @@ class Const:
         if self.dtype == "i1":
             return bool(v)
         return float(v) if self.dtype in ("f16", "bf16", "f32", "f64") else int(v)
+
+
+def is_param(x) -> bool:
+    """Whether `x` is an initializer the program binds as a param."""
+    return isinstance(x, Const) and x.param is not None
 
 
 def dtype_of(array: np.ndarray, bf16: bool = False) -> str:

@@ -11,15 +11,30 @@ where `onnx_patterns` recognized a block (RMSNorm, attention, GELU, SiLU, a
 linear layer with its bias, a matmul with a transposed right operand): its
 nodes are skipped and the block's last node emits the canonical op.
 
-Weights and sparsity annotations. A linear layer is `Gemm` or `MatMul(x, W)`
-with a constant 2-D `W`; its weight is stored N x K (the torch `nn.Linear`
-layout, transposed at import time for `MatMul`'s K x N initializer) and the
-constant keeps the initializer's name. `sparsity` maps a weight to an N:M
-pattern ('2:4', '6:8', ...). The key is either the initializer's name
-(`fc1.weight`, or `onnx::MatMul_12` after torch's constant folding) or the
-torch-style name derived from the node's scope (`/layers.0/mlp/up/MatMul` ->
+Weights. With `weights="params"` (the default) every initializer that
+reaches the program as a tensor is a function argument after the graph's
+inputs, named by the initializer (`{sgpu.param = "fc1.weight"}`), which the
+program binds once; "constants" embeds the data as `dense_resource` blobs.
+Either way initializers are read where the importer needs their values
+(shape tensors, Reshape targets and other integer computations still fold;
+a scalar, a mask it recognizes as causal), and values computed at import
+time are constants. As params, float initializers are not folded: a
+`Transpose` (or Cast, Reshape, ...) of a weight initializer becomes a
+run-time op on the param.
+
+Linear layers and sparsity annotations. A linear layer is `Gemm` or
+`MatMul(x, W)` with a constant 2-D `W`; its weight is N x K (the torch
+`nn.Linear` layout): a constant is transposed at import time for `MatMul`'s
+K x N initializer and keeps the initializer's name, while a param keeps the
+initializer's K x N layout and is transposed at run time. `sparsity` maps a
+weight to an N:M pattern ('2:4', '6:8', ...) on f16/bf16 (after `dtype`).
+The key is either the initializer's name (`fc1.weight`, or
+`onnx::MatMul_12` after torch's constant folding) or the torch-style name
+derived from the node's scope (`/layers.0/mlp/up/MatMul` ->
 `layers.0.mlp.up.weight`). The pattern is checked on the N x K layout:
-groups of m along K in each output row, i.e. on the torch weight.
+groups of m along K in each output row, i.e. on the torch weight; as a
+param, only an N x K initializer (Gemm transB=1, `MatMul(x, Transpose(W))`)
+can carry one, and the program checks it when the weight is bound.
 """
 from __future__ import annotations
 
@@ -36,7 +51,9 @@ except ImportError as _err:  # pragma: no cover - onnx missing
 
 from . import onnx_ops, onnx_patterns
 from .emitter import FLOAT_TYPES, AnnotationError, Emitter, ImportError_, Value, parse_pattern
-from .onnx_fold import (ONNX_TO_DTYPE, Const, attrs_of, const_bytes, fold, onnx_type_name,
+
+WEIGHT_MODES = ("params", "constants")
+from .onnx_fold import (ONNX_TO_DTYPE, Const, attrs_of, const_bytes, fold, is_param, onnx_type_name,
                         tensor_to_const)
 
 STANDARD_DOMAINS = ("", "ai.onnx")
@@ -54,9 +71,13 @@ class OnnxImporter:
     """One ONNX model -> one MLIR module with a single function."""
 
     def __init__(self, model, *, name: str = "forward", sparsity: Optional[dict] = None,
-                 input_shapes: Optional[dict] = None, dtype: Optional[str] = None, source: str = "<model>"):
+                 input_shapes: Optional[dict] = None, dtype: Optional[str] = None, source: str = "<model>",
+                 weights: str = "params"):
         if dtype is not None and dtype not in FLOAT_TYPES:
             raise ImportError_("dtype must be one of %s, got %r" % (", ".join(FLOAT_TYPES), dtype))
+        if weights not in WEIGHT_MODES:
+            raise ImportError_("weights=%r: expected 'params' or 'constants'" % (weights,))
+        self.weights = weights
         if not isinstance(model, onnx.ModelProto):
             model, source = load_model(model)
         self.model = model
@@ -72,6 +93,7 @@ class OnnxImporter:
         self.e = Emitter(name)
         self.env: dict = {}
         self._materialized: dict = {}
+        self._params: dict = {}  # (initializer, encoding or "T") -> Value
         self._used_sparsity: set = set()
         self._pending: set = set()
         self._names = 0
@@ -81,7 +103,10 @@ class OnnxImporter:
     def run(self) -> str:
         g = self._check_model()
         for t in g.initializer:
-            self.env[t.name] = tensor_to_const(t, "initializer '%s' of %s" % (t.name, self.source))
+            c = tensor_to_const(t, "initializer '%s' of %s" % (t.name, self.source))
+            if self.weights == "params":
+                c.param = t.name
+            self.env[t.name] = c
         args = [vi for vi in g.input if vi.name not in self.env]
         unknown = set(self.input_shapes) - {vi.name for vi in args}
         if unknown:
@@ -223,19 +248,27 @@ class OnnxImporter:
         try:
             xs = [self.get(n) for n in node.input]
             at = attrs_of(node)
-            outs = fold(node, xs, at)
+            outs = None if self._reads_param(node, xs) else fold(node, xs, at)
             if outs is None:
                 handler = onnx_ops.handler(node)
                 if handler is None:
-                    raise ImportError_("unsupported ONNX op '%s'%s in node '%s' (outputs: %s)"
+                    raise ImportError_("unsupported ONNX op '%s'%s in node '%s' (outputs: %s) of %s"
                                        % (node.op_type, " of domain '%s'" % node.domain if node.domain else "",
-                                          node.name, ", ".join("'%s'" % o for o in node.output)))
+                                          node.name, ", ".join("'%s'" % o for o in node.output), self.source))
                 outs = handler(self, node, xs, at)
         except ImportError_ as err:
             raise self._in_node(node, err) from None
         except (ValueError, TypeError, IndexError, KeyError, ZeroDivisionError, AttributeError) as err:
             raise self._in_node(node, ImportError_("%s: %s" % (type(err).__name__, err))) from err
         self._bind(node, outs)
+
+    @staticmethod
+    def _reads_param(node, xs) -> bool:
+        """Whether `node` computes on the data of a float initializer that is a
+        param (so it is not folded: it runs on the bound weight); a Shape
+        reads only the shape."""
+        return node.op_type not in ("Shape", "Size") and any(
+            is_param(x) and x.dtype in FLOAT_TYPES for x in xs)
 
     def _bind(self, node, outs):
         for name, v in zip(node.output, outs):
@@ -309,6 +342,8 @@ class OnnxImporter:
         dtype = self.fdt(c.dtype)
         if dtype.startswith("ui"):
             raise ImportError_("unsigned constants (%s) cannot be expressed" % dtype)
+        if is_param(c):
+            return self.param(c)
         key = (c.source, c.shape, dtype) if c.source else id(c)
         hit = self._cached(key, c)
         if hit is not None:
@@ -324,6 +359,14 @@ class OnnxImporter:
             v = self.e.constant(const_bytes(c, dtype), c.shape, dtype, name=label, loc=Emitter.loc(label))
         self._materialized.setdefault(key, []).append((c, v))  # keeps c alive so id() stays unique
         return v
+
+    def param(self, c: Const, encoding: Optional[str] = None) -> Value:
+        """The argument of initializer `c` (a param), one per initializer and
+        encoding."""
+        key = (c.param, encoding)
+        if key not in self._params:
+            self._params[key] = self.e.param(c.shape, self.fdt(c.dtype), c.param, encoding=encoding)
+        return self._params[key]
 
     def _cached(self, key, c: Const):
         """The Value already made for the same data (views of one
@@ -361,6 +404,8 @@ class OnnxImporter:
                                   % (names[0], sorted(patterns)))
         pattern = patterns.pop() if patterns else None
         self._used_sparsity |= {n for n in names if n in self.sparsity}
+        if is_param(c):
+            return self._param_weight(c, transposed, pattern, names, loc or self.loc(node))
         key = ("linear", c.source or id(c), c.shape, transposed, dtype, pattern)
         hit = self._cached(key, c)
         if hit is not None:
@@ -377,6 +422,24 @@ class OnnxImporter:
                 arr.shape[0], arr.shape[1], ", the transpose of the K x N initializer" if transposed else "")) from None
         self._materialized.setdefault(key, []).append((c, v))
         return v
+
+    def _param_weight(self, c: Const, transposed: bool, pattern, names, loc) -> Value:
+        """A linear weight that is a param: an N x K initializer as is (with
+        its encoding), a K x N one transposed at run time (where no encoding
+        can apply: the program binds the initializer as stored)."""
+        if not transposed:
+            return self.param(c, pattern)
+        if pattern:
+            used = [n for n in names if n in self.sparsity]
+            raise AnnotationError(
+                "weight '%s' (annotated as %s) is a K x N MatMul initializer: as a param the program binds it as "
+                "stored, and %s sparsity needs the N x K layout; import with weights='constants' (the weight is "
+                "transposed at import time) or export the layer as Gemm(transB=1)"
+                % (c.param, " / ".join("'%s'" % n for n in used), pattern))
+        key = (c.param, "T")
+        if key not in self._params:
+            self._params[key] = self.e.transpose(self.param(c), [1, 0], loc)
+        return self._params[key]
 
     # ------------------------------------------------------------ sparsity
     def _check_sparsity_names(self, g):
@@ -428,13 +491,16 @@ def load_model(model_or_path):
 
 
 def import_onnx(model_or_path, *, name: str = "forward", sparsity: Optional[dict] = None,
-                input_shapes: Optional[dict] = None, dtype: Optional[str] = None) -> str:
+                input_shapes: Optional[dict] = None, dtype: Optional[str] = None, weights: str = "params") -> str:
     """MLIR text (SparseOpt's input IR) for an ONNX model or .onnx file.
 
     sparsity: {weight or initializer name: 'n:m'} (see the module docstring).
     input_shapes: static shapes for inputs with symbolic dims, {'ids': (1, 16)}.
     dtype: 'f16' / 'bf16' / 'f32' converts every float input, weight and cast.
+    weights: 'params' (initializers become arguments named by the
+    initializer, bound once by the program) or 'constants' (their data in
+    the IR); see the module docstring.
     """
     model, source = load_model(model_or_path)
     return OnnxImporter(model, name=name, sparsity=sparsity, input_shapes=input_shapes, dtype=dtype,
-                        source=source).run()
+                        source=source, weights=weights).run()

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from .emitter import FLOAT_TYPES, ImportError_, Value, broadcast_shapes
-from .onnx_fold import (ONNX_TO_DTYPE, Const, axes_arg, flatten_shape, ints, reduce_axes, reshape_target,
-                        slice_params, split_sizes, squeeze_shape, unsqueeze_shape)
+from .onnx_fold import (ONNX_TO_DTYPE, Const, axes_arg, flatten_shape, ints, is_param, reduce_axes,
+                        reshape_target, slice_params, split_sizes, squeeze_shape, unsqueeze_shape)
 
 # The all_reduce marker's ONNX domain (sparse_opt.markers.ONNX_DOMAIN; not
 # imported from there because that module imports torch).
@@ -350,11 +350,12 @@ def _gemm(imp, node, xs, at):
     if isinstance(b, Const):
         w = imp.linear_weight(b, not trans_b, node)
         n = w.shape[0]
-        if isinstance(c, Const) and c.array.size == n and c.rank <= 2 and alpha == 1.0:
-            bias = Const(c.array.reshape(n), c.dtype, c.source) if beta == 1.0 else \
-                Const(c.array.reshape(n) * np.asarray(beta, c.array.dtype), c.dtype)
+        if isinstance(c, Const) and c.array.size == n and c.rank <= 2 and alpha == 1.0 and \
+                (beta == 1.0 or not is_param(c)):
+            # (a param scaled by beta is multiplied at run time, below)
+            bias = c if beta == 1.0 else Const(c.array.reshape(n) * np.asarray(beta, c.array.dtype), c.dtype)
             c = None
-        y = imp.e.linear(x, w, _bias(imp, bias, x.dtype) if bias is not None else None, loc)
+        y = imp.e.linear(x, w, _bias(imp, bias, x.dtype, n, loc) if bias is not None else None, loc)
     else:
         y = imp.e.matmul(x, _value(imp, b), trans_b, loc)
     if alpha != 1.0:
@@ -367,8 +368,14 @@ def _gemm(imp, node, xs, at):
     return [y]
 
 
-def _bias(imp, c: Const, dtype) -> Value:
+def _bias(imp, c: Const, dtype, n=None, loc=None) -> Value:
+    """A linear layer's bias as an [n] tensor of `dtype` (a param is reshaped
+    at run time, a constant at import time)."""
+    if n is not None and c.shape != (n,) and not is_param(c):
+        c = Const(c.array.reshape(n), c.dtype, c.source)
     v = imp.tensor(c)
+    if n is not None and v.shape != (n,):
+        v = imp.e.reshape(v, (n,), loc)
     return v if v.dtype == dtype else imp.e.unary("cast", v, out_dtype=dtype)
 
 
@@ -391,7 +398,7 @@ def feature_param(imp, p, d, dtype, loc):
     not a vector of the last dimension)."""
     if p is None or int(np.prod(p.shape)) != d:
         return None
-    if isinstance(p, Const):
+    if isinstance(p, Const) and not is_param(p):
         p = Const(p.array.reshape(d), p.dtype, p.source)
     v = imp.tensor(p)
     if v.shape != (d,):

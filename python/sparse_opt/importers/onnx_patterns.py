@@ -25,6 +25,9 @@ Blocks:
   time (and dropped for `causal` when it is exactly the causal mask) and a
   runtime one goes through an element-wise xor with true; `Where(mask, s,
   -inf)` keeps the mask as is; an additive float mask is passed as is.
+- rope: `Add(Mul(x, cos), Mul(Concat(Neg(Slice(x, D/2:)), Slice(x, :D/2),
+  axis=-1), sin))` (either order in each Mul and in the Add), cos and sin of
+  x's type broadcasting to x -> sgpu.rope
 - linear_bias: `Add(MatMul(x, W), b)` with a constant 2-D W and 1-D b -> linear with bias
 - matmul_tb: `MatMul(a, Transpose(b))` swapping the last two dims -> matmul
   with transpose_b (a linear when b is a constant 2-D weight)
@@ -38,8 +41,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from .emitter import FLOAT_TYPES, Value
-from .onnx_fold import Const, attrs_of, reduce_axes
+from .emitter import FLOAT_TYPES, Value, broadcast_shapes
+from .onnx_fold import Const, attrs_of, ints, reduce_axes, slice_params
 from .onnx_ops import _bias, feature_param, logical_not
 
 STANDARD = ("", "ai.onnx")
@@ -278,6 +281,90 @@ def _emit_rms(imp, m):
     return [y]
 
 
+# --------------------------------------------------------------------- RoPE
+def _rotate_half(g, name):
+    """(x, nodes, hi slice, lo slice) when `name` = Concat(Neg(Slice(x)),
+    Slice(x)), used only by its consumer (the slices are checked later)."""
+    c = g.node(name, "Concat")
+    if c is None or len(g.nodes[c].input) != 2:
+        return None
+    neg_out, lo_out = g.nodes[c].input
+    neg, lo = g.node(neg_out, "Neg"), g.node(lo_out, "Slice")
+    hi = g.node(g.nodes[neg].input[0], "Slice") if neg is not None else None
+    if lo is None or hi is None or g.nodes[hi].input[0] != g.nodes[lo].input[0]:
+        return None
+    return g.nodes[hi].input[0], [c, neg, hi, lo], hi, lo
+
+
+def _match_rope(g, i):
+    n = g.nodes[i]
+    for a, b in _orders(n.input):
+        ja, jb = g.node(a, "Mul"), g.node(b, "Mul")
+        if ja is None or jb is None or ja == jb:
+            continue
+        for rot, sin in _orders(g.nodes[jb].input):
+            found = _rotate_half(g, rot)
+            if found is None:
+                continue
+            x, nodes, hi, lo = found
+            xa = list(g.nodes[ja].input)
+            if x not in xa or xa[0] == xa[1]:
+                continue
+            cos = xa[1] if xa[0] == x else xa[0]
+            return Match("rope", i, [i, ja, jb] + nodes, _emit_rope,
+                         {"x": x, "cos": cos, "sin": sin, "hi": hi, "lo": lo, "cat": nodes[0]})
+    return None
+
+
+def _last_dim_range(imp, j, shape):
+    """(start, end) of Slice node j when it slices only the last dim with
+    step 1, else None (Fallback when its bounds are not constants)."""
+    sn = imp.nodes[j]
+    if len(sn.input) > 1:
+        xs = [imp.get(n) if n else None for n in sn.input[1:]]
+        if not all(x is None or isinstance(x, Const) for x in xs):
+            raise Fallback
+        xs += [None] * (4 - len(xs))
+        starts, ends, axes, steps = (ints(x) if x is not None else None for x in xs)
+    else:
+        at = attrs_of(sn)
+        starts, ends, axes, steps = at["starts"], at["ends"], at.get("axes"), None
+    rank, out = len(shape), None
+    for axis, s, e, st in slice_params(shape, starts, ends, axes, steps):
+        if axis == rank - 1 and st == 1:
+            out = (s, e)
+        elif (s, e, st) != (0, shape[axis], 1):
+            return None
+    return out if out is not None else (0, shape[-1])
+
+
+def _emit_rope(imp, m):
+    d = m.data
+    x = imp.get(d["x"])
+    if not isinstance(x, Value) or x.dtype not in FLOAT_TYPES or x.rank < 1 or x.shape[-1] % 2:
+        raise Fallback
+    half = x.shape[-1] // 2
+    axis = attrs_of(imp.nodes[d["cat"]]).get("axis")
+    if axis is None or axis % x.rank != x.rank - 1 or \
+            _last_dim_range(imp, d["hi"], x.shape) != (half, x.shape[-1]) or \
+            _last_dim_range(imp, d["lo"], x.shape) != (0, half):
+        raise Fallback
+    ops = []
+    for t in (imp.get(d["cos"]), imp.get(d["sin"])):
+        dt = imp.fdt(t.dtype) if isinstance(t, Const) else getattr(t, "dtype", None)
+        if dt != x.dtype or t.rank > x.rank or broadcast_shapes(t.shape, x.shape) != x.shape:
+            raise Fallback
+        ops.append(t)
+    loc = imp.loc(imp.nodes[m.root])
+    vals = []
+    for t in ops:
+        v = imp.tensor(t)
+        if v.rank < x.rank:
+            v = imp.e.reshape(v, (1,) * (x.rank - v.rank) + v.shape, loc)
+        vals.append(v)
+    return [imp.e.rope(x, vals[0], vals[1], loc)]
+
+
 # ----------------------------------------------------------------- matmuls
 def _match_linear_bias(g, i):
     n = g.nodes[i]
@@ -311,7 +398,7 @@ def _emit_linear_bias(imp, m):
     if x.shape[-1] != k or b.array.size != n or b.shape[-1] != n or b.rank > x.rank:
         raise Fallback
     weight = imp.linear_weight(w, transposed, mm)
-    bias = _bias(imp, Const(b.array.reshape(n), b.dtype, b.source), x.dtype)
+    bias = _bias(imp, b, x.dtype, n, imp.loc(imp.nodes[m.root]))
     return [imp.e.linear(x, weight, bias, imp.loc(imp.nodes[m.root]))]
 
 
@@ -520,7 +607,7 @@ def _emit_attention(imp, m):
 # -------------------------------------------------------------- the finder
 MATCHERS = {
     "MatMul": (_match_attention, _match_matmul_tb),
-    "Add": (_match_linear_bias,),
+    "Add": (_match_rope, _match_linear_bias),
     "Mul": (_match_rms_weighted, _match_gelu, _match_silu, _match_rms),
     "Div": (_match_rms,),
 }

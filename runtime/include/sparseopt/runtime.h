@@ -261,6 +261,15 @@ SPARSEOPT_API sparseopt_status sparseopt_launch(sparseopt_function f,
  *                                         artifact dir, size must equal
  *                                         <bytes>), uploaded at load
  *   buffer <id> temp <bytes>              allocated at load, freed at destroy
+ *   arena <bytes>                         at most once, before the temps
+ *                                         that live in it: one allocation
+ *                                         that run-stage temps share
+ *   buffer <id> temp <bytes> arena <offset>
+ *                                         a temp at <offset> in the arena
+ *                                         (offset + bytes <= arena bytes);
+ *                                         the compiler lets temps whose
+ *                                         lifetimes do not overlap share
+ *                                         bytes
  *   launch <kernel> grid <gx> <gy> <gz> block <bx> <by> <bz> smem <bytes>
  *          args <arg>...                  (one line)
  *   gemm m=<M> n=<N> k=<K> in=<f16|bf16> out=<f16|bf16|f32> x=b<id> w=b<id>

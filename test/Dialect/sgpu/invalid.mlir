@@ -814,3 +814,93 @@ func.func @all_reduce_sync_send(%x: memref<16xf32>, %y: memref<8xf32>) {
   sgpu.all_reduce_sync %t, %y : memref<8xf32>
   return
 }
+
+// -----
+
+func.func @embedding_table_rank(%t: tensor<8xf32>, %ids: tensor<4xi64>) {
+  // expected-error @+1 {{'sgpu.embedding' op expects a static V x D table, got 'tensor<8xf32>'}}
+  %e = sgpu.embedding %t, %ids : tensor<8xf32>, tensor<4xi64> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_result(%t: tensor<8x16xf16>, %ids: tensor<2x4xi32>) {
+  // expected-error @+1 {{'sgpu.embedding' op result must be the ids' shape followed by D = 16 with the table's element type, got 'tensor<8x16xf16>'}}
+  %e = sgpu.embedding %t, %ids : tensor<8x16xf16>, tensor<2x4xi32> -> tensor<8x16xf16>
+  return
+}
+
+// -----
+
+func.func @embedding_ids_dynamic(%t: tensor<8x16xf16>, %ids: tensor<?xi64>) {
+  // expected-error @+1 {{'sgpu.embedding' op expects statically shaped ids, got 'tensor<?xi64>'}}
+  %e = sgpu.embedding %t, %ids : tensor<8x16xf16>, tensor<?xi64> -> tensor<4x16xf16>
+  return
+}
+
+// -----
+
+func.func @rope_odd(%x: tensor<2x5xf32>, %c: tensor<2x5xf32>) {
+  // expected-error @+1 {{'sgpu.rope' op the rotated dimension must be even, got 5}}
+  %y = sgpu.rope %x, %c, %c : tensor<2x5xf32>, tensor<2x5xf32>, tensor<2x5xf32> -> tensor<2x5xf32>
+  return
+}
+
+// -----
+
+func.func @rope_result(%x: tensor<2x4xf32>, %c: tensor<2x4xf32>) {
+  // expected-error @+1 {{'sgpu.rope' op result must have the input's type 'tensor<2x4xf32>', got 'tensor<2x4xf16>'}}
+  %y = sgpu.rope %x, %c, %c : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf16>
+  return
+}
+
+// -----
+
+func.func @rope_table_type(%x: tensor<2x4xf16>, %c: tensor<2x4xf32>) {
+  // expected-error @+1 {{'sgpu.rope' op cos must have the input's element type 'f16', got 'tensor<2x4xf32>'}}
+  %y = sgpu.rope %x, %c, %c : tensor<2x4xf16>, tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf16>
+  return
+}
+
+// -----
+
+func.func @rope_table_broadcast(%x: tensor<2x3x4xf32>, %c: tensor<1x3x4xf32>, %s: tensor<2x2x4xf32>) {
+  // expected-error @+1 {{'sgpu.rope' op sin 'tensor<2x2x4xf32>' does not broadcast to 'tensor<2x3x4xf32>'}}
+  %y = sgpu.rope %x, %c, %s : tensor<2x3x4xf32>, tensor<1x3x4xf32>, tensor<2x2x4xf32> -> tensor<2x3x4xf32>
+  return
+}
+
+// -----
+
+func.func @rope_table_rank(%x: tensor<2x4xf32>, %c: tensor<4xf32>) {
+  // expected-error @+1 {{'sgpu.rope' op cos must be static with the input's rank 2, got 'tensor<4xf32>'}}
+  %y = sgpu.rope %x, %c, %c : tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @rope_table_partial(%x: tensor<2x4xf32>, %c: tensor<2x1xf32>) {
+  // expected-error @+1 {{'sgpu.rope' op cos must cover the whole rotated dimension (4), got 'tensor<2x1xf32>'}}
+  %y = sgpu.rope %x, %c, %c : tensor<2x4xf32>, tensor<2x1xf32>, tensor<2x1xf32> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'sgpu.param' on argument #0 must be a non-empty string (the weight's qualified name), got ""}}
+func.func @param_empty(%w: tensor<4xf32> {sgpu.param = ""}) { return }
+
+// -----
+
+// expected-error @+1 {{'sgpu.param' is a function argument attribute (a weight bound by name), not an attribute of 'func.func'}}
+func.func @param_on_op() attributes {sgpu.param = "w"} { return }
+
+// -----
+
+func.func @config_not_dict(%q: tensor<1x1x4x16xf16>) {
+  // expected-error @+1 {{'sgpu.config' must be a dictionary of a lowering's choices, got "fast"}}
+  %o = sgpu.attention %q, %q, %q {scale = 0.25 : f32, sgpu.config = "fast"} : tensor<1x1x4x16xf16>, tensor<1x1x4x16xf16>, tensor<1x1x4x16xf16> -> tensor<1x1x4x16xf16>
+  return
+}

@@ -1,6 +1,6 @@
 """Prints the torch.fx import of a test model, for the lit tests of test/Import.
 
-    fx_models.py MODEL [--sparsity NAME=PATTERN]... [--dtype f16|bf16]
+    fx_models.py MODEL [--sparsity NAME=PATTERN]... [--dtype f16|bf16] [--weights params|constants]
 
 MODEL is one of the shared test models (test/python/models.py: mlp,
 gated-ffn, llama, sparse-linear-relu) or an error case (unfold, conv1d,
@@ -68,11 +68,12 @@ def main():
     ap.add_argument("model")
     ap.add_argument("--sparsity", action="append", default=[], metavar="NAME=PATTERN")
     ap.add_argument("--dtype")
+    ap.add_argument("--weights", default="params")
     args = ap.parse_args()
     sparsity = dict(s.split("=", 1) for s in args.sparsity)
     model, inputs = build(args.model)
     try:
-        text = import_fx(model, inputs, sparsity=sparsity or None, dtype=args.dtype)
+        text = import_fx(model, inputs, sparsity=sparsity or None, dtype=args.dtype, weights=args.weights)
     except ImportError_ as err:
         print("error: %s: %s" % (type(err).__name__, err), file=sys.stderr)
         return 1

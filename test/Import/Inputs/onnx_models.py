@@ -2,7 +2,7 @@
 """Prints the MLIR that the ONNX importer makes of a test model (lit driver).
 
     onnx_models.py <model-name> [--opset N] [--dtype f16] [--sparsity name=pattern ...]
-                   [--input-shape name=1x16 ...] [--file raw|truncated]
+                   [--input-shape name=1x16 ...] [--file raw|truncated] [--weights params|constants]
 
 Model names are those of test/python/onnx_models.py. `--file` writes the
 model to a temporary .onnx file first (`truncated`: its first half, `raw`:
@@ -43,10 +43,12 @@ def main():
     ap.add_argument("--sparsity", action="append")
     ap.add_argument("--input-shape", action="append")
     ap.add_argument("--file", choices=("model", "truncated", "raw"))
+    ap.add_argument("--weights", default="params")
     a = ap.parse_args()
     model = onnx_models.build(a.model, a.opset)
     shapes = {k: tuple(int(d) for d in v.split("x")) for k, v in pairs(a.input_shape, "--input-shape").items()}
-    kwargs = dict(sparsity=pairs(a.sparsity, "--sparsity") or None, input_shapes=shapes or None, dtype=a.dtype)
+    kwargs = dict(sparsity=pairs(a.sparsity, "--sparsity") or None, input_shapes=shapes or None, dtype=a.dtype,
+                  weights=a.weights)
     try:
         if a.file:
             data = model.SerializeToString()

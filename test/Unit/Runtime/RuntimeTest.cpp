@@ -609,6 +609,22 @@ TEST_F(ArtifactTest, ParsesStats) {
   EXPECT_EQ(sparseopt_program_num_stats(nullptr), -1);
 }
 
+TEST_F(ArtifactTest, ParsesArenaTemps) {
+  // Temps in the arena share its bytes (here two at offset 0, one past
+  // them), beside a temp with its own allocation.
+  ASSERT_EQ(parse("sparseopt-program 1\n"
+                  "module kernels.ptx\n"
+                  "buffer 0 input 0 8\n"
+                  "arena 512\n"
+                  "buffer 1 temp 256 arena 0\n"
+                  "buffer 2 temp 256 arena 256\n"
+                  "buffer 3 temp 128 arena 0\n"
+                  "buffer 4 temp 16\n"
+                  "launch k grid 1 1 1 block 32 1 1 smem 0 args b0 b1 b2 b3 b4\n"),
+            SPARSEOPT_OK)
+      << lastError();
+}
+
 TEST_F(ArtifactTest, ParsesEveryCheckPattern) {
   // 2:4 and (2N-2):2N for N = 2..8, the smallest group count.
   std::string manifest = "sparseopt-program 1\nmodule kernels.ptx\n"
@@ -768,7 +784,22 @@ const MalformedCase kMalformedCases[] = {
     {"NonNumericIndex", HEADER "buffer 0 input first 8\n",
      SPARSEOPT_ERROR_PARSE, 3, "slot index: expected an integer"},
     {"TempWithoutBytes", HEADER "buffer 0 temp\n", SPARSEOPT_ERROR_PARSE, 3,
-     "expected 'buffer <id> temp <bytes>'"},
+     "expected 'buffer <id> temp <bytes> [arena <offset>]'"},
+    {"TempArenaWithoutArena", HEADER "buffer 0 temp 8 arena 0\n",
+     SPARSEOPT_ERROR_PARSE, 3,
+     "temp buffer 0 lives in the arena, but no 'arena <bytes>' line "
+     "precedes it"},
+    {"TempPastArena", HEADER "arena 256\nbuffer 0 temp 16 arena 248\n",
+     SPARSEOPT_ERROR_PARSE, 4,
+     "temp buffer 0 (16 bytes at arena offset 248) does not fit in the arena "
+     "of 256 bytes"},
+    {"TempArenaBadKeyword", HEADER "arena 256\nbuffer 0 temp 16 at 0\n",
+     SPARSEOPT_ERROR_PARSE, 4,
+     "expected 'buffer <id> temp <bytes> [arena <offset>]'"},
+    {"DuplicateArena", HEADER "arena 256\narena 512\n", SPARSEOPT_ERROR_PARSE,
+     4, "duplicate arena (first declared at line 3)"},
+    {"ArenaWithoutBytes", HEADER "arena\n", SPARSEOPT_ERROR_PARSE, 3,
+     "expected 'arena <bytes>'"},
     {"InputExtraToken", HEADER "buffer 0 input 0 8 9\n", SPARSEOPT_ERROR_PARSE,
      3, "expected 'buffer <id> input <index> <bytes>'"},
     {"DuplicateInputIndex", HEADER "buffer 0 input 0 8\nbuffer 1 input 0 8\n",
@@ -1049,7 +1080,7 @@ const MalformedCase kMalformedGemmCases[] = {
     {"GemmUnknownDirectiveHint", GEMM_BUFFERS "matmul m=1\n",
      SPARSEOPT_ERROR_PARSE, 6,
      "unknown directive 'matmul' (expected 'module', 'buffer', 'launch', "
-     "'gemm', 'stage', 'check', 'allreduce', 'wait' or 'stat')"},
+     "'gemm', 'stage', 'check', 'allreduce', 'wait', 'stat' or 'arena')"},
 };
 
 #undef GEMM_BUFFERS

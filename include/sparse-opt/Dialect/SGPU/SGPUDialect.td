@@ -77,6 +77,15 @@ def SGPU_Dialect : Dialect {
         "sgpu.tensor_map_args";
     /// Residual-add attribute (unit): the add's block is in ladder form.
     static constexpr ::llvm::StringLiteral kLadderBlockAttr = "sgpu.ladder_block";
+    /// Function argument attribute (string): the argument is a weight the
+    /// caller binds once, as a program param, under this qualified name
+    /// (e.g. "layers.0.attn.q.weight"); the importers set it.
+    static constexpr ::llvm::StringLiteral kParamAttr = "sgpu.param";
+    /// Op attribute (dictionary): a lowering's choices for this op (e.g.
+    /// sgpu.attention: kernel = "auto" | "cuda-cores" | "tensor-cores",
+    /// rows_per_block = N), read by its conversion pattern; absent keys
+    /// take the pattern's defaults.
+    static constexpr ::llvm::StringLiteral kConfigAttr = "sgpu.config";
     /// Launch attribute: the program stage of a gpu.launch_func ("prepare").
     static constexpr ::llvm::StringLiteral kStageAttr = "sgpu.stage";
     /// Allocation attribute: the buffer (memref<Nxi32> or memref<Nxi64>) is

@@ -389,6 +389,53 @@ def SGPU_AttentionOp : SGPU_Op<"attention", [Pure]> {
   let hasVerifier = 1;
 }
 
+def SGPU_EmbeddingOp : SGPU_Op<"embedding", [Pure]> {
+  let summary = "row gather from an embedding table";
+  let description = [{
+    `y[i..., :] = table[ids[i...], :]` for a table `V x D` and integer ids of
+    any rank; the result has the ids' shape followed by `D`. An id outside
+    `[0, V)` gives a row of zeros (torch raises an error there; a compiled
+    program cannot, so it writes a defined value instead of reading outside
+    the table). The importers produce this op from `nn.Embedding`,
+    `F.embedding` and ONNX `Gather` on axis 0 of a 2-D table.
+
+    ```mlir
+    %x = sgpu.embedding %table, %ids : tensor<128x64xf16>, tensor<1x16xi64> -> tensor<1x16x64xf16>
+    ```
+  }];
+  let arguments = (ins SGPU_FloatTensor:$table,
+                       RankedTensorOf<[I32, I64]>:$ids);
+  let results = (outs SGPU_FloatTensor:$result);
+  let assemblyFormat = [{
+    $table `,` $ids attr-dict `:` type($table) `,` type($ids) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def SGPU_RopeOp : SGPU_Op<"rope", [Pure]> {
+  let summary = "rotary position embedding (rotate-half form)";
+  let description = [{
+    `y = x * cos + rotate_half(x) * sin` over the last dimension `D` (even),
+    with `rotate_half(x)[..., i] = -x[..., i + D/2]` for `i < D/2` and
+    `x[..., i - D/2]` above, computed in f32 and rounded once. `cos` and
+    `sin` have the rank and element type of `x` and broadcast to its shape
+    (each dimension equal to x's or 1), so one table serves every batch and
+    head. The importers produce this op from the `q * cos + rotate_half(q) *
+    sin` form of Llama-style models.
+
+    ```mlir
+    %y = sgpu.rope %q, %cos, %sin : tensor<1x4x16x16xf16>, tensor<1x1x16x16xf16>, tensor<1x1x16x16xf16> -> tensor<1x4x16x16xf16>
+    ```
+  }];
+  let arguments = (ins SGPU_FloatTensor:$input, SGPU_FloatTensor:$cos,
+                       SGPU_FloatTensor:$sin);
+  let results = (outs SGPU_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $cos `,` $sin attr-dict `:` type($input) `,` type($cos) `,` type($sin) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Kernel parameters
 //===----------------------------------------------------------------------===//

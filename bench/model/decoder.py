@@ -1,0 +1,204 @@
+"""The decoders the whole-model benchmarks and tests run: Llama-style
+(RMSNorm, RoPE, grouped-query attention, SwiGLU or ReLU MLP, untied LM head)
+and GPT-2-style (LayerNorm, learned positions, GELU MLP, tied LM head).
+
+Written so that the same module traces under torch 1.13 (the development
+machine: no `enable_gqa`, no `F.scaled_dot_product_attention`) and torch 2.x
+(the GPU machine): attention is the matmul -> scale -> masked_fill(causal
+buffer) -> softmax -> matmul form, and grouped-query heads are repeated with
+expand + reshape. Built with `device="meta"`, the parameters hold no memory;
+the small tables the importer reads or binds (the causal mask, the RoPE
+cos/sin tables) are always real CPU buffers.
+
+`ReLU` variants take `relu_shift`: every gate neuron gets the bias
+-relu_shift, so that with unit-variance gate outputs only the tail above the
+shift is active (2.58 -> about 0.5% of the neurons), the low activity TwELL
+is for; the dense program computes the same function.
+"""
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+@dataclass
+class Config:
+    vocab: int = 128
+    d: int = 64
+    layers: int = 2
+    heads: int = 4
+    kv_heads: int = 2
+    ffn: int = 128
+    seq: int = 16
+    style: str = "llama"        # llama | gpt2
+    act: str = "silu"           # silu | relu | gelu
+    relu_shift: float = 0.0     # relu only: gate bias -relu_shift
+    eps: float = 1e-5
+
+
+LLAMA_8B = Config(vocab=128256, d=4096, layers=32, heads=32, kv_heads=8, ffn=14336, seq=2048)
+# A GPT-2-style model of about the same size (d=4096, 32 layers, FFN 4d).
+GPT2_8B = Config(vocab=50304, d=4096, layers=32, heads=32, kv_heads=32, ffn=16384, seq=2048,
+                 style="gpt2", act="gelu")
+SMALL = Config(vocab=128, d=256, layers=2, heads=4, kv_heads=2, ffn=512, seq=32)
+SMALL_GPT2 = Config(vocab=128, d=256, layers=2, heads=4, kv_heads=4, ffn=1024, seq=32, style="gpt2", act="gelu")
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, d, eps, device=None):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(d, device=device))
+
+    def forward(self, x):
+        var = x.pow(2).mean(-1, keepdim=True)
+        return x * torch.rsqrt(var + self.eps) * self.weight
+
+
+def rotate_half(x):
+    half = x.size(-1) // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+class Attention(nn.Module):
+    def __init__(self, c: Config, device=None):
+        super().__init__()
+        self.heads, self.kv, self.hd = c.heads, c.kv_heads, c.d // c.heads
+        bias = c.style == "gpt2"
+        self.q = nn.Linear(c.d, c.heads * self.hd, bias=bias, device=device)
+        self.k = nn.Linear(c.d, c.kv_heads * self.hd, bias=bias, device=device)
+        self.v = nn.Linear(c.d, c.kv_heads * self.hd, bias=bias, device=device)
+        self.o = nn.Linear(c.heads * self.hd, c.d, bias=bias, device=device)
+        self.rope = c.style == "llama"
+
+    def repeat_kv(self, x):
+        b, kv, s, hd = x.shape
+        rep = self.heads // self.kv
+        if rep == 1:
+            return x
+        return x[:, :, None, :, :].expand(b, kv, rep, s, hd).reshape(b, kv * rep, s, hd)
+
+    def forward(self, x, cos, sin, mask):
+        b, s, _ = x.shape
+        q = self.q(x).view(b, s, self.heads, self.hd).transpose(1, 2)
+        k = self.k(x).view(b, s, self.kv, self.hd).transpose(1, 2)
+        v = self.v(x).view(b, s, self.kv, self.hd).transpose(1, 2)
+        if self.rope:
+            q = q * cos + rotate_half(q) * sin
+            k = k * cos + rotate_half(k) * sin
+        k, v = self.repeat_kv(k), self.repeat_kv(v)
+        scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(self.hd)
+        scores = scores.masked_fill(mask, float("-inf"))
+        probs = torch.softmax(scores, dim=-1)
+        out = torch.matmul(probs, v).transpose(1, 2).reshape(b, s, self.heads * self.hd)
+        return self.o(out)
+
+
+class MLP(nn.Module):
+    def __init__(self, c: Config, device=None):
+        super().__init__()
+        self.act = c.act
+        if c.style == "gpt2":
+            self.up = nn.Linear(c.d, c.ffn, device=device)
+            self.down = nn.Linear(c.ffn, c.d, device=device)
+            return
+        self.gate = nn.Linear(c.d, c.ffn, bias=c.act == "relu", device=device)
+        self.up = nn.Linear(c.d, c.ffn, bias=False, device=device)
+        self.down = nn.Linear(c.ffn, c.d, bias=False, device=device)
+
+    def forward(self, x):
+        if self.act == "gelu":
+            return self.down(F.gelu(self.up(x)))
+        g = self.gate(x)
+        g = F.silu(g) if self.act == "silu" else torch.relu(g)
+        return self.down(g * self.up(x))
+
+
+class Block(nn.Module):
+    def __init__(self, c: Config, device=None):
+        super().__init__()
+        norm = (lambda: RMSNorm(c.d, c.eps, device)) if c.style == "llama" else \
+            (lambda: nn.LayerNorm(c.d, eps=c.eps, device=device))
+        self.attn_norm, self.attn = norm(), Attention(c, device)
+        self.mlp_norm, self.mlp = norm(), MLP(c, device)
+
+    def forward(self, x, cos, sin, mask):
+        x = x + self.attn(self.attn_norm(x), cos, sin, mask)
+        return x + self.mlp(self.mlp_norm(x))
+
+
+class Decoder(nn.Module):
+    """forward(ids [B, S]) -> logits [B, S, vocab] for S = config.seq."""
+
+    def __init__(self, c: Config, device=None):
+        super().__init__()
+        self.config = c
+        self.embed = nn.Embedding(c.vocab, c.d, device=device)
+        if c.style == "gpt2":
+            self.pos = nn.Embedding(c.seq, c.d, device=device)
+        self.layers = nn.ModuleList([Block(c, device) for _ in range(c.layers)])
+        self.norm = RMSNorm(c.d, c.eps, device) if c.style == "llama" else nn.LayerNorm(c.d, eps=c.eps, device=device)
+        self.head = nn.Linear(c.d, c.vocab, bias=False, device=device)
+        if c.style == "gpt2":
+            self.head.weight = self.embed.weight  # tied
+        hd = c.d // c.heads
+        inv = 1.0 / (500000.0 ** (torch.arange(0, hd, 2).float() / hd))
+        ang = torch.outer(torch.arange(c.seq).float(), inv)
+        emb = torch.cat((ang, ang), dim=-1)
+        self.register_buffer("cos", emb.cos()[None, None], persistent=False)
+        self.register_buffer("sin", emb.sin()[None, None], persistent=False)
+        self.register_buffer("positions", torch.arange(c.seq), persistent=False)
+        self.register_buffer("mask", torch.triu(torch.ones(c.seq, c.seq, dtype=torch.bool), 1)[None, None],
+                             persistent=False)
+
+    def forward(self, ids):
+        x = self.embed(ids)
+        if self.config.style == "gpt2":
+            x = x + self.pos(self.positions)[None]
+        for layer in self.layers:
+            x = layer(x, self.cos, self.sin, self.mask)
+        return self.head(self.norm(x))
+
+
+def init_weights(model: Decoder, seed=0):
+    """Random weights with unit-scale activations (normal / sqrt(fan_in)),
+    norms at 1, and for relu_shift the gate bias -relu_shift."""
+    dev = next(model.parameters()).device
+    g = torch.Generator(device=dev).manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "norm" in name and p.dim() == 1 and name.endswith("weight"):
+                p.fill_(1.0)
+            elif p.dim() == 1:
+                p.zero_()
+            else:
+                p.normal_(0.0, 1.0 / math.sqrt(p.shape[-1]), generator=g)
+        shift = model.config.relu_shift
+        if model.config.act == "relu" and shift:
+            for layer in model.layers:
+                layer.mlp.gate.bias.fill_(-shift * 1.0)
+    return model
+
+
+def prune_nm(model: Decoder, n, m):
+    """Keeps the n largest of every m along K in every block linear weight
+    (q, k, v, o, gate, up, down); embedding and LM head stay dense."""
+    names = []
+    with torch.no_grad():
+        for name, mod in model.named_modules():
+            if isinstance(mod, nn.Linear) and name.startswith("layers."):
+                w = mod.weight
+                rows, k = w.shape
+                g = w.view(rows, k // m, m)
+                idx = g.abs().topk(n, dim=2).indices
+                keep = torch.zeros_like(g, dtype=torch.bool).scatter_(2, idx, True)
+                w.copy_((g * keep).view(rows, k))
+                names.append(name + ".weight")
+    return names
+
+
+def block_linear_names(model: Decoder):
+    return [n + ".weight" for n, mod in model.named_modules()
+            if isinstance(mod, nn.Linear) and n.startswith("layers.")]

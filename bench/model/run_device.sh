@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The GPU machine's half of the whole-model checks and timings. Everything
+# it needs was built on the compiler's machine into .carry/:
+#   lib/            libsparseopt_runtime.so
+#   attn/           python3 bench/model/check_attention.py compile --out .carry/attn
+#   <config>__<variant>/
+#                   python3 bench/model/run_prefill.py compile --config <config> \
+#                     --variant <variant> --out .carry/<config>__<variant>
+# Runs every case it finds and fails (exit 1) when any check fails; results
+# (JSON records and logs) go to $OUT (default /tmp/model-out).
+source "$(dirname "$0")/../device_env.sh" /tmp/model-out
+export SPARSEOPT_LIB_DIR="$carry/lib" SPARSEOPT_COMMIT="$commit"
+export LD_LIBRARY_PATH="$carry/lib:${LD_LIBRARY_PATH:-}"
+status=0
+
+if [ -d "$carry/attn" ]; then
+  step "attention kernels against torch"
+  python3 bench/model/check_attention.py run --dir "$carry/attn" --json "$out/attention_h200.json" || status=1
+fi
+for dir in "$carry"/*__*/; do
+  name="$(basename "$dir")"
+  [ -f "$dir/program.txt" ] || continue
+  config="${name%%__*}"; variant="${name#*__}"
+  case "$variant" in 24) variant="2:4";; 68) variant="6:8";; esac
+  step "prefill: $config $variant"
+  python3 bench/model/run_prefill.py run --config "$config" --variant "$variant" --dir "$dir" \
+    --json "$out/model_${name}_h200.json" || status=1
+done
+exit $status

@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Whole-model prefill: compile a decoder (bench/model/decoder.py) on the
+development machine from a meta-device module, run it on the GPU machine
+with the torch module's own random weights bound by name, and compare the
+logits with torch.
+
+  # development machine (libMLIR, torch 1.13): import + compile, no weights read
+  python3 bench/model/run_prefill.py compile --config llama8b --variant dense --out DIR
+  # GPU machine (torch 2.x): bind, run, check, time against torch eager
+  python3 bench/model/run_prefill.py run --config llama8b --variant dense --dir DIR --json OUT.json
+
+Variants: dense, 2:4, 6:8 (every block linear pruned to the pattern, the
+same pruned weights in torch), twell (the ReLU FFN with a gate shift that
+leaves about 0.5% of the neurons active; torch runs the same function).
+The check: max|ours - torch fp32| / max|torch fp32| over the logits must be
+at most max(2e-2, 2 x torch bf16's own error against the same fp32 forward).
+Exit status 1 when the check fails.
+"""
+import argparse
+import copy
+import datetime
+import json
+import os
+import pathlib
+import sys
+import time
+
+import torch
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "bench"))
+sys.path.insert(0, str(ROOT / "bench" / "model"))
+
+import decoder  # noqa: E402
+
+CONFIGS = {"llama8b": decoder.LLAMA_8B, "gpt2_8b": decoder.GPT2_8B,
+           "small": decoder.SMALL, "small_gpt2": decoder.SMALL_GPT2}
+PATTERNS = {"2:4": (2, 4), "6:8": (6, 8)}
+TWELL_SHIFT = 2.58  # P(N(0,1) > 2.58) = 0.5%
+
+
+def config_for(name, variant):
+    c = copy.deepcopy(CONFIGS[name])
+    if variant == "twell":
+        c.act, c.relu_shift = "relu", TWELL_SHIFT
+    return c
+
+
+def cmd_compile(args):
+    from sparse_opt.compiler import Compiler
+    from sparse_opt.importers.fx import import_fx
+    c = config_for(args.config, args.variant)
+    t0 = time.perf_counter()
+    model = decoder.Decoder(c, device="meta").eval()
+    sparsity = {}
+    if args.variant in PATTERNS:
+        sparsity = {n: args.variant for n in decoder.block_linear_names(model)}
+    ids = torch.zeros(1, c.seq, dtype=torch.long)
+    text = import_fx(model, (ids,), sparsity=sparsity or None, dtype=args.dtype, weights="params")
+    t1 = time.perf_counter()
+    out = pathlib.Path(args.out)
+    with Compiler() as comp:
+        module = comp.parse(text, filename="%s-%s.mlir" % (args.config, args.variant))
+        module.compile(out, chip=args.chip, twell=args.variant == "twell")
+    t2 = time.perf_counter()
+    size = sum(f.stat().st_size for f in out.iterdir() if f.is_file())
+    print("imported in %.1f s, compiled in %.1f s: %s (%.1f MB)" % (t1 - t0, t2 - t1, out, size / 1e6))
+    (out / "compile_time.json").write_text(json.dumps(
+        {"import_s": t1 - t0, "compile_s": t2 - t1, "bytes": size, "config": args.config,
+         "variant": args.variant}) + "\n")
+    return 0
+
+
+def rel_err(got, want):
+    return ((got.float() - want.float()).abs().max() / want.float().abs().max()).item()
+
+
+def cmd_run(args):
+    from sparse_opt import runtime
+    from timing import median_events_us
+    c = config_for(args.config, args.variant)
+    dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[args.dtype]
+    torch.manual_seed(0)
+    model = decoder.init_weights(decoder.Decoder(c, device="cuda").eval(), seed=0)
+    model = model.cuda()  # the buffers built on the CPU
+    if args.variant in PATTERNS:
+        decoder.prune_nm(model, *PATTERNS[args.variant])
+    ids = torch.randint(0, c.vocab, (1, c.seq), device="cuda", generator=torch.Generator("cuda").manual_seed(1))
+    with torch.no_grad():
+        ref = model(ids)                       # fp32 forward
+        model = model.to(dtype)
+        want = model(ids)                      # torch in the program's dtype
+    torch_err = rel_err(want, ref)
+    prog = runtime.load(pathlib.Path(args.dir))
+    prog.bind_module(model)
+    got = prog(ids)
+    torch.cuda.synchronize()
+    err = rel_err(got, ref)
+    bar = max(2e-2, 2 * torch_err)
+    ok = err <= bar
+    with torch.no_grad():
+        ours_us = median_events_us(lambda: prog(ids), warmup=3, reps=10)
+        torch_us = median_events_us(lambda: model(ids), warmup=3, reps=10)
+    tokens = ids.numel()
+    # The compiler's count (signature.json): params, inputs, outputs,
+    # constants, temporaries and the liveness-shared arena.
+    memory = json.loads((pathlib.Path(args.dir) / "signature.json").read_text()).get("memory", {})
+    peak = memory.get("peak")
+    rec = [{
+        "bench": "model", "variant": args.variant, "dtype": args.dtype,
+        "shape": {"layers": c.layers, "d": c.d, "heads": c.heads, "kv_heads": c.kv_heads, "F": c.ffn,
+                  "vocab": c.vocab, "batch": 1, "tokens": c.seq, "context": c.seq, "phase": "prefill",
+                  "style": c.style},
+        "ours_us": ours_us, "tokens_per_s": tokens / ours_us * 1e6,
+        "baselines": {"torch_eager": tokens / torch_us * 1e6},
+        "baselines_us": {"torch_eager": torch_us},
+        "speedup": torch_us / ours_us, "max_rel_err": err, "torch_max_rel_err": torch_err,
+        "tolerance": bar, "correct": ok, "peak_mem_bytes": peak,
+        "gpu": torch.cuda.get_device_name(0), "date": datetime.date.today().isoformat(),
+        "commit": os.environ.get("SPARSEOPT_COMMIT", "unknown"),
+        "timing": "eager calls, CUDA events, median of 10 after 3",
+        "command": "python3 bench/model/run_prefill.py run --config %s --variant %s --dir DIR --json OUT"
+                   % (args.config, args.variant),
+    }]
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(rec, indent=1) + "\n")
+    print("%s %s: max_rel_err %.3e (bar %.3e, torch %s %.3e) %s; ours %.0f tok/s, torch eager %.0f tok/s"
+          % (args.config, args.variant, err, bar, args.dtype, torch_err, "ok" if ok else "FAIL",
+             rec[0]["tokens_per_s"], rec[0]["baselines"]["torch_eager"]))
+    return 0 if ok else 1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    for name in ("compile", "run"):
+        p = sub.add_parser(name)
+        p.add_argument("--config", choices=sorted(CONFIGS), default="llama8b")
+        p.add_argument("--variant", choices=["dense", "2:4", "6:8", "twell"], default="dense")
+        p.add_argument("--dtype", choices=["bf16", "f16"], default="bf16")
+        if name == "compile":
+            p.add_argument("--out", required=True)
+            p.add_argument("--chip", default="sm_90a")
+        else:
+            p.add_argument("--dir", required=True)
+            p.add_argument("--json")
+    args = ap.parse_args()
+    return cmd_compile(args) if args.cmd == "compile" else cmd_run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+//===- AttentionKernels.h - the kernels of sgpu.attention -------*- C++ -*-===//
+//
+// Two kernel builders for sgpu.attention, chosen by AttentionToGPU.cpp:
+//
+//  * cuda-cores (AttentionToGPU.cpp): one warp per query row, any dtype,
+//    masks, head sizes up to 256; the correctness baseline.
+//  * tensor-cores (AttentionMmaKernel.cpp): flash attention on
+//    mma.sync.m16n8k16 for f16/bf16, causal or unmasked, equal q/k and v
+//    head sizes that are multiples of 16 up to 128.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPARSEOPT_LIB_CONVERSION_ATTENTIONKERNELS_H
+#define SPARSEOPT_LIB_CONVERSION_ATTENTIONKERNELS_H
+
+#include "sparse-opt/Dialect/SGPU/SGPU.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+#include <string>
+
+namespace mlir {
+namespace sgpu {
+
+/// The tensor-core kernel's shape: a block of kMmaWarps warps owns
+/// kMmaQueryRows query rows (16 per warp) of one (batch, head) and walks
+/// the keys in tiles of kMmaKeyTile staged in shared memory.
+inline constexpr int64_t kMmaWarps = 4;
+inline constexpr int64_t kMmaQueryRows = 16 * kMmaWarps;
+inline constexpr int64_t kMmaKeyTile = 64;
+
+/// Why the tensor-core kernel cannot run `op` (empty when it can).
+std::string whyNoAttentionMma(AttentionOp op);
+
+/// Blocks of the tensor-core kernel's grid for `op`.
+int64_t attentionMmaBlocks(AttentionOp op);
+
+/// The workgroup buffers of the tensor-core kernel (K tile, transposed V
+/// tile), to pass to createKernel.
+SmallVector<Type> attentionMmaWorkgroup(OpBuilder &b, AttentionOp op);
+
+/// Builds the tensor-core kernel's body into `func` (arguments q, k, v, out;
+/// the workgroup buffers of attentionMmaWorkgroup), at `b`'s insertion
+/// point.
+void buildAttentionMmaKernel(OpBuilder &b, Location loc, AttentionOp op,
+                             gpu::GPUFuncOp func);
+
+} // namespace sgpu
+} // namespace mlir
+
+#endif // SPARSEOPT_LIB_CONVERSION_ATTENTIONKERNELS_H

@@ -1,0 +1,268 @@
+//===- AttentionToGPU.cpp - sgpu.attention as a generated kernel ----------===//
+//
+// A first, correct kernel for every sgpu.attention the verifier accepts
+// (any dtype, GQA, causal, i1 or float masks broadcast over B x H x Sq x
+// Sk), with head sizes up to 256. Mapping: one warp per query row (batch
+// b, head h, position i), `rows_per_block` warps per block (sgpu.config,
+// default 4). Lane l holds q[c] and the f32 accumulator for the columns
+// c = l + 32a. The warp walks the keys j visible to the row once, with the
+// online softmax of flash attention:
+//
+//   s    = scale * sum_c q[c] k[j, c]        (one butterfly sum per key)
+//   m'   = max(m, s);  corr = e^(m - m');  p = e^(s - m')
+//   l    = l * corr + p;  acc = acc * corr + p * v[j, :]
+//
+// and writes acc / l. A causal row stops at key i + (Sk - Sq), so the
+// masked half of the keys is never read. A row whose every key is masked
+// gives 0/0 = NaN, as the CPU reference and torch do.
+//
+// This kernel runs on CUDA cores and reads K and V once per query row
+// (from L2 for all but the first row of a block): it is the correctness
+// baseline, taken for what the tensor-core kernel (AttentionMmaKernel.cpp)
+// does not cover: f32, explicit masks, other head sizes. sgpu.config
+// `kernel` = "cuda-cores" | "tensor-cores" | "auto" (the default: tensor
+// cores wherever they apply) overrides the choice.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionKernels.h"
+#include "GPUKernel.h"
+#include "IndexMath.h"
+#include "ModelOpsToGPU.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::sgpu;
+
+namespace {
+
+constexpr int64_t kWarp = 32;
+constexpr int64_t kMaxHeadSize = 256;
+
+/// Builds the kernel body; see the file comment.
+struct AttentionKernelBuilder {
+  OpBuilder &b;
+  Location loc;
+  IndexMath im;
+  AttentionOp op;
+  int64_t batch, heads, sq, d, group, sk, dv, warps;
+  float scale;
+
+  AttentionKernelBuilder(OpBuilder &b, Location loc, AttentionOp op,
+                         int64_t warps)
+      : b(b), loc(loc), im{b, loc}, op(op), warps(warps) {
+    auto qt = op.getQuery().getType(), kt = op.getKey().getType(),
+         vt = op.getValue().getType();
+    batch = qt.getDimSize(0);
+    heads = qt.getDimSize(1);
+    sq = qt.getDimSize(2);
+    d = qt.getDimSize(3);
+    group = heads / kt.getDimSize(1);
+    sk = kt.getDimSize(2);
+    dv = vt.getDimSize(3);
+    scale = op.getScale().convertToFloat();
+  }
+
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32Type(),
+                                     b.getF32FloatAttr(v));
+  }
+  Value addf(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value mulf(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
+
+  /// `mem[idx..., c]` in f32 for c = lane + 32a, 0 past `n` columns.
+  Value loadColumn(Value mem, SmallVector<Value> idx, Value lane, int64_t a,
+                   int64_t n) {
+    Value c = im.add(lane, a * kWarp);
+    Value in = (a + 1) * kWarp <= n ? Value() : im.lt(c, n);
+    idx.push_back(im.clamp(c, in));
+    Value v = im.loadF32(mem, idx);
+    return in ? arith::SelectOp::create(b, loc, in, v, f32(0)).getResult()
+              : v;
+  }
+
+  void build(gpu::GPUFuncOp func) {
+    Value q = func.getArgument(0), k = func.getArgument(1),
+          v = func.getArgument(2);
+    Value mask = op.getMask() ? func.getArgument(3) : Value();
+    Value out = func.getArgument(op.getMask() ? 4 : 3);
+    Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+    Value lane = im.rem(tid, kWarp), warp = im.div(tid, kWarp);
+    Value row = im.add(
+        im.mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x), warps),
+        warp);
+    int64_t nq = (d + kWarp - 1) / kWarp, nv = (dv + kWarp - 1) / kWarp;
+    Value negInf = f32(-std::numeric_limits<double>::infinity());
+
+    im.ifThen(im.lt(row, batch * heads * sq), [&] {
+      Value i = im.rem(row, sq), bh = im.div(row, sq);
+      Value h = im.rem(bh, heads), bi = im.div(bh, heads);
+      Value hk = im.div(h, group);
+      SmallVector<Value> qv;
+      for (int64_t a = 0; a < nq; ++a)
+        qv.push_back(loadColumn(q, {bi, h, i}, lane, a, d));
+      // Keys [0, end): all of them, or up to i + (Sk - Sq) when causal.
+      Value end = im.c(sk);
+      if (op.getCausal()) {
+        Value last = arith::AddIOp::create(b, loc, i, im.c(sk - sq + 1));
+        end = arith::MinSIOp::create(
+            b, loc, im.c(sk), arith::MaxSIOp::create(b, loc, last, im.c(0)));
+      }
+      SmallVector<Value> init = {negInf, f32(0)};
+      for (int64_t a = 0; a < nv; ++a)
+        init.push_back(f32(0));
+      auto loop = scf::ForOp::create(
+          b, loc, im.c(0), end, im.c(1), init,
+          [&](OpBuilder &, Location, Value j, ValueRange state) {
+            Value dot = f32(0);
+            for (int64_t a = 0; a < nq; ++a)
+              dot = addf(dot,
+                         mulf(qv[a], loadColumn(k, {bi, hk, j}, lane, a, d)));
+            Value s = mulf(warpAllSum(b, loc, dot), f32(scale));
+            if (mask)
+              s = applyMask(mask, s, {bi, h, i, j}, negInf);
+            Value m = state[0];
+            Value mNew = arith::MaximumFOp::create(b, loc, m, s);
+            // Nothing visible yet: keep the exponents finite (corr = 1).
+            Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                               mNew, negInf);
+            Value base = arith::SelectOp::create(b, loc, none, f32(0), mNew);
+            Value corr = exp(arith::SubFOp::create(b, loc, m, base));
+            Value p = exp(arith::SubFOp::create(b, loc, s, base));
+            SmallVector<Value> next = {mNew, addf(mulf(state[1], corr), p)};
+            for (int64_t a = 0; a < nv; ++a)
+              next.push_back(
+                  addf(mulf(state[2 + a], corr),
+                       mulf(p, loadColumn(v, {bi, hk, j}, lane, a, dv))));
+            scf::YieldOp::create(b, loc, next);
+          });
+      Value l = loop.getResult(1);
+      for (int64_t a = 0; a < nv; ++a) {
+        Value c = im.add(lane, a * kWarp);
+        Value result = arith::DivFOp::create(b, loc, loop.getResult(2 + a), l);
+        auto store = [&] { im.storeRounded(result, out, {bi, h, i, c}); };
+        im.ifThen((a + 1) * kWarp <= dv ? Value() : im.lt(c, dv), store);
+      }
+    });
+  }
+
+  /// The score `s` of position (b, h, i, j) under the mask, broadcast from
+  /// its trailing dimensions: a false i1 removes the key, a float is added.
+  Value applyMask(Value mask, Value s, ArrayRef<Value> full, Value negInf) {
+    auto mt = cast<MemRefType>(mask.getType());
+    SmallVector<Value> idx;
+    for (int64_t a = 0; a < mt.getRank(); ++a) {
+      int64_t dim = 4 - mt.getRank() + a;
+      idx.push_back(mt.getDimSize(a) == 1 ? im.c(0) : full[dim]);
+    }
+    Value m = memref::LoadOp::create(b, loc, mask, idx);
+    if (mt.getElementType().isInteger(1))
+      return arith::SelectOp::create(b, loc, m, s, negInf);
+    return addf(s, im.toF32(m));
+  }
+};
+
+/// The kernel for `op`: sgpu.config `kernel` = "tensor-cores" or
+/// "cuda-cores", else (absent or "auto") tensor cores wherever they apply.
+bool useTensorCores(AttentionOp op) {
+  StringRef kernel = configString(op, "kernel", "auto");
+  if (kernel == "cuda-cores")
+    return false;
+  return whyNoAttentionMma(op).empty();
+}
+
+struct AttentionToGPU : OpConversionPattern<AttentionOp> {
+  KernelSink &sink;
+  AttentionToGPU(MLIRContext *ctx, KernelSink &sink)
+      : OpConversionPattern(ctx), sink(sink) {}
+
+  LogicalResult
+  matchAndRewrite(AttentionOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!whyNoAttentionKernel(op).empty())
+      return rewriter.notifyMatchFailure(op, whyNoAttentionKernel(op));
+    Location loc = op.getLoc();
+    auto rt = op.getResult().getType();
+    int64_t warps = configInt(op, "rows_per_block", 4);
+    int64_t rows = rt.getDimSize(0) * rt.getDimSize(1) * rt.getDimSize(2);
+    bool tensorCores = useTensorCores(op);
+    Value out = memref::AllocOp::create(rewriter, loc, memrefTypeOf(rt));
+    if (rt.getNumElements() != 0 && tensorCores) {
+      OpBuilder kb = sink.builder();
+      SmallVector<Type> argTypes = {memrefTypeOf(op.getQuery().getType()),
+                                    memrefTypeOf(op.getKey().getType()),
+                                    memrefTypeOf(op.getValue().getType()),
+                                    memrefTypeOf(rt)};
+      SmallVector<Value> args = {readBuffer(rewriter, loc, adaptor.getQuery()),
+                                 readBuffer(rewriter, loc, adaptor.getKey()),
+                                 readBuffer(rewriter, loc, adaptor.getValue()),
+                                 out};
+      auto func = createKernel(kb, loc, sink.symbols,
+                               sink.name("sgpu_attention_mma"), argTypes,
+                               attentionMmaWorkgroup(kb, op),
+                               32 * kMmaWarps);
+      buildAttentionMmaKernel(kb, loc, op, func);
+      finishKernel(kb, loc, func);
+      launchKernel(rewriter, loc, func, attentionMmaBlocks(op),
+                   32 * kMmaWarps, args);
+    } else if (rt.getNumElements() != 0) {
+      OpBuilder kb = sink.builder();
+      SmallVector<Type> argTypes = {memrefTypeOf(op.getQuery().getType()),
+                                    memrefTypeOf(op.getKey().getType()),
+                                    memrefTypeOf(op.getValue().getType())};
+      SmallVector<Value> args = {readBuffer(rewriter, loc, adaptor.getQuery()),
+                                 readBuffer(rewriter, loc, adaptor.getKey()),
+                                 readBuffer(rewriter, loc, adaptor.getValue())};
+      if (Value mask = adaptor.getMask()) {
+        argTypes.push_back(memrefTypeOf(mask.getType()));
+        args.push_back(readBuffer(rewriter, loc, mask));
+      }
+      argTypes.push_back(memrefTypeOf(rt));
+      args.push_back(out);
+      auto func = createKernel(kb, loc, sink.symbols,
+                               sink.name("sgpu_attention"), argTypes, {},
+                               warps * kWarp);
+      AttentionKernelBuilder(kb, loc, op, warps).build(func);
+      finishKernel(kb, loc, func);
+      launchKernel(rewriter, loc, func, (rows + warps - 1) / warps,
+                   warps * kWarp, args);
+    }
+    rewriter.replaceOpWithNewOp<bufferization::ToTensorOp>(
+        op, rt, out, /*restrict=*/rewriter.getUnitAttr(),
+        /*writable=*/rewriter.getUnitAttr());
+    return success();
+  }
+};
+
+} // namespace
+
+std::string mlir::sgpu::whyNoAttentionKernel(AttentionOp op) {
+  int64_t d = op.getQuery().getType().getDimSize(3),
+          dv = op.getValue().getType().getDimSize(3);
+  if (d > kMaxHeadSize || dv > kMaxHeadSize)
+    return "the attention kernel keeps a head's columns in registers, at "
+           "most " +
+           std::to_string(kMaxHeadSize) + " per head (got " +
+           std::to_string(d) + " and " + std::to_string(dv) + ")";
+  int64_t warps = configInt(op, "rows_per_block", 4);
+  if (warps < 1 || warps > 32)
+    return "sgpu.config rows_per_block must be 1..32, got " +
+           std::to_string(warps);
+  StringRef kernel = configString(op, "kernel", "auto");
+  if (kernel != "auto" && kernel != "cuda-cores" && kernel != "tensor-cores")
+    return "sgpu.config kernel must be auto, cuda-cores or tensor-cores, "
+           "got '" +
+           kernel.str() + "'";
+  if (kernel == "tensor-cores" && !whyNoAttentionMma(op).empty())
+    return "the tensor-core kernel does not take it: " + whyNoAttentionMma(op);
+  return "";
+}
+
+void mlir::sgpu::populateAttentionToGPUPatterns(RewritePatternSet &patterns,
+                                                KernelSink &sink) {
+  patterns.add<AttentionToGPU>(patterns.getContext(), sink);
+}

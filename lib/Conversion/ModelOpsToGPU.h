@@ -1,0 +1,70 @@
+//===- ModelOpsToGPU.h - conversion patterns for model-block ops -*- C++ -*-===//
+//
+// The GPU lowerings of the ops that whole models add around the GEMMs
+// (sgpu.embedding, sgpu.rope, sgpu.attention), as OpConversionPatterns run
+// by convert-sgpu-to-gpu with applyPartialConversion. Each pattern writes
+// its kernel into the pass's gpu.module through a KernelSink and replaces
+// the op by a launch on the host plus the tensor of the buffer it writes.
+// Choices a pattern makes (block shape, ...) come from the op's
+// `sgpu.config` dictionary when present, else from the pattern's default.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SPARSEOPT_LIB_CONVERSION_MODELOPSTOGPU_H
+#define SPARSEOPT_LIB_CONVERSION_MODELOPSTOGPU_H
+
+#include "sparse-opt/Dialect/SGPU/SGPU.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <string>
+
+namespace mlir {
+namespace sgpu {
+
+/// Where the patterns put their kernels: the gpu.module, its symbol table
+/// and a counter per kernel family for unique names.
+struct KernelSink {
+  gpu::GPUModuleOp module;
+  SymbolTable &symbols;
+  llvm::StringMap<size_t> counts;
+
+  KernelSink(gpu::GPUModuleOp module, SymbolTable &symbols)
+      : module(module), symbols(symbols) {}
+  /// `base_<n>`, n counting the kernels of that family.
+  std::string name(StringRef base) {
+    return (base + "_" + std::to_string(counts[base]++)).str();
+  }
+  /// A builder at the end of the gpu.module's body.
+  OpBuilder builder() {
+    OpBuilder kb(module.getBodyRegion());
+    kb.setInsertionPointToEnd(module.getBody());
+    return kb;
+  }
+};
+
+/// An integer choice of `op`'s `sgpu.config` dictionary, or `fallback`.
+int64_t configInt(Operation *op, StringRef key, int64_t fallback);
+/// A string choice of `op`'s `sgpu.config` dictionary, or `fallback`.
+StringRef configString(Operation *op, StringRef key, StringRef fallback);
+
+/// Why sgpu.attention `op` has no GPU kernel (empty when it has one).
+std::string whyNoAttentionKernel(AttentionOp op);
+
+void populateEmbeddingToGPUPatterns(RewritePatternSet &patterns,
+                                    KernelSink &sink);
+void populateRopeToGPUPatterns(RewritePatternSet &patterns, KernelSink &sink);
+void populateAttentionToGPUPatterns(RewritePatternSet &patterns,
+                                    KernelSink &sink);
+
+/// Runs the three families' patterns over `module`: every sgpu.embedding,
+/// sgpu.rope and sgpu.attention becomes a kernel launch.
+LogicalResult convertModelOpsToGPU(ModuleOp module, KernelSink &sink);
+
+} // namespace sgpu
+} // namespace mlir
+
+#endif // SPARSEOPT_LIB_CONVERSION_MODELOPSTOGPU_H

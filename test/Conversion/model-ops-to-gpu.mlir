@@ -1,0 +1,75 @@
+// The model-block ops become kernels of their own conversion patterns
+// (ModelOpsToGPU.h): embedding gather, RoPE, and attention on tensor cores
+// (f16/bf16, causal or unmasked) or CUDA cores (f32, masks, sgpu.config).
+// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu | FileCheck %s
+
+// CHECK-LABEL: func.func @embedding
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_embedding_0 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in
+// CHECK-SAME: args(%{{.*}} : memref<128x64xbf16>, %{{.*}} : memref<16xi64>, %{{.*}} : memref<16x64xbf16>)
+// CHECK: gpu.func @sgpu_embedding_0(%{{.*}}: memref<128x64xbf16>, %{{.*}}: memref<16xi64>, %{{.*}}: memref<16x64xbf16>) kernel
+// Ids outside [0, V) read row 0 and give 0.
+// CHECK: arith.cmpi sge
+// CHECK: arith.cmpi slt
+// CHECK: memref.load
+// CHECK: arith.select
+func.func @embedding(%t: tensor<128x64xbf16>, %ids: tensor<2x8xi64>) -> tensor<2x8x64xbf16> {
+  %e = sgpu.embedding %t, %ids : tensor<128x64xbf16>, tensor<2x8xi64> -> tensor<2x8x64xbf16>
+  return %e : tensor<2x8x64xbf16>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @rope
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_rope_0
+// CHECK-SAME: args(%{{.*}} : memref<2048xf16>, %{{.*}} : memref<256xf16>, %{{.*}} : memref<256xf16>, %{{.*}} : memref<2048xf16>)
+// CHECK: gpu.func @sgpu_rope_0
+// CHECK: arith.negf
+// CHECK: arith.mulf
+// CHECK: arith.addf
+func.func @rope(%x: tensor<1x8x16x16xf16>, %c: tensor<1x1x16x16xf16>, %s: tensor<1x1x16x16xf16>) -> tensor<1x8x16x16xf16> {
+  %y = sgpu.rope %x, %c, %s : tensor<1x8x16x16xf16>, tensor<1x1x16x16xf16>, tensor<1x1x16x16xf16> -> tensor<1x8x16x16xf16>
+  return %y : tensor<1x8x16x16xf16>
+}
+
+// -----
+
+// Causal GQA attention in bf16: the tensor-core kernel, one block per 64
+// query rows and head (2 x 8 = 16 blocks of 128 threads), K and V^T tiles
+// in shared memory.
+// CHECK-LABEL: func.func @attention_mma
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_attention_mma_0 blocks in (%[[G:.*]], %{{.*}}, %{{.*}}) threads in (%[[T:.*]], %{{.*}}, %{{.*}})
+// CHECK: gpu.func @sgpu_attention_mma_0({{.*}}) workgroup(%{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>>) kernel
+// CHECK-COUNT-2: gpu.barrier
+// CHECK: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// CHECK: llvm.nvvm.ex2.approx.f32
+// CHECK: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+func.func @attention_mma(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>) -> tensor<1x8x128x64xbf16> {
+  %o = sgpu.attention %q, %k, %v {causal, scale = 0.125 : f32} : tensor<1x8x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return %o : tensor<1x8x128x64xbf16>
+}
+
+// -----
+
+// f32 (and masks) take the CUDA-core kernel: one warp per query row.
+// CHECK-LABEL: func.func @attention_f32_mask
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_attention_0
+// CHECK-SAME: memref<1x1x16x16xi1>
+// CHECK: gpu.func @sgpu_attention_0
+// CHECK: gpu.shuffle xor
+// CHECK: math.exp
+// CHECK-NOT: mma.sync
+func.func @attention_f32_mask(%q: tensor<1x2x16x32xf32>, %m: tensor<1x1x16x16xi1>) -> tensor<1x2x16x32xf32> {
+  %o = sgpu.attention %q, %q, %q mask(%m : tensor<1x1x16x16xi1>) {scale = 0.25 : f32} : tensor<1x2x16x32xf32>, tensor<1x2x16x32xf32>, tensor<1x2x16x32xf32> -> tensor<1x2x16x32xf32>
+  return %o : tensor<1x2x16x32xf32>
+}
+
+// -----
+
+// sgpu.config chooses the CUDA-core kernel for an op tensor cores could run.
+// CHECK-LABEL: func.func @attention_config
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_attention_0 blocks in
+// CHECK-NOT: mma.sync
+func.func @attention_config(%q: tensor<1x2x16x32xf16>) -> tensor<1x2x16x32xf16> {
+  %o = sgpu.attention %q, %q, %q {causal, scale = 0.25 : f32, sgpu.config = {kernel = "cuda-cores", rows_per_block = 8 : i64}} : tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16> -> tensor<1x2x16x32xf16>
+  return %o : tensor<1x2x16x32xf16>
+}
