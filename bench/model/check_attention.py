@@ -26,27 +26,36 @@ sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 TOL = {"bf16": 2e-2, "f16": 5e-3, "f32": 1e-4}
-# name: (B, H, Hkv, Sq, Sk, D, dtype, causal, mask, kernel)
+# name: (B, H, Hkv, Sq, Sk, D, dtype, causal, mask, sgpu.config); the cases
+# in TIMED are also timed against torch's SDPA backends.
 CASES = {
-    "llama8b_prefill": (1, 32, 8, 2048, 2048, 128, "bf16", True, False, "auto"),
-    "gqa_tail_f16": (2, 4, 2, 100, 100, 64, "f16", True, False, "auto"),
-    "offset_causal": (1, 8, 2, 16, 80, 128, "bf16", True, False, "auto"),
-    "full_d32": (1, 4, 4, 77, 77, 32, "bf16", False, False, "auto"),
-    "cuda_cores_f32": (1, 4, 2, 64, 64, 64, "f32", True, False, "auto"),
-    "cuda_cores_mask": (1, 2, 2, 32, 48, 64, "bf16", False, True, "auto"),
-    "cuda_cores_forced": (1, 4, 4, 128, 128, 128, "bf16", True, False, "cuda-cores"),
+    "llama8b_prefill": (1, 32, 8, 2048, 2048, 128, "bf16", True, False, {}),
+    "llama8b_prefill_w8": (1, 32, 8, 2048, 2048, 128, "bf16", True, False, {"warps": 8}),
+    "llama8b_prefill_w2": (1, 32, 8, 2048, 2048, 128, "bf16", True, False, {"warps": 2}),
+    "llama8b_full": (1, 32, 8, 2048, 2048, 128, "bf16", False, False, {}),
+    "gqa_tail_f16": (2, 4, 2, 100, 100, 64, "f16", True, False, {}),
+    "offset_causal": (1, 8, 2, 16, 80, 128, "bf16", True, False, {}),
+    "full_d32": (1, 4, 4, 77, 77, 32, "bf16", False, False, {}),
+    "small_d16_w8": (1, 2, 1, 40, 40, 16, "bf16", True, False, {"warps": 8}),
+    "cuda_cores_f32": (1, 4, 2, 64, 64, 64, "f32", True, False, {}),
+    "cuda_cores_mask": (1, 2, 2, 32, 48, 64, "bf16", False, True, {}),
+    "cuda_cores_forced": (1, 4, 4, 128, 128, 128, "bf16", True, False, {"kernel": "cuda-cores"}),
 }
+TIMED = ("llama8b_prefill", "llama8b_prefill_w8", "llama8b_prefill_w2", "llama8b_full",
+         "cuda_cores_forced")
 
 
 def mlir_for(case):
-    b, h, hkv, sq, sk, d, dt, causal, mask, kernel = case
+    b, h, hkv, sq, sk, d, dt, causal, mask, config = case
     q = "tensor<%dx%dx%dx%dx%s>" % (b, h, sq, d, dt)
     kv = "tensor<%dx%dx%dx%dx%s>" % (b, hkv, sk, d, dt)
     attrs = ["scale = %.9e : f32" % (d ** -0.5)]
     if causal:
         attrs.insert(0, "causal")
-    if kernel != "auto":
-        attrs.append('sgpu.config = {kernel = "%s"}' % kernel)
+    if config:
+        attrs.append("sgpu.config = {%s}" % ", ".join(
+            '%s = "%s"' % (k, v) if isinstance(v, str) else "%s = %d : i64" % (k, v)
+            for k, v in config.items()))
     args = "%%q: %s, %%k: %s, %%v: %s" % (q, kv, kv)
     m = ""
     if mask:
@@ -77,7 +86,7 @@ def cmd_run(args):
     g = torch.Generator("cuda").manual_seed(0)
     records, ok_all = [], True
     for name, case in CASES.items():
-        b, h, hkv, sq, sk, d, dt, causal, use_mask, kernel = case
+        b, h, hkv, sq, sk, d, dt, causal, use_mask, config = case
         t = dtypes[dt]
         q = torch.randn(b, h, sq, d, device="cuda", generator=g).to(t)
         k = torch.randn(b, hkv, sk, d, device="cuda", generator=g).to(t)
@@ -101,13 +110,13 @@ def cmd_run(args):
         ok_all &= ok
         rec = {"bench": "attention", "variant": name, "dtype": dt,
                "shape": {"batch": b, "heads": h, "kv_heads": hkv, "Sq": sq, "Sk": sk, "D": d,
-                         "causal": causal, "mask": use_mask, "kernel": kernel},
+                         "causal": causal, "mask": use_mask, "config": config},
                "max_rel_err": err, "tolerance": TOL[dt], "correct": ok,
                "gpu": torch.cuda.get_device_name(0), "date": datetime.date.today().isoformat(),
                "commit": os.environ.get("SPARSEOPT_COMMIT", "unknown"),
                "command": "python3 bench/model/check_attention.py run --dir DIR --json OUT"}
         line = "%-18s err %.2e (tol %.0e) %s" % (name, err, TOL[dt], "ok" if ok else "FAIL")
-        if name == "llama8b_prefill" or name == "cuda_cores_forced":
+        if name in TIMED:
             ours, method = median_us(lambda: prog(q, k, v))
             rec["ours_us"], rec["timing"] = ours, method
             base = {}

@@ -10,6 +10,10 @@ expand + reshape. Built with `device="meta"`, the parameters hold no memory;
 the small tables the importer reads or binds (the causal mask, the RoPE
 cos/sin tables) are always real CPU buffers.
 
+`tp_markers` adds the tensor-parallel all-reduce markers (identities in
+torch, sgpu.all_reduce once imported) after every block, and `ladder` runs
+the residual stream in ladder form, the model sgpu-ladder-residual makes.
+
 `ReLU` variants take `relu_shift`: every gate neuron gets the bias
 -relu_shift, so that with unit-variance gate outputs only the tail above the
 shift is active (2.58 -> about 0.5% of the neurons), the low activity TwELL
@@ -21,6 +25,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from sparse_opt.markers import all_reduce
 
 
 @dataclass
@@ -36,6 +42,8 @@ class Config:
     act: str = "silu"           # silu | relu | gelu
     relu_shift: float = 0.0     # relu only: gate bias -relu_shift
     eps: float = 1e-5
+    tp_markers: bool = False    # all_reduce markers after every block (TP 1)
+    ladder: bool = False        # ladder residuals (implies tp_markers)
 
 
 LLAMA_8B = Config(vocab=128256, d=4096, layers=32, heads=32, kv_heads=8, ffn=14336, seq=2048)
@@ -157,9 +165,28 @@ class Decoder(nn.Module):
         x = self.embed(ids)
         if self.config.style == "gpt2":
             x = x + self.pos(self.positions)[None]
-        for layer in self.layers:
-            x = layer(x, self.cos, self.sin, self.mask)
+        if self.config.ladder:
+            x = self._ladder(x)
+        elif self.config.tp_markers:
+            for layer in self.layers:
+                x = x + all_reduce(layer.attn(layer.attn_norm(x), self.cos, self.sin, self.mask))
+                x = x + all_reduce(layer.mlp(layer.mlp_norm(x)))
+        else:
+            for layer in self.layers:
+                x = layer(x, self.cos, self.sin, self.mask)
         return self.head(self.norm(x))
+
+    def _ladder(self, x):
+        """Ladder residuals (DESIGN.md section 5), the form sgpu-ladder-residual
+        gives every layer: block i reads the stream one block stale,
+        x_i = x_{i-1} + all_reduce(f_i(norm(x_{i-2}))), the first two
+        blocks reading the embedding."""
+        stale, current = x, x
+        for layer in self.layers:
+            attn = lambda h, layer=layer: layer.attn(h, self.cos, self.sin, self.mask)
+            for norm, f in ((layer.attn_norm, attn), (layer.mlp_norm, layer.mlp)):
+                stale, current = current, current + all_reduce(f(norm(stale)))
+        return current
 
 
 def init_weights(model: Decoder, seed=0):
@@ -186,17 +213,21 @@ def prune_nm(model: Decoder, n, m):
     """Keeps the n largest of every m along K in every block linear weight
     (q, k, v, o, gate, up, down); embedding and LM head stay dense."""
     names = []
-    with torch.no_grad():
-        for name, mod in model.named_modules():
-            if isinstance(mod, nn.Linear) and name.startswith("layers."):
-                w = mod.weight
-                rows, k = w.shape
-                g = w.view(rows, k // m, m)
-                idx = g.abs().topk(n, dim=2).indices
-                keep = torch.zeros_like(g, dtype=torch.bool).scatter_(2, idx, True)
-                w.copy_((g * keep).view(rows, k))
-                names.append(name + ".weight")
+    for name, mod in model.named_modules():
+        if isinstance(mod, nn.Linear) and name.startswith("layers."):
+            prune_linear(mod.weight, n, m)
+            names.append(name + ".weight")
     return names
+
+
+def prune_linear(weight, n, m):
+    """Keeps the n largest of every m along K of one weight, in place."""
+    with torch.no_grad():
+        rows, k = weight.shape
+        g = weight.view(rows, k // m, m)
+        idx = g.abs().topk(n, dim=2).indices
+        keep = torch.zeros_like(g, dtype=torch.bool).scatter_(2, idx, True)
+        weight.copy_((g * keep).view(rows, k))
 
 
 def block_linear_names(model: Decoder):

@@ -10,7 +10,11 @@
 # (JSON records and logs) go to $OUT (default /tmp/model-out).
 source "$(dirname "$0")/../device_env.sh" /tmp/model-out
 export SPARSEOPT_LIB_DIR="$carry/lib" SPARSEOPT_COMMIT="$commit"
-export LD_LIBRARY_PATH="$carry/lib:${LD_LIBRARY_PATH:-}"
+# NCCL (the combo variant's all-reduces at TP 1) comes from torch's wheel;
+# never NVLink multicast on shared hosts.
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+nccl_lib="$(python3 -c 'import nvidia.nccl as n, os; print(os.path.join(list(n.__path__)[0], "lib"))')"
+export LD_LIBRARY_PATH="$carry/lib:$nccl_lib:${LD_LIBRARY_PATH:-}"
 status=0
 
 if [ -d "$carry/attn" ]; then

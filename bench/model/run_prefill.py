@@ -11,7 +11,11 @@ logits with torch.
 
 Variants: dense, 2:4, 6:8 (every block linear pruned to the pattern, the
 same pruned weights in torch), twell (the ReLU FFN with a gate shift that
-leaves about 0.5% of the neurons active; torch runs the same function).
+leaves about 0.5% of the neurons active; torch runs the same function) and
+combo (all three techniques in one model: 2:4 q/k and 6:8 v/o projections,
+the TwELL ReLU FFN, and ladder residuals whose all-reduces run through the
+runtime's NCCL path at tensor parallelism 1; torch runs the same ladder
+model).
 The check: max|ours - torch fp32| / max|torch fp32| over the logits must be
 at most max(2e-2, 2 x torch bf16's own error against the same fp32 forward).
 Exit status 1 when the check fails.
@@ -40,11 +44,31 @@ PATTERNS = {"2:4": (2, 4), "6:8": (6, 8)}
 TWELL_SHIFT = 2.58  # P(N(0,1) > 2.58) = 0.5%
 
 
-def config_for(name, variant):
+# The variant that carries all three techniques: 2:4 q/k, 6:8 v/o, the
+# TwELL ReLU FFN and ladder residuals (all-reduces at TP 1 through NCCL).
+COMBO_PATTERNS = {"attn.q": "2:4", "attn.k": "2:4", "attn.v": "6:8", "attn.o": "6:8"}
+
+
+def config_for(name, variant, reference=False):
+    """The decoder's configuration. The compiler imports combo in the
+    standard form with all-reduce markers and rewrites it (ladder=True);
+    torch's `reference` runs the ladder form that rewrite computes."""
     c = copy.deepcopy(CONFIGS[name])
-    if variant == "twell":
+    if variant in ("twell", "combo"):
         c.act, c.relu_shift = "relu", TWELL_SHIFT
+    if variant == "combo":
+        c.tp_markers, c.ladder = True, reference
     return c
+
+
+def sparsity_for(model, variant):
+    """{weight name: pattern} of the variant's declared sparsity."""
+    if variant in PATTERNS:
+        return {n: variant for n in decoder.block_linear_names(model)}
+    if variant == "combo":
+        return {n: p for n in decoder.block_linear_names(model)
+                for suffix, p in COMBO_PATTERNS.items() if n.endswith(suffix + ".weight")}
+    return {}
 
 
 def cmd_compile(args):
@@ -53,16 +77,15 @@ def cmd_compile(args):
     c = config_for(args.config, args.variant)
     t0 = time.perf_counter()
     model = decoder.Decoder(c, device="meta").eval()
-    sparsity = {}
-    if args.variant in PATTERNS:
-        sparsity = {n: args.variant for n in decoder.block_linear_names(model)}
+    sparsity = sparsity_for(model, args.variant)
     ids = torch.zeros(1, c.seq, dtype=torch.long)
     text = import_fx(model, (ids,), sparsity=sparsity or None, dtype=args.dtype, weights="params")
     t1 = time.perf_counter()
     out = pathlib.Path(args.out)
     with Compiler() as comp:
         module = comp.parse(text, filename="%s-%s.mlir" % (args.config, args.variant))
-        module.compile(out, chip=args.chip, twell=args.variant == "twell")
+        module.compile(out, chip=args.chip, twell=args.variant in ("twell", "combo"),
+                       ladder=args.variant == "combo")
     t2 = time.perf_counter()
     size = sum(f.stat().st_size for f in out.iterdir() if f.is_file())
     print("imported in %.1f s, compiled in %.1f s: %s (%.1f MB)" % (t1 - t0, t2 - t1, out, size / 1e6))
@@ -72,6 +95,28 @@ def cmd_compile(args):
     return 0
 
 
+def _stat_summary(stats):
+    """The mean and range over layers of each stat kind, as fractions where
+    the program gives a total ("twell<i>.active_neurons" -> "active_neurons")."""
+    kinds = {}
+    for name, fraction in stats.items():
+        kinds.setdefault(name.split(".", 1)[-1], []).append(fraction)
+    return {k: {"mean": sum(v) / len(v), "min": min(v), "max": max(v), "layers": len(v)}
+            for k, v in kinds.items()}
+
+
+def single_rank_comm(runtime):
+    """An NCCL communicator of this one process (tensor parallelism 1), for
+    programs whose all-reduces run through the runtime's NCCL path."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    os.environ.update(RANK="0", WORLD_SIZE="1", LOCAL_RANK="0", MASTER_ADDR="127.0.0.1",
+                      MASTER_PORT=str(port))
+    return runtime.Communicator.from_env(timeout_ms=120000, device=0)
+
+
 def rel_err(got, want):
     return ((got.float() - want.float()).abs().max() / want.float().abs().max()).item()
 
@@ -79,24 +124,29 @@ def rel_err(got, want):
 def cmd_run(args):
     from sparse_opt import runtime
     from timing import median_events_us
-    c = config_for(args.config, args.variant)
+    c = config_for(args.config, args.variant, reference=True)
     dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[args.dtype]
     torch.manual_seed(0)
     model = decoder.init_weights(decoder.Decoder(c, device="cuda").eval(), seed=0)
     model = model.cuda()  # the buffers built on the CPU
-    if args.variant in PATTERNS:
-        decoder.prune_nm(model, *PATTERNS[args.variant])
+    for name, pattern in sparsity_for(model, args.variant).items():
+        decoder.prune_linear(dict(model.named_parameters())[name], *PATTERNS[pattern])
     ids = torch.randint(0, c.vocab, (1, c.seq), device="cuda", generator=torch.Generator("cuda").manual_seed(1))
     with torch.no_grad():
         ref = model(ids)                       # fp32 forward
         model = model.to(dtype)
         want = model(ids)                      # torch in the program's dtype
     torch_err = rel_err(want, ref)
-    prog = runtime.load(pathlib.Path(args.dir))
+    comm = None
+    if "allreduce " in (pathlib.Path(args.dir) / "program.txt").read_text():
+        comm = single_rank_comm(runtime)
+    prog = runtime.load(pathlib.Path(args.dir), comm=comm)
     prog.bind_module(model)
     got = prog(ids)
     torch.cuda.synchronize()
     err = rel_err(got, ref)
+    # Program stats (TwELL: active neurons and fallback rows per layer).
+    stats = prog.densities() if prog.stat_totals else {}
     bar = max(2e-2, 2 * torch_err)
     ok = err <= bar
     with torch.no_grad():
@@ -116,7 +166,7 @@ def cmd_run(args):
         "baselines": {"torch_eager": tokens / torch_us * 1e6},
         "baselines_us": {"torch_eager": torch_us},
         "speedup": torch_us / ours_us, "max_rel_err": err, "torch_max_rel_err": torch_err,
-        "tolerance": bar, "correct": ok, "peak_mem_bytes": peak,
+        "tolerance": bar, "correct": ok, "peak_mem_bytes": peak, "stats": _stat_summary(stats),
         "gpu": torch.cuda.get_device_name(0), "date": datetime.date.today().isoformat(),
         "commit": os.environ.get("SPARSEOPT_COMMIT", "unknown"),
         "timing": "eager calls, CUDA events, median of 10 after 3",
@@ -125,9 +175,11 @@ def cmd_run(args):
     }]
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps(rec, indent=1) + "\n")
-    print("%s %s: max_rel_err %.3e (bar %.3e, torch %s %.3e) %s; ours %.0f tok/s, torch eager %.0f tok/s"
+    print("%s %s: max_rel_err %.3e (bar %.3e, torch %s %.3e) %s; ours %.0f tok/s, torch eager %.0f tok/s;"
+          " peak %.2f GB; stats %s"
           % (args.config, args.variant, err, bar, args.dtype, torch_err, "ok" if ok else "FAIL",
-             rec[0]["tokens_per_s"], rec[0]["baselines"]["torch_eager"]))
+             rec[0]["tokens_per_s"], rec[0]["baselines"]["torch_eager"], (peak or 0) / 1e9,
+             rec[0]["stats"]))
     return 0 if ok else 1
 
 
@@ -137,7 +189,7 @@ def main():
     for name in ("compile", "run"):
         p = sub.add_parser(name)
         p.add_argument("--config", choices=sorted(CONFIGS), default="llama8b")
-        p.add_argument("--variant", choices=["dense", "2:4", "6:8", "twell"], default="dense")
+        p.add_argument("--variant", choices=["dense", "2:4", "6:8", "twell", "combo"], default="dense")
         p.add_argument("--dtype", choices=["bf16", "f16"], default="bf16")
         if name == "compile":
             p.add_argument("--out", required=True)

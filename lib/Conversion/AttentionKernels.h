@@ -22,26 +22,23 @@
 namespace mlir {
 namespace sgpu {
 
-/// The tensor-core kernel's shape: a block of kMmaWarps warps owns
-/// kMmaQueryRows query rows (16 per warp) of one (batch, head) and walks
-/// the keys in tiles of kMmaKeyTile staged in shared memory.
-inline constexpr int64_t kMmaWarps = 4;
-inline constexpr int64_t kMmaQueryRows = 16 * kMmaWarps;
+/// The tensor-core kernel's shape: a block of attentionMmaWarps(op) warps
+/// (sgpu.config `warps`: 2, 4 or 8; default 4) owns 16 query rows per warp
+/// of one (batch, head) and walks the keys in tiles of kMmaKeyTile, double
+/// buffered in dynamic shared memory.
 inline constexpr int64_t kMmaKeyTile = 64;
 
 /// Why the tensor-core kernel cannot run `op` (empty when it can).
 std::string whyNoAttentionMma(AttentionOp op);
 
-/// Blocks of the tensor-core kernel's grid for `op`.
+/// Warps per block, blocks of the grid and dynamic shared-memory bytes of
+/// the tensor-core kernel for `op`.
+int64_t attentionMmaWarps(AttentionOp op);
 int64_t attentionMmaBlocks(AttentionOp op);
+int64_t attentionMmaSharedBytes(AttentionOp op);
 
-/// The workgroup buffers of the tensor-core kernel (K tile, transposed V
-/// tile), to pass to createKernel.
-SmallVector<Type> attentionMmaWorkgroup(OpBuilder &b, AttentionOp op);
-
-/// Builds the tensor-core kernel's body into `func` (arguments q, k, v, out;
-/// the workgroup buffers of attentionMmaWorkgroup), at `b`'s insertion
-/// point.
+/// Builds the tensor-core kernel's body into `func` (arguments q, k, v,
+/// out), at `b`'s insertion point.
 void buildAttentionMmaKernel(OpBuilder &b, Location loc, AttentionOp op,
                              gpu::GPUFuncOp func);
 

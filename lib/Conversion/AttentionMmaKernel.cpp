@@ -11,32 +11,33 @@
 // warps, warp w owning query rows 16w..16w+15 of the tile; its Q fragments
 // stay in registers for the whole kernel (D/16 x 4 words).
 //
-// Per key tile of 64 (only those a causal row can see):
-//  1. the block stages K [64 x D] row-major and V transposed [D x 64] in
-//     shared memory (rows padded by 8 elements, so the 8 rows a fragment
-//     load touches fall in distinct banks);
-//  2. S = Q K^T: 8 key n-tiles x D/16 k-steps of mma, B fragments read as
-//     32-bit pairs of K rows;
-//  3. scores outside the sequence or above the causal diagonal become
+// The K/V tiles of 64 keys go through shared memory in two stages: while
+// the warps compute on tile kt, cp.async copies tile kt + 1 (16 bytes per
+// copy, rows past Sk zero-filled) into the other stage. Rows are padded by
+// 8 elements so the 8 row addresses of an ldmatrix fall in distinct banks.
+// Per tile:
+//  1. S = Q K^T: 8 key n-tiles x D/16 k-steps of mma; the K fragments come
+//     from ldmatrix.x4 (two n-tiles x two k-halves per instruction);
+//  2. scores outside the sequence or above the causal diagonal become
 //     -inf; each row's running maximum m is updated (a max over the 4
 //     lanes of a quad, which share a row), p = 2^(s log2e scale - m'),
 //     the row sums l and the output accumulators are rescaled by
 //     2^(m - m') (ex2.approx, as flash attention does);
-//  4. O += P V: the f32 S fragments of two adjacent key n-tiles are
+//  3. O += P V: the f32 S fragments of two adjacent key n-tiles are
 //     exactly the A fragment of a 16-key k-step once rounded to pairs of
-//     16-bit values, so P never leaves registers; B fragments are 32-bit
-//     pairs of the transposed V rows.
+//     16-bit values, so P never leaves registers; the V fragments come from
+//     ldmatrix.x4.trans of the row-major V tile.
 // Finally l is summed over the quad and O / l is written.
 //
-// What it does not do yet (the speed issue's levers): cp.async or TMA
-// double buffering of the K/V tiles, ldmatrix, wgmma, and skipping the
-// mask selects on tiles below the diagonal.
+// What it does not do yet (the speed issue's levers): wgmma with TMA, a
+// producer warp, skipping the mask selects on tiles below the diagonal.
 //
 //===----------------------------------------------------------------------===//
 
 #include "AttentionKernels.h"
 #include "GPUKernel.h"
 #include "IndexMath.h"
+#include "ModelOpsToGPU.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -49,7 +50,6 @@ using namespace mlir::sgpu;
 
 namespace {
 
-constexpr int64_t kThreads = 32 * kMmaWarps;
 constexpr int64_t kPad = 8; // elements of padding per shared-memory row
 
 struct MmaAttentionBuilder {
@@ -164,13 +164,56 @@ struct MmaAttentionBuilder {
   }
   Value t2; // 2t
 
+  /// The shared-memory address (32-bit, .shared window) `base + bytes`.
+  Value smemAddr(Value base, Value bytes) {
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(),
+                                      im.add(base, bytes));
+  }
+
+  /// cp.async of 16 bytes from global `src` (a 64-bit generic address) to
+  /// shared `dst`, reading `srcBytes` (16, or 0 to zero-fill).
+  void copyAsync(Value dst, Value src, Value srcBytes) {
+    asmStatement("cp.async.cg.shared.global [$0], [$1], 16, $2;",
+                 {dst, src, srcBytes}, "r,l,r");
+  }
+
+  void asmStatement(StringRef text, ValueRange operands,
+                    StringRef constraints) {
+    std::string c = constraints.str();
+    c += c.empty() ? "~{memory}" : ",~{memory}";
+    LLVM::InlineAsmOp::create(b, loc, TypeRange{}, operands, text, c,
+                              /*has_side_effects=*/true,
+                              /*is_align_stack=*/false,
+                              LLVM::TailCallKind::None, LLVM::AsmDialectAttr(),
+                              ArrayAttr());
+  }
+
+  /// ldmatrix.x4 (transposed with `trans`) at this lane's row address.
+  SmallVector<Value, 4> ldmatrix(Value addr, bool trans) {
+    std::string text = std::string("ldmatrix.sync.aligned.m8n8.x4") +
+                       (trans ? ".trans" : "") +
+                       ".shared.b16 {$0,$1,$2,$3}, [$4];";
+    Type i32 = b.getI32Type();
+    auto resType =
+        LLVM::LLVMStructType::getLiteral(b.getContext(), {i32, i32, i32, i32});
+    auto asmOp = LLVM::InlineAsmOp::create(
+        b, loc, resType, ValueRange{addr}, text, "=r,=r,=r,=r,r,~{memory}",
+        /*has_side_effects=*/true, /*is_align_stack=*/false,
+        LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
+    SmallVector<Value, 4> out;
+    for (int64_t i = 0; i < 4; ++i)
+      out.push_back(LLVM::ExtractValueOp::create(b, loc, asmOp.getRes(), i));
+    return out;
+  }
+
   void build(gpu::GPUFuncOp func) {
     Value q = func.getArgument(0), k = func.getArgument(1),
           v = func.getArgument(2), out = func.getArgument(3);
-    Value ks = func.getWorkgroupAttributions()[0];
-    Value vt = func.getWorkgroupAttributions()[1];
-    int64_t kRow = d + kPad, vRow = kMmaKeyTile + kPad;
-    int64_t qTiles = (sq + kMmaQueryRows - 1) / kMmaQueryRows;
+    int64_t warps = attentionMmaWarps(op), rowsPerBlock = 16 * warps;
+    int64_t threads = 32 * warps;
+    int64_t rowBytes = 2 * (d + kPad);
+    int64_t tileBytes = kMmaKeyTile * rowBytes;
+    int64_t qTiles = (sq + rowsPerBlock - 1) / rowsPerBlock;
 
     Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
     lane = im.rem(tid, 32);
@@ -183,10 +226,64 @@ struct MmaAttentionBuilder {
     Value qt = im.sub(im.c(qTiles - 1), im.div(bid, batch * heads));
     Value h = im.rem(bh, heads), bi = im.div(bh, heads);
     Value hk = im.div(h, group);
-    Value q0 = im.add(im.mul(qt, kMmaQueryRows), im.mul(warp, 16));
+    Value q0 = im.add(im.mul(qt, rowsPerBlock), im.mul(warp, 16));
     Value rowA = im.add(q0, g), rowB = im.add(rowA, im.c(8));
-    Value validA = sq % kMmaQueryRows ? im.lt(rowA, sq) : Value();
-    Value validB = sq % kMmaQueryRows ? im.lt(rowB, sq) : Value();
+    Value validA = sq % rowsPerBlock ? im.lt(rowA, sq) : Value();
+    Value validB = sq % rowsPerBlock ? im.lt(rowB, sq) : Value();
+
+    // Shared memory: [stage][K, V][64 rows of D + 8 elements], from the
+    // dynamic window aligned up to 128 bytes.
+    auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
+                                         gpu::AddressSpace::Workgroup);
+    Value dyn = gpu::DynamicSharedMemoryOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                        MemRefLayoutAttrInterface(), wg));
+    Value raw = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, dyn);
+    Value smem = im.add(raw, im.rem(im.sub(im.c(128), im.rem(raw, 128)), 128));
+    auto tileBase = [&](Value stage, int64_t tensor) {
+      return im.add(smem, im.add(im.mul(stage, 2 * tileBytes),
+                                 im.c(tensor * tileBytes)));
+    };
+    // Global base addresses of this (batch, kv head)'s K and V rows.
+    auto rowsBase = [&](Value mem) -> Value {
+      Value p = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, mem);
+      Value head = im.add(im.mul(bi, heads / group), hk);
+      Value off = im.mul(im.mul(head, sk), d * 2);
+      return arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                        im.add(p, off));
+    };
+    Value kRows = rowsBase(k), vRows = rowsBase(v);
+
+    // Copies tile `kt` (keys kt*64..) of K and V into `stage`.
+    int64_t chunksPerRow = d / 8, chunks = kMmaKeyTile * chunksPerRow;
+    auto issueTile = [&](Value kt, Value stage) {
+      for (int64_t r = 0; r * threads < chunks; ++r) {
+        Value c = im.add(tid, im.c(r * threads));
+        // The last round may have fewer chunks than threads (small D).
+        Value inRange = (r + 1) * threads <= chunks ? Value() : im.lt(c, chunks);
+        c = im.clamp(c, inRange);
+        Value row = im.div(c, chunksPerRow);
+        Value col = im.mul(im.rem(c, chunksPerRow), 16);
+        Value key = im.add(im.mul(kt, kMmaKeyTile), row);
+        Value in = sk % kMmaKeyTile ? im.lt(key, sk) : Value();
+        // A clamped extra chunk rewrites chunk 0 with the same bytes.
+        Value srcOff = arith::IndexCastOp::create(
+            b, loc, b.getI64Type(),
+            im.add(im.mul(im.clamp(key, in), d * 2), col));
+        Value bytes = in ? arith::SelectOp::create(b, loc, in, im.i32(16),
+                                                   im.i32(0))
+                               .getResult()
+                         : im.i32(16);
+        Value dstOff = im.add(im.mul(row, rowBytes), col);
+        for (int64_t tensor = 0; tensor < 2; ++tensor) {
+          Value src = arith::AddIOp::create(b, loc, tensor ? vRows : kRows,
+                                            srcOff);
+          copyAsync(smemAddr(tileBase(stage, tensor), dstOff), src, bytes);
+        }
+      }
+      asmStatement("cp.async.commit_group;", {}, "");
+    };
 
     // Q fragments of the warp's 16 rows, for every k-step of D.
     SmallVector<SmallVector<Value, 4>> qa;
@@ -199,12 +296,25 @@ struct MmaAttentionBuilder {
     // Key tiles: all of them, or up to the block's last visible key.
     Value tiles = im.c((sk + kMmaKeyTile - 1) / kMmaKeyTile);
     if (causal) {
-      Value last = im.add(im.mul(qt, kMmaQueryRows),
-                          im.c(kMmaQueryRows - 1 + sk - sq));
+      Value last = im.add(im.mul(qt, rowsPerBlock),
+                          im.c(rowsPerBlock - 1 + sk - sq));
       last = arith::MinSIOp::create(b, loc, last, im.c(sk - 1));
       tiles = arith::FloorDivSIOp::create(
           b, loc, im.add(last, im.c(kMmaKeyTile)), im.c(kMmaKeyTile));
     }
+    Value anyTile = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                          tiles, im.c(0));
+    im.ifThen(anyTile, [&] { issueTile(im.c(0), im.c(0)); });
+
+    // This lane's row addresses for ldmatrix.x4: lane l gives row l % 8 of
+    // matrix l / 8. K (S's B operand, not transposed): matrices (n-tile
+    // 2p + m/2, k half m%2). V (P.V's B operand, transposed): matrices
+    // (k half m%2, dim tile 2q + m/2).
+    Value m = im.div(lane, 8), r8 = im.rem(lane, 8);
+    Value kLane = im.add(im.mul(im.add(im.mul(im.div(m, 2), 8), r8), rowBytes),
+                         im.mul(im.rem(m, 2), 16));
+    Value vLane = im.add(im.mul(im.add(im.mul(im.rem(m, 2), 8), r8), rowBytes),
+                         im.mul(im.div(m, 2), 16));
 
     Value negInf = f32(-std::numeric_limits<double>::infinity());
     // State: m (rows A, B), l (rows A, B, lane-partial), O (D/8 x 4).
@@ -218,20 +328,32 @@ struct MmaAttentionBuilder {
         b, loc, im.c(0), tiles, im.c(1), init,
         [&](OpBuilder &, Location, Value kt, ValueRange state) {
           Value key0 = im.mul(kt, kMmaKeyTile);
-          stageTile(k, v, ks, vt, bi, hk, key0, tid, kRow, vRow);
+          Value stage = im.rem(kt, 2);
+          // Tile kt + 1 into the other stage (an empty group past the
+          // end keeps the count uniform), then wait for tile kt.
+          Value next = im.add(kt, im.c(1));
+          im.ifThen(im.lt(next, tiles),
+                    [&] { issueTile(next, im.rem(next, 2)); },
+                    [&] { asmStatement("cp.async.commit_group;", {}, ""); });
+          asmStatement("cp.async.wait_group 1;", {}, "");
+          gpu::BarrierOp::create(b, loc);
+          Value kTile = tileBase(stage, 0), vTile = tileBase(stage, 1);
 
-          // S = Q K^T for the tile's 8 key n-tiles.
+          // S = Q K^T for the tile's 8 key n-tiles, two per ldmatrix.x4.
           SmallVector<SmallVector<Value, 4>> s(8);
-          for (int64_t nt = 0; nt < 8; ++nt) {
-            SmallVector<Value, 4> c = {f32(0), f32(0), f32(0), f32(0)};
-            Value rowBase = im.mul(im.add(g, im.c(8 * nt)), kRow);
+          for (int64_t nt = 0; nt < 8; ++nt)
+            s[nt] = {f32(0), f32(0), f32(0), f32(0)};
+          for (int64_t p = 0; p < 4; ++p)
             for (int64_t st = 0; st < d / 16; ++st) {
-              Value col = im.add(rowBase, im.add(t2, im.c(16 * st)));
-              c = mma(qa[st], pair(ks, {col}), pair(ks, {im.add(col, 8)}), c);
+              Value at = im.add(kTile, im.add(kLane, im.c(16 * p * rowBytes +
+                                                          32 * st)));
+              SmallVector<Value, 4> kb = ldmatrix(
+                  arith::IndexCastOp::create(b, loc, b.getI32Type(), at),
+                  /*trans=*/false);
+              s[2 * p] = mma(qa[st], kb[0], kb[1], s[2 * p]);
+              s[2 * p + 1] = mma(qa[st], kb[2], kb[3], s[2 * p + 1]);
             }
-            s[nt] = c;
-          }
-          maskScores(s, key0, rowA, rowB, negInf);
+          maskScores(s, key0, q0, rowA, rowB, negInf);
 
           // Online softmax per row (A = rows g, B = rows g + 8).
           Value mA = negInf, mB = negInf;
@@ -241,11 +363,11 @@ struct MmaAttentionBuilder {
           }
           mA = maxf(state[0], quad(mA, true));
           mB = maxf(state[1], quad(mB, true));
-          auto base = [&](Value m) -> Value {
+          auto base = [&](Value mv) -> Value {
             Value none = arith::CmpFOp::create(
-                b, loc, arith::CmpFPredicate::OEQ, m, negInf);
+                b, loc, arith::CmpFPredicate::OEQ, mv, negInf);
             return arith::SelectOp::create(b, loc, none, f32(0),
-                                           mulf(m, scaleLog2));
+                                           mulf(mv, scaleLog2));
           };
           Value baseA = base(mA), baseB = base(mB);
           Value corrA = exp2(subf(mulf(state[0], scaleLog2), baseA));
@@ -265,26 +387,31 @@ struct MmaAttentionBuilder {
               o[dn].push_back(
                   mulf(state[4 + 4 * dn + e], e < 2 ? corrA : corrB));
 
-          // O += P V, 16 keys per k-step.
+          // O += P V, 16 keys per k-step, two dim tiles per ldmatrix.x4.
           for (int64_t kc = 0; kc < kMmaKeyTile / 16; ++kc) {
             auto &lo = s[2 * kc], &hi = s[2 * kc + 1];
             SmallVector<Value, 4> pa = {packPair(lo[0], lo[1]),
                                         packPair(lo[2], lo[3]),
                                         packPair(hi[0], hi[1]),
                                         packPair(hi[2], hi[3])};
-            for (int64_t dn = 0; dn < d / 8; ++dn) {
-              Value col =
-                  im.add(im.mul(im.add(g, im.c(8 * dn)), vRow),
-                         im.add(t2, im.c(16 * kc)));
-              o[dn] = mma(pa, pair(vt, {col}), pair(vt, {im.add(col, 8)}),
-                          o[dn]);
+            for (int64_t qd = 0; qd < d / 16; ++qd) {
+              Value at = im.add(vTile, im.add(vLane, im.c(16 * kc * rowBytes +
+                                                          32 * qd)));
+              SmallVector<Value, 4> vb = ldmatrix(
+                  arith::IndexCastOp::create(b, loc, b.getI32Type(), at),
+                  /*trans=*/true);
+              o[2 * qd] = mma(pa, vb[0], vb[1], o[2 * qd]);
+              o[2 * qd + 1] = mma(pa, vb[2], vb[3], o[2 * qd + 1]);
             }
           }
-          SmallVector<Value> next = {mA, mB, lA, lB};
+          // Every warp is done with this stage before it is refilled.
+          gpu::BarrierOp::create(b, loc);
+          SmallVector<Value> nextState = {mA, mB, lA, lB};
           for (auto &c : o)
-            next.append(c.begin(), c.end());
-          scf::YieldOp::create(b, loc, next);
+            nextState.append(c.begin(), c.end());
+          scf::YieldOp::create(b, loc, nextState);
         });
+    asmStatement("cp.async.wait_group 0;", {}, "");
 
     // O / l, two adjacent columns per register pair.
     Value lA = quad(loop.getResult(2), false);
@@ -313,51 +440,49 @@ struct MmaAttentionBuilder {
     }
   }
 
-  /// Stages K [64 x D] and V^T [D x 64] of keys key0.. in shared memory
-  /// (zeros past Sk), between barriers: the previous tile's reads finish
-  /// before the stores, the stores before this tile's reads.
-  void stageTile(Value k, Value v, Value ks, Value vt, Value bi, Value hk,
-                 Value key0, Value tid, int64_t kRow, int64_t vRow) {
-    gpu::BarrierOp::create(b, loc);
-    int64_t words = kMmaKeyTile * d / 2;
-    auto vt2 = VectorType::get({2}, et);
-    Value zeros = arith::ConstantOp::create(
-        b, loc, vt2, DenseElementsAttr::get(vt2, b.getZeroAttr(et)));
-    for (int64_t r = 0; r < words / kThreads; ++r) {
-      Value idx = im.add(tid, im.c(r * kThreads));
-      Value key = im.div(idx, d / 2);
-      Value col = im.mul(im.rem(idx, d / 2), 2);
-      Value kg = im.add(key0, key);
-      Value in = sk % kMmaKeyTile ? im.lt(kg, sk) : Value();
-      Value kc = im.clamp(kg, in);
-      auto load = [&](Value mem) -> Value {
-        Value x = vector::LoadOp::create(b, loc, vt2, mem,
-                                         ValueRange{bi, hk, kc, col},
-                                         /*nontemporal=*/false,
-                                         llvm::Align(4));
-        return in ? arith::SelectOp::create(b, loc, in, x, zeros).getResult()
-                  : x;
-      };
-      Value kx = load(k), vx = load(v);
-      vector::StoreOp::create(b, loc, kx, ks,
-                              ValueRange{im.add(im.mul(key, kRow), col)},
-                              /*nontemporal=*/false, llvm::Align(4));
-      for (int64_t e = 0; e < 2; ++e) {
-        Value x = vector::ExtractOp::create(b, loc, vx, ArrayRef<int64_t>{e});
-        Value at = im.add(im.mul(im.add(col, im.c(e)), vRow), key);
-        memref::StoreOp::create(b, loc, x, vt, ValueRange{at});
-      }
-    }
-    gpu::BarrierOp::create(b, loc);
-  }
-
   /// -inf for keys past Sk and, when causal, above the diagonal
   /// (key > row + Sk - Sq).
+  /// Only a tile that reaches past Sk or above the diagonal of the warp's
+  /// first row (key0 + 63 > q0 + Sk - Sq) pays for the selects.
   void maskScores(SmallVector<SmallVector<Value, 4>> &s, Value key0,
-                  Value rowA, Value rowB, Value negInf) {
+                  Value q0, Value rowA, Value rowB, Value negInf) {
     bool tail = sk % kMmaKeyTile != 0;
     if (!tail && !causal)
       return;
+    Value lastKey = im.add(key0, im.c(kMmaKeyTile - 1));
+    Value needs;
+    if (tail)
+      needs = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                    lastKey, im.c(sk));
+    if (causal) {
+      Value above = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                          lastKey, im.add(q0, im.c(sk - sq)));
+      needs = needs ? arith::OrIOp::create(b, loc, needs, above).getResult()
+                    : above;
+    }
+    SmallVector<Type> types(32, b.getF32Type());
+    auto ifOp = scf::IfOp::create(b, loc, types, needs, /*withElse=*/true);
+    SmallVector<Value> flat;
+    for (auto &c : s)
+      flat.append(c.begin(), c.end());
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getElseRegion().front());
+      scf::YieldOp::create(b, loc, flat);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      SmallVector<SmallVector<Value, 4>> masked = s;
+      selectVisible(masked, key0, rowA, rowB, negInf, tail);
+      SmallVector<Value> out;
+      for (auto &c : masked)
+        out.append(c.begin(), c.end());
+      scf::YieldOp::create(b, loc, out);
+    }
+    for (int64_t i = 0; i < 32; ++i)
+      s[i / 4][i % 4] = ifOp.getResult(i);
+  }
+
+  void selectVisible(SmallVector<SmallVector<Value, 4>> &s, Value key0,
+                     Value rowA, Value rowB, Value negInf, bool tail) {
     for (int64_t nt = 0; nt < 8; ++nt)
       for (int64_t e = 0; e < 4; ++e) {
         Value key = im.add(key0, im.add(t2, im.c(8 * nt + (e & 1))));
@@ -386,22 +511,27 @@ std::string mlir::sgpu::whyNoAttentionMma(AttentionOp op) {
   if (d != dv || d % 16 != 0 || d > 128)
     return "head sizes must be equal multiples of 16 up to 128 (got " +
            std::to_string(d) + " and " + std::to_string(dv) + ")";
+  int64_t warps = attentionMmaWarps(op);
+  if (warps != 2 && warps != 4 && warps != 8)
+    return "sgpu.config warps must be 2, 4 or 8, got " + std::to_string(warps);
   return "";
+}
+
+int64_t mlir::sgpu::attentionMmaWarps(AttentionOp op) {
+  return configInt(op, "warps", 4);
 }
 
 int64_t mlir::sgpu::attentionMmaBlocks(AttentionOp op) {
   auto qt = op.getQuery().getType();
-  return (qt.getDimSize(2) + kMmaQueryRows - 1) / kMmaQueryRows *
-         qt.getDimSize(0) * qt.getDimSize(1);
+  int64_t rows = 16 * attentionMmaWarps(op);
+  return (qt.getDimSize(2) + rows - 1) / rows * qt.getDimSize(0) *
+         qt.getDimSize(1);
 }
 
-SmallVector<Type> mlir::sgpu::attentionMmaWorkgroup(OpBuilder &b,
-                                                    AttentionOp op) {
-  auto qt = op.getQuery().getType();
-  int64_t d = qt.getDimSize(3);
-  Type et = qt.getElementType();
-  return {workgroupBuffer(b, kMmaKeyTile * (d + kPad), et),
-          workgroupBuffer(b, d * (kMmaKeyTile + kPad), et)};
+int64_t mlir::sgpu::attentionMmaSharedBytes(AttentionOp op) {
+  int64_t d = op.getQuery().getType().getDimSize(3);
+  // Two stages of K and V tiles, plus the slack to align the window.
+  return 2 * 2 * kMmaKeyTile * 2 * (d + kPad) + 128;
 }
 
 void mlir::sgpu::buildAttentionMmaKernel(OpBuilder &b, Location loc,

@@ -201,14 +201,14 @@ struct AttentionToGPU : OpConversionPattern<AttentionOp> {
                                  readBuffer(rewriter, loc, adaptor.getKey()),
                                  readBuffer(rewriter, loc, adaptor.getValue()),
                                  out};
+      int64_t threads = 32 * attentionMmaWarps(op);
       auto func = createKernel(kb, loc, sink.symbols,
-                               sink.name("sgpu_attention_mma"), argTypes,
-                               attentionMmaWorkgroup(kb, op),
-                               32 * kMmaWarps);
+                               sink.name("sgpu_attention_mma"), argTypes, {},
+                               threads);
       buildAttentionMmaKernel(kb, loc, op, func);
       finishKernel(kb, loc, func);
-      launchKernel(rewriter, loc, func, attentionMmaBlocks(op),
-                   32 * kMmaWarps, args);
+      launchKernel(rewriter, loc, func, attentionMmaBlocks(op), threads, args,
+                   attentionMmaSharedBytes(op));
     } else if (rt.getNumElements() != 0) {
       OpBuilder kb = sink.builder();
       SmallVector<Type> argTypes = {memrefTypeOf(op.getQuery().getType()),
@@ -257,6 +257,10 @@ std::string mlir::sgpu::whyNoAttentionKernel(AttentionOp op) {
     return "sgpu.config kernel must be auto, cuda-cores or tensor-cores, "
            "got '" +
            kernel.str() + "'";
+  int64_t mmaWarps = attentionMmaWarps(op);
+  if (mmaWarps != 2 && mmaWarps != 4 && mmaWarps != 8)
+    return "sgpu.config warps must be 2, 4 or 8, got " +
+           std::to_string(mmaWarps);
   if (kernel == "tensor-cores" && !whyNoAttentionMma(op).empty())
     return "the tensor-core kernel does not take it: " + whyNoAttentionMma(op);
   return "";

@@ -69,6 +69,11 @@ mlir::sgpu::generalizeElementwise(linalg::LinalgOp op) {
 }
 
 std::string mlir::sgpu::whyNotElementwise(linalg::LinalgOp op) {
+  return whyNotLoopKernel(op, /*reductions=*/false);
+}
+
+std::string mlir::sgpu::whyNotLoopKernel(linalg::LinalgOp op,
+                                         bool reductions) {
   std::string why;
   llvm::raw_string_ostream os(why);
   if (!op.hasPureTensorSemantics())
@@ -79,7 +84,8 @@ std::string mlir::sgpu::whyNotElementwise(linalg::LinalgOp op) {
     return why;
   }
   for (auto [i, t] : llvm::enumerate(op.getIteratorTypesArray()))
-    if (t != utils::IteratorType::parallel) {
+    if (t != utils::IteratorType::parallel &&
+        !(reductions && t == utils::IteratorType::reduction)) {
       os << "loop " << i << " is a " << utils::stringifyIteratorType(t)
          << " loop; only all-parallel (element-wise) ops are lowered";
       return why;
@@ -111,7 +117,7 @@ std::string mlir::sgpu::whyNotElementwise(linalg::LinalgOp op) {
       return why;
     }
     AffineMap map = op.getMatchingIndexingMap(&operand);
-    if (op.isDpsInit(&operand) && !map.isPermutation()) {
+    if (op.isDpsInit(&operand) && !reductions && !map.isPermutation()) {
       os << "the result's indexing map " << map << " is not a permutation";
       return why;
     }

@@ -24,6 +24,11 @@ inline constexpr int64_t kElementwiseThreads = 256;
 /// the body must be constants).
 std::string whyNotElementwise(linalg::LinalgOp op);
 
+/// whyNotElementwise, with reduction loops allowed when `reductions` (then
+/// the result's map only has to be a projected permutation): the shared
+/// checks of the element-wise and the reduction kernels.
+std::string whyNotLoopKernel(linalg::LinalgOp op, bool reductions);
+
 /// `op` as a linalg.generic (a named element-wise op is rewritten in
 /// place), so that one lowering covers them all; an error at the op when a
 /// named op cannot be rewritten.

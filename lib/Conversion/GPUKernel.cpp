@@ -69,7 +69,8 @@ void mlir::sgpu::finishKernel(OpBuilder &kb, Location loc,
 
 gpu::LaunchFuncOp mlir::sgpu::launchKernel(OpBuilder &b, Location loc,
                                            gpu::GPUFuncOp func, int64_t grid,
-                                           int64_t threads, ValueRange args) {
+                                           int64_t threads, ValueRange args,
+                                           int64_t dynamicSharedBytes) {
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
@@ -77,6 +78,10 @@ gpu::LaunchFuncOp mlir::sgpu::launchKernel(OpBuilder &b, Location loc,
   // whatever the compiler's argument evaluation order.
   gpu::KernelDim3 gridDim{c(grid), c(1), c(1)};
   gpu::KernelDim3 blockDim{c(threads), c(1), c(1)};
+  Value smem;
+  if (dynamicSharedBytes)
+    smem = arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                        dynamicSharedBytes);
   return gpu::LaunchFuncOp::create(b, loc, func, gridDim, blockDim,
-                                   /*dynamicSharedMemorySize=*/Value(), args);
+                                   /*dynamicSharedMemorySize=*/smem, args);
 }

@@ -53,11 +53,14 @@ gpu::GPUFuncOp createKernel(OpBuilder &kb, Location loc, SymbolTable &symbols,
 /// Ends `func`'s body with gpu.return.
 void finishKernel(OpBuilder &kb, Location loc, gpu::GPUFuncOp func);
 
-/// Launches `func` at `b` on `grid` blocks of `threads` threads; returns
-/// the launch (callers may mark it as a prepare-stage step).
+/// Launches `func` at `b` on `grid` blocks of `threads` threads with
+/// `dynamicSharedBytes` of dynamic shared memory (gpu.dynamic_shared_memory
+/// in the kernel); returns the launch (callers may mark it as a
+/// prepare-stage step).
 gpu::LaunchFuncOp launchKernel(OpBuilder &b, Location loc,
                                gpu::GPUFuncOp func, int64_t grid,
-                               int64_t threads, ValueRange args);
+                               int64_t threads, ValueRange args,
+                               int64_t dynamicSharedBytes = 0);
 
 } // namespace sgpu
 } // namespace mlir

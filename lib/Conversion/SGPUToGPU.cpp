@@ -34,6 +34,7 @@
 #include "LiftToGPU.h"
 #include "ModelOpsToGPU.h"
 #include "NormToGPU.h"
+#include "ReductionToGPU.h"
 #include "TwellToGPU.h"
 #include "WeightPrepare.h"
 #include "SpmmEpilogue.h"
@@ -379,7 +380,7 @@ struct ConvertSGPUToGPUPass
     SmallVector<LiftOp> lifts;
     SmallVector<MatmulOp> matmuls;
     SmallVector<Operation *> norms;
-    SmallVector<linalg::LinalgOp> elementwise;
+    SmallVector<linalg::LinalgOp> elementwise, reductions;
     // TwELL packs and their consumers, in program order.
     SmallVector<Operation *> twellOps;
     // Weight arguments compressed by a generated kernel at bind time.
@@ -515,13 +516,21 @@ struct ConvertSGPUToGPUPass
         if (op->getParentOfType<gpu::GPUModuleOp>())
           return;
         std::string why = whyNotElementwise(linalgOp);
-        if (!why.empty()) {
-          op->emitError() << "'" << op->getName()
-                          << "' has no GPU lowering: " << why;
-          failedAny = true;
-        } else {
+        if (why.empty()) {
           elementwise.push_back(linalgOp);
+          return;
         }
+        // Reductions no rewrite took (ReductionToGPU.h).
+        if (linalgOp.getNumReductionLoops() > 0) {
+          why = whyNotReduction(linalgOp);
+          if (why.empty()) {
+            reductions.push_back(linalgOp);
+            return;
+          }
+        }
+        op->emitError() << "'" << op->getName()
+                        << "' has no GPU lowering: " << why;
+        failedAny = true;
         return;
       }
       // Compressed-weight producers are reported through their spmm users.
@@ -560,8 +569,15 @@ struct ConvertSGPUToGPUPass
     }
     for (linalg::GenericOp op : generics)
       (isOnlyUnreadInit(op) ? deadInits : kernels).push_back(op);
+    SmallVector<linalg::GenericOp> reductionGenerics;
+    for (linalg::LinalgOp op : reductions) {
+      FailureOr<linalg::GenericOp> generic = generalizeElementwise(op);
+      if (failed(generic))
+        return signalPassFailure();
+      reductionGenerics.push_back(*generic);
+    }
     if (spmms.empty() && lifts.empty() && norms.empty() && kernels.empty() &&
-        twellOps.empty() && modelOps == 0) {
+        twellOps.empty() && modelOps == 0 && reductionGenerics.empty()) {
       eraseDeadInits(module, deadInits);
       return;
     }
@@ -600,6 +616,8 @@ struct ConvertSGPUToGPUPass
                      normCount[norm->getName().getStringRef()]++);
     for (auto [idx, op] : llvm::enumerate(kernels))
       lowerElementwiseToGPU(op, gpuModule, symbols, idx);
+    for (auto [idx, op] : llvm::enumerate(reductionGenerics))
+      lowerReductionToGPU(op, gpuModule, symbols, idx);
     KernelSink sink(gpuModule, symbols);
     if (modelOps && failed(convertModelOpsToGPU(module, sink)))
       return signalPassFailure();

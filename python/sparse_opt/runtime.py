@@ -303,26 +303,34 @@ def _tensor_kind(torch, t):
 
 
 def module_state(module):
-    """{qualified name: tensor} of a module's parameters and buffers, every
-    name of a tensor shared under several (what bind_module binds from)."""
+    """{qualified name: tensor} of a module's parameters and buffers under
+    every name they are reachable by: a tensor shared under several names
+    (tied weights, such as a GPT-2 LM head's weight that is the embedding's)
+    is found under each of them, while named_parameters() and
+    state-dict-like views built from it keep only the first (what
+    bind_module binds from)."""
     state = {}
     for getter in (module.named_parameters, module.named_buffers):
-        try:
-            items = getter(remove_duplicate=False)
-        except TypeError:  # torch < 2.0
-            items = getter()
-        state.update(items)
+        state.update(getter())
+    for prefix, m in module.named_modules(remove_duplicate=False):
+        for store in ("_parameters", "_buffers"):
+            for key, t in m.__dict__.get(store, {}).items():
+                if t is not None:
+                    state.setdefault("%s.%s" % (prefix, key) if prefix else key, t)
     return state
 
 
 def match_params(signature, state, source="the given tensors"):
-    """The tensor of `state` ({name: tensor}) for each param of `signature`,
-    in param order, checked: every param is named in signature.json and
-    present, with the declared shape, and of an element type that casts to
-    the declared one (float to float, integer to integer, bool to bool), with
-    data (not on the meta device). Raises SignatureError naming the param
-    and argument. Returns [(spec, tensor)]."""
+    """The tensor of `state` ({name: tensor}, or a torch module: its
+    module_state, where a tied tensor answers to each of its names) for
+    each param of `signature`, in param order, checked: every param is
+    named in signature.json and present, with the declared shape, and of
+    an element type that casts to the declared one (float to float, integer
+    to integer, bool to bool), with data (not on the meta device). Raises
+    SignatureError naming the param and argument. Returns [(spec, tensor)]."""
     torch = _import_torch("binding params by name")
+    if isinstance(state, torch.nn.Module):
+        state = module_state(state)
     out = []
     for j, pos in enumerate(signature.params):
         spec = signature.inputs[pos]

@@ -34,15 +34,24 @@ func.func @rope(%x: tensor<1x8x16x16xf16>, %c: tensor<1x1x16x16xf16>, %s: tensor
 // -----
 
 // Causal GQA attention in bf16: the tensor-core kernel, one block per 64
-// query rows and head (2 x 8 = 16 blocks of 128 threads), K and V^T tiles
-// in shared memory.
+// query rows and head (2 x 8 = 16 blocks of 128 threads), K and V tiles
+// double buffered in dynamic shared memory (2 stages x 2 tiles x 64 rows x
+// 72 elements x 2 bytes, plus 128 bytes of alignment slack): cp.async
+// copies, ldmatrix (transposed for V) feeding mma.sync.
 // CHECK-LABEL: func.func @attention_mma
-// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_attention_mma_0 blocks in (%[[G:.*]], %{{.*}}, %{{.*}}) threads in (%[[T:.*]], %{{.*}}, %{{.*}})
-// CHECK: gpu.func @sgpu_attention_mma_0({{.*}}) workgroup(%{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<4608xbf16, #gpu.address_space<workgroup>>) kernel
-// CHECK-COUNT-2: gpu.barrier
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_attention_mma_0 blocks in (%c16, %{{.*}}, %{{.*}}) threads in (%c128, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %c36992_i32
+// CHECK: gpu.func @sgpu_attention_mma_0(
+// CHECK: gpu.dynamic_shared_memory
+// CHECK: cp.async.cg.shared.global
+// CHECK: cp.async.commit_group
+// CHECK: cp.async.wait_group 1
+// CHECK: gpu.barrier
+// CHECK: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // CHECK: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // CHECK: llvm.nvvm.ex2.approx.f32
+// CHECK: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // CHECK: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// CHECK: cp.async.wait_group 0
 func.func @attention_mma(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>) -> tensor<1x8x128x64xbf16> {
   %o = sgpu.attention %q, %k, %v {causal, scale = 0.125 : f32} : tensor<1x8x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16> -> tensor<1x8x128x64xbf16>
   return %o : tensor<1x8x128x64xbf16>
@@ -65,7 +74,17 @@ func.func @attention_f32_mask(%q: tensor<1x2x16x32xf32>, %m: tensor<1x1x16x16xi1
 
 // -----
 
-// sgpu.config chooses the CUDA-core kernel for an op tensor cores could run.
+// sgpu.config chooses the CUDA-core kernel for an op tensor cores could run,
+// or the tensor-core kernel's warps per block (8 x 16 = 128 query rows).
+// CHECK-LABEL: func.func @attention_warps
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_attention_mma_0 blocks in (%c2, %{{.*}}, %{{.*}}) threads in (%c256,
+func.func @attention_warps(%q: tensor<1x2x100x32xf16>) -> tensor<1x2x100x32xf16> {
+  %o = sgpu.attention %q, %q, %q {causal, scale = 0.25 : f32, sgpu.config = {warps = 8 : i64}} : tensor<1x2x100x32xf16>, tensor<1x2x100x32xf16>, tensor<1x2x100x32xf16> -> tensor<1x2x100x32xf16>
+  return %o : tensor<1x2x100x32xf16>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @attention_config
 // CHECK: gpu.launch_func @sgpu_kernels::@sgpu_attention_0 blocks in
 // CHECK-NOT: mma.sync

@@ -87,6 +87,14 @@ func.func @attention_tensor_cores_f32(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x
 
 // -----
 
+func.func @attention_warps(%q: tensor<1x2x8x16xf16>) -> tensor<1x2x8x16xf16> {
+  // expected-error @+1 {{'sgpu.attention' has no GPU lowering: sgpu.config warps must be 2, 4 or 8, got 3}}
+  %y = sgpu.attention %q, %q, %q {scale = 0.25 : f32, sgpu.config = {warps = 3 : i64}} : tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16> -> tensor<1x2x8x16xf16>
+  return %y : tensor<1x2x8x16xf16>
+}
+
+// -----
+
 func.func @attention_rows_per_block(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
   // expected-error @+1 {{'sgpu.attention' has no GPU lowering: sgpu.config rows_per_block must be 1..32, got 0}}
   %y = sgpu.attention %q, %q, %q {scale = 0.25 : f32, sgpu.config = {rows_per_block = 0 : i64}} : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>

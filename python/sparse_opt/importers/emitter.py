@@ -343,17 +343,25 @@ class Emitter:
 
     def generic(self, inputs: Sequence[Operand], out_dtype: str, body, hint="ew", loc=None,
                 compute_dtype: Optional[str] = None, raw: Sequence[int] = (),
-                body_dtype: Optional[str] = None) -> Value:
+                body_dtype: Optional[str] = None, shape=None) -> Value:
         """An element-wise linalg.generic with numpy broadcasting. `body(args,
         lines)` gets the SSA names of the input elements (converted to
         `compute_dtype`, default `out_dtype`) and appends ops to `lines`,
         returning the SSA name of the result in `compute_dtype`. Inputs whose
         positions are in `raw` reach the body unconverted (e.g. an i1 mask);
-        `body_dtype` is the type the body returns when not `compute_dtype`."""
+        `body_dtype` is the type the body returns when not `compute_dtype`.
+        The result has the inputs' broadcast shape, or `shape` when given
+        (the inputs broadcast to it): an input's indexing map leaves out its
+        missing leading dims and reads index 0 of a broadcast size-1 dim, so
+        no operand is ever the size of the result unless it already was."""
         tensors = [x for x in inputs if isinstance(x, Value)]
         if not tensors:
             raise ImportError_("element-wise op without a tensor operand")
-        shape = broadcast_shapes(*[t.shape for t in tensors])
+        shapes = [t.shape for t in tensors] + ([tuple(shape)] if shape is not None else [])
+        shape = broadcast_shapes(*shapes)
+        if len(shapes) > len(tensors) and shape != shapes[-1]:
+            raise ImportError_("%s do not broadcast to %s" % (", ".join(str(t.type) for t in tensors),
+                                                             list(shapes[-1])))
         rank = len(shape)
         cdt = compute_dtype or out_dtype
         maps, ins = [], []
@@ -538,6 +546,18 @@ class Emitter:
         return v
 
     # ------------------------------------------------------------ data layout
+    def broadcast(self, x: Value, shape, loc=None, hint: str = "expand") -> Value:
+        """numpy broadcast of `x` to `shape` (torch `expand`, ONNX `Expand`):
+        a linalg.generic copying `x` whose indexing map drops the new
+        leading dims and reads index 0 of each broadcast size-1 dim. Nothing
+        of the result's size is materialized besides the result itself (in
+        particular no constant: a zero splat of the result's shape would be
+        a constant of that size once lowered)."""
+        shape = tuple(int(d) for d in shape)
+        if x.shape == shape:
+            return x
+        return self.generic([x], x.dtype, lambda args, lines: args[0], hint, loc, shape=shape)
+
     def reshape(self, x: Value, shape, loc=None) -> Value:
         """collapse_shape / expand_shape (both when neither alone expresses it)."""
         shape = tuple(int(d) for d in shape)
@@ -740,8 +760,7 @@ class Emitter:
         return self.reshape(y, batch + (m, n), loc) if rank3 and len(batch) != 1 else y
 
     def _broadcast_to(self, v: Value, shape, loc):
-        return self.generic([v, self.splat(0, shape, v.dtype, loc)], v.dtype,
-                            lambda args, lines: args[0], "bcast", loc)
+        return self.broadcast(v, shape, loc, "bcast")
 
     # ------------------------------------------------ recognized model blocks
     def rms_norm(self, x: Value, weight: Value, eps: float, loc=None) -> Value:

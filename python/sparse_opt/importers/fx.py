@@ -377,7 +377,11 @@ class FxImporter:
     `weights` ("params" or "constants", see `import_fx`) decides what
     `param()` makes of a parameter or buffer; `state` holds the qualified
     names of the model's parameters and buffers (other tensor attributes,
-    such as constants a trace captured, are always constants)."""
+    such as constants a trace captured, are always constants), `aliases`
+    maps each of those names to the canonical one of its tensor: a tensor
+    shared under several names (tied weights: a GPT-2 LM head's weight is
+    the embedding's) is one param, named by its first name in
+    `named_parameters()` (`named_buffers()`) order."""
 
     def __init__(self, module, example_inputs=None, *, name: str = "forward", sparsity: Optional[dict] = None,
                  dtype=None, weights: str = "params"):
@@ -393,7 +397,7 @@ class FxImporter:
             # qualified names; the example inputs default to the program's.
             self.gm, self.inputs = fx_export.prepare(module, example_inputs)
             self.root = self.gm
-            self.state = fx_export.state_names(module)
+            self.aliases = {n: n for n in fx_export.state_names(module)}
         else:
             if example_inputs is None:
                 raise ImportError_("example_inputs are needed to import a %s (they fix the static shapes)"
@@ -403,7 +407,10 @@ class FxImporter:
             self.inputs = tuple(example_inputs)
             self.root = module
             self.gm = module if isinstance(module, GraphModule) else trace(module, self.inputs)
-            self.state = _state_names(module)
+            self.aliases = state_aliases(module)
+        # Every name a parameter or buffer is reached under (tied weights:
+        # several), each mapped to the one its param is named by.
+        self.state = set(self.aliases)
         self.sparsity = self._check_sparsity(sparsity or {})
         self.e = Emitter(name)
         self.loc = None
@@ -427,16 +434,23 @@ class FxImporter:
         f16/bf16 parameter (after the dtype option); with weights='constants'
         the data too (with 'params' the program checks it when bound)."""
         params = dict(self.root.named_parameters())
-        out = {}
+        names = [n for n in self.aliases if self.aliases[n] in params] or list(params)
+        out, given = {}, {}
         for pname, pattern in sparsity.items():
             try:
                 parse_pattern(pattern)
             except AnnotationError as err:
                 raise AnnotationError("sparsity annotation for '%s': %s" % (pname, err)) from None
-            if pname not in params:
-                close = difflib.get_close_matches(pname, list(params), n=1)
+            canon = self.canonical(pname)
+            if canon not in params:
+                close = difflib.get_close_matches(pname, names, n=1)
                 raise AnnotationError("sparsity annotation names '%s', which is not a parameter of the model%s"
                                       % (pname, "; did you mean '%s'?" % close[0] if close else ""))
+            if canon in given and parse_pattern(sparsity[given[canon]]) != parse_pattern(pattern):
+                raise AnnotationError("sparsity annotations for '%s' (%s) and '%s' (%s) differ, but they name one "
+                                      "(tied) parameter" % (given[canon], sparsity[given[canon]], pname, pattern))
+            given[canon] = pname
+            pname = canon
             t = params[pname].detach()
             what = "weight '%s'" % pname
             check_nm_type(tuple(t.shape), self.declared_dtype(t), pattern, what)
@@ -658,12 +672,19 @@ class FxImporter:
             return {k: self._materialize(v, hint) for k, v in r.items()}
         return r
 
+    def canonical(self, qualname: str) -> str:
+        """The name a parameter or buffer is imported under: its first name
+        when it is shared under several (tied weights)."""
+        return self.aliases.get(qualname, qualname)
+
     def param(self, qualname: str) -> Value:
         """A parameter or buffer (or other tensor attribute) of the model. With
         weights='params' a parameter or buffer is a function argument named
         by `sgpu.param` (its declared type only: no data is read, so it may
         live on the meta device); otherwise, and for other attributes, a
-        constant holding its data."""
+        constant holding its data. A tensor reached under several names
+        (tied weights) is one argument (or constant), named by `canonical`."""
+        qualname = self.canonical(qualname)
         if qualname in self._params:
             return self._params[qualname]
         t = self._attr(qualname).detach()
@@ -842,17 +863,25 @@ class FxImporter:
         return v
 
 
-def _state_names(module) -> set:
-    """The qualified names of a module's parameters and buffers (each name
-    of a tensor shared under several)."""
-    names = set()
-    for getter in (module.named_parameters, module.named_buffers):
-        try:
-            items = getter(remove_duplicate=False)
-        except TypeError:  # torch < 2.0
-            items = getter()
-        names.update(n for n, _ in items)
-    return names
+def state_aliases(module) -> dict:
+    """{qualified name: canonical name} for every name under which a module's
+    parameters and buffers are reachable. A tensor shared under several
+    names (tied weights, a module registered twice) maps each of them to
+    its first name in `named_parameters()` (then `named_buffers()`) order,
+    which deduplicates shared tensors (as `remove_duplicate=False` does not
+    exist before torch 2.0, every name is found by walking the modules)."""
+    first = {}
+    for name, t in list(module.named_parameters()) + list(module.named_buffers()):
+        first.setdefault(id(t), name)
+    out = {}
+    for prefix, m in module.named_modules(remove_duplicate=False):
+        for store in ("_parameters", "_buffers"):
+            for key, t in m.__dict__.get(store, {}).items():
+                if t is None:
+                    continue
+                name = "%s.%s" % (prefix, key) if prefix else key
+                out[name] = first.get(id(t), name)
+    return out
 
 
 def supported_ops() -> list:

@@ -99,6 +99,8 @@ _on("reshape", "reshape", lambda a: {"input": a["self"], "shape": tuple(a["shape
 _on("unsqueeze squeeze:default,dim,dims flatten:using_ints unflatten:int", "reshape", _self)
 _on("expand", "expand", lambda a: {"input": a["self"], "size": tuple(a["size"])})
 _on("expand_as", "expand", lambda a: {"input": a["self"], "other": a["other"]})
+_on("repeat", "repeat", lambda a: {"input": a["self"], "sizes": tuple(a["repeats"])})
+_on("repeat_interleave:self_int", "repeat_interleave", _only("repeats", "dim", "output_size"))
 _on("clone contiguous alias detach lift_fresh_copy", "identity", _self)
 _on("slice:Tensor", "slice", _only("dim", "start", "end", "step"))
 _on("select:int", "select", _only("dim", "index"))

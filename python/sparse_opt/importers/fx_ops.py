@@ -150,6 +150,9 @@ _reg("reshape", S("input", dim=None), [_t("torch.squeeze")], ["squeeze"])
 _reg("reshape", S("input", "other"), [], ["view_as", "reshape_as"])
 _reg("expand", S("input", "*size"), [_t("torch.broadcast_to")], ["expand", "broadcast_to"])
 _reg("expand", S("input", "other"), [], ["expand_as"])
+_reg("repeat", S("input", "*sizes"), [], ["repeat"])
+_reg("repeat_interleave", S("input", "repeats", dim=None, output_size=None),
+     [_t("torch.repeat_interleave"), _t("Tensor.repeat_interleave")], ["repeat_interleave"])
 _reg("identity", S("input", memory_format=None), [_t("torch.clone")], ["contiguous", "clone"])
 _reg("identity", S("input"), [_t("torch.detach")], ["detach"])
 _reg("dropout", S("input", p=0.5, training=True, inplace=False), [_t("F.dropout")])
@@ -645,8 +648,44 @@ def _expand(ctx, c):
     shape = tuple(ctx.out_shape())
     if shape == x.shape:
         return x
-    zero = ctx.e.splat(0, shape, x.dtype, ctx.loc)
-    return ctx.e.generic([x, zero], x.dtype, lambda args, lines: args[0], "expand", ctx.loc)
+    return ctx.e.broadcast(x, shape, ctx.loc)
+
+
+def _repeat_interleave(ctx, c):
+    """repeat_interleave(x, r, dim): each slice of `dim` repeated r times in
+    place (numpy.repeat), i.e. x unsqueezed after `dim`, broadcast to r
+    there and the two dims collapsed; without dim, of the flattened x."""
+    x = ctx.value(c.args["input"])
+    reps, dim = ctx.operand(c.args["repeats"]), ctx.operand(c.args["dim"])
+    if isinstance(reps, (list, tuple)) and len(reps) == 1:
+        reps = reps[0]
+    if not isinstance(reps, int) or isinstance(reps, bool) or reps < 0:
+        raise ImportError_("repeat_interleave with repeats %r: only one int count is supported" % (reps,))
+    if dim is None:
+        x, dim = ctx.e.reshape(x, (x.type.numel(),), ctx.loc), 0
+    dim = _norm_dim(dim, x.rank)
+    if reps == 1:
+        return x
+    one = ctx.e.reshape(x, x.shape[:dim + 1] + (1,) + x.shape[dim + 1:], ctx.loc)
+    wide = ctx.e.broadcast(one, x.shape[:dim + 1] + (reps,) + x.shape[dim + 1:], ctx.loc, "repeat")
+    return ctx.e.reshape(wide, x.shape[:dim] + (x.shape[dim] * reps,) + x.shape[dim + 1:], ctx.loc)
+
+
+def _repeat(ctx, c):
+    """x.repeat(r0, ..., rn) (np.tile): x (leading unit dims added up to n+1
+    dims) as (1, d0, 1, d1, ...), broadcast to (r0, d0, r1, d1, ...) and
+    reshaped to (r0 * d0, r1 * d1, ...)."""
+    x = ctx.value(c.args["input"])
+    reps = [ctx.operand(r) for r in c.args["sizes"]]
+    if any(not isinstance(r, int) or isinstance(r, bool) or r < 0 for r in reps) or len(reps) < x.rank:
+        raise ImportError_("repeat %s of a rank-%d tensor: one int count per dimension is supported"
+                           % (reps, x.rank))
+    dims = (1,) * (len(reps) - x.rank) + x.shape
+    if all(r == 1 for r in reps):
+        return ctx.e.reshape(x, dims, ctx.loc)
+    inner = ctx.e.reshape(x, tuple(v for d in dims for v in (1, d)), ctx.loc)
+    wide = ctx.e.broadcast(inner, tuple(v for r, d in zip(reps, dims) for v in (r, d)), ctx.loc, "repeat")
+    return ctx.e.reshape(wide, tuple(r * d for r, d in zip(reps, dims)), ctx.loc)
 
 
 def _slice(ctx, c):
@@ -948,7 +987,7 @@ HANDLERS = {
     "sum": _reduce("sum"), "mean": _reduce("mean"), "amax": _reduce("max"), "amin_all": _amin_all, "any": _any,
     "matmul": _matmul, "addmm": _addmm, "linear": _linear, "slice": _slice, "select": _select, "noop": _noop,
     "transpose": _transpose, "permute": _permute, "t": _t_op, "reverse": _reverse,
-    "reshape": _reshape, "expand": _expand, "identity": _identity, "dropout": _dropout, "cast": _cast_op,
+    "reshape": _reshape, "expand": _expand, "repeat": _repeat, "repeat_interleave": _repeat_interleave, "identity": _identity, "dropout": _dropout, "cast": _cast_op,
     "cat": _cat, "stack": _stack, "split": _split, "chunk": _chunk, "unbind": _unbind,
     "getitem": _getitem, "getattr": _getattr, "embedding": _embedding,
     "layer_norm": _layer_norm, "rms_norm": _rms_norm, "sdpa": _sdpa, "all_reduce": _all_reduce,

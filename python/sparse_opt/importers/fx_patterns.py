@@ -11,6 +11,13 @@
   known at import time and equals the causal mask becomes `{causal}`; other
   boolean masks (True = masked, masked_fill's sense) are negated into the
   keep-mask `sgpu.attention` takes.
+- Grouped-query attention: k and v whose heads were repeated for the
+  attention only (Hugging Face's `repeat_kv`, `x[:, :, None].expand(b, kv,
+  rep, s, d).reshape(b, kv * rep, s, d)`, or `torch.repeat_interleave(x,
+  rep, dim=1)`), in the form above or into `F.scaled_dot_product_attention`,
+  reach `sgpu.attention` un-repeated: its query head h reads k/v head
+  h // (H / Hkv), the head the repetition puts at h. Nothing of the
+  repeated size is computed.
 - Rotary embeddings written out: `x * cos + rotate_half(x) * sin` with
   `rotate_half(x) = cat(-x[..., D/2:], x[..., :D/2], dim=-1)` (getitem or
   ATen slices; either operand order in each product and in the sum), cos and
@@ -56,6 +63,16 @@ class AttentionMatch:
     causal: bool
     nodes: list = field(default_factory=list)
     dropped: list = field(default_factory=list)  # inputs not read (a mask found causal)
+
+
+@dataclass
+class SdpaMatch:
+    """F.scaled_dot_product_attention (or its ATen op) on k and v whose heads
+    were repeated for it only: emitted on the un-repeated k and v."""
+    node: Node
+    key: Node
+    value: Node
+    nodes: list = field(default_factory=list)
 
 
 @dataclass
@@ -280,6 +297,101 @@ def _peel_scale(imp, n, user):
     return n, f, nodes
 
 
+def _unsqueezes_dim2(imp, n, x) -> bool:
+    """Whether node `n` is x with a unit dim inserted at 2 and nothing else
+    (a reshape, unsqueeze or view, or an index of None and full slices):
+    the same elements in the same order."""
+    c = imp.call(n)
+    if c is None:
+        return False
+    if c.kind == "reshape":
+        return True  # the shapes (checked by the caller) fix where the unit dim goes
+    if c.kind != "getitem":
+        return False
+    index = _static(imp, c.args["index"])
+    items = list(index) if isinstance(index, tuple) else [index]
+    return all(it is None or it is Ellipsis or it == slice(None) for it in items) and \
+        sum(1 for it in items if it is None) == 1
+
+
+def repeated_heads(imp, n, user) -> Optional[tuple]:
+    """(x, nodes) when `n`, used only by `user`, repeats the heads of a 4-D
+    x (B x Hkv x S x D) to B x (Hkv * rep) x S x D with head j reading x's
+    head j // rep: `x[:, :, None].expand(B, Hkv, rep, S, D).reshape(B, Hkv *
+    rep, S, D)` (any unsqueeze form; a clone or contiguous may sit between
+    the expand and the reshape, as ATen writes it) or
+    `repeat_interleave(x, rep, dim=1)`. `nodes` are the repetition's nodes,
+    each used only by the next. Else None."""
+    if not _single(n, user):
+        return None
+    c, shape = imp.call(n), imp.shape(n)
+    if c is None or shape is None or len(shape) != 4:
+        return None
+    b, h, s, d = shape
+    if c.kind == "repeat_interleave":
+        x, rep, dim = c.args["input"], _static(imp, c.args["repeats"]), _static(imp, c.args["dim"])
+        xs = imp.shape(x) if isinstance(x, Node) else None
+        if isinstance(rep, int) and not isinstance(rep, bool) and rep > 0 and isinstance(dim, int) and \
+                dim % 4 == 1 and xs is not None and xs == (b, h // rep, s, d) and xs[1] * rep == h:
+            return x, [n]
+        return None
+    if c.kind != "reshape":
+        return None
+    nodes, e = [n], c.args["input"]
+    while _kind(imp, e) == "identity" and _single(e, nodes[-1]):
+        nodes.append(e)
+        e = imp.call(e).args["input"]
+    es = imp.shape(e) if isinstance(e, Node) else None
+    if _kind(imp, e) != "expand" or not _single(e, nodes[-1]) or es is None or len(es) != 5 or \
+            es[0] != b or es[1] * es[2] != h or es[3:] != (s, d):
+        return None
+    nodes.append(e)
+    u = imp.call(e).args["input"]
+    if not isinstance(u, Node) or not _single(u, e) or imp.shape(u) != (b, es[1], 1, s, d):
+        return None
+    x = imp.call(u).args.get("input") if imp.call(u) is not None else None
+    if not isinstance(x, Node) or imp.shape(x) != (b, es[1], s, d) or not _unsqueezes_dim2(imp, u, x):
+        return None
+    return x, nodes + [u]
+
+
+def _unrepeated_kv(imp, k, k_user, v, v_user) -> Optional[tuple]:
+    """(k, v, nodes): the un-repeated k and v when both were repeated for
+    the attention only, by the same count; else None."""
+    if k is v:
+        return None
+    rk, rv = repeated_heads(imp, k, k_user), repeated_heads(imp, v, v_user)
+    if rk is None or rv is None or imp.shape(rk[0])[1] != imp.shape(rv[0])[1]:
+        return None
+    return rk[0], rv[0], rk[1] + rv[1]
+
+
+def match_sdpa(imp, n: Node) -> Optional[tuple]:
+    """(n, SdpaMatch) when `n` is a scaled_dot_product_attention whose k and
+    v are repeated heads used by it only."""
+    c = imp.call(n)
+    if c is None or c.kind != "sdpa" or not isinstance(c.args["key"], Node) or \
+            not isinstance(c.args["value"], Node):
+        return None
+    found = _unrepeated_kv(imp, c.args["key"], n, c.args["value"], n)
+    if found is None:
+        return None
+    k, v, nodes = found
+    return n, SdpaMatch(node=n, key=k, value=v, nodes=nodes + [n])
+
+
+def emit_sdpa(imp, m: SdpaMatch):
+    c = imp.call(m.node)
+    call = fx_ops.Call("sdpa", dict(c.args, key=m.key, value=m.value, enable_gqa=True), c.module, c.extra)
+    result = fx_ops.HANDLERS["sdpa"](imp, call)
+    results = c.extra.get("results")
+    if results:
+        # An ATen attention kernel's other results (logsumexp, ...) are not computed.
+        what = fx_ops.describe_target(m.node, imp.gm)
+        result = (result,) + tuple(fx_ops.NoValue(what) for _ in range(results - 1))
+    return result
+
+
 def match_attention(imp, p: Node) -> Optional[tuple]:
     """(root, AttentionMatch) when softmax node `p` sits between two matmuls of 4-D q/k/v."""
     pc = imp.call(p)
@@ -326,12 +438,23 @@ def match_attention(imp, p: Node) -> Optional[tuple]:
         return None
     m = AttentionMatch(q=q, k=kt, k_transposed=True, v=v, scale=scale, mask=mask, mask_kind=mask_kind,
                        causal=False)
+    k_user = kt_user
     if ktc is not None and fx_ops.transposes_last_two(ktc, 4) and _single(kt, kt_user) \
             and isinstance(ktc.args["input"], Node):
-        m.k, m.k_transposed = ktc.args["input"], False
+        m.k, m.k_transposed, k_user = ktc.args["input"], False, kt
         nodes = nodes + [kt]
-    qs, vs = imp.shape(q), imp.shape(v)
-    ks = kts[:2] + (kts[3], kts[2])
+    if isinstance(v, Node):
+        # Grouped-query attention: the k/v heads before their repetition.
+        found = _unrepeated_kv(imp, m.k, k_user, v, m2)
+        if found is not None:
+            m.k, m.v, repeat_nodes = found
+            v = m.v
+            nodes = nodes + repeat_nodes
+    qs, vs, ks = imp.shape(q), imp.shape(v), imp.shape(m.k)
+    if ks is None or len(ks) != 4:
+        return None
+    if m.k_transposed:
+        ks = ks[:2] + (ks[3], ks[2])
     if qs is None or vs is None or len(qs) != 4 or len(vs) != 4:
         return None
     b, h, sq, d = qs
@@ -502,7 +625,7 @@ def find(imp):
     """Matches over the whole graph: ({root: match}, absorbed nodes, folded transposes)."""
     matches, absorbed = {}, set()
     nodes = list(imp.gm.graph.nodes)
-    for finder in (match_attention, match_rms_norm, match_rope):
+    for finder in (match_attention, match_sdpa, match_rms_norm, match_rope):
         for n in nodes:
             if n in absorbed or n in matches:
                 continue
@@ -566,4 +689,6 @@ def emit(imp, m) -> Value:
         return emit_rms_norm(imp, m)
     if isinstance(m, RoPEMatch):
         return emit_rope(imp, m)
+    if isinstance(m, SdpaMatch):
+        return emit_sdpa(imp, m)
     return emit_attention(imp, m)

@@ -225,14 +225,10 @@ def _transpose(imp, node, xs, at):
 
 
 def broadcast_to(imp, x: Value, shape, loc) -> Value:
-    """numpy broadcast of `x` to `shape`: an element-wise copy against a
-    zero splat of the target shape (what the emitter does internally for
-    batched matmuls; it has no public broadcast)."""
-    shape = tuple(shape)
-    if x.shape == shape:
-        return x
-    zero = imp.e.splat(0, shape, x.dtype, loc)
-    return imp.e.generic([x, zero], x.dtype, lambda args, lines: args[0], "expand", loc)
+    """numpy broadcast of `x` to `shape` (`Emitter.broadcast`: a copy whose
+    indexing map reads the broadcast dims at 0, no constant of the target
+    shape)."""
+    return imp.e.broadcast(x, tuple(shape), loc)
 
 
 def _expand(imp, node, xs, at):

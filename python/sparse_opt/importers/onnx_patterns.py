@@ -25,6 +25,11 @@ Blocks:
   time (and dropped for `causal` when it is exactly the causal mask) and a
   runtime one goes through an element-wise xor with true; `Where(mask, s,
   -inf)` keeps the mask as is; an additive float mask is passed as is.
+  Grouped-query attention: k (under its Transpose) and v whose heads were
+  repeated for the attention only, `Reshape(Expand(Unsqueeze(x, axes=[2]),
+  [B, Hkv, rep, S, D]), [B, Hkv * rep, S, D])` (torch's export of
+  Hugging Face's repeat_kv), reach sgpu.attention un-repeated (its query
+  head h reads k/v head h // rep, the head the repetition put there).
 - rope: `Add(Mul(x, cos), Mul(Concat(Neg(Slice(x, D/2:)), Slice(x, :D/2),
   axis=-1), sin))` (either order in each Mul and in the Add), cos and sin of
   x's type broadcasting to x -> sgpu.rope
@@ -41,8 +46,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from .emitter import FLOAT_TYPES, Value, broadcast_shapes
-from .onnx_fold import Const, attrs_of, ints, reduce_axes, slice_params
+from .emitter import FLOAT_TYPES, ImportError_, Value, broadcast_shapes
+from .onnx_fold import Const, attrs_of, axes_arg, ints, reduce_axes, reshape_target, slice_params
 from .onnx_ops import _bias, feature_param, logical_not
 
 STANDARD = ("", "ai.onnx")
@@ -491,7 +496,60 @@ def _match_attention(g, i):
         if core is None:
             return None
         nodes.append(j)
-    return Match("attention", i, nodes + core["nodes"], _emit_attention, dict(core, v=v, softmax=si, mask=mask))
+    data = dict(core, v=v, softmax=si, mask=mask, k_rep=None, v_rep=None)
+    nodes = nodes + core["nodes"]
+    if core["tr"] is not None and core["inner"] is None:
+        k_rep, v_rep = _repeat_chain(g, g.nodes[core["tr"]].input[0]), _repeat_chain(g, v)
+        if k_rep and v_rep:
+            data["k_rep"], data["v_rep"] = k_rep, v_rep
+            nodes += k_rep + v_rep
+    return Match("attention", i, nodes, _emit_attention, data)
+
+
+def _repeat_chain(g, name):
+    """[Reshape, Expand, Unsqueeze] node indices when `name` is
+    `Reshape(Expand(Unsqueeze(x)))`, each used only by the next (what
+    `_unrepeated` checks to be a repetition of x's heads)."""
+    rs = g.node(name, "Reshape")
+    ex = g.node(g.nodes[rs].input[0], "Expand") if rs is not None else None
+    un = g.node(g.nodes[ex].input[0], "Unsqueeze") if ex is not None else None
+    return [rs, ex, un] if un is not None else None
+
+
+def _unrepeated(imp, chain):
+    """(x, rep) when the repeat chain [Reshape, Expand, Unsqueeze] makes
+    B x (Hkv * rep) x S x D of a 4-D x (B x Hkv x S x D) whose head j is x's
+    head j // rep: unsqueezed at 2, expanded there to rep, the two dims
+    merged. Else None. Reads only the chain's operands (nothing is emitted)."""
+    rs, ex, un = (imp.nodes[i] for i in chain)
+    x = imp.get(un.input[0])
+    if not isinstance(x, Value) or x.rank != 4:
+        return None
+    try:
+        axes = axes_arg(un, [imp.get(n) for n in un.input], attrs_of(un))
+        shape, target = imp.get(ex.input[1]), imp.get(rs.input[1])
+        if axes is None or [a % 5 for a in axes] != [2] or not isinstance(shape, Const) or \
+                not isinstance(target, Const):
+            return None
+        b, kv, s, d = x.shape
+        wide = broadcast_shapes((b, kv, 1, s, d), tuple(ints(shape)))
+        if len(wide) != 5 or wide[:2] != (b, kv) or wide[3:] != (s, d):
+            return None
+        out = reshape_target(wide, ints(target), attrs_of(rs).get("allowzero", 0))
+    except ImportError_:
+        return None
+    return (x, wide[2]) if out == (b, kv * wide[2], s, d) else None
+
+
+def _unrepeated_kv(imp, d):
+    """(k, v) before their repetition when both repeat chains check out
+    with one count, else None."""
+    if not d.get("k_rep") or not d.get("v_rep"):
+        return None
+    k, v = _unrepeated(imp, d["k_rep"]), _unrepeated(imp, d["v_rep"])
+    if k is None or v is None or k[1] != v[1] or k[0].shape[1] != v[0].shape[1]:
+        return None
+    return k[0], v[0]
 
 
 def _scaled(imp, j, name):
@@ -542,14 +600,18 @@ def _emit_attention(imp, m):
     # 2. q, k, v (values the block does not absorb are emitted on demand)
     q, f = _scaled(imp, d["qmul"], d["q"])
     scale *= f
-    base, perm = None, [0, 1, 3, 2]
+    base, perm, v = None, [0, 1, 3, 2], None
     if d["tr"] is not None:
         f = 1.0
         if d["outer"] is not None:
             f = imp.scalar(d["outer_c"])
         if f is not None:
             tn = imp.nodes[d["tr"]]
-            base, g2 = _scaled(imp, d["inner"], tn.input[0])
+            unrepeated = _unrepeated_kv(imp, d)
+            if unrepeated is not None:
+                (base, v), g2 = unrepeated, 1.0
+            else:  # (a repeat chain that does not check out is emitted here, on demand)
+                base, g2 = _scaled(imp, d["inner"], tn.input[0])
             p = list(attrs_of(tn).get("perm") or reversed(range(base.rank)))
             if len(p) != 4:
                 raise Fallback
@@ -557,7 +619,8 @@ def _emit_attention(imp, m):
             scale *= f * g2
     if base is None:
         base = imp.get(d["kt"])
-    v = imp.get(d["v"])
+    if v is None:
+        v = imp.get(d["v"])
     if not all(isinstance(t, (Value, Const)) and t.rank == 4 for t in (q, base, v)) or axis % 4 != 3:
         raise Fallback
     kshape = tuple(base.shape[p] for p in perm)

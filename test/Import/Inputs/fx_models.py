@@ -3,8 +3,9 @@
     fx_models.py MODEL [--sparsity NAME=PATTERN]... [--dtype f16|bf16] [--weights params|constants]
 
 MODEL is one of the shared test models (test/python/models.py: mlp,
-gated-ffn, llama, sparse-linear-relu) or an error case (unfold, conv1d,
-dropout-train). An import error prints `error: <kind>: <message>` on stderr
+gated-ffn, llama, sparse-linear-relu), a grouped-query attention (gqa: 4
+query heads on 2 repeated k/v heads), a tied embedding and LM head (tied),
+or an error case (unfold, conv1d, dropout-train). An import error prints `error: <kind>: <message>` on stderr
 and exits 1.
 """
 import argparse
@@ -43,6 +44,30 @@ class DropoutTrain(nn.Module):
         return self.drop(x)
 
 
+class GQA(nn.Module):
+    """Attention of 4 query heads on 2 k/v heads repeated as Hugging Face's
+    repeat_kv does (v by repeat_interleave)."""
+
+    def forward(self, q, k, v):
+        b, kv, s, d = k.shape
+        k = k[:, :, None, :, :].expand(b, kv, 2, s, d).reshape(b, kv * 2, s, d)
+        v = torch.repeat_interleave(v, 2, dim=1)
+        return torch.softmax(q @ k.transpose(-2, -1) / 4.0, dim=-1) @ v
+
+
+class Tied(nn.Module):
+    """An embedding and an LM head sharing one weight."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(64, 32)
+        self.head = nn.Linear(32, 64, bias=False)
+        self.head.weight = self.embed.weight
+
+    def forward(self, ids):
+        return self.head(torch.relu(self.embed(ids)))
+
+
 def build(name):
     """(model, example inputs) by name, deterministic."""
     torch.manual_seed(0)
@@ -54,6 +79,10 @@ def build(name):
         return models.LlamaDecoder().eval(), (torch.randint(0, 128, (1, 16)),)
     if name == "sparse-linear-relu":
         return models.SparseLinearReLU().eval(), (torch.randn(128, 256),)
+    if name == "gqa":
+        return GQA(), (torch.randn(1, 4, 8, 16), torch.randn(1, 2, 8, 16), torch.randn(1, 2, 8, 16))
+    if name == "tied":
+        return Tied().eval(), (torch.randint(0, 64, (1, 8)),)
     if name == "unfold":
         return Unfold(), (torch.randn(1, 2, 4, 4),)
     if name == "conv1d":
