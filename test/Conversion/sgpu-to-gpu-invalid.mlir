@@ -114,30 +114,17 @@ func.func @constant_not_24(%x: tensor<8x32xf16>) -> tensor<8x16xf16> {
 
 // -----
 
-// A reduction (here a row sum) is no element-wise kernel.
+// A reduction too long for one thread per result element.
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
-func.func @reduction(%x: tensor<4x64xf32>, %init: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'linalg.generic' has no GPU lowering: loop 1 is a reduction loop; only all-parallel (element-wise) ops are lowered}}
-  %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<4x64xf32>) outs(%init : tensor<4xf32>) {
+func.func @reduction_too_long(%x: tensor<2x16777217xf32>, %init: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{'linalg.generic' has no GPU lowering: it reduces 16777217 elements per result, more than the 16777216 a thread-per-result kernel takes}}
+  %s = linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<2x16777217xf32>) outs(%init : tensor<2xf32>) {
   ^bb0(%a: f32, %o: f32):
     %r = arith.addf %a, %o : f32
     linalg.yield %r : f32
-  } -> tensor<4xf32>
-  return %s : tensor<4xf32>
-}
-
-// -----
-
-// A matmul that no rewrite took (f32: no library GEMM) stays a linalg op
-// and is reported under its own name; its zero fill is not.
-func.func @leftover_matmul(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<4x16xf32> {
-  %z = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<4x16xf32>
-  %f = linalg.fill ins(%z : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
-  // expected-error @+1 {{'linalg.matmul' has no GPU lowering: loop 2 is a reduction loop; only all-parallel (element-wise) ops are lowered}}
-  %y = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
-  return %y : tensor<4x16xf32>
+  } -> tensor<2xf32>
+  return %s : tensor<2xf32>
 }
 
 // -----
