@@ -3,6 +3,7 @@
 # it needs was built on the compiler's machine into .carry/:
 #   lib/            libsparseopt_runtime.so
 #   attn/           python3 bench/model/check_attention.py compile --out .carry/attn
+#   fixtures/       python3 bench/model/check_fixtures.py compile --out .carry/fixtures
 #   <config>__<variant>/
 #                   python3 bench/model/run_prefill.py compile --config <config> \
 #                     --variant <variant> --out .carry/<config>__<variant>
@@ -20,6 +21,10 @@ status=0
 if [ -d "$carry/attn" ]; then
   step "attention kernels against torch"
   python3 bench/model/check_attention.py run --dir "$carry/attn" --json "$out/attention_h200.json" || status=1
+fi
+if [ -d "$carry/fixtures" ]; then
+  step "the importers' export fixtures against torch"
+  python3 bench/model/check_fixtures.py run --dir "$carry/fixtures" --json "$out/fixtures_h200.json" || status=1
 fi
 for dir in "$carry"/*__*/; do
   name="$(basename "$dir")"

@@ -34,8 +34,15 @@ LogicalResult mlir::sgpu::convertModelOpsToGPU(ModuleOp module,
   populateEmbeddingToGPUPatterns(patterns, sink);
   populateRopeToGPUPatterns(patterns, sink);
   populateAttentionToGPUPatterns(patterns, sink);
+  populateSliceToGPUPatterns(patterns, sink);
   ConversionTarget target(*ctx);
   target.addIllegalOp<EmbeddingOp, RopeOp, AttentionOp>();
+  // Slices of host functions (the gpu.module has no tensors).
+  target.addDynamicallyLegalOp<tensor::ExtractSliceOp>(
+      [](tensor::ExtractSliceOp op) { return !isStaticSlice(op); });
+  target.addDynamicallyLegalOp<tensor::ConcatOp>([](tensor::ConcatOp op) {
+    return !op.getResultType().hasStaticShape();
+  });
   target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
   return applyPartialConversion(module, target, std::move(patterns));
 }

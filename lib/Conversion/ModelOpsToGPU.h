@@ -16,6 +16,7 @@
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "llvm/ADT/StringMap.h"
@@ -59,9 +60,17 @@ void populateEmbeddingToGPUPatterns(RewritePatternSet &patterns,
 void populateRopeToGPUPatterns(RewritePatternSet &patterns, KernelSink &sink);
 void populateAttentionToGPUPatterns(RewritePatternSet &patterns,
                                     KernelSink &sink);
+/// tensor.extract_slice (static) and tensor.concat of host functions as
+/// copy kernels (SliceToGPU.cpp).
+void populateSliceToGPUPatterns(RewritePatternSet &patterns,
+                                KernelSink &sink);
+/// Whether `op` has static offsets, sizes and strides (then it has a copy
+/// kernel).
+bool isStaticSlice(tensor::ExtractSliceOp op);
 
-/// Runs the three families' patterns over `module`: every sgpu.embedding,
-/// sgpu.rope and sgpu.attention becomes a kernel launch.
+/// Runs the patterns over `module`: every sgpu.embedding, sgpu.rope and
+/// sgpu.attention, and every static tensor.extract_slice / tensor.concat
+/// of a host function, becomes a kernel launch.
 LogicalResult convertModelOpsToGPU(ModuleOp module, KernelSink &sink);
 
 } // namespace sgpu

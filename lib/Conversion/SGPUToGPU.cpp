@@ -461,6 +461,14 @@ struct ConvertSGPUToGPUPass
         ++modelOps;
         return;
       }
+      if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+        modelOps += isStaticSlice(slice);
+        return;
+      }
+      if (auto concat = dyn_cast<tensor::ConcatOp>(op)) {
+        modelOps += concat.getResultType().hasStaticShape();
+        return;
+      }
       // TwELL: the pack's concrete parts are buffers handed to the consumer
       // kernels, so a packed value may only be read by sgpu.twell_ffn.
       if (auto pack = dyn_cast<TwellPackOp>(op)) {

@@ -163,6 +163,9 @@ LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
   // write, and named ops such as linalg.matmul are never generalized here
   // (one no rewrite took stays an error at its own name).
   os << "convert-elementwise-to-linalg,";
+  // linalg.softmax outside the recognized attention becomes its max,
+  // subtract, exp, sum and divide (element-wise and reduction kernels).
+  os << "sgpu-decompose-aggregates,";
   os << "convert-sgpu-to-gpu{chip=" << opts.chip.getValue()
      << " features=" << opts.features.getValue()
      << " kernel=" << opts.kernel.getValue()

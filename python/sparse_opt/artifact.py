@@ -4,10 +4,13 @@
     program.txt      the runtime program (buffers and launches)
     signature.json   the host function's arguments ("inputs") and outputs
                      (shape, dtype; an argument the importer named with
-                     sgpu.param also has its "name"), and which arguments
-                     are program params ("params": argument positions,
-                     optional)
-    summary.txt      each kernel and its count of sparse MMA instructions
+                     sgpu.param also has its "name"), which arguments are
+                     program params ("params": argument positions,
+                     optional), and the device bytes by role ("memory":
+                     params, inputs, outputs, constants, temps, arena,
+                     temps_unpacked, peak)
+    summary.txt      each kernel and its count of sparse MMA instructions,
+                     and the peak device memory
     const<N>.bin     constant buffers
 
 Used by the compiler (what Module.compile returns) and by the runtime (what
@@ -175,6 +178,27 @@ class Artifact:
                 raise ArtifactError("%s: %s" % (self.path("signature.json"), e)) from e
             self._signature = Signature.from_json(obj)
         return self._signature
+
+    @property
+    def memory(self):
+        """The device bytes of the program by role, signature.json's
+        "memory": {"params", "inputs", "outputs" (the caller's tensors),
+        "constants", "temps" (temporaries with their own allocation),
+        "arena" (the temporaries sharing one allocation by liveness),
+        "temps_unpacked" (what all the temporaries would take unshared),
+        "peak" (params + inputs + outputs + constants + temps + arena)};
+        {} for an artifact written without it."""
+        try:
+            obj = json.loads(self._read("signature.json"))
+        except ValueError as e:
+            raise ArtifactError("%s: %s" % (self.path("signature.json"), e)) from e
+        memory = obj.get("memory") if isinstance(obj, dict) else None
+        if memory is None:
+            return {}
+        if not isinstance(memory, dict) or not all(isinstance(v, int) and not isinstance(v, bool)
+                                                   for v in memory.values()):
+            raise ArtifactError("malformed signature: memory must map roles to byte counts, got %r" % (memory,))
+        return dict(memory)
 
     @property
     def kernels(self):

@@ -134,6 +134,8 @@ def test_compile_the_example(example_artifact):
     assert memory["inputs"] == 65536 and memory["outputs"] == 131072 and memory["params"] == 0
     assert memory["peak"] == sum(memory[k] for k in ("params", "inputs", "outputs", "constants",
                                                      "temps", "arena"))
+    assert example_artifact.memory == memory
+    assert memory["temps_unpacked"] >= memory["temps"] + memory["arena"]
     assert example_artifact.sparse_mma_counts() == {"sgpu_spmm_0": 8}
     assert str(example_artifact.signature) == "forward(f16[128, 256]) -> (f16[128, 512])"
     assert "gpu.binary @sgpu_kernels" in (out / "compiled.mlir").read_text()

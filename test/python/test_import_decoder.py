@@ -194,7 +194,7 @@ def test_gpt2_decoder_matches_torch():
 
 
 def test_onnx_shared_initializer_is_one_param(build_dir, tmp_path):
-    onnx = pytest.importorskip("onnx")
+    pytest.importorskip("onnx")
     from onnx import TensorProto, helper, numpy_helper
     from sparse_opt.importers.onnx_importer import import_onnx
     rng = np.random.default_rng(0)
@@ -282,6 +282,12 @@ class GQA(nn.Module):
             return x.unsqueeze(2).expand(b, kv, 2, s, d).contiguous().view(b, kv * 2, s, d)
         if self.form == "repeat_interleave":
             return x.repeat_interleave(2, dim=1)
+        if self.form == "aten":  # as torch.export writes repeat_kv: full slices, unsqueeze, expand, clone, view
+            aten, end = torch.ops.aten, 2 ** 63 - 1
+            u = aten.unsqueeze.default(aten.slice.Tensor(aten.slice.Tensor(x, 0, 0, end), 1, 0, end), 2)
+            u = aten.slice.Tensor(aten.slice.Tensor(u, 3, 0, end), 4, 0, end)
+            e = aten.clone.default(aten.expand.default(u, [b, kv, 2, s, d]), memory_format=torch.contiguous_format)
+            return aten._unsafe_view.default(e, [b, kv * 2, s, d])
         if self.form == "repeat":  # head j reads kv head j % kv: another order, no GQA
             return x.repeat(1, 2, 1, 1)
         raise ValueError(self.form)
@@ -292,7 +298,7 @@ class GQA(nn.Module):
         return (out, kr) if self.leak else out
 
 
-@pytest.mark.parametrize("form", ["repeat_kv", "unsqueeze", "repeat_interleave"])
+@pytest.mark.parametrize("form", ["repeat_kv", "unsqueeze", "repeat_interleave", "aten"])
 def test_repeated_kv_heads_reach_attention_unrepeated(build_dir, form):
     torch.manual_seed(0)
     q, k, v = torch.randn(2, 4, 8, 16), torch.randn(2, 2, 8, 16), torch.randn(2, 2, 8, 16)

@@ -514,6 +514,21 @@ def test_signature_param_names():
             Signature.from_json(obj)
 
 
+def test_artifact_memory(tmp_path):
+    from sparse_opt.artifact import Artifact
+    obj = _sig()
+    (tmp_path / "signature.json").write_text(json.dumps(obj))
+    assert Artifact(tmp_path).memory == {}  # written before signature.json had it
+    obj["memory"] = {"params": 8, "inputs": 16, "outputs": 4, "constants": 0, "temps": 0, "arena": 256,
+                     "temps_unpacked": 512, "peak": 284}
+    (tmp_path / "signature.json").write_text(json.dumps(obj))
+    assert Artifact(tmp_path).memory == obj["memory"]
+    obj["memory"] = {"peak": "1 GB"}
+    (tmp_path / "signature.json").write_text(json.dumps(obj))
+    with pytest.raises(ArtifactError, match=r"memory must map roles to byte counts, got \{'peak': '1 GB'\}"):
+        Artifact(tmp_path).memory
+
+
 def _named_sig():
     obj = _sig([0, 2])
     obj["inputs"][0]["name"] = "fc.weight"

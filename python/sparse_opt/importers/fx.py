@@ -908,7 +908,9 @@ def import_fx(module_or_graph_module, example_inputs=None, *, name: str = "forwa
     qualified name (`{sgpu.param = "layers.0.attn.q.weight"}`), which the
     program binds once (`Program.bind_module(model)`); no weight data is
     read, so the model may live on the meta device, and a sparse weight's
-    pattern is checked when it is bound. "constants" embeds their data as
+    pattern is checked when it is bound. A tensor reached under several
+    names (tied weights) is one argument, named by its first name in
+    `named_parameters()` order. "constants" embeds their data as
     `dense_resource` blobs and checks sparse weights now. Either way,
     tensors the importer reads to recognize a block (a causal mask buffer)
     are read, and tensors computed at import time are constants."""

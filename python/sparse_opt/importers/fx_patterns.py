@@ -337,22 +337,42 @@ def repeated_heads(imp, n, user) -> Optional[tuple]:
         return None
     if c.kind != "reshape":
         return None
-    nodes, e = [n], c.args["input"]
-    while _kind(imp, e) == "identity" and _single(e, nodes[-1]):
-        nodes.append(e)
-        e = imp.call(e).args["input"]
+    nodes = [n]
+    e = _skip_noop_views(imp, c.args["input"], nodes)
     es = imp.shape(e) if isinstance(e, Node) else None
     if _kind(imp, e) != "expand" or not _single(e, nodes[-1]) or es is None or len(es) != 5 or \
             es[0] != b or es[1] * es[2] != h or es[3:] != (s, d):
         return None
     nodes.append(e)
-    u = imp.call(e).args["input"]
-    if not isinstance(u, Node) or not _single(u, e) or imp.shape(u) != (b, es[1], 1, s, d):
+    u = _skip_noop_views(imp, imp.call(e).args["input"], nodes)
+    if not isinstance(u, Node) or not _single(u, nodes[-1]) or imp.shape(u) != (b, es[1], 1, s, d):
         return None
     x = imp.call(u).args.get("input") if imp.call(u) is not None else None
     if not isinstance(x, Node) or imp.shape(x) != (b, es[1], s, d) or not _unsqueezes_dim2(imp, u, x):
         return None
     return x, nodes + [u]
+
+
+def _skip_noop_views(imp, n, nodes):
+    """The first node back from `n` (each used only by the next, the last by
+    nodes[-1]) that is not a copy of its input: a clone or contiguous, or a
+    slice or index that keeps every element (ATen writes `x[:, :, None]` as
+    full slices around an unsqueeze). The skipped nodes join `nodes`."""
+    while isinstance(n, Node) and _single(n, nodes[-1]):
+        c = imp.call(n)
+        src = c.args.get("input") if c is not None else None
+        if not isinstance(src, Node) or imp.shape(src) is None or imp.shape(src) != imp.shape(n):
+            break
+        if c.kind == "getitem":
+            index = _static(imp, c.args["index"])
+            items = list(index) if isinstance(index, tuple) else [index]
+            if not all(it is Ellipsis or it == slice(None) for it in items):
+                break
+        elif c.kind not in ("identity", "slice"):  # a slice of unchanged size keeps every element
+            break
+        nodes.append(n)
+        n = src
+    return n
 
 
 def _unrepeated_kv(imp, k, k_user, v, v_user) -> Optional[tuple]:
