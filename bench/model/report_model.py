@@ -28,9 +28,11 @@ def model_table(records):
     for r in sorted(records, key=key):
         s = r["shape"]
         active = r.get("stats", {}).get("active_neurons")
-        rows.append("| %s d=%d L=%d | %s | %d | **%.0f** | %.0f | %.2f× | %.1f GB | %.2e (%.1e) %s | %.2e | %s |" % (
+        peak = r["peak_mem_bytes"] or 0
+        peak_text = "%.1f GB" % (peak / 1e9) if peak >= 1e9 else "%.1f MB" % (peak / 1e6)
+        rows.append("| %s d=%d L=%d | %s | %d | **%.0f** | %.0f | %.2f× | %s | %.2e (%.1e) %s | %.2e | %s |" % (
             "Llama" if s["style"] == "llama" else "GPT-2", s["d"], s["layers"], r["variant"], s["tokens"],
-            r["tokens_per_s"], r["baselines"]["torch_eager"], r["speedup"], (r["peak_mem_bytes"] or 0) / 1e9,
+            r["tokens_per_s"], r["baselines"]["torch_eager"], r["speedup"], peak_text,
             r["max_rel_err"], r["tolerance"], "ok" if r["correct"] else "**FAIL**", r["torch_max_rel_err"],
             "%.2f%%" % (100 * active["mean"]) if active else "—"))
     return "\n".join(rows)

@@ -10,7 +10,9 @@
 # Runs every case it finds and fails (exit 1) when any check fails; results
 # (JSON records and logs) go to $OUT (default /tmp/model-out).
 source "$(dirname "$0")/../device_env.sh" /tmp/model-out
-export SPARSEOPT_LIB_DIR="$carry/lib" SPARSEOPT_COMMIT="$commit"
+# The commit the artifacts were built from: pass SPARSEOPT_COMMIT when the
+# machine's copy of the repository does not carry it.
+export SPARSEOPT_LIB_DIR="$carry/lib" SPARSEOPT_COMMIT="${SPARSEOPT_COMMIT:-$commit}"
 # NCCL (the combo variant's all-reduces at TP 1) comes from torch's wheel;
 # never NVLink multicast on shared hosts.
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
