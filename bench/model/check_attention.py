@@ -14,7 +14,6 @@ sgpu.attention. Tolerances on max|ours - ref| / max|ref|: bf16 2e-2, f16
 5e-3 (P is rounded to the input type before P.V, as flash attention does),
 f32 1e-4. Exit status 1 when any case fails.
 """
-import argparse
 import datetime
 import json
 import os
@@ -143,15 +142,8 @@ def cmd_run(args):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    c = sub.add_parser("compile")
-    c.add_argument("--out", required=True)
-    r = sub.add_parser("run")
-    r.add_argument("--dir", required=True)
-    r.add_argument("--json")
-    args = ap.parse_args()
-    return cmd_compile(args) if args.cmd == "compile" else cmd_run(args)
+    from cli import compile_or_run
+    return compile_or_run(__doc__, cmd_compile, cmd_run)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ reductions outside the recognized blocks, f32 GEMMs, masks.
 Tolerance: max|ours - torch| <= 1e-4 * max|torch| + 1e-5 per output (the
 fixtures are f32). Exit status 1 when any output fails.
 """
-import argparse
 import datetime
 import json
 import os
@@ -86,15 +85,8 @@ def cmd_run(args):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = ap.add_subparsers(dest="cmd", required=True)
-    c = sub.add_parser("compile")
-    c.add_argument("--out", required=True)
-    r = sub.add_parser("run")
-    r.add_argument("--dir", required=True)
-    r.add_argument("--json")
-    args = ap.parse_args()
-    return cmd_compile(args) if args.cmd == "compile" else cmd_run(args)
+    from cli import compile_or_run
+    return compile_or_run(__doc__, cmd_compile, cmd_run)
 
 
 if __name__ == "__main__":

@@ -233,13 +233,7 @@ struct MmaAttentionBuilder {
 
     // Shared memory: [stage][K, V][64 rows of D + 8 elements], from the
     // dynamic window aligned up to 128 bytes.
-    auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
-                                         gpu::AddressSpace::Workgroup);
-    Value dyn = gpu::DynamicSharedMemoryOp::create(
-        b, loc,
-        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                        MemRefLayoutAttrInterface(), wg));
-    Value raw = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, dyn);
+    Value raw = dynamicShared(b, loc).base;
     Value smem = im.add(raw, im.rem(im.sub(im.c(128), im.rem(raw, 128)), 128));
     auto tileBase = [&](Value stage, int64_t tensor) {
       return im.add(smem, im.add(im.mul(stage, 2 * tileBytes),

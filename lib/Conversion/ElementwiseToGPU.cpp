@@ -30,8 +30,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ElementwiseToGPU.h"
-#include "GPUKernel.h"
-#include "IndexMath.h"
+#include "TensorKernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -402,34 +401,17 @@ void mlir::sgpu::lowerElementwiseToGPU(linalg::GenericOp op,
     addTensor(init->get());
 
   OpBuilder b(op);
-  Value out = memref::AllocOp::create(b, loc, memrefTypeOf(resultType));
-  if (total != 0) {
-    OpBuilder kb(gpuModule.getBodyRegion());
-    kb.setInsertionPointToEnd(gpuModule.getBody());
-    SmallVector<Type> argTypes;
-    for (Value t : tensors)
-      argTypes.push_back(memrefTypeOf(t.getType()));
-    argTypes.push_back(memrefTypeOf(resultType));
-    auto func = createKernel(kb, loc, symbols,
-                             "sgpu_elementwise_" + std::to_string(index),
-                             argTypes, {}, kElementwiseThreads);
-    int64_t vec = elementsPerThread(op);
-    ElementwiseKernelBuilder{kb, loc, IndexMath{kb, loc}, op, vec}.build(
-        func, argOf, readsInit);
-
-    // The host launch: enough blocks for one thread per element.
-    SmallVector<Value> args;
-    for (Value t : tensors)
-      args.push_back(readBuffer(b, loc, t));
-    args.push_back(out);
-    int64_t threadsNeeded = total / vec;
-    int64_t blocks =
-        (threadsNeeded + kElementwiseThreads - 1) / kElementwiseThreads;
-    launchKernel(b, loc, func, blocks, kElementwiseThreads, args);
-  }
-  Value result = bufferization::ToTensorOp::create(
-      b, loc, resultType, out, /*restrict=*/b.getUnitAttr(),
-      /*writable=*/b.getUnitAttr());
+  // The host launch: enough blocks for one thread per `vec` elements.
+  int64_t vec = elementsPerThread(op);
+  int64_t threadsNeeded = total / vec;
+  Value result = kernelOnTensors(
+      b, loc, gpuModule, symbols, "sgpu_elementwise_" + std::to_string(index),
+      tensors, resultType, kElementwiseThreads,
+      (threadsNeeded + kElementwiseThreads - 1) / kElementwiseThreads,
+      [&](OpBuilder &kb, gpu::GPUFuncOp func) {
+        ElementwiseKernelBuilder{kb, loc, IndexMath{kb, loc}, op, vec}.build(
+            func, argOf, readsInit);
+      });
   op->getResult(0).replaceAllUsesWith(result);
   op.erase();
 }

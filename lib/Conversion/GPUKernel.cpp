@@ -3,6 +3,7 @@
 #include "GPUKernel.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 using namespace mlir;
 using namespace mlir::sgpu;
@@ -37,6 +38,17 @@ Value mlir::sgpu::nonzeroHalves(OpBuilder &b, Location loc, Value w) {
   Value magnitudes = arith::AndIOp::create(b, loc, w, c(0x7fff7fffu));
   Value carried = arith::AddIOp::create(b, loc, magnitudes, c(0x7fff7fffu));
   return arith::AndIOp::create(b, loc, carried, c(0x80008000u));
+}
+
+DynamicShared mlir::sgpu::dynamicShared(OpBuilder &b, Location loc) {
+  auto wg =
+      gpu::AddressSpaceAttr::get(b.getContext(), gpu::AddressSpace::Workgroup);
+  Value bytes = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface(), wg));
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, bytes);
+  return {bytes, base};
 }
 
 MemRefType mlir::sgpu::workgroupBuffer(OpBuilder &b, int64_t n, Type et) {

@@ -40,6 +40,15 @@ Value warpAllSum(OpBuilder &b, Location loc, Value v);
 /// the other half).
 Value nonzeroHalves(OpBuilder &b, Location loc, Value w);
 
+/// The kernel's dynamic shared memory (gpu.dynamic_shared_memory, as
+/// bytes) and its address in the shared window (an index; the launch sets
+/// the size).
+struct DynamicShared {
+  Value bytes; ///< memref<?xi8, workgroup>
+  Value base;  ///< its address as an index
+};
+DynamicShared dynamicShared(OpBuilder &b, Location loc);
+
 /// A rank-1 shared-memory buffer of `n` elements of `et`.
 MemRefType workgroupBuffer(OpBuilder &b, int64_t n, Type et);
 

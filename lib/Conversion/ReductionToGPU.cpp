@@ -12,8 +12,7 @@
 
 #include "ReductionToGPU.h"
 #include "ElementwiseToGPU.h"
-#include "GPUKernel.h"
-#include "IndexMath.h"
+#include "TensorKernel.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -182,29 +181,13 @@ void mlir::sgpu::lowerReductionToGPU(linalg::GenericOp op,
   tensors.push_back(init->get());
 
   OpBuilder b(op);
-  Value out = memref::AllocOp::create(b, loc, memrefTypeOf(resultType));
-  if (total != 0) {
-    OpBuilder kb(gpuModule.getBodyRegion());
-    kb.setInsertionPointToEnd(gpuModule.getBody());
-    SmallVector<Type> argTypes;
-    for (Value t : tensors)
-      argTypes.push_back(memrefTypeOf(t.getType()));
-    argTypes.push_back(memrefTypeOf(resultType));
-    auto func = createKernel(kb, loc, symbols,
-                             "sgpu_reduction_" + std::to_string(index),
-                             argTypes, {}, kThreads);
-    ReductionKernelBuilder{kb, loc, IndexMath{kb, loc}, op}.build(func, argOf,
-                                                                 initArg);
-    SmallVector<Value> args;
-    for (Value t : tensors)
-      args.push_back(readBuffer(b, loc, t));
-    args.push_back(out);
-    launchKernel(b, loc, func, (total + kThreads - 1) / kThreads, kThreads,
-                 args);
-  }
-  Value result = bufferization::ToTensorOp::create(
-      b, loc, resultType, out, /*restrict=*/b.getUnitAttr(),
-      /*writable=*/b.getUnitAttr());
+  Value result = kernelOnTensors(
+      b, loc, gpuModule, symbols, "sgpu_reduction_" + std::to_string(index),
+      tensors, resultType, kThreads, (total + kThreads - 1) / kThreads,
+      [&](OpBuilder &kb, gpu::GPUFuncOp func) {
+        ReductionKernelBuilder{kb, loc, IndexMath{kb, loc}, op}.build(
+            func, argOf, initArg);
+      });
   op->getResult(0).replaceAllUsesWith(result);
   op.erase();
 }

@@ -13,8 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GPUKernel.h"
-#include "IndexMath.h"
+#include "TensorKernel.h"
 #include "ModelOpsToGPU.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -49,33 +48,21 @@ void emitCopyKernel(ConversionPatternRewriter &rewriter, KernelSink &sink,
                         element) {
   Location loc = op->getLoc();
   int64_t total = resultType.getNumElements();
-  Value out = memref::AllocOp::create(rewriter, loc, memrefTypeOf(resultType));
-  if (total != 0) {
-    OpBuilder kb = sink.builder();
-    IndexMath im{kb, loc};
-    SmallVector<Type> argTypes;
-    for (Value t : tensors)
-      argTypes.push_back(memrefTypeOf(t.getType()));
-    argTypes.push_back(memrefTypeOf(resultType));
-    auto func = createKernel(kb, loc, sink.symbols, sink.name(name), argTypes,
-                             {}, kThreads);
-    Value e = im.add(
-        im.mul(gpu::BlockIdOp::create(kb, loc, gpu::Dimension::x), kThreads),
-        gpu::ThreadIdOp::create(kb, loc, gpu::Dimension::x));
-    im.ifThen(im.lt(e, total), [&] {
-      element(im, func, unflatten(im, e, resultType.getShape()));
-    });
-    finishKernel(kb, loc, func);
-    SmallVector<Value> args;
-    for (Value t : tensors)
-      args.push_back(readBuffer(rewriter, loc, t));
-    args.push_back(out);
-    launchKernel(rewriter, loc, func, (total + kThreads - 1) / kThreads,
-                 kThreads, args);
-  }
-  rewriter.replaceOpWithNewOp<bufferization::ToTensorOp>(
-      op, resultType, out, /*restrict=*/rewriter.getUnitAttr(),
-      /*writable=*/rewriter.getUnitAttr());
+  Value result = kernelOnTensors(
+      rewriter, loc, sink.module, sink.symbols, sink.name(name), tensors,
+      resultType, kThreads, (total + kThreads - 1) / kThreads,
+      [&](OpBuilder &kb, gpu::GPUFuncOp func) {
+        IndexMath im{kb, loc};
+        Value e = im.add(
+            im.mul(gpu::BlockIdOp::create(kb, loc, gpu::Dimension::x),
+                   kThreads),
+            gpu::ThreadIdOp::create(kb, loc, gpu::Dimension::x));
+        im.ifThen(im.lt(e, total), [&] {
+          element(im, func, unflatten(im, e, resultType.getShape()));
+        });
+        finishKernel(kb, loc, func);
+      });
+  rewriter.replaceOp(op, result);
 }
 
 struct ExtractSliceToGPU : OpConversionPattern<tensor::ExtractSliceOp> {

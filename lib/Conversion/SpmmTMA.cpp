@@ -96,6 +96,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "SpmmTMA.h"
+#include "GPUKernel.h"
 #include "IndexMath.h"
 #include "SpmmEpilogue.h"
 #include "WgmmaAsm.h"
@@ -260,11 +261,7 @@ public:
     // Shared memory: the dynamic window, aligned up to 1024 bytes.
     auto wg = gpu::AddressSpaceAttr::get(b.getContext(),
                                          gpu::AddressSpace::Workgroup);
-    Value dyn = gpu::DynamicSharedMemoryOp::create(
-        b, loc,
-        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                        MemRefLayoutAttrInterface(), wg));
-    Value raw = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, dyn);
+    auto [dyn, raw] = dynamicShared(b, loc);
     Value pad = im.rem(im.sub(im.c(kAlignSlack), im.rem(raw, kAlignSlack)),
                        kAlignSlack);
     baseIdx = im.add(raw, pad);

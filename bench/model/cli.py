@@ -1,0 +1,17 @@
+"""The command line the bench/model check scripts share: `compile --out DIR`
+on the development machine, `run --dir DIR [--json OUT]` on the GPU
+machine."""
+import argparse
+
+
+def compile_or_run(doc, cmd_compile, cmd_run):
+    """Parses sys.argv into the compile or run subcommand and calls it."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("compile", help="write one artifact directory per case (needs the compiler)")
+    c.add_argument("--out", required=True)
+    r = sub.add_parser("run", help="run the cases on the GPU against torch")
+    r.add_argument("--dir", required=True)
+    r.add_argument("--json", help="write the records here")
+    args = ap.parse_args()
+    return cmd_compile(args) if args.cmd == "compile" else cmd_run(args)
