@@ -21,7 +21,8 @@ echo "artifacts:  $out"
 echo "PTX:        $out/kernels.ptx ($(wc -l < "$out/kernels.ptx") lines)"
 echo "program:    $out/program.txt"
 echo "kernels generated (sparse MMA instructions in each):"
-sed 's/^/  /' "$out/summary.txt"
+grep '^kernel ' "$out/summary.txt" | sed 's/^/  /'
+grep -v '^kernel ' "$out/summary.txt" || true
 echo "runtime program:"
 grep -v '^#' "$out/program.txt" | sed 's/^/  /'
 
