@@ -32,6 +32,8 @@ CASES = {
     "llama8b_prefill_w8": (1, 32, 8, 2048, 2048, 128, "bf16", True, False, {"warps": 8}),
     "llama8b_prefill_w2": (1, 32, 8, 2048, 2048, 128, "bf16", True, False, {"warps": 2}),
     "llama8b_full": (1, 32, 8, 2048, 2048, 128, "bf16", False, False, {}),
+    "llama8b_prefill_mb3": (1, 32, 8, 2048, 2048, 128, "bf16", True, False, {"min_blocks_per_sm": 3}),
+    "llama8b_full_mb3": (1, 32, 8, 2048, 2048, 128, "bf16", False, False, {"min_blocks_per_sm": 3}),
     "gqa_tail_f16": (2, 4, 2, 100, 100, 64, "f16", True, False, {}),
     "offset_causal": (1, 8, 2, 16, 80, 128, "bf16", True, False, {}),
     "full_d32": (1, 4, 4, 77, 77, 32, "bf16", False, False, {}),
@@ -41,7 +43,7 @@ CASES = {
     "cuda_cores_forced": (1, 4, 4, 128, 128, 128, "bf16", True, False, {"kernel": "cuda-cores"}),
 }
 TIMED = ("llama8b_prefill", "llama8b_prefill_w8", "llama8b_prefill_w2", "llama8b_full",
-         "cuda_cores_forced")
+         "llama8b_prefill_mb3", "llama8b_full_mb3", "cuda_cores_forced")
 
 
 def mlir_for(case):

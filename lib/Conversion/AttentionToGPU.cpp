@@ -205,6 +205,10 @@ struct AttentionToGPU : OpConversionPattern<AttentionOp> {
       auto func = createKernel(kb, loc, sink.symbols,
                                sink.name("sgpu_attention_mma"), argTypes, {},
                                threads);
+      // sgpu.config `min_blocks_per_sm`: ptxas caps the registers so that
+      // many blocks fit on a multiprocessor (nvvm.minctasm).
+      if (int64_t minBlocks = configInt(op, "min_blocks_per_sm", 0))
+        func->setAttr("nvvm.minctasm", kb.getI32IntegerAttr(minBlocks));
       buildAttentionMmaKernel(kb, loc, op, func);
       finishKernel(kb, loc, func);
       launchKernel(rewriter, loc, func, attentionMmaBlocks(op), threads, args,
