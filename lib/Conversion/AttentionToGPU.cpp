@@ -265,6 +265,10 @@ std::string mlir::sgpu::whyNoAttentionKernel(AttentionOp op) {
   if (mmaWarps != 2 && mmaWarps != 4 && mmaWarps != 8)
     return "sgpu.config warps must be 2, 4 or 8, got " +
            std::to_string(mmaWarps);
+  int64_t minBlocks = configInt(op, "min_blocks_per_sm", 0);
+  if (minBlocks < 0 || minBlocks > 32)
+    return "sgpu.config min_blocks_per_sm must be 0 (no bound) to 32, got " +
+           std::to_string(minBlocks);
   if (kernel == "tensor-cores" && !whyNoAttentionMma(op).empty())
     return "the tensor-core kernel does not take it: " + whyNoAttentionMma(op);
   return "";

@@ -76,10 +76,13 @@ func.func @attention_f32_mask(%q: tensor<1x2x16x32xf32>, %m: tensor<1x1x16x16xi1
 
 // sgpu.config chooses the CUDA-core kernel for an op tensor cores could run,
 // or the tensor-core kernel's warps per block (8 x 16 = 128 query rows).
+// `min_blocks_per_sm` bounds the registers for that many blocks per
+// multiprocessor (nvvm.minctasm).
 // CHECK-LABEL: func.func @attention_warps
 // CHECK: gpu.launch_func @sgpu_kernels::@sgpu_attention_mma_0 blocks in (%c2, %{{.*}}, %{{.*}}) threads in (%c256,
+// CHECK: gpu.func @sgpu_attention_mma_0({{.*}}) kernel attributes {{{.*}}nvvm.minctasm = 2 : i32
 func.func @attention_warps(%q: tensor<1x2x100x32xf16>) -> tensor<1x2x100x32xf16> {
-  %o = sgpu.attention %q, %q, %q {causal, scale = 0.25 : f32, sgpu.config = {warps = 8 : i64}} : tensor<1x2x100x32xf16>, tensor<1x2x100x32xf16>, tensor<1x2x100x32xf16> -> tensor<1x2x100x32xf16>
+  %o = sgpu.attention %q, %q, %q {causal, scale = 0.25 : f32, sgpu.config = {warps = 8 : i64, min_blocks_per_sm = 2 : i64}} : tensor<1x2x100x32xf16>, tensor<1x2x100x32xf16>, tensor<1x2x100x32xf16> -> tensor<1x2x100x32xf16>
   return %o : tensor<1x2x100x32xf16>
 }
 

@@ -95,6 +95,14 @@ func.func @attention_warps(%q: tensor<1x2x8x16xf16>) -> tensor<1x2x8x16xf16> {
 
 // -----
 
+func.func @attention_min_blocks(%q: tensor<1x2x8x16xf16>) -> tensor<1x2x8x16xf16> {
+  // expected-error @+1 {{'sgpu.attention' has no GPU lowering: sgpu.config min_blocks_per_sm must be 0 (no bound) to 32, got -1}}
+  %y = sgpu.attention %q, %q, %q {scale = 0.25 : f32, sgpu.config = {min_blocks_per_sm = -1 : i64}} : tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16> -> tensor<1x2x8x16xf16>
+  return %y : tensor<1x2x8x16xf16>
+}
+
+// -----
+
 func.func @attention_rows_per_block(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
   // expected-error @+1 {{'sgpu.attention' has no GPU lowering: sgpu.config rows_per_block must be 1..32, got 0}}
   %y = sgpu.attention %q, %q, %q {scale = 0.25 : f32, sgpu.config = {rows_per_block = 0 : i64}} : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
