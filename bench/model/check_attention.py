@@ -15,7 +15,6 @@ sgpu.attention. Tolerances on max|ours - ref| / max|ref|: bf16 2e-2, f16
 f32 1e-4. Exit status 1 when any case fails.
 """
 import datetime
-import json
 import os
 import pathlib
 import sys
@@ -138,9 +137,8 @@ def cmd_run(args):
                 ours, rec["tflops"], ", ".join("%s %.1f us" % kv for kv in base.items()))
         print(line)
         records.append(rec)
-    if args.json:
-        pathlib.Path(args.json).write_text(json.dumps(records, indent=1) + "\n")
-    return 0 if ok_all else 1
+    from cli import write_records
+    return write_records(records, args.json, ok_all)
 
 
 def main():

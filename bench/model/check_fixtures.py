@@ -16,7 +16,6 @@ Tolerance: max|ours - torch| <= 1e-4 * max|torch| + 1e-5 per output (the
 fixtures are f32). Exit status 1 when any output fails.
 """
 import datetime
-import json
 import os
 import pathlib
 import sys
@@ -79,9 +78,8 @@ def cmd_run(args):
                         "gpu": torch.cuda.get_device_name(0), "date": datetime.date.today().isoformat(),
                         "commit": os.environ.get("SPARSEOPT_COMMIT", "unknown"),
                         "command": "python3 bench/model/check_fixtures.py run --dir DIR --json OUT"})
-    if args.json:
-        pathlib.Path(args.json).write_text(json.dumps(records, indent=1) + "\n")
-    return 0 if ok_all else 1
+    from cli import write_records
+    return write_records(records, args.json, ok_all)
 
 
 def main():

@@ -15,3 +15,13 @@ def compile_or_run(doc, cmd_compile, cmd_run):
     r.add_argument("--json", help="write the records here")
     args = ap.parse_args()
     return cmd_compile(args) if args.cmd == "compile" else cmd_run(args)
+
+
+def write_records(records, json_path, ok):
+    """Writes the JSON records (when asked) and gives the exit status: 1 when
+    any check failed."""
+    if json_path:
+        import json
+        import pathlib
+        pathlib.Path(json_path).write_text(json.dumps(records, indent=1) + "\n")
+    return 0 if ok else 1

@@ -209,17 +209,6 @@ def init_weights(model: Decoder, seed=0):
     return model
 
 
-def prune_nm(model: Decoder, n, m):
-    """Keeps the n largest of every m along K in every block linear weight
-    (q, k, v, o, gate, up, down); embedding and LM head stay dense."""
-    names = []
-    for name, mod in model.named_modules():
-        if isinstance(mod, nn.Linear) and name.startswith("layers."):
-            prune_linear(mod.weight, n, m)
-            names.append(name + ".weight")
-    return names
-
-
 def prune_linear(weight, n, m):
     """Keeps the n largest of every m along K of one weight, in place."""
     with torch.no_grad():

@@ -40,6 +40,7 @@
 #include "ModelOpsToGPU.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 #include <cmath>
@@ -110,28 +111,35 @@ struct MmaAttentionBuilder {
     return vector::ExtractOp::create(b, loc, w, ArrayRef<int64_t>{0});
   }
 
-  /// d = a * b + c on one m16n8k16 tile (4 A words, 2 B words, 4 f32).
+  /// d = a * b + c on one m16n8k16 tile (4 A words, 2 B words, 4 f32),
+  /// nvvm.mma.sync: f16 operands as pairs, bf16 ones as packed words.
   SmallVector<Value, 4> mma(ArrayRef<Value> a, Value b0, Value b1,
                             ArrayRef<Value> c) {
-    std::string type = et.isBF16() ? "bf16" : "f16";
-    std::string text = "mma.sync.aligned.m16n8k16.row.col.f32." + type + "." +
-                       type +
-                       ".f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, "
-                       "{$10,$11,$12,$13};";
-    SmallVector<Value> operands(a.begin(), a.end());
-    operands.push_back(b0);
-    operands.push_back(b1);
-    operands.append(c.begin(), c.end());
+    bool bf16 = et.isBF16();
+    auto operand = [&](Value word) -> Value {
+      if (bf16)
+        return word;
+      Value v = vector::BroadcastOp::create(
+          b, loc, VectorType::get({1}, b.getI32Type()), word);
+      return vector::BitCastOp::create(
+          b, loc, VectorType::get({2}, b.getF16Type()), v);
+    };
+    SmallVector<Value> aOps, bOps = {operand(b0), operand(b1)};
+    for (Value w : a)
+      aOps.push_back(operand(w));
     Type f = b.getF32Type();
     auto resType =
         LLVM::LLVMStructType::getLiteral(b.getContext(), {f, f, f, f});
-    auto asmOp = LLVM::InlineAsmOp::create(
-        b, loc, resType, operands, text, "=f,=f,=f,=f,r,r,r,r,r,r,f,f,f,f",
-        /*has_side_effects=*/false, /*is_align_stack=*/false,
-        LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
+    NVVM::MMATypes type = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+    Value res = NVVM::MmaOp::create(
+        b, loc, resType, aOps, bOps, c, ArrayRef<int64_t>{16, 8, 16},
+        std::nullopt, std::nullopt,
+        std::array<NVVM::MMATypes, 2>{type, type},
+        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                       NVVM::MMALayout::col});
     SmallVector<Value, 4> out;
     for (int64_t i = 0; i < 4; ++i)
-      out.push_back(LLVM::ExtractValueOp::create(b, loc, asmOp.getRes(), i));
+      out.push_back(LLVM::ExtractValueOp::create(b, loc, res, i));
     return out;
   }
 
@@ -164,45 +172,41 @@ struct MmaAttentionBuilder {
   }
   Value t2; // 2t
 
-  /// The shared-memory address (32-bit, .shared window) `base + bytes`.
-  Value smemAddr(Value base, Value bytes) {
-    return arith::IndexCastOp::create(b, loc, b.getI32Type(),
-                                      im.add(base, bytes));
+  /// The address `base + bytes` of the .shared window (an index) as a
+  /// shared-memory pointer.
+  Value sharedPtr(Value base, Value bytes) {
+    Value addr = arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                            im.add(base, bytes));
+    return LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext(), 3), addr);
   }
 
-  /// cp.async of 16 bytes from global `src` (a 64-bit generic address) to
+  /// cp.async (.cg) of 16 bytes from the global address `src` (i64) to
   /// shared `dst`, reading `srcBytes` (16, or 0 to zero-fill).
   void copyAsync(Value dst, Value src, Value srcBytes) {
-    asmStatement("cp.async.cg.shared.global [$0], [$1], 16, $2;",
-                 {dst, src, srcBytes}, "r,l,r");
+    Value global = LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext(), 1), src);
+    NVVM::CpAsyncOp::create(
+        b, loc, dst, global, b.getI32IntegerAttr(16),
+        NVVM::LoadCacheModifierKindAttr::get(b.getContext(),
+                                             NVVM::LoadCacheModifierKind::CG),
+        srcBytes);
   }
 
-  void asmStatement(StringRef text, ValueRange operands,
-                    StringRef constraints) {
-    std::string c = constraints.str();
-    c += c.empty() ? "~{memory}" : ",~{memory}";
-    LLVM::InlineAsmOp::create(b, loc, TypeRange{}, operands, text, c,
-                              /*has_side_effects=*/true,
-                              /*is_align_stack=*/false,
-                              LLVM::TailCallKind::None, LLVM::AsmDialectAttr(),
-                              ArrayAttr());
-  }
-
-  /// ldmatrix.x4 (transposed with `trans`) at this lane's row address.
-  SmallVector<Value, 4> ldmatrix(Value addr, bool trans) {
-    std::string text = std::string("ldmatrix.sync.aligned.m8n8.x4") +
-                       (trans ? ".trans" : "") +
-                       ".shared.b16 {$0,$1,$2,$3}, [$4];";
+  /// ldmatrix.x4 of 8x8 16-bit matrices (transposed with `trans`) at this
+  /// lane's row address.
+  SmallVector<Value, 4> ldmatrix(Value ptr, bool trans) {
     Type i32 = b.getI32Type();
     auto resType =
         LLVM::LLVMStructType::getLiteral(b.getContext(), {i32, i32, i32, i32});
-    auto asmOp = LLVM::InlineAsmOp::create(
-        b, loc, resType, ValueRange{addr}, text, "=r,=r,=r,=r,r,~{memory}",
-        /*has_side_effects=*/true, /*is_align_stack=*/false,
-        LLVM::TailCallKind::None, LLVM::AsmDialectAttr(), ArrayAttr());
+    Value res = NVVM::LdMatrixOp::create(
+        b, loc, resType, ptr, /*num=*/4,
+        trans ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+        NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
+        NVVM::LdStMatrixEltType::B16);
     SmallVector<Value, 4> out;
     for (int64_t i = 0; i < 4; ++i)
-      out.push_back(LLVM::ExtractValueOp::create(b, loc, asmOp.getRes(), i));
+      out.push_back(LLVM::ExtractValueOp::create(b, loc, res, i));
     return out;
   }
 
@@ -273,10 +277,10 @@ struct MmaAttentionBuilder {
         for (int64_t tensor = 0; tensor < 2; ++tensor) {
           Value src = arith::AddIOp::create(b, loc, tensor ? vRows : kRows,
                                             srcOff);
-          copyAsync(smemAddr(tileBase(stage, tensor), dstOff), src, bytes);
+          copyAsync(sharedPtr(tileBase(stage, tensor), dstOff), src, bytes);
         }
       }
-      asmStatement("cp.async.commit_group;", {}, "");
+      NVVM::CpAsyncCommitGroupOp::create(b, loc);
     };
 
     // Q fragments of the warp's 16 rows, for every k-step of D.
@@ -328,8 +332,8 @@ struct MmaAttentionBuilder {
           Value next = im.add(kt, im.c(1));
           im.ifThen(im.lt(next, tiles),
                     [&] { issueTile(next, im.rem(next, 2)); },
-                    [&] { asmStatement("cp.async.commit_group;", {}, ""); });
-          asmStatement("cp.async.wait_group 1;", {}, "");
+                    [&] { NVVM::CpAsyncCommitGroupOp::create(b, loc); });
+          NVVM::CpAsyncWaitGroupOp::create(b, loc, 1);
           gpu::BarrierOp::create(b, loc);
           Value kTile = tileBase(stage, 0), vTile = tileBase(stage, 1);
 
@@ -341,9 +345,8 @@ struct MmaAttentionBuilder {
             for (int64_t st = 0; st < d / 16; ++st) {
               Value at = im.add(kTile, im.add(kLane, im.c(16 * p * rowBytes +
                                                           32 * st)));
-              SmallVector<Value, 4> kb = ldmatrix(
-                  arith::IndexCastOp::create(b, loc, b.getI32Type(), at),
-                  /*trans=*/false);
+              SmallVector<Value, 4> kb =
+                  ldmatrix(sharedPtr(at, im.c(0)), /*trans=*/false);
               s[2 * p] = mma(qa[st], kb[0], kb[1], s[2 * p]);
               s[2 * p + 1] = mma(qa[st], kb[2], kb[3], s[2 * p + 1]);
             }
@@ -391,9 +394,8 @@ struct MmaAttentionBuilder {
             for (int64_t qd = 0; qd < d / 16; ++qd) {
               Value at = im.add(vTile, im.add(vLane, im.c(16 * kc * rowBytes +
                                                           32 * qd)));
-              SmallVector<Value, 4> vb = ldmatrix(
-                  arith::IndexCastOp::create(b, loc, b.getI32Type(), at),
-                  /*trans=*/true);
+              SmallVector<Value, 4> vb =
+                  ldmatrix(sharedPtr(at, im.c(0)), /*trans=*/true);
               o[2 * qd] = mma(pa, vb[0], vb[1], o[2 * qd]);
               o[2 * qd + 1] = mma(pa, vb[2], vb[3], o[2 * qd + 1]);
             }
@@ -405,7 +407,7 @@ struct MmaAttentionBuilder {
             nextState.append(c.begin(), c.end());
           scf::YieldOp::create(b, loc, nextState);
         });
-    asmStatement("cp.async.wait_group 0;", {}, "");
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
 
     // O / l, two adjacent columns per register pair.
     Value lA = quad(loop.getResult(2), false);

@@ -183,8 +183,9 @@ struct AttentionToGPU : OpConversionPattern<AttentionOp> {
   LogicalResult
   matchAndRewrite(AttentionOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    if (!whyNoAttentionKernel(op).empty())
-      return rewriter.notifyMatchFailure(op, whyNoAttentionKernel(op));
+    std::string why = whyNoAttentionKernel(op);
+    if (!why.empty())
+      return rewriter.notifyMatchFailure(op, why);
     Location loc = op.getLoc();
     auto rt = op.getResult().getType();
     int64_t warps = configInt(op, "rows_per_block", 4);

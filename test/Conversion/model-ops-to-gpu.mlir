@@ -42,16 +42,16 @@ func.func @rope(%x: tensor<1x8x16x16xf16>, %c: tensor<1x1x16x16xf16>, %s: tensor
 // CHECK: gpu.launch_func @sgpu_kernels::@sgpu_attention_mma_0 blocks in (%c16, %{{.*}}, %{{.*}}) threads in (%c128, %{{.*}}, %{{.*}}) dynamic_shared_memory_size %c36992_i32
 // CHECK: gpu.func @sgpu_attention_mma_0(
 // CHECK: gpu.dynamic_shared_memory
-// CHECK: cp.async.cg.shared.global
-// CHECK: cp.async.commit_group
-// CHECK: cp.async.wait_group 1
+// CHECK: nvvm.cp.async.shared.global %{{.*}}, %{{.*}}, 16, cache =  cg, %{{.*}} : !llvm.ptr<3>, !llvm.ptr<1>, i32
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.cp.async.wait.group 1
 // CHECK: gpu.barrier
-// CHECK: ldmatrix.sync.aligned.m8n8.x4.shared.b16
-// CHECK: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// CHECK: nvvm.ldmatrix %{{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>}
+// CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>}
 // CHECK: llvm.nvvm.ex2.approx.f32
-// CHECK: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
-// CHECK: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
-// CHECK: cp.async.wait_group 0
+// CHECK: nvvm.ldmatrix %{{.*}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<col>, num = 4 : i32
+// CHECK: nvvm.mma.sync
+// CHECK: nvvm.cp.async.wait.group 0
 func.func @attention_mma(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>) -> tensor<1x8x128x64xbf16> {
   %o = sgpu.attention %q, %k, %v {causal, scale = 0.125 : f32} : tensor<1x8x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16> -> tensor<1x8x128x64xbf16>
   return %o : tensor<1x8x128x64xbf16>
@@ -66,7 +66,7 @@ func.func @attention_mma(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x2x128x64xbf16
 // CHECK: gpu.func @sgpu_attention_0
 // CHECK: gpu.shuffle xor
 // CHECK: math.exp
-// CHECK-NOT: mma.sync
+// CHECK-NOT: nvvm.mma.sync
 func.func @attention_f32_mask(%q: tensor<1x2x16x32xf32>, %m: tensor<1x1x16x16xi1>) -> tensor<1x2x16x32xf32> {
   %o = sgpu.attention %q, %q, %q mask(%m : tensor<1x1x16x16xi1>) {scale = 0.25 : f32} : tensor<1x2x16x32xf32>, tensor<1x2x16x32xf32>, tensor<1x2x16x32xf32> -> tensor<1x2x16x32xf32>
   return %o : tensor<1x2x16x32xf32>
@@ -90,7 +90,7 @@ func.func @attention_warps(%q: tensor<1x2x100x32xf16>) -> tensor<1x2x100x32xf16>
 
 // CHECK-LABEL: func.func @attention_config
 // CHECK: gpu.launch_func @sgpu_kernels::@sgpu_attention_0 blocks in
-// CHECK-NOT: mma.sync
+// CHECK-NOT: nvvm.mma.sync
 func.func @attention_config(%q: tensor<1x2x16x32xf16>) -> tensor<1x2x16x32xf16> {
   %o = sgpu.attention %q, %q, %q {causal, scale = 0.25 : f32, sgpu.config = {kernel = "cuda-cores", rows_per_block = 8 : i64}} : tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16> -> tensor<1x2x16x32xf16>
   return %o : tensor<1x2x16x32xf16>

@@ -87,12 +87,6 @@ def _logits(model, ids):
         return model(ids).float().numpy()
 
 
-def _state(model, dtype=None):
-    from sparse_opt.runtime import module_state
-    return {k: (v.to(dtype) if dtype is not None and v.is_floating_point() else v).detach().numpy()
-            if dtype is None else v for k, v in module_state(model).items()}
-
-
 @pytest.mark.parametrize("config", ["llama", "gpt2"])
 def test_small_decoder_fx_matches_torch(config):
     c = decoder.SMALL if config == "llama" else decoder.SMALL_GPT2
