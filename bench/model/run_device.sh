@@ -7,6 +7,14 @@
 #   <config>__<variant>/
 #                   python3 bench/model/run_prefill.py compile --config <config> \
 #                     --variant <variant> --out .carry/<config>__<variant>
+#   decode__<config>__<variant>/
+#                   python3 bench/model/run_decode.py compile --config <config> \
+#                     --variant <variant> --out .carry/decode__<config>__<variant>
+#                   (teacher-forced decode check and the ragged batch)
+#   decode_time__<config>/
+#                   python3 bench/model/run_decode.py compile --config <config> \
+#                     --max-batch 64 --capacity 4096 --prefill 1x16 \
+#                     --decode-batches 1,8,64 --out .carry/decode_time__<config>
 # Runs every case it finds and fails (exit 1) when any check fails; results
 # (JSON records and logs) go to $OUT (default /tmp/model-out).
 source "$(dirname "$0")/../device_env.sh" /tmp/model-out
@@ -28,6 +36,19 @@ if [ -d "$carry/fixtures" ]; then
   step "the importers' export fixtures against torch"
   python3 bench/model/check_fixtures.py run --dir "$carry/fixtures" --json "$out/fixtures_h200.json" || status=1
 fi
+for dir in "$carry"/decode__*/; do
+  [ -f "$dir/decoder.json" ] || continue
+  name="$(basename "$dir")"
+  step "decode check: ${name#decode__}"
+  python3 bench/model/run_decode.py check --dir "$dir" --json "$out/model_${name}_h200.json" || status=1
+done
+for dir in "$carry"/decode_time__*/; do
+  [ -f "$dir/decoder.json" ] || continue
+  name="$(basename "$dir")"
+  step "decode timing: ${name#decode_time__}"
+  python3 bench/model/run_decode.py time --dir "$dir" --context 2048 \
+    --json "$out/model_${name}_h200.json" || status=1
+done
 for dir in "$carry"/*__*/; do
   name="$(basename "$dir")"
   [ -f "$dir/program.txt" ] || continue

@@ -7,12 +7,16 @@
 //  * tensor-cores (AttentionMmaKernel.cpp): flash attention on
 //    mma.sync.m16n8k16 for f16/bf16, causal or unmasked, equal q/k and v
 //    head sizes that are multiples of 16 up to 128.
+//  * decode (AttentionDecodeKernel.cpp): one query per sequence over a KV
+//    cache (positions), the keys split among blocks and merged by a second
+//    kernel (flash decoding).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef SPARSEOPT_LIB_CONVERSION_ATTENTIONKERNELS_H
 #define SPARSEOPT_LIB_CONVERSION_ATTENTIONKERNELS_H
 
+#include "ModelOpsToGPU.h"
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -41,6 +45,15 @@ int64_t attentionMmaSharedBytes(AttentionOp op);
 /// out), at `b`'s insertion point.
 void buildAttentionMmaKernel(OpBuilder &b, Location loc, AttentionOp op,
                              gpu::GPUFuncOp func);
+
+/// Why the split-KV decode kernels cannot run `op` (empty when they can).
+std::string whyNoAttentionDecode(AttentionOp op);
+
+/// Builds the split-KV kernels for `op` into the sink's module and launches
+/// them at `b` on `args` (the buffers of q, k, v and positions), writing
+/// `out` (the result buffer, B x H x 1 x D); returns `out`.
+Value buildAttentionDecode(OpBuilder &b, Location loc, AttentionOp op,
+                           KernelSink &sink, ValueRange args, Value out);
 
 } // namespace sgpu
 } // namespace mlir

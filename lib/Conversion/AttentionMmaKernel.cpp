@@ -504,6 +504,8 @@ std::string mlir::sgpu::whyNoAttentionMma(AttentionOp op) {
            std::to_string(qt.getElementTypeBitWidth()) + "-bit floats";
   if (op.getMask())
     return "an explicit mask (only causal or none)";
+  if (op.getPositions())
+    return "per-query positions over a KV cache (the decode kernel's case)";
   if (d != dv || d % 16 != 0 || d > 128)
     return "head sizes must be equal multiples of 16 up to 128 (got " +
            std::to_string(d) + " and " + std::to_string(dv) + ")";

@@ -2,7 +2,7 @@
 //
 // A first, correct kernel for every sgpu.attention the verifier accepts
 // (any dtype, GQA, causal, i1 or float masks broadcast over B x H x Sq x
-// Sk), with head sizes up to 256. Mapping: one warp per query row (batch
+// Sk, per-query positions over a KV cache), with head sizes up to 256. Mapping: one warp per query row (batch
 // b, head h, position i), `rows_per_block` warps per block (sgpu.config,
 // default 4). Lane l holds q[c] and the f32 accumulator for the columns
 // c = l + 32a. The warp walks the keys j visible to the row once, with the
@@ -88,8 +88,13 @@ struct AttentionKernelBuilder {
   void build(gpu::GPUFuncOp func) {
     Value q = func.getArgument(0), k = func.getArgument(1),
           v = func.getArgument(2);
-    Value mask = op.getMask() ? func.getArgument(3) : Value();
-    Value out = func.getArgument(op.getMask() ? 4 : 3);
+    // Arguments: q, k, v, then the mask or the positions when present, then
+    // the result.
+    Value extra = (op.getMask() || op.getPositions()) ? func.getArgument(3)
+                                                      : Value();
+    Value mask = op.getMask() ? extra : Value();
+    Value positions = op.getPositions() ? extra : Value();
+    Value out = func.getArgument(extra ? 4 : 3);
     Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
     Value lane = im.rem(tid, kWarp), warp = im.div(tid, kWarp);
     Value row = im.add(
@@ -107,7 +112,12 @@ struct AttentionKernelBuilder {
         qv.push_back(loadColumn(q, {bi, h, i}, lane, a, d));
       // Keys [0, end): all of them, or up to i + (Sk - Sq) when causal.
       Value end = im.c(sk);
-      if (op.getCausal()) {
+      if (positions) {
+        // A KV cache: keys 0..positions[b, i]; none for padding (< 0).
+        Value last = im.add(im.loadIndex(positions, {bi, i}), 1);
+        end = arith::MinSIOp::create(
+            b, loc, im.c(sk), arith::MaxSIOp::create(b, loc, last, im.c(0)));
+      } else if (op.getCausal()) {
         Value last = arith::AddIOp::create(b, loc, i, im.c(sk - sq + 1));
         end = arith::MinSIOp::create(
             b, loc, im.c(sk), arith::MaxSIOp::create(b, loc, last, im.c(0)));
@@ -144,6 +154,12 @@ struct AttentionKernelBuilder {
       for (int64_t a = 0; a < nv; ++a) {
         Value c = im.add(lane, a * kWarp);
         Value result = arith::DivFOp::create(b, loc, loop.getResult(2 + a), l);
+        if (positions) // a padding row (no key) is zeros, not 0/0
+          result = arith::SelectOp::create(
+              b, loc,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, end,
+                                    im.c(0)),
+              result, f32(0));
         auto store = [&] { im.storeRounded(result, out, {bi, h, i, c}); };
         im.ifThen((a + 1) * kWarp <= dv ? Value() : im.lt(c, dv), store);
       }
@@ -175,6 +191,13 @@ bool useTensorCores(AttentionOp op) {
   return whyNoAttentionMma(op).empty();
 }
 
+/// Whether the split-KV decode kernels run `op`: wherever they apply,
+/// unless sgpu.config `kernel` asks for "cuda-cores".
+bool useDecodeKernels(AttentionOp op) {
+  return configString(op, "kernel", "auto") != "cuda-cores" &&
+         whyNoAttentionDecode(op).empty();
+}
+
 struct AttentionToGPU : OpConversionPattern<AttentionOp> {
   KernelSink &sink;
   AttentionToGPU(MLIRContext *ctx, KernelSink &sink)
@@ -188,11 +211,22 @@ struct AttentionToGPU : OpConversionPattern<AttentionOp> {
       return rewriter.notifyMatchFailure(op, why);
     Location loc = op.getLoc();
     auto rt = op.getResult().getType();
-    int64_t warps = configInt(op, "rows_per_block", 4);
+    // Over a KV cache (decode) a row walks up to the whole cache: one row
+    // per block spreads the rows over the most multiprocessors.
+    int64_t warps =
+        configInt(op, "rows_per_block", op.getPositions() ? 1 : 4);
     int64_t rows = rt.getDimSize(0) * rt.getDimSize(1) * rt.getDimSize(2);
     bool tensorCores = useTensorCores(op);
     Value out = memref::AllocOp::create(rewriter, loc, memrefTypeOf(rt));
-    if (rt.getNumElements() != 0 && tensorCores) {
+    if (rt.getNumElements() != 0 && useDecodeKernels(op)) {
+      buildAttentionDecode(
+          rewriter, loc, op, sink,
+          {readBuffer(rewriter, loc, adaptor.getQuery()),
+           readBuffer(rewriter, loc, adaptor.getKey()),
+           readBuffer(rewriter, loc, adaptor.getValue()),
+           readBuffer(rewriter, loc, adaptor.getPositions())},
+          out);
+    } else if (rt.getNumElements() != 0 && tensorCores) {
       OpBuilder kb = sink.builder();
       SmallVector<Type> argTypes = {memrefTypeOf(op.getQuery().getType()),
                                     memrefTypeOf(op.getKey().getType()),
@@ -225,6 +259,9 @@ struct AttentionToGPU : OpConversionPattern<AttentionOp> {
       if (Value mask = adaptor.getMask()) {
         argTypes.push_back(memrefTypeOf(mask.getType()));
         args.push_back(readBuffer(rewriter, loc, mask));
+      } else if (Value positions = adaptor.getPositions()) {
+        argTypes.push_back(memrefTypeOf(positions.getType()));
+        args.push_back(readBuffer(rewriter, loc, positions));
       }
       argTypes.push_back(memrefTypeOf(rt));
       args.push_back(out);
@@ -270,6 +307,9 @@ std::string mlir::sgpu::whyNoAttentionKernel(AttentionOp op) {
   if (minBlocks < 0 || minBlocks > 32)
     return "sgpu.config min_blocks_per_sm must be 0 (no bound) to 32, got " +
            std::to_string(minBlocks);
+  int64_t splits = configInt(op, "splits", 1);
+  if (splits < 1 || splits > 1024)
+    return "sgpu.config splits must be 1..1024, got " + std::to_string(splits);
   if (kernel == "tensor-cores" && !whyNoAttentionMma(op).empty())
     return "the tensor-core kernel does not take it: " + whyNoAttentionMma(op);
   return "";

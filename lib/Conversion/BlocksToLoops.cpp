@@ -145,6 +145,7 @@ void mlir::sgpu::lowerAttentionToLoops(AttentionOp op) {
   Value q = l.buffer(op.getQuery()), k = l.buffer(op.getKey()),
         v = l.buffer(op.getValue());
   Value mask = op.getMask() ? l.buffer(op.getMask()) : Value();
+  Value positions = op.getPositions() ? l.buffer(op.getPositions()) : Value();
   Value out = memref::AllocOp::create(
       b, l.loc, MemRefType::get(rt.getShape(), rt.getElementType()));
   Value scores = memref::AllocOp::create(
@@ -155,6 +156,10 @@ void mlir::sgpu::lowerAttentionToLoops(AttentionOp op) {
     l.loop(heads, [&](Value h) {
       Value hk = im.div(h, group);
       l.loop(sq, [&](Value i) {
+        // With positions (a KV cache), query i sees keys 0..positions[b, i]
+        // and a negative position (padding) none: its row is zeros.
+        Value pos = positions ? im.loadIndex(positions, {bi, i}) : Value();
+        Value live = pos ? im.sge(pos, im.c(0)) : Value();
         // Scores and their maximum.
         Value mx = l.reduce(sk, negInf, [&](Value j, Value acc) {
           Value dot = l.reduce(d, l.f32(0), [&](Value c, Value s) {
@@ -178,8 +183,9 @@ void mlir::sgpu::lowerAttentionToLoops(AttentionOp op) {
               s = l.add(s, im.toF32(m));
           }
           if (op.getCausal()) {
-            // Key j is visible to query i when j <= i + (Sk - Sq).
-            Value limit = im.add(i, sk - sq);
+            // Key j is visible to query i when j <= i + (Sk - Sq), or with
+            // positions j <= positions[b, i].
+            Value limit = pos ? pos : im.add(i, sk - sq);
             Value visible = arith::CmpIOp::create(
                 b, l.loc, arith::CmpIPredicate::sle, j, limit);
             keep = im.andi(keep, visible);
@@ -202,13 +208,48 @@ void mlir::sgpu::lowerAttentionToLoops(AttentionOp op) {
             Value p = memref::LoadOp::create(b, l.loc, scores, j);
             return l.add(a, l.mul(p, l.load(v, {bi, hk, j, c})));
           });
-          l.store(l.div(acc, sum), out, {bi, h, i, c});
+          Value o = l.div(acc, sum);
+          if (live)
+            o = arith::SelectOp::create(b, l.loc, live, o, l.f32(0));
+          l.store(o, out, {bi, h, i, c});
         });
       });
     });
   });
   memref::DeallocOp::create(b, l.loc, scores);
   finish(op, out, l);
+}
+
+/// cache[b, h, positions[b, s], :] = update[b, h, s, :] for positions in
+/// [0, T), written into the cache argument's own buffer (the verifier made
+/// it a state argument with no other use); the result is that buffer.
+void mlir::sgpu::lowerCacheUpdateToLoops(CacheUpdateOp op) {
+  OpBuilder b(op);
+  Loops l(b, op.getLoc());
+  IndexMath &im = l.im;
+  auto ut = op.getUpdate().getType();
+  int64_t capacity = op.getCache().getType().getDimSize(2);
+  Value cache = l.buffer(op.getCache()), update = l.buffer(op.getUpdate()),
+        positions = l.buffer(op.getPositions());
+  l.loop(ut.getDimSize(0), [&](Value bi) {
+    l.loop(ut.getDimSize(1), [&](Value h) {
+      l.loop(ut.getDimSize(2), [&](Value s) {
+        Value p = im.loadIndex(positions, {bi, s});
+        Value inside =
+            im.andi(im.sge(p, im.c(0)), im.slt(p, im.c(capacity)));
+        im.ifThen(inside, [&] {
+          l.loop(ut.getDimSize(3), [&](Value c) {
+            Value v = memref::LoadOp::create(b, l.loc, update,
+                                             ValueRange{bi, h, s, c});
+            memref::StoreOp::create(b, l.loc, v, cache,
+                                    ValueRange{bi, h, p, c});
+          });
+        });
+      });
+    });
+  });
+  op.getResult().replaceAllUsesWith(op.getCache());
+  op.erase();
 }
 
 /// out[m, c'] = x[m, g*2N + 2j + l] for c' = g*4(N-1) + 4j + l (or the

@@ -1,7 +1,8 @@
 //===- BlocksToLoops.h - reference loops for the model-block ops -*- C++ -*-===//
 //
 // Reference (CPU) semantics of sgpu.rms_norm, sgpu.layer_norm,
-// sgpu.attention, sgpu.lift, sgpu.embedding and sgpu.rope, used by convert-sgpu-to-loops. Each function
+// sgpu.attention, sgpu.lift, sgpu.embedding, sgpu.rope and
+// sgpu.cache_update, used by convert-sgpu-to-loops. Each function
 // replaces the op by scf loops over buffers (arithmetic in f32).
 //
 //===----------------------------------------------------------------------===//
@@ -20,6 +21,7 @@ void lowerAttentionToLoops(AttentionOp op);
 void lowerLiftToLoops(LiftOp op);
 void lowerEmbeddingToLoops(EmbeddingOp op);
 void lowerRopeToLoops(RopeOp op);
+void lowerCacheUpdateToLoops(CacheUpdateOp op);
 
 } // namespace sgpu
 } // namespace mlir

@@ -67,6 +67,21 @@ struct IndexMath {
                ? v
                : arith::ExtFOp::create(b, loc, b.getF32Type(), v).getResult();
   }
+  /// An integer element of `mem` (i32 or i64) as a signed index.
+  Value loadIndex(Value mem, ValueRange idx) {
+    Value v = memref::LoadOp::create(b, loc, mem, idx);
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
+  }
+  /// x <= y, x >= y and x < y on signed indices.
+  Value sle(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, x, y);
+  }
+  Value sge(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, x, y);
+  }
+  Value slt(Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, y);
+  }
   /// An element of `mem`, widened to f32.
   Value loadF32(Value mem, ValueRange idx) {
     return toF32(memref::LoadOp::create(b, loc, mem, idx));

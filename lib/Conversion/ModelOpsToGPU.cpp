@@ -33,10 +33,11 @@ LogicalResult mlir::sgpu::convertModelOpsToGPU(ModuleOp module,
   RewritePatternSet patterns(ctx);
   populateEmbeddingToGPUPatterns(patterns, sink);
   populateRopeToGPUPatterns(patterns, sink);
+  populateCacheUpdateToGPUPatterns(patterns, sink);
   populateAttentionToGPUPatterns(patterns, sink);
   populateSliceToGPUPatterns(patterns, sink);
   ConversionTarget target(*ctx);
-  target.addIllegalOp<EmbeddingOp, RopeOp, AttentionOp>();
+  target.addIllegalOp<EmbeddingOp, RopeOp, AttentionOp, CacheUpdateOp>();
   // Slices of host functions (the gpu.module has no tensors).
   target.addDynamicallyLegalOp<tensor::ExtractSliceOp>(
       [](tensor::ExtractSliceOp op) { return !isStaticSlice(op); });

@@ -1,7 +1,7 @@
 //===- ModelOpsToGPU.h - conversion patterns for model-block ops -*- C++ -*-===//
 //
 // The GPU lowerings of the ops that whole models add around the GEMMs
-// (sgpu.embedding, sgpu.rope, sgpu.attention), as OpConversionPatterns run
+// (sgpu.embedding, sgpu.rope, sgpu.attention, sgpu.cache_update), as OpConversionPatterns run
 // by convert-sgpu-to-gpu with applyPartialConversion. Each pattern writes
 // its kernel into the pass's gpu.module through a KernelSink and replaces
 // the op by a launch on the host plus the tensor of the buffer it writes.
@@ -58,6 +58,8 @@ std::string whyNoAttentionKernel(AttentionOp op);
 void populateEmbeddingToGPUPatterns(RewritePatternSet &patterns,
                                     KernelSink &sink);
 void populateRopeToGPUPatterns(RewritePatternSet &patterns, KernelSink &sink);
+void populateCacheUpdateToGPUPatterns(RewritePatternSet &patterns,
+                                      KernelSink &sink);
 void populateAttentionToGPUPatterns(RewritePatternSet &patterns,
                                     KernelSink &sink);
 /// tensor.extract_slice (static) and tensor.concat of host functions as
@@ -68,8 +70,8 @@ void populateSliceToGPUPatterns(RewritePatternSet &patterns,
 /// kernel).
 bool isStaticSlice(tensor::ExtractSliceOp op);
 
-/// Runs the patterns over `module`: every sgpu.embedding, sgpu.rope and
-/// sgpu.attention, and every static tensor.extract_slice / tensor.concat
+/// Runs the patterns over `module`: every sgpu.embedding, sgpu.rope,
+/// sgpu.attention and sgpu.cache_update, and every static tensor.extract_slice / tensor.concat
 /// of a host function, becomes a kernel launch.
 LogicalResult convertModelOpsToGPU(ModuleOp module, KernelSink &sink);
 

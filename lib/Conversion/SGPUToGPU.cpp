@@ -457,7 +457,7 @@ struct ConvertSGPUToGPUPass
           return;
         }
       }
-      if (isa<EmbeddingOp, RopeOp, AttentionOp>(op)) {
+      if (isa<EmbeddingOp, RopeOp, AttentionOp, CacheUpdateOp>(op)) {
         ++modelOps;
         return;
       }

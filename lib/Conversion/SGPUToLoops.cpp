@@ -262,7 +262,7 @@ struct ConvertSGPUToLoopsPass
       }
       if (isa<AssembleOp, MatmulOp, AllReduceOp, AllReduceStartOp, AllReduceWaitOp,
               RMSNormOp, LayerNormOp, AttentionOp, LiftOp, EmbeddingOp,
-              RopeOp>(op)) {
+              RopeOp, CacheUpdateOp>(op)) {
         ops.push_back(op);
         return;
       }
@@ -301,6 +301,8 @@ struct ConvertSGPUToLoopsPass
         lowerEmbeddingToLoops(emb);
       } else if (auto rope = dyn_cast<RopeOp>(op)) {
         lowerRopeToLoops(rope);
+      } else if (auto update = dyn_cast<CacheUpdateOp>(op)) {
+        lowerCacheUpdateToLoops(update);
       } else if (auto ar = dyn_cast<AllReduceOp>(op)) {
         // A single-rank group: every reduction kind is the identity.
         ar.replaceAllUsesWith(ar.getInput());

@@ -201,7 +201,10 @@ static std::string signatureJson(func::FuncOp host,
   llvm::raw_string_ostream os(text);
   // `names` (when given) parallels `types`: a non-empty name is written as
   // the tensor's "name" (a param's qualified name).
-  auto tensors = [&](TypeRange types, ArrayRef<StringRef> names) {
+  // `states` (when given) parallels `types`: true marks a state param (a
+  // KV cache the program updates in place), written as "state": true.
+  auto tensors = [&](TypeRange types, ArrayRef<StringRef> names,
+                     ArrayRef<bool> states = {}) {
     os << "[";
     llvm::interleaveComma(llvm::enumerate(types), os, [&](auto it) {
       auto memref = cast<MemRefType>(it.value());
@@ -212,16 +215,22 @@ static std::string signatureJson(func::FuncOp host,
       os << "], \"dtype\": " << llvm::json::Value(dtype);
       if (it.index() < names.size() && !names[it.index()].empty())
         os << ", \"name\": " << llvm::json::Value(names[it.index()].str());
+      if (it.index() < states.size() && states[it.index()])
+        os << ", \"state\": true";
       os << "}";
     });
     os << "]";
   };
   SmallVector<StringRef> names;
-  for (unsigned i = 0; i < host.getNumArguments(); ++i)
+  SmallVector<bool> states;
+  for (unsigned i = 0; i < host.getNumArguments(); ++i) {
     names.push_back(paramName(host, i));
+    states.push_back(
+        static_cast<bool>(host.getArgAttr(i, sgpu::SGPUDialect::kStateAttr)));
+  }
   os << "{\"function\": " << llvm::json::Value(host.getName().str())
      << ", \"inputs\": ";
-  tensors(host.getArgumentTypes(), names);
+  tensors(host.getArgumentTypes(), names, states);
   os << ", \"outputs\": ";
   tensors(host.getResultTypes(), {});
   if (!params.empty()) {

@@ -1,8 +1,11 @@
-"""python -m sparse_opt {import, compile, run}: the command-line front end.
+"""python -m sparse_opt {import, compile, run, export, generate}: the command-line front end.
 
   import   a torch model (file.py:factory) or an ONNX file -> input IR (.mlir)
   compile  .mlir / .onnx / file.py:factory -> artifact directory (PTX, program)
   run      an artifact directory on the GPU, with .npy inputs or random ones
+  export   a torch decoder with a KV cache (file.py:factory) -> decoder directory
+           (a prefill and decode programs sharing weights and cache)
+  generate token ids from a decoder directory and the model's weights
 
 Compiling needs the compiler library (libsparseopt_compiler.so, i.e. a
 machine with libMLIR); importing needs torch or onnx; running needs only the
@@ -28,8 +31,8 @@ def _shape(text):
         raise argparse.ArgumentTypeError("bad dimensions in %r" % text)
 
 
-def _load_factory(spec):
-    """'path/model.py:make' -> the result of make(): (module, example_inputs)."""
+def _call_factory(spec):
+    """'path/model.py:make' -> what make() returns."""
     path, sep, name = spec.rpartition(":")
     if not sep or not path.endswith(".py"):
         raise ImportError_("a torch model is given as <file.py>:<factory>, got %r" % spec)
@@ -42,11 +45,23 @@ def _load_factory(spec):
     factory = getattr(module, name, None)
     if factory is None:
         raise ImportError_("%s has no %r" % (path, name))
-    made = factory()
+    return factory()
+
+
+def _load_factory(spec):
+    """'path/model.py:make' -> the result of make(): (module, example_inputs)."""
+    made = _call_factory(spec)
     if not (isinstance(made, tuple) and len(made) == 2):
+        path, _, name = spec.rpartition(":")
         raise ImportError_("%s:%s must return (module, example_inputs)" % (path, name))
     model, example = made
     return model, example if isinstance(example, tuple) else (example,)
+
+
+def _load_module(spec):
+    """'path/model.py:make' -> the module make() returns (alone or first of a pair)."""
+    made = _call_factory(spec)
+    return made[0] if isinstance(made, tuple) else made
 
 
 def _annotations(args):
@@ -217,6 +232,56 @@ def _import_options(p):
     g.add_argument("--name", default="forward", help="name of the generated function (default: forward)")
 
 
+def _ints(text, sep=","):
+    """'1,2,3' (or with sep='x', '8x64') -> [1, 2, 3]."""
+    try:
+        return [int(x) for x in text.split(sep) if x.strip()]
+    except ValueError:
+        raise ValueError("expected integers separated by '%s', got %r" % (sep, text))
+
+
+def cmd_export(args):
+    from . import decoder
+    model = _load_module(args.model)
+    prefill = _ints(args.prefill, "x")
+    if len(prefill) != 2:
+        raise ImportError_("--prefill is BATCHxTOKENS, got %r" % args.prefill)
+    sparsity = parse_sparsity_args(args.sparsity) or None
+    t0 = time.perf_counter()
+    m = decoder.export(model, args.output, prefill=prefill, decode_batches=_ints(args.decode_batches),
+                       dtype=args.dtype, sparsity=sparsity, chip=args.chip, compile=not args.no_compile)
+    print("exported %s in %.1f s: %s; cache %d sequences x %d positions" % (
+        args.output, time.perf_counter() - t0, ", ".join(sorted(m["programs"])), m["max_batch"], m["capacity"]))
+    return 0
+
+
+def cmd_generate(args):
+    import torch
+    from . import decoder
+    model = _load_module(args.model)
+    if args.backend == "cuda":
+        model = model.to("cuda:%d" % args.device)
+    prompts = [_ints(p) for p in args.prompt]
+    if not prompts or any(not p for p in prompts):
+        raise ImportError_("give each prompt as comma-separated token ids (--prompt 1,2,3)")
+    width = max(len(p) for p in prompts)
+    ids = torch.zeros(len(prompts), width, dtype=torch.long)
+    for i, p in enumerate(prompts):
+        ids[i, :len(p)] = torch.tensor(p)
+    dec = decoder.load_decoder(args.directory, model, backend=args.backend, device=args.device)
+    g = torch.Generator(device="cuda:%d" % args.device if args.backend == "cuda" else "cpu")
+    g.manual_seed(args.seed)
+    t0 = time.perf_counter()
+    out = dec.generate(ids, args.max_new_tokens, lengths=[len(p) for p in prompts],
+                       temperature=args.temperature, top_k=args.top_k, top_p=args.top_p,
+                       eos_token_id=args.eos_token_id, generator=g)
+    seconds = time.perf_counter() - t0
+    for row in out.tolist():
+        print(",".join(str(t) for t in row))
+    print("%d x %d tokens in %.3f s" % (out.shape[0], out.shape[1], seconds), file=sys.stderr)
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m sparse_opt", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -282,6 +347,39 @@ def main(argv=None):
                    help="after the run, write the TwELL densities it measured (a calibration profile "
                         "for 'compile --twell-profile')")
     p.set_defaults(func=cmd_run)
+    p = sub.add_parser("export", help="torch decoder with a KV cache -> decoder directory",
+                       description="Export a decoder (docs/models.md): MODEL is <file.py>:<factory> returning "
+                                   "the nn.Module (or (module, example_inputs)), whose forward(ids, positions) "
+                                   "keeps a static KV cache with sparse_opt.markers. Writes one program per "
+                                   "shape and decoder.json.")
+    p.add_argument("model")
+    p.add_argument("-o", "--output", required=True, help="decoder directory")
+    p.add_argument("--prefill", default="1x128", help="prefill program shape BATCHxTOKENS (default 1x128)")
+    p.add_argument("--decode-batches", default="1", help="decode program batches, e.g. 1,8,64 (default 1)")
+    p.add_argument("--dtype", choices=["f16", "bf16"], help="cast float weights and activations")
+    p.add_argument("--sparsity", action="append", metavar="PARAM=N:M",
+                   help="structured sparsity of a weight (repeatable), e.g. layers.0.mlp.up.weight=2:4")
+    p.add_argument("--chip", default="sm_90a", help="target GPU (default sm_90a)")
+    p.add_argument("--no-compile", action="store_true",
+                   help="write the imported IR only (enough for --backend reference)")
+    p.set_defaults(func=cmd_export)
+    p = sub.add_parser("generate", help="generate token ids with an exported decoder",
+                       description="Load a decoder directory with MODEL's weights (bound by name) and "
+                                   "generate: one line of comma-separated new token ids per prompt.")
+    p.add_argument("directory")
+    p.add_argument("--model", required=True, help="<file.py>:<factory> giving the module with the weights")
+    p.add_argument("--prompt", action="append", required=True, metavar="IDS",
+                   help="a prompt's token ids, comma-separated (repeat for a batch)")
+    p.add_argument("--max-new-tokens", type=int, default=16)
+    p.add_argument("--temperature", type=float, default=0.0, help="0: greedy (default)")
+    p.add_argument("--top-k", type=int)
+    p.add_argument("--top-p", type=float)
+    p.add_argument("--eos-token-id", type=int)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--backend", choices=["cuda", "reference"], default="cuda",
+                   help="cuda: the compiled programs on the GPU (default); reference: the CPU reference")
+    p.add_argument("--device", type=int, default=0)
+    p.set_defaults(func=cmd_generate)
     args = ap.parse_args(argv)
     try:
         return args.func(args)

@@ -196,6 +196,11 @@ LogicalResult SGPUDialect::verifyOperationAttribute(Operation *op,
                            << "' is a function argument attribute (a weight "
                               "bound by name), not an attribute of '"
                            << op->getName() << "'";
+  if (name == kStateAttr)
+    return op->emitError() << "'" << name
+                           << "' is a function argument attribute (state "
+                              "updated in place), not an attribute of '"
+                           << op->getName() << "'";
   if (name == kReplicatedAttr)
     return op->emitError() << "'" << name
                            << "' is a function argument attribute (an "
@@ -246,9 +251,28 @@ LogicalResult SGPUDialect::verifyRegionArgAttribute(Operation *op,
                              << attr.getValue();
     return success();
   }
+  if (name == kStateAttr) {
+    auto func = dyn_cast<FunctionOpInterface>(op);
+    if (!func || regionIndex != 0)
+      return op->emitError() << "'" << name
+                             << "' is a function argument attribute, not an "
+                                "attribute of a region argument of '"
+                             << op->getName() << "'";
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << name << "' on argument #" << argIndex
+                             << " is a unit attribute, got "
+                             << attr.getValue();
+    if (!func.getArgAttr(argIndex, kParamAttr))
+      return op->emitError() << "'" << name << "' on argument #" << argIndex
+                             << " needs '" << kParamAttr
+                             << "' too: state is a named param the caller "
+                                "binds";
+    return success();
+  }
   return op->emitError() << "unknown sgpu argument attribute '" << name
                          << "' on argument #" << argIndex << " (known: "
-                         << kReplicatedAttr << ", " << kParamAttr << ")";
+                         << kReplicatedAttr << ", " << kParamAttr << ", "
+                         << kStateAttr << ")";
 }
 
 //===----------------------------------------------------------------------===//

@@ -2,6 +2,7 @@
 
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
 
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/APInt.h"
@@ -368,8 +369,25 @@ LogicalResult AttentionOp::verify() {
   int64_t b = q.getDimSize(0), h = q.getDimSize(1), sq = q.getDimSize(2),
           d = q.getDimSize(3);
   int64_t hkv = k.getDimSize(1), sk = k.getDimSize(2), dv = v.getDimSize(3);
-  if (k.getDimSize(0) != b || v.getDimSize(0) != b)
+  if (Value positions = getPositions()) {
+    // Keys and values are a cache: its batch may exceed the query's.
+    if (!getCausal())
+      return emitOpError() << "positions need 'causal' (a query at position "
+                              "p sees the cached keys 0..p)";
+    if (getMask())
+      return emitOpError() << "takes positions or a mask, not both";
+    auto p = cast<RankedTensorType>(positions.getType());
+    if (p.getRank() != 2 || p.getDimSize(0) != b || p.getDimSize(1) != sq)
+      return emitOpError() << "positions must be " << b << "x" << sq
+                           << " (batch x query length), got " << p;
+    if (k.getDimSize(0) < b || v.getDimSize(0) != k.getDimSize(0))
+      return emitOpError() << "the key/value cache batch ("
+                           << k.getDimSize(0) << ", " << v.getDimSize(0)
+                           << ") must be equal and at least the query batch ("
+                           << b << ")";
+  } else if (k.getDimSize(0) != b || v.getDimSize(0) != b) {
     return emitOpError() << "query, key and value must share the batch size";
+  }
   if (v.getDimSize(1) != hkv || v.getDimSize(2) != sk)
     return emitOpError() << "key and value must share heads and length, got "
                          << k << " and " << v;
@@ -408,6 +426,57 @@ LogicalResult AttentionOp::verify() {
       return emitOpError() << "a float mask must have the query's element "
                               "type or f32";
   }
+  return success();
+}
+
+LogicalResult CacheUpdateOp::verify() {
+  auto cache = getCache().getType(), update = getUpdate().getType(),
+       positions = getPositions().getType(), r = getResult().getType();
+  for (auto [name, t] :
+       {std::pair<StringRef, RankedTensorType>{"cache", cache},
+        {"update", update}})
+    if (t.getRank() != 4 || !t.hasStaticShape())
+      return emitOpError() << "expects the " << name
+                           << " to be a static B x H x S x D tensor, got " << t;
+  if (r != cache)
+    return emitOpError() << "result type " << r
+                         << " must be the cache type " << cache;
+  if (update.getElementType() != cache.getElementType())
+    return emitOpError() << "update and cache must share one element type, got "
+                         << update.getElementType() << " and "
+                         << cache.getElementType();
+  int64_t b = update.getDimSize(0), s = update.getDimSize(2);
+  if (b > cache.getDimSize(0))
+    return emitOpError() << "update batch " << b
+                         << " exceeds the cache's maximum batch "
+                         << cache.getDimSize(0);
+  if (update.getDimSize(1) != cache.getDimSize(1) ||
+      update.getDimSize(3) != cache.getDimSize(3))
+    return emitOpError() << "update " << update
+                         << " must match the cache's heads and head size ("
+                         << cache << ")";
+  if (s > cache.getDimSize(2))
+    return emitOpError() << "update length " << s
+                         << " exceeds the cache capacity "
+                         << cache.getDimSize(2);
+  if (!positions.hasStaticShape() || positions.getRank() != 2 ||
+      positions.getDimSize(0) != b || positions.getDimSize(1) != s)
+    return emitOpError() << "positions must be " << b << "x" << s
+                         << " (batch x new tokens), got " << positions;
+  // The lowerings write the caller's buffer in place: the cache must be
+  // that buffer (a state argument) and nothing else may read its old value.
+  auto arg = dyn_cast<BlockArgument>(getCache());
+  auto func = arg ? dyn_cast<FunctionOpInterface>(arg.getOwner()->getParentOp())
+                  : FunctionOpInterface();
+  if (!func || arg.getOwner() != &func.getFunctionBody().front() ||
+      !func.getArgAttr(arg.getArgNumber(), SGPUDialect::kStateAttr))
+    return emitOpError() << "the cache must be a function argument marked '"
+                         << SGPUDialect::kStateAttr
+                         << "' (the buffer it updates in place)";
+  if (!getCache().hasOneUse())
+    return emitOpError() << "the cache argument #" << arg.getArgNumber()
+                         << " has other uses: read the updated cache (this "
+                            "op's result) instead";
   return success();
 }
 

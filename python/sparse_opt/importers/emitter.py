@@ -171,6 +171,7 @@ class Emitter:
         self.body: list = []
         self.resources: dict = {}
         self.params: list = []  # (Value, declared type text, qualified name): arguments after `args`
+        self.states: set = set()  # qualified names of the params that are state (sgpu.state: KV caches)
         self.results: Optional[list] = None
         self.module_attrs: dict = {}
         self._declared: dict = {}  # value name -> declared type text (with encoding)
@@ -777,11 +778,21 @@ class Emitter:
         return v
 
     def attention(self, q: Value, k: Value, v: Value, mask: Optional[Value] = None, causal: bool = False,
-                  scale: Optional[float] = None, loc=None) -> Value:
+                  scale: Optional[float] = None, loc=None, positions: Optional[Value] = None) -> Value:
+        """sgpu.attention; with `positions` (B x S integers, causal) k and v
+        are a KV cache and query s of sequence b sees keys 0..positions[b, s]."""
         if scale is None:
             scale = 1.0 / math.sqrt(q.shape[-1])
         r = Value(self._fresh("attention"), TensorType(q.shape[:-1] + (v.shape[-1],), q.dtype))
         mask_text = " mask(%s : %s)" % (mask.name, mask.type) if mask is not None else ""
+        if positions is not None:
+            if k.rank != 4 or q.rank != 4 or positions.shape != (q.shape[0], q.shape[2]):
+                raise ImportError_("attention over a cache: positions %s must be batch x query length of %s"
+                                   % (positions.type, q.type))
+            if k.shape[0] < q.shape[0]:
+                raise ImportError_("attention over a cache: the cache %s holds fewer sequences than the "
+                                   "query batch %d" % (k.type, q.shape[0]))
+            mask_text += " positions(%s : %s)" % (positions.name, positions.type)
         attrs = "{%sscale = %s : f32}" % ("causal, " if causal else "", float_literal(scale, "f32"))
         self._op("%s = sgpu.attention %s, %s, %s%s %s : %s, %s, %s -> %s"
                  % (r.name, q.name, k.name, v.name, mask_text, attrs, q.type, k.type, v.type, r.type), loc)
@@ -805,6 +816,24 @@ class Emitter:
                  % (v.name, x.name, cos.name, sin.name, x.type, cos.type, sin.type, v.type), loc)
         return v
 
+    def cache_update(self, cache: Value, new: Value, positions: Value, loc=None) -> Value:
+        """sgpu.cache_update: `new` (B x H x S x D) written into `cache` (a
+        state param, Bmax x H x T x D) at `positions` (B x S)."""
+        if cache.rank != 4 or new.rank != 4 or cache.shape[1] != new.shape[1] or \
+                cache.shape[3] != new.shape[3] or new.shape[0] > cache.shape[0] or new.shape[2] > cache.shape[2]:
+            raise ImportError_("cache_write of %s into a cache %s: expected B x H x S x D into Bmax x H x T x D "
+                               "with the same heads and head size, B <= Bmax and S <= T" % (new.type, cache.type))
+        if positions.shape != (new.shape[0], new.shape[2]):
+            raise ImportError_("cache_write: positions %s must be %dx%d (batch x new tokens)"
+                               % (positions.type, new.shape[0], new.shape[2]))
+        if new.dtype != cache.dtype:
+            new = self.generic([new], cache.dtype, lambda args, lines: args[0], hint="cast", loc=loc)
+        v = Value(self._fresh("cache"), cache.type)
+        self._op("%s = sgpu.cache_update %s, %s, %s : %s, %s, %s -> %s"
+                 % (v.name, cache.name, new.name, positions.name, cache.type, new.type, positions.type, v.type),
+                 loc)
+        return v
+
     def all_reduce(self, x: Value, loc=None) -> Value:
         v = Value(self._fresh("all_reduce"), x.type)
         self._op("%s = sgpu.all_reduce %s : %s" % (v.name, x.name, x.type), loc)
@@ -821,7 +850,9 @@ class Emitter:
         if self.module_attrs:
             attrs = " attributes {%s}" % ", ".join("%s = %s" % kv for kv in sorted(self.module_attrs.items()))
         sig = ", ".join(["%s: %s" % (a.name, a.type) for a in self.args] +
-                        ["%s: %s {sgpu.param = %s}" % (v.name, text, string_literal(q)) for v, text, q in self.params])
+                        ["%s: %s {sgpu.param = %s%s}" % (v.name, text, string_literal(q),
+                                                          ", sgpu.state" if q in self.states else "")
+                         for v, text, q in self.params])
         rtypes = ", ".join(str(r.type) for r in self.results)
         out = ["module%s {" % attrs,
                "func.func @%s(%s) -> (%s) {" % (self.name, sig, rtypes)]

@@ -184,7 +184,7 @@ class _Tracer(torch.fx.Tracer):
     no data), for the proxies to unpack and measure (`_ShapeAware`)."""
 
     def __init__(self, example_inputs=None):
-        super().__init__(autowrap_functions=(markers.all_reduce,))
+        super().__init__(autowrap_functions=(markers.all_reduce, markers.cache_write, markers.cached_attention))
         self.proxy_buffer_attributes = True  # torch 2.x's default: `self.mask[:, :, :t, :t]` traces
         self._paths = []
         self._examples = None if example_inputs is None else tuple(example_inputs)
@@ -697,6 +697,25 @@ class FxImporter:
             self._sparse[v.name] = (qualname, enc)
         self._params[qualname] = v
         return v
+
+    def write_state(self, qualname: str, update) -> Value:
+        """A write into buffer `qualname` that the program keeps between runs
+        (a KV cache): the buffer becomes a param marked as state, `update`
+        (param value -> updated value) emits the write, and later reads of
+        the buffer see the updated value."""
+        qualname = self.canonical(qualname)
+        if qualname not in self.state:
+            raise ImportError_("'%s' is written as a cache but is no parameter or buffer of the model" % qualname)
+        if self.weights != "params":
+            raise ImportError_("the cache buffer '%s' is state the program updates in place: import with "
+                               "weights='params' (the default)" % qualname)
+        if qualname in self._params and qualname in self.e.states:
+            raise ImportError_("the cache buffer '%s' is written twice in one forward; write it once" % qualname)
+        cache = self.param(qualname)
+        self.e.states.add(qualname)
+        updated = update(cache)
+        self._params[qualname] = updated
+        return updated
 
     def _constant_attr(self, qualname: str, t: torch.Tensor, enc: Optional[str]) -> Value:
         why = ("weights='constants' reads every parameter and buffer" if qualname in self.state

@@ -178,6 +178,9 @@ _reg("rms_norm", S("input", "normalized_shape", weight=None, eps=None), [_t("F.r
 _reg("sdpa", S("query", "key", "value", attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False),
      [_t("F.scaled_dot_product_attention")])
 _reg("all_reduce", S("input"), [markers.all_reduce])
+_reg("cache_write", S("cache", "new", "positions"), [markers.cache_write])
+_reg("cached_attention", S("query", "key_cache", "value_cache", "positions", scale=None),
+     [markers.cached_attention])
 _reg("zeros_like", S("input", dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False,
                      memory_format=None), [_t("torch.zeros_like")])
 _reg("ones_like", S("input", dtype=None, layout=None, device=None, pin_memory=None, requires_grad=False,
@@ -213,9 +216,17 @@ def _bind(sig, args, kwargs, what):
     return out
 
 
-def _is_all_reduce(f):
-    return f is markers.all_reduce or (getattr(f, "__name__", None) == "all_reduce" and
-                                       getattr(f, "__module__", "") == markers.__name__)
+_MARKER_FUNCTIONS = {f.__name__: f for f in (markers.all_reduce, markers.cache_write, markers.cached_attention)}
+
+
+def _marker(f):
+    """The sparse_opt.markers function `f` is (also when the module was loaded
+    twice), or None."""
+    name = getattr(f, "__name__", None)
+    if name in _MARKER_FUNCTIONS and (f is _MARKER_FUNCTIONS[name] or
+                                      getattr(f, "__module__", "") == markers.__name__):
+        return _MARKER_FUNCTIONS[name]
+    return None
 
 
 # --------------------------------------------------------- classification
@@ -315,8 +326,8 @@ def classify(node, gm) -> Optional[Call]:
             from . import fx_aten  # an ATen op (a torch.export graph)
             return fx_aten.classify(node, what)
         entry = _FN.get(f) if _hashable(f) else None
-        if entry is None and _is_all_reduce(f):
-            entry = _FN[markers.all_reduce]
+        if entry is None and _marker(f) is not None:
+            entry = _FN[_marker(f)]
         if entry is None:
             return None
         kind, sig = entry
@@ -964,6 +975,37 @@ def _all_reduce(ctx, c):
     return ctx.e.all_reduce(ctx.value(c.args["input"]), ctx.loc)
 
 
+def _positions(ctx, arg, what):
+    pos = ctx.value(arg)
+    if pos.dtype not in ("i32", "i64") or pos.rank != 2:
+        raise ImportError_("%s: positions must be a B x S integer tensor, got %s" % (what, pos.type))
+    return pos
+
+
+def _cache_write(ctx, c):
+    """cache_write(self.<buffer>, new, positions): the buffer becomes a state
+    param (updated in place by the program) and later reads of it see the
+    updated cache."""
+    ref = c.args["cache"]
+    if getattr(ref, "op", None) == "get_attr":
+        ref = ParamRef(ref.target)
+    if not isinstance(ref, ParamRef):
+        raise ImportError_("cache_write: the cache must be a buffer of the model (self.k_cache), "
+                           "so that it is state the program keeps between runs")
+    new = ctx.value(c.args["new"])
+    pos = _positions(ctx, c.args["positions"], "cache_write")
+    return ctx.write_state(ref.name, lambda cache: ctx.e.cache_update(cache, new, pos, ctx.loc))
+
+
+def _cached_attention(ctx, c):
+    q = ctx.value(c.args["query"])
+    kc, vc = ctx.value(c.args["key_cache"]), ctx.value(c.args["value_cache"])
+    pos = _positions(ctx, c.args["positions"], "cached_attention")
+    scale = ctx.operand(c.args["scale"])
+    return ctx.e.attention(q, kc, vc, None, True, None if scale is None else float(scale), ctx.loc,
+                           positions=pos)
+
+
 def _like(fill):
     def h(ctx, c):
         x = ctx.value(c.args["input"])
@@ -977,6 +1019,7 @@ def _like(fill):
 HANDLERS = {
     "add": _binary("add"), "sub": _binary("sub"), "mul": _binary("mul"), "div": _binary("div"),
     "pow": _pow, "square": _square, "maximum": _maxmin("max"), "minimum": _maxmin("min"), "clamp": _clamp,
+    "cache_write": _cache_write, "cached_attention": _cached_attention,
     "neg": _neg, "rsqrt": _float_unary("rsqrt"), "sqrt": _float_unary("sqrt"), "exp": _float_unary("exp"),
     "tanh": _float_unary("tanh"), "sigmoid": _float_unary("sigmoid"), "abs": _float_unary("abs"),
     "relu": _float_unary("relu"), "silu": _float_unary("silu"), "gelu": _float_unary("gelu"),

@@ -677,7 +677,8 @@ def find(imp):
 
 def live_nodes(imp, matches, absorbed):
     """The nodes whose values the emission reads: backwards from the output,
-    the all_reduce markers (collectives are never dropped) and every node the
+    the all_reduce markers (collectives are never dropped), the cache writes
+    (state the next run reads, even when this run does not) and every node the
     importer cannot classify or that mutates in place (so it still raises);
     a match reads its external inputs except the ones it dropped."""
     live, work = set(), []
@@ -685,7 +686,7 @@ def live_nodes(imp, matches, absorbed):
         if n in absorbed:
             continue
         c = imp.call(n) if n.op in ("call_function", "call_method", "call_module") else None
-        if n.op == "output" or (c is not None and c.kind == "all_reduce") or (
+        if n.op == "output" or (c is not None and c.kind in ("all_reduce", "cache_write")) or (
                 n.op in ("call_function", "call_method", "call_module") and c is None) or (
                 n.op == "call_method" and str(n.target).endswith("_") and not str(n.target).startswith("__")):
             work.append(n)

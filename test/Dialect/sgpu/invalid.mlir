@@ -904,3 +904,114 @@ func.func @config_not_dict(%q: tensor<1x1x4x16xf16>) {
   %o = sgpu.attention %q, %q, %q {scale = 0.25 : f32, sgpu.config = "fast"} : tensor<1x1x4x16xf16>, tensor<1x1x4x16xf16>, tensor<1x1x4x16xf16> -> tensor<1x1x4x16xf16>
   return
 }
+
+// -----
+
+// expected-error @+1 {{'sgpu.state' on argument #0 needs 'sgpu.param' too: state is a named param the caller binds}}
+func.func @state_without_param(%c: tensor<4xf32> {sgpu.state}) { return }
+
+// -----
+
+// expected-error @+1 {{'sgpu.state' on argument #0 is a unit attribute, got 1 : i64}}
+func.func @state_not_unit(%c: tensor<4xf32> {sgpu.param = "c", sgpu.state = 1}) { return }
+
+// -----
+
+// expected-error @+1 {{'sgpu.state' is a function argument attribute (state updated in place), not an attribute of 'func.func'}}
+func.func @state_on_op() attributes {sgpu.state} { return }
+
+// -----
+
+func.func @cache_not_state(%c: tensor<2x2x8x4xf32> {sgpu.param = "c"}, %n: tensor<1x2x1x4xf32>, %p: tensor<1x1xi32>) {
+  // expected-error @+1 {{'sgpu.cache_update' op the cache must be a function argument marked 'sgpu.state' (the buffer it updates in place)}}
+  %r = sgpu.cache_update %c, %n, %p : tensor<2x2x8x4xf32>, tensor<1x2x1x4xf32>, tensor<1x1xi32> -> tensor<2x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @cache_other_use(%c: tensor<2x2x8x4xf32> {sgpu.param = "c", sgpu.state}, %n: tensor<1x2x1x4xf32>, %p: tensor<1x1xi32>) -> tensor<2x2x8x4xf32> {
+  // expected-error @+1 {{'sgpu.cache_update' op the cache argument #0 has other uses: read the updated cache (this op's result) instead}}
+  %r = sgpu.cache_update %c, %n, %p : tensor<2x2x8x4xf32>, tensor<1x2x1x4xf32>, tensor<1x1xi32> -> tensor<2x2x8x4xf32>
+  return %c : tensor<2x2x8x4xf32>
+}
+
+// -----
+
+func.func @cache_batch(%c: tensor<2x2x8x4xf32> {sgpu.param = "c", sgpu.state}, %n: tensor<3x2x1x4xf32>, %p: tensor<3x1xi32>) {
+  // expected-error @+1 {{'sgpu.cache_update' op update batch 3 exceeds the cache's maximum batch 2}}
+  %r = sgpu.cache_update %c, %n, %p : tensor<2x2x8x4xf32>, tensor<3x2x1x4xf32>, tensor<3x1xi32> -> tensor<2x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @cache_heads(%c: tensor<2x2x8x4xf32> {sgpu.param = "c", sgpu.state}, %n: tensor<1x4x1x4xf32>, %p: tensor<1x1xi32>) {
+  // expected-error @+1 {{'sgpu.cache_update' op update 'tensor<1x4x1x4xf32>' must match the cache's heads and head size ('tensor<2x2x8x4xf32>')}}
+  %r = sgpu.cache_update %c, %n, %p : tensor<2x2x8x4xf32>, tensor<1x4x1x4xf32>, tensor<1x1xi32> -> tensor<2x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @cache_capacity(%c: tensor<2x2x8x4xf32> {sgpu.param = "c", sgpu.state}, %n: tensor<1x2x9x4xf32>, %p: tensor<1x9xi32>) {
+  // expected-error @+1 {{'sgpu.cache_update' op update length 9 exceeds the cache capacity 8}}
+  %r = sgpu.cache_update %c, %n, %p : tensor<2x2x8x4xf32>, tensor<1x2x9x4xf32>, tensor<1x9xi32> -> tensor<2x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @cache_positions(%c: tensor<2x2x8x4xf32> {sgpu.param = "c", sgpu.state}, %n: tensor<1x2x2x4xf32>, %p: tensor<1x1xi32>) {
+  // expected-error @+1 {{'sgpu.cache_update' op positions must be 1x2 (batch x new tokens), got 'tensor<1x1xi32>'}}
+  %r = sgpu.cache_update %c, %n, %p : tensor<2x2x8x4xf32>, tensor<1x2x2x4xf32>, tensor<1x1xi32> -> tensor<2x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @cache_dtype(%c: tensor<2x2x8x4xf32> {sgpu.param = "c", sgpu.state}, %n: tensor<1x2x1x4xf16>, %p: tensor<1x1xi32>) {
+  // expected-error @+1 {{'sgpu.cache_update' op update and cache must share one element type, got 'f16' and 'f32'}}
+  %r = sgpu.cache_update %c, %n, %p : tensor<2x2x8x4xf32>, tensor<1x2x1x4xf16>, tensor<1x1xi32> -> tensor<2x2x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @cache_result(%c: tensor<2x2x8x4xf32> {sgpu.param = "c", sgpu.state}, %n: tensor<1x2x1x4xf32>, %p: tensor<1x1xi32>) {
+  // expected-error @+1 {{'sgpu.cache_update' op result type 'tensor<2x2x4x4xf32>' must be the cache type 'tensor<2x2x8x4xf32>'}}
+  %r = sgpu.cache_update %c, %n, %p : tensor<2x2x8x4xf32>, tensor<1x2x1x4xf32>, tensor<1x1xi32> -> tensor<2x2x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @attn_positions_causal(%q: tensor<1x4x1x8xf32>, %k: tensor<2x2x16x8xf32>, %p: tensor<1x1xi32>) {
+  // expected-error @+1 {{'sgpu.attention' op positions need 'causal' (a query at position p sees the cached keys 0..p)}}
+  %o = sgpu.attention %q, %k, %k positions(%p : tensor<1x1xi32>) {scale = 0.125 : f32} : tensor<1x4x1x8xf32>, tensor<2x2x16x8xf32>, tensor<2x2x16x8xf32> -> tensor<1x4x1x8xf32>
+  return
+}
+
+// -----
+
+func.func @attn_positions_mask(%q: tensor<1x4x1x8xf32>, %k: tensor<2x2x16x8xf32>, %p: tensor<1x1xi32>, %m: tensor<1x16xi1>) {
+  // expected-error @+1 {{'sgpu.attention' op takes positions or a mask, not both}}
+  %o = sgpu.attention %q, %k, %k mask(%m : tensor<1x16xi1>) positions(%p : tensor<1x1xi32>) {causal, scale = 0.125 : f32} : tensor<1x4x1x8xf32>, tensor<2x2x16x8xf32>, tensor<2x2x16x8xf32> -> tensor<1x4x1x8xf32>
+  return
+}
+
+// -----
+
+func.func @attn_positions_shape(%q: tensor<1x4x2x8xf32>, %k: tensor<2x2x16x8xf32>, %p: tensor<1x1xi32>) {
+  // expected-error @+1 {{'sgpu.attention' op positions must be 1x2 (batch x query length), got 'tensor<1x1xi32>'}}
+  %o = sgpu.attention %q, %k, %k positions(%p : tensor<1x1xi32>) {causal, scale = 0.125 : f32} : tensor<1x4x2x8xf32>, tensor<2x2x16x8xf32>, tensor<2x2x16x8xf32> -> tensor<1x4x2x8xf32>
+  return
+}
+
+// -----
+
+func.func @attn_positions_cache_batch(%q: tensor<3x4x1x8xf32>, %k: tensor<2x2x16x8xf32>, %p: tensor<3x1xi32>) {
+  // expected-error @+1 {{'sgpu.attention' op the key/value cache batch (2, 2) must be equal and at least the query batch (3)}}
+  %o = sgpu.attention %q, %k, %k positions(%p : tensor<3x1xi32>) {causal, scale = 0.125 : f32} : tensor<3x4x1x8xf32>, tensor<2x2x16x8xf32>, tensor<2x2x16x8xf32> -> tensor<3x4x1x8xf32>
+  return
+}

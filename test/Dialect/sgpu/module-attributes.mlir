@@ -84,7 +84,7 @@ func.func @replicated_value(%x: tensor<4xf32>, %w: tensor<4xf32> {sgpu.replicate
 
 // -----
 
-// expected-error @+1 {{unknown sgpu argument attribute 'sgpu.shard' on argument #0 (known: sgpu.replicated, sgpu.param)}}
+// expected-error @+1 {{unknown sgpu argument attribute 'sgpu.shard' on argument #0 (known: sgpu.replicated, sgpu.param, sgpu.state)}}
 func.func @unknown_argument_attribute(%x: tensor<4xf32> {sgpu.shard}) { return }
 
 // -----

@@ -179,3 +179,18 @@ func.func @gemm_call(%x: memref<7x40xf16>, %w: memref<20x40xf16>, %b: memref<20x
       : memref<7x40xf16>, memref<20x40xf16>, memref<7x20xf16>
   return
 }
+
+// -----
+
+// A KV cache: a state param updated in place, and attention over it with one
+// position per query (a decode step of two sequences in a cache of four).
+// CHECK-LABEL: func @kv_cache
+// CHECK: sgpu.cache_update %{{.*}}, %{{.*}}, %{{.*}} : tensor<4x2x64x16xf16>, tensor<2x2x1x16xf16>, tensor<2x1xi32> -> tensor<4x2x64x16xf16>
+// CHECK: sgpu.attention %{{.*}}, %{{.*}}, %{{.*}} positions(%{{.*}} : tensor<2x1xi32>) {causal, scale = 2.500000e-01 : f32} : tensor<2x8x1x16xf16>, tensor<4x2x64x16xf16>, tensor<4x2x64x16xf16> -> tensor<2x8x1x16xf16>
+func.func @kv_cache(%q: tensor<2x8x1x16xf16>, %k: tensor<2x2x1x16xf16>, %pos: tensor<2x1xi32>,
+                    %kc: tensor<4x2x64x16xf16> {sgpu.param = "k_cache", sgpu.state},
+                    %vc: tensor<4x2x64x16xf16> {sgpu.param = "v_cache", sgpu.state}) -> tensor<2x8x1x16xf16> {
+  %k2 = sgpu.cache_update %kc, %k, %pos : tensor<4x2x64x16xf16>, tensor<2x2x1x16xf16>, tensor<2x1xi32> -> tensor<4x2x64x16xf16>
+  %o = sgpu.attention %q, %k2, %vc positions(%pos : tensor<2x1xi32>) {causal, scale = 0.25 : f32} : tensor<2x8x1x16xf16>, tensor<4x2x64x16xf16>, tensor<4x2x64x16xf16> -> tensor<2x8x1x16xf16>
+  return %o : tensor<2x8x1x16xf16>
+}

@@ -81,6 +81,10 @@ def SGPU_Dialect : Dialect {
     /// caller binds once, as a program param, under this qualified name
     /// (e.g. "layers.0.attn.q.weight"); the importers set it.
     static constexpr ::llvm::StringLiteral kParamAttr = "sgpu.param";
+    /// Function argument attribute (unit, beside sgpu.param): the param is
+    /// state the program updates in place (a KV cache), kept by the caller
+    /// between runs and shared by the programs bound to it.
+    static constexpr ::llvm::StringLiteral kStateAttr = "sgpu.state";
     /// Op attribute (dictionary): a lowering's choices for this op (e.g.
     /// sgpu.attention: kernel = "auto" | "cuda-cores" | "tensor-cores",
     /// rows_per_block = N), read by its conversion pattern; absent keys

@@ -356,7 +356,7 @@ def SGPU_LayerNormOp : SGPU_Op<"layer_norm", [Pure]> {
   let hasVerifier = 1;
 }
 
-def SGPU_AttentionOp : SGPU_Op<"attention", [Pure]> {
+def SGPU_AttentionOp : SGPU_Op<"attention", [Pure, AttrSizedOperandSegments]> {
   let summary = "scaled dot-product attention";
   let description = [{
     `softmax(q . k^T * scale + mask) . v` per batch and head, with
@@ -372,6 +372,14 @@ def SGPU_AttentionOp : SGPU_Op<"attention", [Pure]> {
     from the decomposed `matmul -> scale -> (+mask / masked_fill) -> softmax
     -> matmul` form.
 
+    With `positions` (`B x Sq`, i32 or i64; `causal` required) the keys are
+    a KV cache: query `i` of sequence `b` sits at position
+    `positions[b, i]` and sees exactly the keys `j <= positions[b, i]`, so
+    sequences of different lengths share one batch. A query whose position
+    is negative (padding) sees no key and gives zeros. The key and value
+    batch may exceed the query batch (a cache sized for a larger batch:
+    sequence `b` reads cache row `b`). Read `sgpu.cache_update` with it.
+
     ```mlir
     %o = sgpu.attention %q, %k, %v {causal, scale = 0.125 : f32}
            : tensor<1x8x16x64xf16>, tensor<1x8x16x64xf16>, tensor<1x8x16x64xf16> -> tensor<1x8x16x64xf16>
@@ -380,11 +388,44 @@ def SGPU_AttentionOp : SGPU_Op<"attention", [Pure]> {
   let arguments = (ins SGPU_FloatTensor:$query, SGPU_FloatTensor:$key,
                        SGPU_FloatTensor:$value,
                        Optional<RankedTensorOf<[I1, F16, BF16, F32]>>:$mask,
+                       Optional<RankedTensorOf<[I32, I64]>>:$positions,
                        UnitAttr:$causal, F32Attr:$scale);
   let results = (outs SGPU_FloatTensor:$result);
   let assemblyFormat = [{
-    $query `,` $key `,` $value (`mask` `(` $mask^ `:` type($mask) `)`)? attr-dict
+    $query `,` $key `,` $value (`mask` `(` $mask^ `:` type($mask) `)`)?
+    (`positions` `(` $positions^ `:` type($positions) `)`)? attr-dict
     `:` type($query) `,` type($key) `,` type($value) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def SGPU_CacheUpdateOp : SGPU_Op<"cache_update"> {
+  let summary = "write new keys or values into a KV cache, in place";
+  let description = [{
+    `cache[b, h, positions[b, s], :] = new[b, h, s, :]` for every sequence
+    `b < B`, head and new token `s`, with `cache : Bmax x H x T x D` (the
+    capacity `T` and the batch `Bmax >= B` are compile-time maxima),
+    `new : B x H x S x D` and `positions : B x S` (i32 or i64). A position
+    outside `[0, T)` writes nothing (the padding of a shorter sequence is
+    given -1). The result is the updated cache.
+
+    The cache must be a function argument marked `sgpu.state` (a buffer the
+    caller keeps between runs; docs/models.md), used by this
+    op alone: the lowerings update that buffer in place, so the next run of
+    the program, or of another program bound to the same buffer, sees the
+    write. The op therefore has side effects and is never removed, even
+    when its result is unused (a prefill that attends over the new keys).
+
+    ```mlir
+    %k2 = sgpu.cache_update %kcache, %k, %pos
+            : tensor<4x2x64x16xf16>, tensor<1x2x8x16xf16>, tensor<1x8xi32> -> tensor<4x2x64x16xf16>
+    ```
+  }];
+  let arguments = (ins SGPU_FloatTensor:$cache, SGPU_FloatTensor:$update,
+                       RankedTensorOf<[I32, I64]>:$positions);
+  let results = (outs SGPU_FloatTensor:$result);
+  let assemblyFormat = [{
+    $cache `,` $update `,` $positions attr-dict `:` type($cache) `,` type($update) `,` type($positions) `->` type($result)
   }];
   let hasVerifier = 1;
 }

@@ -1,0 +1,374 @@
+//===- AttentionDecodeKernel.cpp - split-KV attention over a KV cache -----===//
+//
+// Decoding attends one new query per sequence over a long cache: one block
+// per query row would leave most of the GPU idle and walk thousands of keys
+// one after another. This kernel pair splits the keys instead (flash
+// decoding):
+//
+//  1. sgpu_attention_split: one block of kWarps warps per (sequence b,
+//     key/value head, split s). Sequence b sees the keys 0..p (p =
+//     positions[b, 0]); split s takes the s-th of `splits` equal ranges of
+//     them, and warp w the keys w, w + kWarps, ... of that range, so each
+//     key row is read by one warp (lane l holds columns [lV, lV + V), V =
+//     D/32, one vector load per row). Every query head of the group (GQA:
+//     H/Hkv heads share the key/value head) is computed from the same
+//     loads. Each warp keeps the online softmax of flash attention per head
+//     (running max m, sum l, accumulator acc); the warps then merge through
+//     shared memory into one (m, l, acc) per head and split, written to f32
+//     scratch buffers.
+//  2. sgpu_attention_combine: one thread per output element (b, h, c)
+//     merges the splits: M = max m_s, L = sum l_s e^(m_s - M),
+//     out = sum acc_s[c] e^(m_s - M) / L, or 0 when no key is visible
+//     (padding, p < 0).
+//
+// `splits` (sgpu.config `splits`, else chosen here) makes about
+// kTargetBlocks blocks: enough resident warps per multiprocessor to keep
+// the cache reads in flight.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionKernels.h"
+#include "GPUKernel.h"
+#include "IndexMath.h"
+#include "ModelOpsToGPU.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::sgpu;
+
+namespace {
+
+constexpr int64_t kLanes = 32;
+constexpr int64_t kWarps = 8;
+// Four blocks of kWarps warps per multiprocessor of a 132-SM H100/H200.
+constexpr int64_t kTargetBlocks = 4 * 132;
+// Loop-carried f32 values per lane (per head: m, l and V accumulators).
+constexpr int64_t kMaxCarried = 64;
+constexpr int64_t kCombineThreads = 256;
+
+struct DecodeShape {
+  int64_t batch, heads, kvHeads, group, capacity, d, v, splits;
+};
+
+DecodeShape shapeOf(AttentionOp op) {
+  auto qt = op.getQuery().getType(), kt = op.getKey().getType();
+  DecodeShape s;
+  s.batch = qt.getDimSize(0);
+  s.heads = qt.getDimSize(1);
+  s.d = qt.getDimSize(3);
+  s.kvHeads = kt.getDimSize(1);
+  s.group = s.heads / s.kvHeads;
+  s.capacity = kt.getDimSize(2);
+  s.v = s.d / kLanes;
+  int64_t rows = s.batch * s.kvHeads;
+  int64_t splits = (kTargetBlocks + rows - 1) / rows;
+  // At least a few keys per warp at full capacity.
+  splits = std::max<int64_t>(1, std::min(splits, s.capacity / (4 * kWarps)));
+  s.splits = configInt(op, "splits", splits);
+  return s;
+}
+
+/// The split kernel's body (arguments q, k, v, positions, partial acc,
+/// partial m/l; workgroup buffers for the warps' m/l and acc).
+struct SplitBuilder {
+  OpBuilder &b;
+  Location loc;
+  IndexMath im;
+  DecodeShape s;
+  Type et;
+  float scale;
+
+  Value f32(double x) {
+    return arith::ConstantOp::create(b, loc, b.getF32Type(),
+                                     b.getF32FloatAttr(x));
+  }
+  Value addf(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value mulf(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value subf(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
+  Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
+  Value maxf(Value x, Value y) {
+    return arith::MaximumFOp::create(b, loc, x, y);
+  }
+
+  /// The V columns of this lane of row `idx` of `mem`, in f32.
+  SmallVector<Value> loadRow(Value mem, SmallVector<Value> idx, Value lane) {
+    idx.push_back(im.mul(lane, s.v));
+    // Aligned to its size: rows start 16-byte aligned and D is a multiple
+    // of 32, so lane l's V elements start at a multiple of V.
+    int64_t bytes = s.v * et.getIntOrFloatBitWidth() / 8;
+    Value vec = vector::LoadOp::create(b, loc, VectorType::get({s.v}, et),
+                                       mem, idx, /*nontemporal=*/false,
+                                       llvm::Align(std::min<int64_t>(bytes, 16)));
+    SmallVector<Value> out;
+    for (int64_t i = 0; i < s.v; ++i)
+      out.push_back(im.toF32(
+          vector::ExtractOp::create(b, loc, vec, ArrayRef<int64_t>{i})));
+    return out;
+  }
+
+  /// e^(x - base), with base = -inf (nothing seen yet) giving 0 for x =
+  /// -inf instead of NaN.
+  Value scaledExp(Value x, Value base, Value negInf) {
+    Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                       base, negInf);
+    Value safe = arith::SelectOp::create(b, loc, none, f32(0), base);
+    return exp(subf(x, safe));
+  }
+
+  void build(gpu::GPUFuncOp func) {
+    Value q = func.getArgument(0), k = func.getArgument(1),
+          v = func.getArgument(2), positions = func.getArgument(3),
+          pacc = func.getArgument(4), pml = func.getArgument(5);
+    Value sml = func.getWorkgroupAttributions()[0],
+          sacc = func.getWorkgroupAttributions()[1];
+    Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+    Value lane = im.rem(tid, kLanes), warp = im.div(tid, kLanes);
+    Value bid = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+    Value split = im.rem(bid, s.splits), bk = im.div(bid, s.splits);
+    Value kvh = im.rem(bk, s.kvHeads), bi = im.div(bk, s.kvHeads);
+    Value negInf = f32(-std::numeric_limits<double>::infinity());
+
+    // Keys [start, stop) of this split: the s-th of `splits` ranges of
+    // ceil(end / splits) keys, end = clamp(p + 1, 0, T).
+    Value p = im.loadIndex(positions, {bi, im.c(0)});
+    Value end = arith::MinSIOp::create(
+        b, loc, im.c(s.capacity),
+        arith::MaxSIOp::create(b, loc, im.add(p, 1), im.c(0)));
+    Value chunk = arith::DivUIOp::create(b, loc, im.add(end, s.splits - 1),
+                                         im.c(s.splits));
+    Value start = arith::MulIOp::create(b, loc, split, chunk);
+    Value stop = arith::MinSIOp::create(
+        b, loc, end, arith::AddIOp::create(b, loc, start, chunk));
+
+    SmallVector<SmallVector<Value>> qv;
+    for (int64_t g = 0; g < s.group; ++g) {
+      Value h = im.add(im.mul(kvh, s.group), g);
+      qv.push_back(loadRow(q, {bi, h, im.c(0)}, lane));
+    }
+    // Loop state per head g: m, l, acc[0..V).
+    SmallVector<Value> init;
+    for (int64_t g = 0; g < s.group; ++g) {
+      init.push_back(negInf);
+      init.push_back(f32(0));
+      for (int64_t i = 0; i < s.v; ++i)
+        init.push_back(f32(0));
+    }
+    int64_t per = 2 + s.v;
+    auto loop = scf::ForOp::create(
+        b, loc, im.add(start, warp), stop, im.c(kWarps), init,
+        [&](OpBuilder &, Location, Value j, ValueRange state) {
+          SmallVector<Value> kr = loadRow(k, {bi, kvh, j}, lane);
+          SmallVector<Value> vr = loadRow(v, {bi, kvh, j}, lane);
+          SmallVector<Value> next;
+          for (int64_t g = 0; g < s.group; ++g) {
+            Value dot = f32(0);
+            for (int64_t i = 0; i < s.v; ++i)
+              dot = addf(dot, mulf(qv[g][i], kr[i]));
+            Value sc = mulf(warpAllSum(b, loc, dot), f32(scale));
+            Value m = state[g * per], l = state[g * per + 1];
+            Value mNew = maxf(m, sc);
+            Value corr = exp(subf(m, mNew)); // m = -inf: 0, l and acc are 0
+            Value pj = exp(subf(sc, mNew));
+            next.push_back(mNew);
+            next.push_back(addf(mulf(l, corr), pj));
+            for (int64_t i = 0; i < s.v; ++i)
+              next.push_back(addf(mulf(state[g * per + 2 + i], corr),
+                                  mulf(pj, vr[i])));
+          }
+          scf::YieldOp::create(b, loc, next);
+        });
+
+    // The warps' states to shared memory: m, l per (warp, head) from lane
+    // 0; acc per (warp, head, column).
+    for (int64_t g = 0; g < s.group; ++g) {
+      im.ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
+                                      im.c(0)),
+                [&] {
+                  Value at = im.mul(im.add(im.mul(warp, s.group), g), 2);
+                  memref::StoreOp::create(b, loc, loop.getResult(g * per),
+                                          sml, at);
+                  memref::StoreOp::create(b, loc, loop.getResult(g * per + 1),
+                                          sml, im.add(at, 1));
+                });
+      for (int64_t i = 0; i < s.v; ++i) {
+        Value at = im.add(im.mul(im.add(im.mul(warp, s.group), g), s.d),
+                          im.add(im.mul(lane, s.v), i));
+        memref::StoreOp::create(b, loc, loop.getResult(g * per + 2 + i), sacc,
+                                at);
+      }
+    }
+    gpu::BarrierOp::create(b, loc);
+
+    // Merge the warps: thread t handles the (head, column) pairs t,
+    // t + threads, ...; the c == 0 thread of a head also writes m and l.
+    int64_t pairs = s.group * s.d, threads = kWarps * kLanes;
+    for (int64_t base = 0; base < pairs; base += threads) {
+      Value e = im.add(tid, base);
+      im.ifThen(base + threads <= pairs ? Value() : im.lt(e, pairs), [&] {
+        Value g = im.div(e, s.d), c = im.rem(e, s.d);
+        Value mMax = negInf;
+        for (int64_t w = 0; w < kWarps; ++w)
+          mMax = maxf(mMax, memref::LoadOp::create(
+                                b, loc, sml,
+                                ValueRange{im.mul(im.add(g, w * s.group), 2)}));
+        Value lSum = f32(0), acc = f32(0);
+        for (int64_t w = 0; w < kWarps; ++w) {
+          Value at = im.mul(im.add(g, w * s.group), 2);
+          Value f = scaledExp(memref::LoadOp::create(b, loc, sml, at), mMax,
+                              negInf);
+          lSum = addf(lSum, mulf(f, memref::LoadOp::create(
+                                        b, loc, sml, im.add(at, 1))));
+          Value accAt = im.add(im.mul(im.add(g, w * s.group), s.d), c);
+          acc = addf(acc,
+                     mulf(f, memref::LoadOp::create(b, loc, sacc, accAt)));
+        }
+        Value h = im.add(im.mul(kvh, s.group), g);
+        Value row = im.add(im.mul(im.add(im.mul(bi, s.heads), h), s.splits),
+                           split);
+        memref::StoreOp::create(b, loc, acc, pacc,
+                                im.add(im.mul(row, s.d), c));
+        im.ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c,
+                                        im.c(0)),
+                  [&] {
+                    memref::StoreOp::create(b, loc, mMax, pml,
+                                            im.mul(row, 2));
+                    memref::StoreOp::create(b, loc, lSum, pml,
+                                            im.add(im.mul(row, 2), 1));
+                  });
+      });
+    }
+  }
+};
+
+/// The combine kernel's body (arguments partial acc, partial m/l, out viewed
+/// as [B * H, D]).
+void buildCombine(OpBuilder &b, Location loc, const DecodeShape &s,
+                  gpu::GPUFuncOp func) {
+  IndexMath im{b, loc};
+  Value pacc = func.getArgument(0), pml = func.getArgument(1),
+        out = func.getArgument(2);
+  auto f32 = [&](double x) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getF32Type(),
+                                     b.getF32FloatAttr(x));
+  };
+  Value negInf = f32(-std::numeric_limits<double>::infinity());
+  Value e = im.add(
+      im.mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
+             kCombineThreads),
+      gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+  int64_t total = s.batch * s.heads * s.d;
+  im.ifThen(im.lt(e, total), [&] {
+    Value row = im.div(e, s.d), c = im.rem(e, s.d);
+    Value first = im.mul(row, s.splits);
+    Value mMax = negInf;
+    for (int64_t sp = 0; sp < s.splits; ++sp)
+      mMax = arith::MaximumFOp::create(
+          b, loc, mMax,
+          memref::LoadOp::create(b, loc, pml,
+                                 ValueRange{im.mul(im.add(first, sp), 2)}));
+    Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                       mMax, negInf);
+    Value safe = arith::SelectOp::create(b, loc, none, f32(0), mMax);
+    Value lSum = f32(0), acc = f32(0);
+    for (int64_t sp = 0; sp < s.splits; ++sp) {
+      Value r = im.add(first, sp);
+      Value f = math::ExpOp::create(
+          b, loc,
+          arith::SubFOp::create(
+              b, loc, memref::LoadOp::create(b, loc, pml, im.mul(r, 2)),
+              safe));
+      lSum = arith::AddFOp::create(
+          b, loc, lSum,
+          arith::MulFOp::create(
+              b, loc, f,
+              memref::LoadOp::create(b, loc, pml, im.add(im.mul(r, 2), 1))));
+      acc = arith::AddFOp::create(
+          b, loc, acc,
+          arith::MulFOp::create(
+              b, loc, f,
+              memref::LoadOp::create(b, loc, pacc,
+                                     im.add(im.mul(r, s.d), c))));
+    }
+    Value seen = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                                       lSum, f32(0));
+    Value o = arith::SelectOp::create(
+        b, loc, seen, arith::DivFOp::create(b, loc, acc, lSum), f32(0));
+    im.storeRounded(o, out, {row, c});
+  });
+}
+
+} // namespace
+
+std::string mlir::sgpu::whyNoAttentionDecode(AttentionOp op) {
+  if (!op.getPositions())
+    return "no positions (not attention over a KV cache)";
+  auto qt = op.getQuery().getType();
+  int64_t d = qt.getDimSize(3), dv = op.getValue().getType().getDimSize(3);
+  if (qt.getDimSize(2) != 1)
+    return "more than one query per sequence (" +
+           std::to_string(qt.getDimSize(2)) + ")";
+  if (d != dv || d % kLanes != 0 || d / kLanes > 8)
+    return "head sizes must be equal multiples of 32 up to 256 (got " +
+           std::to_string(d) + " and " + std::to_string(dv) + ")";
+  int64_t group = qt.getDimSize(1) / op.getKey().getType().getDimSize(1);
+  if (group * (2 + d / kLanes) > kMaxCarried)
+    return std::to_string(group) +
+           " query heads per key/value head keep too many running values";
+  int64_t splits = configInt(op, "splits", 1);
+  if (splits < 1 || splits > 1024)
+    return "sgpu.config splits must be 1..1024, got " +
+           std::to_string(splits);
+  return "";
+}
+
+Value mlir::sgpu::buildAttentionDecode(OpBuilder &b, Location loc,
+                                       AttentionOp op, KernelSink &sink,
+                                       ValueRange args, Value out) {
+  DecodeShape s = shapeOf(op);
+  Type et = op.getQuery().getType().getElementType();
+  Type f32 = b.getF32Type();
+  // Scratch: per (b, h, split) an accumulator row and (m, l).
+  int64_t rows = s.batch * s.heads * s.splits;
+  Value pacc = memref::AllocOp::create(b, loc, MemRefType::get({rows * s.d}, f32));
+  Value pml = memref::AllocOp::create(b, loc, MemRefType::get({rows * 2}, f32));
+
+  OpBuilder kb = sink.builder();
+  SmallVector<Type> argTypes;
+  for (Value a : args)
+    argTypes.push_back(a.getType());
+  argTypes.push_back(pacc.getType());
+  argTypes.push_back(pml.getType());
+  int64_t threads = kWarps * kLanes;
+  auto split = createKernel(
+      kb, loc, sink.symbols, sink.name("sgpu_attention_split"), argTypes,
+      {workgroupBuffer(kb, kWarps * s.group * 2, f32),
+       workgroupBuffer(kb, kWarps * s.group * s.d, f32)},
+      threads);
+  SplitBuilder{kb, loc, IndexMath{kb, loc}, s, et,
+               op.getScale().convertToFloat()}
+      .build(split);
+  finishKernel(kb, loc, split);
+  SmallVector<Value> splitArgs(args.begin(), args.end());
+  splitArgs.push_back(pacc);
+  splitArgs.push_back(pml);
+  launchKernel(b, loc, split, s.batch * s.kvHeads * s.splits, threads,
+               splitArgs);
+
+  OpBuilder cb = sink.builder();
+  auto rowsOut = MemRefType::get({s.batch * s.heads, s.d}, et);
+  auto combine = createKernel(cb, loc, sink.symbols,
+                              sink.name("sgpu_attention_combine"),
+                              {pacc.getType(), pml.getType(), rowsOut}, {},
+                              kCombineThreads);
+  buildCombine(cb, loc, s, combine);
+  finishKernel(cb, loc, combine);
+  int64_t total = s.batch * s.heads * s.d;
+  launchKernel(b, loc, combine,
+               (total + kCombineThreads - 1) / kCombineThreads,
+               kCombineThreads, {pacc, pml, viewAsRows(b, loc, out)});
+  return out;
+}

@@ -1,0 +1,83 @@
+//===- CacheUpdateToGPU.cpp - sgpu.cache_update as a scatter kernel -------===//
+//
+// One thread per element of the update (sequence b, head h, new token s,
+// column c), 256 threads per block, consecutive threads on consecutive
+// columns: thread (b, h, s, c) reads p = positions[b, s] and, when
+// 0 <= p < T, writes cache[b, h, p, c]. The kernel writes the cache
+// argument's own buffer: the verifier made the cache a state argument that
+// nothing else reads, so the op's result is that argument, updated in
+// place, and every later reader (the attention over the cache) is a later
+// step of the program.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GPUKernel.h"
+#include "IndexMath.h"
+#include "ModelOpsToGPU.h"
+
+using namespace mlir;
+using namespace mlir::sgpu;
+
+namespace {
+
+constexpr int64_t kThreads = 256;
+
+struct CacheUpdateToGPU : OpConversionPattern<CacheUpdateOp> {
+  KernelSink &sink;
+  CacheUpdateToGPU(MLIRContext *ctx, KernelSink &sink)
+      : OpConversionPattern(ctx), sink(sink) {}
+
+  LogicalResult
+  matchAndRewrite(CacheUpdateOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto ut = op.getUpdate().getType();
+    auto ct = op.getCache().getType();
+    int64_t heads = ut.getDimSize(1), s = ut.getDimSize(2),
+            d = ut.getDimSize(3), capacity = ct.getDimSize(2);
+    int64_t elems = ut.getNumElements();
+    int64_t threads = configInt(op, "threads", kThreads);
+    if (elems != 0) {
+      OpBuilder kb = sink.builder();
+      IndexMath im{kb, loc};
+      auto func = createKernel(
+          kb, loc, sink.symbols, sink.name("sgpu_cache_update"),
+          {memrefTypeOf(ct), memrefTypeOf(ut),
+           memrefTypeOf(op.getPositions().getType())},
+          {}, threads);
+      Value cache = func.getArgument(0), update = func.getArgument(1),
+            positions = func.getArgument(2);
+      Value e = im.add(
+          im.mul(gpu::BlockIdOp::create(kb, loc, gpu::Dimension::x), threads),
+          gpu::ThreadIdOp::create(kb, loc, gpu::Dimension::x));
+      im.ifThen(im.lt(e, elems), [&] {
+        Value c = im.rem(e, d), row = im.div(e, d);
+        Value t = im.rem(row, s), bh = im.div(row, s);
+        Value h = im.rem(bh, heads), b = im.div(bh, heads);
+        Value p = im.loadIndex(positions, {b, t});
+        Value inside = im.andi(im.sge(p, im.c(0)), im.slt(p, im.c(capacity)));
+        im.ifThen(inside, [&] {
+          Value v = memref::LoadOp::create(kb, loc, update,
+                                           ValueRange{b, h, t, c});
+          memref::StoreOp::create(kb, loc, v, cache, ValueRange{b, h, p, c});
+        });
+      });
+      finishKernel(kb, loc, func);
+      SmallVector<Value> args = {
+          readBuffer(rewriter, loc, adaptor.getCache()),
+          readBuffer(rewriter, loc, adaptor.getUpdate()),
+          readBuffer(rewriter, loc, adaptor.getPositions())};
+      launchKernel(rewriter, loc, func, (elems + threads - 1) / threads,
+                   threads, args);
+    }
+    rewriter.replaceOp(op, adaptor.getCache());
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::sgpu::populateCacheUpdateToGPUPatterns(RewritePatternSet &patterns,
+                                                  KernelSink &sink) {
+  patterns.add<CacheUpdateToGPU>(patterns.getContext(), sink);
+}

@@ -1,0 +1,211 @@
+"""sparse_opt.decoder end to end on the CPU reference backend: a 2-layer
+decoder with a static KV cache is exported (prefill and decode programs
+sharing its params and cache state), loaded with the torch module's
+weights, and checked against torch: prefill plus 8 decode steps, a ragged
+batch against each sequence alone, greedy generate, and the errors."""
+import json
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench" / "model"))
+
+import decoder as models  # noqa: E402
+from sparse_opt import decoder as sdec  # noqa: E402
+
+# f32 models: the reference backend keeps f32 state. Tolerance of the
+# logits against torch's f32 (same math, other summation orders).
+TOL = 2e-4
+CONFIGS = {
+    "llama": models.Config(vocab=64, d=64, layers=2, heads=4, kv_heads=2, ffn=128, seq=8,
+                           cache_batch=2, cache_len=24),
+    "gpt2": models.Config(vocab=64, d=64, layers=2, heads=4, kv_heads=4, ffn=256, seq=8, style="gpt2",
+                          act="gelu", cache_batch=2, cache_len=24),
+}
+
+
+def _model(style):
+    torch.manual_seed(0)
+    m = models.Decoder(CONFIGS[style]).eval()
+    models.init_weights(m, seed=1)
+    return m
+
+
+def _torch_logits(model, seq):
+    """torch's logits of every position of one sequence, run without the
+    cache (the cache-less forward over the whole sequence)."""
+    c = models.Config(**{**CONFIGS[model.config.style].__dict__, "seq": len(seq), "cache_batch": 0,
+                         "cache_len": 0})
+    ref = models.Decoder(c).eval()
+    state = {k: v for k, v in model.state_dict().items()}
+    if c.style == "gpt2":
+        state["pos.weight"] = state["pos.weight"][:len(seq)]
+    ref.load_state_dict(state, strict=False)
+    with torch.no_grad():
+        return ref(torch.as_tensor(seq)[None])[0]
+
+
+@pytest.fixture(scope="module", params=sorted(CONFIGS))
+def exported(request, tmp_path_factory):
+    pytest.importorskip("sparse_opt.compiler")
+    model = _model(request.param)
+    out = tmp_path_factory.mktemp("decoder_" + request.param)
+    manifest = sdec.export(model, out, prefill=(2, 8), decode_batches=(1, 2), compile=False)
+    return model, out, manifest
+
+
+def test_manifest(exported):
+    model, out, manifest = exported
+    on_disk = json.loads((out / sdec.MANIFEST).read_text())
+    assert on_disk == manifest
+    assert manifest["capacity"] == 24 and manifest["max_batch"] == 2 and manifest["vocab"] == 64
+    assert set(manifest["programs"]) == {"prefill", "decode_b1", "decode_b2"}
+    # One K and one V cache per layer, shared by every program.
+    assert sorted(manifest["state"]) == sorted("layers.%d.attn.%s_cache" % (i, kv) for i in range(2)
+                                               for kv in "kv")
+    for name in manifest["programs"]:
+        text = (out / name / "model.mlir").read_text()
+        assert text.count("sgpu.cache_update") == 4
+        assert text.count("sgpu.state") == 4
+
+
+def test_prefill_then_eight_decode_steps(exported):
+    """Teacher-forced: both sides see the same tokens; every step's logits
+    match torch's logits at that position."""
+    model, out, _ = exported
+    dec = sdec.load_decoder(out, model, backend="reference")
+    g = torch.Generator().manual_seed(3)
+    seq = torch.randint(0, 64, (14,), generator=g)
+    want = _torch_logits(model, seq)
+    got = dec.prefill(seq[:6][None])
+    np.testing.assert_allclose(got[0].numpy(), want[5].numpy(), atol=TOL, rtol=TOL)
+    for step in range(8):
+        got = dec.decode(seq[6 + step:7 + step])
+        np.testing.assert_allclose(got[0].numpy(), want[6 + step].numpy(), atol=TOL, rtol=TOL,
+                                   err_msg="decode step %d" % step)
+    assert dec.lengths == [14]
+
+
+def test_ragged_batch_matches_each_sequence_alone(exported):
+    """Two prompts of different lengths in one batch (padding at -1): each
+    sequence's logits equal the ones it gets alone, through decode too."""
+    model, out, _ = exported
+    g = torch.Generator().manual_seed(5)
+    a, b = torch.randint(0, 64, (7,), generator=g), torch.randint(0, 64, (3,), generator=g)
+    ids = torch.zeros(2, 7, dtype=torch.long)
+    ids[0], ids[1, :3] = a, b
+    dec = sdec.load_decoder(out, model, backend="reference")
+    first = dec.prefill(ids, lengths=[7, 3])
+    nxt = torch.tensor([5, 9])
+    second = dec.decode(nxt)
+    for i, (seq, tok) in enumerate(((a, 5), (b, 9))):
+        want = _torch_logits(model, torch.cat([seq, torch.tensor([tok])]))
+        np.testing.assert_allclose(first[i].numpy(), want[len(seq) - 1].numpy(), atol=TOL, rtol=TOL)
+        np.testing.assert_allclose(second[i].numpy(), want[len(seq)].numpy(), atol=TOL, rtol=TOL)
+
+
+def test_greedy_generate_matches_torch(exported):
+    model, out, _ = exported
+    dec = sdec.load_decoder(out, model, backend="reference")
+    prompt = torch.tensor([[3, 1, 4, 1, 5]])
+    got = dec.generate(prompt, max_new_tokens=4)
+    seq = prompt[0].tolist()
+    for _ in range(4):
+        seq.append(int(_torch_logits(model, torch.tensor(seq))[-1].argmax()))
+    assert got[0].tolist() == seq[5:]
+
+
+def test_sampling_and_eos(exported):
+    model, out, _ = exported
+    dec = sdec.load_decoder(out, model, backend="reference")
+    g = torch.Generator().manual_seed(0)
+    got = dec.generate(torch.tensor([[1, 2, 3]]), 3, temperature=0.8, top_k=5, top_p=0.9, generator=g)
+    assert got.shape == (1, 3) and int(got.min()) >= 0 and int(got.max()) < 64
+    greedy = dec.generate(torch.tensor([[1, 2, 3]]), 3)
+    eos = int(greedy[0, 0])
+    stopped = dec.generate(torch.tensor([[1, 2, 3]]), 3, eos_token_id=eos)
+    assert stopped.tolist() == [[eos]]
+
+
+def test_errors(exported, tmp_path):
+    model, out, _ = exported
+    dec = sdec.load_decoder(out, model, backend="reference")
+    with pytest.raises(sdec.DecoderError, match="decode before prefill"):
+        dec.decode(torch.tensor([1]))
+    with pytest.raises(sdec.DecoderError, match="does not fit the prefill program"):
+        dec.prefill(torch.zeros(3, 4, dtype=torch.long))
+    with pytest.raises(sdec.DecoderError, match="lengths"):
+        dec.prefill(torch.zeros(2, 4, dtype=torch.long), lengths=[4, 5])
+    dec.prefill(torch.zeros(1, 4, dtype=torch.long))
+    with pytest.raises(sdec.DecoderError, match="one token for each of the 1 sequences"):
+        dec.decode(torch.tensor([1, 2]))
+    with pytest.raises(sdec.DecoderError, match="exported without compiling"):
+        sdec.load_decoder(out, model, backend="cuda")
+    with pytest.raises(sdec.DecoderError, match="not a decoder directory"):
+        sdec.load_decoder(tmp_path, model, backend="reference")
+    with pytest.raises(sdec.DecoderError, match="backend"):
+        sdec.load_decoder(out, model, backend="tpu")
+
+
+def test_cacheless_model_is_refused(tmp_path):
+    class NoCache(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = torch.nn.Embedding(16, 8)
+
+        def forward(self, ids, positions):
+            return self.embed(ids)
+
+    with pytest.raises(sdec.DecoderError, match="keeps no KV cache"):
+        sdec.export(NoCache(), tmp_path, prefill=(1, 4), compile=False)
+
+
+MODEL_PY = '''
+import torch
+from sparse_opt import models
+
+def make():
+    c = models.Config(vocab=64, d=64, layers=2, heads=4, kv_heads=2, ffn=128, seq=8, cache_batch=2, cache_len=24)
+    return models.init_weights(models.Decoder(c).eval(), seed=1)
+'''
+
+
+def test_command_line_export_and_generate(tmp_path):
+    """python -m sparse_opt export / generate on the reference backend: the
+    tokens are torch's greedy continuation."""
+    from conftest import run_python
+    (tmp_path / "model.py").write_text(MODEL_PY)
+    out = tmp_path / "dec"
+    r = run_python("import sys; from sparse_opt.__main__ import main; "
+                   "sys.exit(main(['export', %r, '-o', %r, '--prefill', '2x8', '--decode-batches', '1,2', "
+                   "'--no-compile']))" % (str(tmp_path / "model.py") + ":make", str(out)))
+    assert r.returncode == 0, r.stderr
+    assert "decode_b1, decode_b2, prefill" in r.stdout
+    r = run_python("import sys; from sparse_opt.__main__ import main; "
+                   "sys.exit(main(['generate', %r, '--model', %r, '--prompt', '3,1,4', '--prompt', '1,5', "
+                   "'--max-new-tokens', '3', '--backend', 'reference']))"
+                   % (str(out), str(tmp_path / "model.py") + ":make"))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.strip().splitlines()
+    sys.path.insert(0, str(tmp_path))
+    import importlib
+    made = importlib.import_module("model").make()
+    for line, prompt in zip(lines, ([3, 1, 4], [1, 5])):
+        seq = list(prompt)
+        for _ in range(3):
+            seq.append(int(_torch_logits(made, torch.tensor(seq))[-1].argmax()))
+        assert [int(x) for x in line.split(",")] == seq[len(prompt):]
+    # A bad prompt and a missing directory are errors with a message.
+    r = run_python("import sys; from sparse_opt.__main__ import main; "
+                   "sys.exit(main(['generate', %r, '--model', %r, '--prompt', 'x', '--backend', 'reference']))"
+                   % (str(out), str(tmp_path / "model.py") + ":make"))
+    assert r.returncode == 1 and "expected integers separated by ','" in r.stderr
+    r = run_python("import sys; from sparse_opt.__main__ import main; "
+                   "sys.exit(main(['generate', %r, '--model', %r, '--prompt', '1', '--backend', 'reference']))"
+                   % (str(tmp_path), str(tmp_path / "model.py") + ":make"))
+    assert r.returncode == 1 and "not a decoder directory" in r.stderr
