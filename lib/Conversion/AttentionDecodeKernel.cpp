@@ -8,14 +8,16 @@
 //  1. sgpu_attention_split: one block of kWarps warps per (sequence b,
 //     key/value head, split s). Sequence b sees the keys 0..p (p =
 //     positions[b, 0]); split s takes the s-th of `splits` equal ranges of
-//     them, and warp w the keys w, w + kWarps, ... of that range, so each
-//     key row is read by one warp (lane l holds columns [lV, lV + V), V =
-//     D/32, one vector load per row). Every query head of the group (GQA:
-//     H/Hkv heads share the key/value head) is computed from the same
-//     loads. Each warp keeps the online softmax of flash attention per head
-//     (running max m, sum l, accumulator acc); the warps then merge through
-//     shared memory into one (m, l, acc) per head and split, written to f32
-//     scratch buffers.
+//     them. A key row is read by a group of L = D / V lanes, each holding V
+//     consecutive columns (one 16-byte vector load for 16-bit types), so a
+//     warp reads 32 / L keys at a time and reduces each dot product in
+//     log2(L) shuffles; every group walks its keys two at a time (the loads
+//     of both in flight together). Every query head of the group (GQA: H/Hkv
+//     heads share the key/value head) is computed from the same loads. Each
+//     lane group keeps the online softmax of flash attention per head
+//     (running max m, sum l, accumulator acc); the groups then merge
+//     through shared memory into one (m, l, acc) per head and split,
+//     written to f32 scratch buffers.
 //  2. sgpu_attention_combine: one thread per output element (b, h, c)
 //     merges the splits: M = max m_s, L = sum l_s e^(m_s - M),
 //     out = sum acc_s[c] e^(m_s - M) / L, or 0 when no key is visible
@@ -47,12 +49,29 @@ constexpr int64_t kWarps = 8;
 // Four blocks of kWarps warps per multiprocessor of a 132-SM H100/H200.
 constexpr int64_t kTargetBlocks = 4 * 132;
 // Loop-carried f32 values per lane (per head: m, l and V accumulators).
-constexpr int64_t kMaxCarried = 64;
+constexpr int64_t kMaxCarried = 80;
 constexpr int64_t kCombineThreads = 256;
 
 struct DecodeShape {
-  int64_t batch, heads, kvHeads, group, capacity, d, v, splits;
+  int64_t batch, heads, kvHeads, group, capacity, d, splits;
+  int64_t v;     ///< columns per lane
+  int64_t lanes; ///< lanes per key row (L = D / V, a power of two <= 32)
+  int64_t keys;  ///< keys a warp reads at a time (32 / L)
+  int64_t partials() const { return kWarps * keys; }
 };
+
+/// Columns per lane for head size `d` of `et`: the widest of 16 bytes and
+/// below such that D / V is a power of two of at most 32 lanes; 0 if none.
+int64_t columnsPerLane(int64_t d, Type et) {
+  for (int64_t v = 128 / et.getIntOrFloatBitWidth(); v >= 1; v /= 2) {
+    if (d % v)
+      continue;
+    int64_t l = d / v;
+    if (l <= kLanes && (l & (l - 1)) == 0)
+      return v;
+  }
+  return 0;
+}
 
 DecodeShape shapeOf(AttentionOp op) {
   auto qt = op.getQuery().getType(), kt = op.getKey().getType();
@@ -63,7 +82,9 @@ DecodeShape shapeOf(AttentionOp op) {
   s.kvHeads = kt.getDimSize(1);
   s.group = s.heads / s.kvHeads;
   s.capacity = kt.getDimSize(2);
-  s.v = s.d / kLanes;
+  s.v = columnsPerLane(s.d, qt.getElementType());
+  s.lanes = s.v ? s.d / s.v : 1;
+  s.keys = kLanes / s.lanes;
   int64_t rows = s.batch * s.kvHeads;
   int64_t splits = (kTargetBlocks + rows - 1) / rows;
   // At least a few keys per warp at full capacity.
@@ -94,11 +115,11 @@ struct SplitBuilder {
     return arith::MaximumFOp::create(b, loc, x, y);
   }
 
-  /// The V columns of this lane of row `idx` of `mem`, in f32.
-  SmallVector<Value> loadRow(Value mem, SmallVector<Value> idx, Value lane) {
-    idx.push_back(im.mul(lane, s.v));
-    // Aligned to its size: rows start 16-byte aligned and D is a multiple
-    // of 32, so lane l's V elements start at a multiple of V.
+  /// The V columns [sub * V, sub * V + V) of row `idx` of `mem`, in f32
+  /// (sub: the lane's index in its group).
+  SmallVector<Value> loadRow(Value mem, SmallVector<Value> idx, Value sub) {
+    idx.push_back(im.mul(sub, s.v));
+    // Aligned to its size: rows start 16-byte aligned and V divides D.
     int64_t bytes = s.v * et.getIntOrFloatBitWidth() / 8;
     Value vec = vector::LoadOp::create(b, loc, VectorType::get({s.v}, et),
                                        mem, idx, /*nontemporal=*/false,
@@ -119,6 +140,45 @@ struct SplitBuilder {
     return exp(subf(x, safe));
   }
 
+  /// The sum of `v` over the lanes of this lane's group (L lanes aligned to
+  /// a multiple of L: xor offsets below L stay inside it).
+  Value groupSum(Value v) {
+    for (int32_t off = s.lanes / 2; off > 0; off /= 2) {
+      auto other = gpu::ShuffleOp::create(b, loc, v, off, int32_t(kLanes),
+                                          gpu::ShuffleMode::XOR);
+      v = addf(v, other.getShuffleResult());
+    }
+    return v;
+  }
+
+  /// One key's step of the online softmax of every head: `state` holds per
+  /// head (m, l, acc[V]); a key that is not `valid` (the second key of an
+  /// unrolled step past the range) changes nothing.
+  SmallVector<Value> step(ValueRange state, ArrayRef<SmallVector<Value>> qv,
+                          ArrayRef<Value> kr, ArrayRef<Value> vr, Value valid,
+                          Value negInf) {
+    int64_t per = 2 + s.v;
+    SmallVector<Value> next;
+    for (int64_t g = 0; g < s.group; ++g) {
+      Value dot = f32(0);
+      for (int64_t i = 0; i < s.v; ++i)
+        dot = addf(dot, mulf(qv[g][i], kr[i]));
+      Value sc = mulf(groupSum(dot), f32(scale));
+      if (valid)
+        sc = arith::SelectOp::create(b, loc, valid, sc, negInf);
+      Value m = state[g * per], l = state[g * per + 1];
+      Value mNew = maxf(m, sc);
+      Value corr = scaledExp(m, mNew, negInf);
+      Value pj = scaledExp(sc, mNew, negInf);
+      next.push_back(mNew);
+      next.push_back(addf(mulf(l, corr), pj));
+      for (int64_t i = 0; i < s.v; ++i)
+        next.push_back(
+            addf(mulf(state[g * per + 2 + i], corr), mulf(pj, vr[i])));
+    }
+    return next;
+  }
+
   void build(gpu::GPUFuncOp func) {
     Value q = func.getArgument(0), k = func.getArgument(1),
           v = func.getArgument(2), positions = func.getArgument(3),
@@ -127,6 +187,9 @@ struct SplitBuilder {
           sacc = func.getWorkgroupAttributions()[1];
     Value tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
     Value lane = im.rem(tid, kLanes), warp = im.div(tid, kLanes);
+    // The lane's group (which of the warp's keys) and place in it.
+    Value sub = im.rem(lane, s.lanes);
+    Value part = im.add(im.mul(warp, s.keys), im.div(lane, s.lanes));
     Value bid = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
     Value split = im.rem(bid, s.splits), bk = im.div(bid, s.splits);
     Value kvh = im.rem(bk, s.kvHeads), bi = im.div(bk, s.kvHeads);
@@ -147,7 +210,7 @@ struct SplitBuilder {
     SmallVector<SmallVector<Value>> qv;
     for (int64_t g = 0; g < s.group; ++g) {
       Value h = im.add(im.mul(kvh, s.group), g);
-      qv.push_back(loadRow(q, {bi, h, im.c(0)}, lane));
+      qv.push_back(loadRow(q, {bi, h, im.c(0)}, sub));
     }
     // Loop state per head g: m, l, acc[0..V).
     SmallVector<Value> init;
@@ -157,53 +220,46 @@ struct SplitBuilder {
       for (int64_t i = 0; i < s.v; ++i)
         init.push_back(f32(0));
     }
-    int64_t per = 2 + s.v;
+    int64_t per = 2 + s.v, stride = s.partials();
+    // Group `part` takes the keys start + part + t * stride, two per
+    // iteration (the second guarded; its loads read a valid row).
     auto loop = scf::ForOp::create(
-        b, loc, im.add(start, warp), stop, im.c(kWarps), init,
+        b, loc, im.add(start, part), stop, im.c(2 * stride), init,
         [&](OpBuilder &, Location, Value j, ValueRange state) {
-          SmallVector<Value> kr = loadRow(k, {bi, kvh, j}, lane);
-          SmallVector<Value> vr = loadRow(v, {bi, kvh, j}, lane);
-          SmallVector<Value> next;
-          for (int64_t g = 0; g < s.group; ++g) {
-            Value dot = f32(0);
-            for (int64_t i = 0; i < s.v; ++i)
-              dot = addf(dot, mulf(qv[g][i], kr[i]));
-            Value sc = mulf(warpAllSum(b, loc, dot), f32(scale));
-            Value m = state[g * per], l = state[g * per + 1];
-            Value mNew = maxf(m, sc);
-            Value corr = exp(subf(m, mNew)); // m = -inf: 0, l and acc are 0
-            Value pj = exp(subf(sc, mNew));
-            next.push_back(mNew);
-            next.push_back(addf(mulf(l, corr), pj));
-            for (int64_t i = 0; i < s.v; ++i)
-              next.push_back(addf(mulf(state[g * per + 2 + i], corr),
-                                  mulf(pj, vr[i])));
-          }
-          scf::YieldOp::create(b, loc, next);
+          Value j2 = im.add(j, stride);
+          Value valid2 = im.slt(j2, stop);
+          Value j2safe = arith::SelectOp::create(b, loc, valid2, j2, j);
+          SmallVector<Value> k1 = loadRow(k, {bi, kvh, j}, sub);
+          SmallVector<Value> v1 = loadRow(v, {bi, kvh, j}, sub);
+          SmallVector<Value> k2 = loadRow(k, {bi, kvh, j2safe}, sub);
+          SmallVector<Value> v2 = loadRow(v, {bi, kvh, j2safe}, sub);
+          SmallVector<Value> mid = step(state, qv, k1, v1, Value(), negInf);
+          scf::YieldOp::create(b, loc,
+                               step(mid, qv, k2, v2, valid2, negInf));
         });
 
-    // The warps' states to shared memory: m, l per (warp, head) from lane
-    // 0; acc per (warp, head, column).
+    // The groups' states to shared memory: m, l per (group, head) from the
+    // group's first lane; acc per (group, head, column).
     for (int64_t g = 0; g < s.group; ++g) {
-      im.ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane,
+      im.ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, sub,
                                       im.c(0)),
                 [&] {
-                  Value at = im.mul(im.add(im.mul(warp, s.group), g), 2);
+                  Value at = im.mul(im.add(im.mul(part, s.group), g), 2);
                   memref::StoreOp::create(b, loc, loop.getResult(g * per),
                                           sml, at);
                   memref::StoreOp::create(b, loc, loop.getResult(g * per + 1),
                                           sml, im.add(at, 1));
                 });
       for (int64_t i = 0; i < s.v; ++i) {
-        Value at = im.add(im.mul(im.add(im.mul(warp, s.group), g), s.d),
-                          im.add(im.mul(lane, s.v), i));
+        Value at = im.add(im.mul(im.add(im.mul(part, s.group), g), s.d),
+                          im.add(im.mul(sub, s.v), i));
         memref::StoreOp::create(b, loc, loop.getResult(g * per + 2 + i), sacc,
                                 at);
       }
     }
     gpu::BarrierOp::create(b, loc);
 
-    // Merge the warps: thread t handles the (head, column) pairs t,
+    // Merge the groups: thread t handles the (head, column) pairs t,
     // t + threads, ...; the c == 0 thread of a head also writes m and l.
     int64_t pairs = s.group * s.d, threads = kWarps * kLanes;
     for (int64_t base = 0; base < pairs; base += threads) {
@@ -211,12 +267,12 @@ struct SplitBuilder {
       im.ifThen(base + threads <= pairs ? Value() : im.lt(e, pairs), [&] {
         Value g = im.div(e, s.d), c = im.rem(e, s.d);
         Value mMax = negInf;
-        for (int64_t w = 0; w < kWarps; ++w)
+        for (int64_t w = 0; w < stride; ++w)
           mMax = maxf(mMax, memref::LoadOp::create(
                                 b, loc, sml,
                                 ValueRange{im.mul(im.add(g, w * s.group), 2)}));
         Value lSum = f32(0), acc = f32(0);
-        for (int64_t w = 0; w < kWarps; ++w) {
+        for (int64_t w = 0; w < stride; ++w) {
           Value at = im.mul(im.add(g, w * s.group), 2);
           Value f = scaledExp(memref::LoadOp::create(b, loc, sml, at), mMax,
                               negInf);
@@ -311,13 +367,20 @@ std::string mlir::sgpu::whyNoAttentionDecode(AttentionOp op) {
   if (qt.getDimSize(2) != 1)
     return "more than one query per sequence (" +
            std::to_string(qt.getDimSize(2)) + ")";
-  if (d != dv || d % kLanes != 0 || d / kLanes > 8)
-    return "head sizes must be equal multiples of 32 up to 256 (got " +
+  int64_t v = columnsPerLane(d, qt.getElementType());
+  if (d != dv || !v)
+    return "head sizes must be equal, with a power-of-two number (at most "
+           "32) of vectors of up to 16 bytes per row (got " +
            std::to_string(d) + " and " + std::to_string(dv) + ")";
   int64_t group = qt.getDimSize(1) / op.getKey().getType().getDimSize(1);
-  if (group * (2 + d / kLanes) > kMaxCarried)
+  if (group * (2 + v) > kMaxCarried)
     return std::to_string(group) +
            " query heads per key/value head keep too many running values";
+  // The groups' states in shared memory (static: at most 48 KiB).
+  int64_t partials = kWarps * (kLanes / (d / v));
+  if (partials * group * (d + 2) * 4 > 48 * 1024)
+    return "the merge of " + std::to_string(partials) + " partial states of " +
+           std::to_string(group) + " heads exceeds 48 KiB of shared memory";
   int64_t splits = configInt(op, "splits", 1);
   if (splits < 1 || splits > 1024)
     return "sgpu.config splits must be 1..1024, got " +
@@ -345,8 +408,8 @@ Value mlir::sgpu::buildAttentionDecode(OpBuilder &b, Location loc,
   int64_t threads = kWarps * kLanes;
   auto split = createKernel(
       kb, loc, sink.symbols, sink.name("sgpu_attention_split"), argTypes,
-      {workgroupBuffer(kb, kWarps * s.group * 2, f32),
-       workgroupBuffer(kb, kWarps * s.group * s.d, f32)},
+      {workgroupBuffer(kb, s.partials() * s.group * 2, f32),
+       workgroupBuffer(kb, s.partials() * s.group * s.d, f32)},
       threads);
   SplitBuilder{kb, loc, IndexMath{kb, loc}, s, et,
                op.getScale().convertToFloat()}

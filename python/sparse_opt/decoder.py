@@ -246,9 +246,11 @@ class Decoder:
         last = torch.as_tensor([l - 1 for l in lengths], device=logits.device)
         return logits[torch.arange(b, device=logits.device), last].float()
 
-    def decode(self, tokens):
+    def decode(self, tokens, program_batch=None):
         """Appends one token to each running sequence (a tensor of B ids, B
-        the prefill's batch) and returns the next logits (B x vocab, f32)."""
+        the prefill's batch) and returns the next logits (B x vocab, f32).
+        The smallest decode program that holds B runs, or the one of
+        `program_batch`."""
         torch = self.backend.torch
         tokens = torch.as_tensor(tokens).reshape(-1).cpu().long()
         b = len(self.lengths)
@@ -258,7 +260,10 @@ class Decoder:
             raise DecoderError("decode takes one token for each of the %d sequences, got %d" % (b, tokens.numel()))
         if max(self.lengths) >= self.capacity:
             raise DecoderError("the KV cache is full (%d positions)" % self.capacity)
-        fit = [x for x in self.decode_batches if x >= b]
+        fit = [x for x in self.decode_batches if x >= b and (program_batch is None or x == program_batch)]
+        if program_batch is not None and not fit:
+            raise DecoderError("no decode program of batch %d holds %d sequences (programs: %s)"
+                               % (program_batch, b, self.decode_batches))
         if not fit:
             raise DecoderError("%d sequences exceed the largest decode program (batch %d)"
                                % (b, self.decode_batches[-1]))
