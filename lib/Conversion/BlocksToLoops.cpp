@@ -235,8 +235,8 @@ void mlir::sgpu::lowerCacheUpdateToLoops(CacheUpdateOp op) {
     l.loop(ut.getDimSize(1), [&](Value h) {
       l.loop(ut.getDimSize(2), [&](Value s) {
         Value p = im.loadIndex(positions, {bi, s});
-        Value inside =
-            im.andi(im.sge(p, im.c(0)), im.slt(p, im.c(capacity)));
+        Value notBelow = im.sge(p, im.c(0));
+        Value inside = im.andi(notBelow, im.slt(p, im.c(capacity)));
         im.ifThen(inside, [&] {
           l.loop(ut.getDimSize(3), [&](Value c) {
             Value v = memref::LoadOp::create(b, l.loc, update,

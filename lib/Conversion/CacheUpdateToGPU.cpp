@@ -55,7 +55,10 @@ struct CacheUpdateToGPU : OpConversionPattern<CacheUpdateOp> {
         Value t = im.rem(row, s), bh = im.div(row, s);
         Value h = im.rem(bh, heads), b = im.div(bh, heads);
         Value p = im.loadIndex(positions, {b, t});
-        Value inside = im.andi(im.sge(p, im.c(0)), im.slt(p, im.c(capacity)));
+        // One statement each: the IR's order whatever the compiler's
+        // argument evaluation order.
+        Value notBelow = im.sge(p, im.c(0));
+        Value inside = im.andi(notBelow, im.slt(p, im.c(capacity)));
         im.ifThen(inside, [&] {
           Value v = memref::LoadOp::create(kb, loc, update,
                                            ValueRange{b, h, t, c});

@@ -95,3 +95,61 @@ func.func @attention_config(%q: tensor<1x2x16x32xf16>) -> tensor<1x2x16x32xf16> 
   %o = sgpu.attention %q, %q, %q {causal, scale = 0.25 : f32, sgpu.config = {kernel = "cuda-cores", rows_per_block = 8 : i64}} : tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16> -> tensor<1x2x16x32xf16>
   return %o : tensor<1x2x16x32xf16>
 }
+
+// -----
+
+// A decode step over a KV cache: the cache update writes the state
+// argument's own buffer (no result allocation), one query per sequence
+// takes the split-KV kernels: 2 sequences x 2 key/value heads x 8 splits of
+// the keys (blocks of 8 warps, lane groups of 16 lanes reading 16-byte
+// vectors, sums in 4 shuffles), then one thread per output element merges
+// the splits from f32 scratch buffers.
+// CHECK-LABEL: func.func @decode
+// CHECK-SAME: %[[KC:[a-z0-9]+]]: tensor<4x2x256x128xbf16> {sgpu.param = "k_cache", sgpu.state}
+// CHECK: %[[KB:.*]] = bufferization.to_buffer %[[KC]]
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_cache_update_0 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) args(%[[KB]] : memref<4x2x256x128xbf16>, %{{.*}} : memref<2x2x1x128xbf16>, %{{.*}} : memref<2x1xi64>)
+// CHECK: %[[ACC:.*]] = memref.alloc() : memref<16384xf32>
+// CHECK: %[[ML:.*]] = memref.alloc() : memref<256xf32>
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_attention_split_0 blocks in (%c32, %{{.*}}, %{{.*}}) threads in (%c256{{.*}}, %{{.*}}, %{{.*}}) args({{.*}}, %[[ACC]] : memref<16384xf32>, %[[ML]] : memref<256xf32>)
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_attention_combine_0 {{.*}} args(%[[ACC]] : memref<16384xf32>, %[[ML]] : memref<256xf32>, %{{.*}} : memref<16x128xbf16>)
+// CHECK: gpu.func @sgpu_cache_update_0
+// Positions outside [0, T) write nothing.
+// CHECK: arith.cmpi sge
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: arith.cmpi slt
+// CHECK-NEXT: arith.andi
+// CHECK-NEXT: scf.if
+// CHECK-NEXT: memref.load
+// CHECK-NEXT: memref.store
+// CHECK: gpu.func @sgpu_attention_split_0({{.*}}) workgroup(%{{.*}} : memref<128xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<8192xf32, #gpu.address_space<workgroup>>)
+// CHECK: scf.for
+// CHECK: vector.load {{.*}} {alignment = 16 : i64} : memref<4x2x256x128xbf16>, vector<8xbf16>
+// CHECK: gpu.shuffle xor %{{.*}}, %c8_i32
+// CHECK: gpu.shuffle xor %{{.*}}, %c4_i32
+// CHECK: gpu.shuffle xor %{{.*}}, %c2_i32
+// CHECK: gpu.shuffle xor %{{.*}}, %c1_i32
+// CHECK-NOT: gpu.shuffle xor %{{.*}}, %c16_i32
+// CHECK: gpu.barrier
+// CHECK: gpu.func @sgpu_attention_combine_0
+func.func @decode(%q: tensor<2x8x1x128xbf16>, %k: tensor<2x2x1x128xbf16>, %pos: tensor<2x1xi64>,
+                  %kc: tensor<4x2x256x128xbf16> {sgpu.param = "k_cache", sgpu.state}) -> tensor<2x8x1x128xbf16> {
+  %k2 = sgpu.cache_update %kc, %k, %pos : tensor<4x2x256x128xbf16>, tensor<2x2x1x128xbf16>, tensor<2x1xi64> -> tensor<4x2x256x128xbf16>
+  %o = sgpu.attention %q, %k2, %k2 positions(%pos : tensor<2x1xi64>) {causal, scale = 0.125 : f32} : tensor<2x8x1x128xbf16>, tensor<4x2x256x128xbf16>, tensor<4x2x256x128xbf16> -> tensor<2x8x1x128xbf16>
+  return %o : tensor<2x8x1x128xbf16>
+}
+
+// -----
+
+// Several queries per sequence over a cache (a prefill continuing from
+// positions) take the CUDA-core kernel, one row per block, reading the
+// positions: a row stops at key positions[b, i].
+// CHECK-LABEL: func.func @cached_rows
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_attention_0 blocks in (%c32, %{{.*}}, %{{.*}}) threads in (%c32{{.*}}, %{{.*}}, %{{.*}}) args({{.*}}, %{{.*}} : memref<1x4xi32>, %{{.*}} : memref<1x8x4x64xf16>)
+// CHECK: gpu.func @sgpu_attention_0
+// CHECK: arith.index_cast
+// CHECK: arith.maxsi
+// CHECK: arith.minsi
+func.func @cached_rows(%q: tensor<1x8x4x64xf16>, %kc: tensor<2x2x128x64xf16>, %pos: tensor<1x4xi32>) -> tensor<1x8x4x64xf16> {
+  %o = sgpu.attention %q, %kc, %kc positions(%pos : tensor<1x4xi32>) {causal, scale = 0.125 : f32} : tensor<1x8x4x64xf16>, tensor<2x2x128x64xf16>, tensor<2x2x128x64xf16> -> tensor<1x8x4x64xf16>
+  return %o : tensor<1x8x4x64xf16>
+}
