@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""Writes the whole-model prefill and attention tables (between the
-model-prefill and attention markers) into docs/performance.md from
-bench/results/model_*_h200.json (run_prefill.py's records) and
-bench/results/attention_h200.json (check_attention.py's).
+"""Writes the whole-model tables into docs/performance.md from
+bench/results/model_*_h200.json: prefill (run_prefill.py's records, the
+model-prefill markers), decode timings and decode checks (run_decode.py's
+time and check records, the model-decode and model-decode-check markers),
+and the attention table from bench/results/attention_h200.json
+(check_attention.py's).
 
   /usr/bin/python3 bench/model/report_model.py
 """
@@ -38,6 +40,45 @@ def model_table(records):
     return "\n".join(rows)
 
 
+def _name(r):
+    s = r["shape"]
+    return "%s d=%d L=%d" % ("Llama" if s["style"] == "llama" else "GPT-2", s["d"], s["layers"])
+
+
+def decode_table(records):
+    rows = ["| model | variant | batch | context | ours tok/s | ours eager | ours CUDA graph | torch eager "
+            "| torch eager + CUDA graph | ours / floor |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    key = lambda r: (r["shape"]["style"], ORDER.index(r["variant"]), r["shape"]["batch"])
+    fmt = lambda v: "%.0f" % v if v else "—"
+    for r in sorted(records, key=key):
+        s, b = r["shape"], r["baselines"]
+        floor = b.get(r["floor"])
+        rows.append("| %s | %s | %d | %d of %d | **%.0f** | %s | %s | %s | %s | %s%s |" % (
+            _name(r), r["variant"], s["batch"], s["context"], s["capacity"], r["tokens_per_s"],
+            fmt(r.get("ours_eager_tokens_per_s")), fmt(r.get("ours_graph_tokens_per_s")),
+            fmt(b.get("torch_eager")), fmt(floor),
+            "%.2f×" % (r["tokens_per_s"] / floor) if floor else "—",
+            "" if r["floor_holds"] else " **below**"))
+    return "\n".join(rows)
+
+
+def decode_check_table(records):
+    rows = ["| model | variant | prefill max abs err (torch bf16) | steps checked | worst step max rel err "
+            "| ragged: same programs (bar) | ragged: batch-1 program (bar) | result |",
+            "|---|---|---|---|---|---|---|---|"]
+    key = lambda r: (r["shape"]["style"], ORDER.index(r["variant"]))
+    for r in sorted(records, key=key):
+        g = r.get("ragged") or {}
+        rows.append("| %s | %s | %.3f (%.3f) | %d of %d | %.2e | %s | %s | %s |" % (
+            _name(r), r["variant"], r["prefill_max_abs_err"], r["torch_bf16_prefill_max_abs_err"],
+            r["checked_steps"], len(r["steps"]), r["max_rel_err"],
+            "%.1e (%.0e)" % (g["same_programs_max_rel_diff"], g["same_programs_bar"]) if g else "—",
+            "%.1e (%.1e)" % (g["batch1_max_rel_diff"], g["batch1_bar"]) if g else "—",
+            "ok" if r["correct"] else "**FAIL**"))
+    return "\n".join(rows)
+
+
 def attention_table(records):
     rows = ["| case | B×H/Hkv×Sq×Sk×D | causal | kernel | ours µs | TFLOP/s | cuDNN µs | flash µs "
             "| ours / cuDNN |",
@@ -62,12 +103,20 @@ def attention_table(records):
 
 
 def main():
-    models = []
+    records = []
     for p in sorted(RESULTS.glob("model_*_h200.json")):
-        models += json.loads(p.read_text())
+        records += json.loads(p.read_text())
+    prefill = [r for r in records if r["bench"] == "model" and r["shape"].get("phase", "prefill") == "prefill"]
+    decode = [r for r in records if r["bench"] == "model" and r["shape"].get("phase") == "decode"]
+    checks = [r for r in records if r["bench"] == "model_decode_check"]
     attention = json.loads((RESULTS / "attention_h200.json").read_text())
     doc = DOC.read_text()
-    doc = replace_section(doc, "model-prefill", model_table(models))
+    doc = replace_section(doc, "model-prefill", model_table(prefill))
+    doc = replace_section(doc, "model-decode", decode_table(decode))
+    doc = replace_section(doc, "model-decode-check", decode_check_table(checks))
+    print(decode_table(decode))
+    print(decode_check_table(checks))
+    models = prefill
     doc = replace_section(doc, "attention", attention_table(attention))
     DOC.write_text(doc)
     print(model_table(models))

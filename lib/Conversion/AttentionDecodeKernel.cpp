@@ -197,7 +197,7 @@ struct SplitBuilder {
 
     // Keys [start, stop) of this split: the s-th of `splits` ranges of
     // ceil(end / splits) keys, end = clamp(p + 1, 0, T).
-    Value p = im.loadIndex(positions, {bi, im.c(0)});
+    Value p = im.loadPosition(positions, bi, im.c(0));
     Value end = arith::MinSIOp::create(
         b, loc, im.c(s.capacity),
         arith::MaxSIOp::create(b, loc, im.add(p, 1), im.c(0)));

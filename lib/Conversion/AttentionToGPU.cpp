@@ -114,7 +114,7 @@ struct AttentionKernelBuilder {
       Value end = im.c(sk);
       if (positions) {
         // A KV cache: keys 0..positions[b, i]; none for padding (< 0).
-        Value last = im.add(im.loadIndex(positions, {bi, i}), 1);
+        Value last = im.add(im.loadPosition(positions, bi, i), 1);
         end = arith::MinSIOp::create(
             b, loc, im.c(sk), arith::MaxSIOp::create(b, loc, last, im.c(0)));
       } else if (op.getCausal()) {

@@ -158,7 +158,7 @@ void mlir::sgpu::lowerAttentionToLoops(AttentionOp op) {
       l.loop(sq, [&](Value i) {
         // With positions (a KV cache), query i sees keys 0..positions[b, i]
         // and a negative position (padding) none: its row is zeros.
-        Value pos = positions ? im.loadIndex(positions, {bi, i}) : Value();
+        Value pos = positions ? im.loadPosition(positions, bi, i) : Value();
         Value live = pos ? im.sge(pos, im.c(0)) : Value();
         // Scores and their maximum.
         Value mx = l.reduce(sk, negInf, [&](Value j, Value acc) {
@@ -234,7 +234,7 @@ void mlir::sgpu::lowerCacheUpdateToLoops(CacheUpdateOp op) {
   l.loop(ut.getDimSize(0), [&](Value bi) {
     l.loop(ut.getDimSize(1), [&](Value h) {
       l.loop(ut.getDimSize(2), [&](Value s) {
-        Value p = im.loadIndex(positions, {bi, s});
+        Value p = im.loadPosition(positions, bi, s);
         Value notBelow = im.sge(p, im.c(0));
         Value inside = im.andi(notBelow, im.slt(p, im.c(capacity)));
         im.ifThen(inside, [&] {

@@ -54,7 +54,7 @@ struct CacheUpdateToGPU : OpConversionPattern<CacheUpdateOp> {
         Value c = im.rem(e, d), row = im.div(e, d);
         Value t = im.rem(row, s), bh = im.div(row, s);
         Value h = im.rem(bh, heads), b = im.div(bh, heads);
-        Value p = im.loadIndex(positions, {b, t});
+        Value p = im.loadPosition(positions, b, t);
         // One statement each: the IR's order whatever the compiler's
         // argument evaluation order.
         Value notBelow = im.sge(p, im.c(0));

@@ -72,6 +72,13 @@ struct IndexMath {
     Value v = memref::LoadOp::create(b, loc, mem, idx);
     return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);
   }
+  /// The position of token `s` of sequence `b` in a KV-cache positions
+  /// buffer: `B x S`, or `S` (one set of positions for every sequence).
+  Value loadPosition(Value positions, Value b, Value s) {
+    if (cast<MemRefType>(positions.getType()).getRank() == 1)
+      return loadIndex(positions, {s});
+    return loadIndex(positions, {b, s});
+  }
   /// x <= y, x >= y and x < y on signed indices.
   Value sle(Value x, Value y) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, x, y);

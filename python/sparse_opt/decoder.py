@@ -39,23 +39,40 @@ class DecoderError(ValueError):
 
 
 # ---------------------------------------------------------------- export
-def _program_text(module, batch, tokens, mode, dtype, sparsity):
+def _program_text(module, batch, tokens, mode, dtype, sparsity, positions):
+    """The imported IR of one program. `positions`: "per_sequence" (B x S),
+    "shared" (S, gpt-fast's input_pos) or "auto" (per sequence when the
+    model traces with them, else shared)."""
     import torch
+    from .importers.emitter import ImportError_
     from .importers.fx import import_fx
     if hasattr(module, "decoder_mode"):
         module.decoder_mode = mode
     ids = torch.zeros(batch, tokens, dtype=torch.long)
-    positions = torch.arange(tokens, dtype=torch.long)[None].expand(batch, tokens).contiguous()
-    return import_fx(module, (ids, positions), dtype=dtype, sparsity=sparsity)
+    shared = torch.arange(tokens, dtype=torch.long)
+    if positions == "shared":
+        return import_fx(module, (ids, shared), dtype=dtype, sparsity=sparsity)
+    try:
+        return import_fx(module, (ids, shared[None].expand(batch, tokens).contiguous()), dtype=dtype,
+                         sparsity=sparsity)
+    except ImportError_:
+        if positions == "per_sequence":
+            raise
+        return import_fx(module, (ids, shared), dtype=dtype, sparsity=sparsity)
 
 
 def export(module, directory, prefill=(1, 128), decode_batches=(1,), dtype=None, sparsity=None,
-           chip="sm_90a", compile=True, **compile_options):
+           chip="sm_90a", compile=True, positions="auto", **compile_options):
     """Imports `module` once per program shape and compiles each: a prefill
     program of `prefill = (batch, tokens)` and one decode program per batch
     in `decode_batches`. `dtype`/`sparsity` are import_fx's; with
     compile=False only the imported IR is written (enough for the CPU
-    reference backend). Returns the manifest written to decoder.json."""
+    reference backend). `positions`: the form forward(ids, positions)
+    takes, "per_sequence" (B x S), "shared" (S) or "auto" (per sequence
+    when the model traces with it). Returns the manifest written to
+    decoder.json."""
+    if positions not in ("auto", "per_sequence", "shared"):
+        raise DecoderError("positions must be auto, per_sequence or shared, got %r" % (positions,))
     from .compiler import Compiler
     from .reference import arguments, _state_names
     directory = pathlib.Path(directory)
@@ -68,7 +85,7 @@ def export(module, directory, prefill=(1, 128), decode_batches=(1,), dtype=None,
     shapes = [("prefill", pb, ps, "prefill")] + [("decode_b%d" % b, b, 1, "decode") for b in batches]
     programs, states, vocab = {}, None, None
     for name, batch, tokens, mode in shapes:
-        text = _program_text(module, batch, tokens, mode, dtype, sparsity)
+        text = _program_text(module, batch, tokens, mode, dtype, sparsity, positions)
         sub = directory / name
         sub.mkdir(exist_ok=True)
         (sub / "model.mlir").write_text(text)
@@ -82,6 +99,10 @@ def export(module, directory, prefill=(1, 128), decode_batches=(1,), dtype=None,
         elif types != states:
             raise DecoderError("program %s keeps other state than the first program: %s vs %s"
                                % (name, sorted(types.items()), sorted(states.items())))
+        pos_rank = len(_shape(arguments(text)[1][0])) if len(arguments(text)) > 1 else 0
+        if pos_rank not in (1, 2):
+            raise DecoderError("the model must take forward(ids, positions): positions B x S (one per "
+                               "token) or S (the same for every sequence)")
         result = _result_type(text)
         if vocab is None:
             vocab = result[-1]
@@ -94,7 +115,8 @@ def export(module, directory, prefill=(1, 128), decode_batches=(1,), dtype=None,
                 c.parse(text, filename=str(sub / "model.mlir")).compile(str(sub), chip=chip, **compile_options)
             finally:
                 c.close()
-        programs[name] = {"batch": batch, "tokens": tokens, "mode": mode, "compiled": bool(compile)}
+        programs[name] = {"batch": batch, "tokens": tokens, "mode": mode, "compiled": bool(compile),
+                          "positions": "per_sequence" if pos_rank == 2 else "shared"}
     shape = _shape(next(iter(states.values())))
     manifest = {"format": FORMAT, "programs": programs, "vocab": vocab,
                 "max_batch": shape[0], "capacity": shape[2],
@@ -208,13 +230,24 @@ class Decoder:
         self.lengths = []
 
     # The inputs of one program run: ids and positions padded to its shape.
-    def _inputs(self, rows, batch, tokens):
+    # A model that takes one set of positions for the whole batch (S, as
+    # gpt-fast's input_pos) runs sequences of equal lengths only: their
+    # padding tokens then sit past every real one, are written to cache
+    # positions that later steps overwrite before reading, and are never
+    # attended to by a real token.
+    def _inputs(self, name, rows, batch, tokens):
         torch = self.backend.torch
         ids = torch.zeros(batch, tokens, dtype=torch.long)
         pos = torch.full((batch, tokens), -1, dtype=torch.long)
         for b, (toks, start) in enumerate(rows):
             ids[b, :len(toks)] = toks
             pos[b, :len(toks)] = torch.arange(start, start + len(toks))
+        if self.manifest["programs"][name].get("positions") == "shared":
+            if len({(len(t), s) for t, s in rows}) != 1:
+                raise DecoderError("this model takes one set of positions for the whole batch: its sequences "
+                                   "must have equal lengths")
+            start = rows[0][1]
+            pos = torch.arange(start, start + tokens, dtype=torch.long)
         return self.backend.tensor(ids, torch.long), self.backend.tensor(pos, torch.long)
 
     def prefill(self, ids, lengths=None, all_logits=False):
@@ -238,7 +271,7 @@ class Decoder:
             raise DecoderError("a prompt of %d tokens leaves no room in a cache of %d positions"
                                % (max(lengths), self.capacity))
         rows = [(ids[i, :lengths[i]], 0) for i in range(b)]
-        x, p = self._inputs(rows, self.prefill_batch, self.prefill_tokens)
+        x, p = self._inputs("prefill", rows, self.prefill_batch, self.prefill_tokens)
         logits = self.backend.run("prefill", x, p)
         self.lengths = list(lengths)
         if all_logits:
@@ -268,8 +301,9 @@ class Decoder:
             raise DecoderError("%d sequences exceed the largest decode program (batch %d)"
                                % (b, self.decode_batches[-1]))
         rows = [(tokens[i:i + 1], self.lengths[i]) for i in range(b)]
-        x, p = self._inputs(rows, fit[0], 1)
-        logits = self.backend.run("decode_b%d" % fit[0], x, p)
+        name = "decode_b%d" % fit[0]
+        x, p = self._inputs(name, rows, fit[0], 1)
+        logits = self.backend.run(name, x, p)
         self.lengths = [l + 1 for l in self.lengths]
         return logits[:b, 0].float()
 

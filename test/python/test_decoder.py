@@ -3,7 +3,9 @@ decoder with a static KV cache is exported (prefill and decode programs
 sharing its params and cache state), loaded with the torch module's
 weights, and checked against torch: prefill plus 8 decode steps, a ragged
 batch against each sequence alone, greedy generate, and the errors."""
+import copy
 import json
+import math
 import pathlib
 import sys
 
@@ -209,3 +211,131 @@ def test_command_line_export_and_generate(tmp_path):
                    "sys.exit(main(['generate', %r, '--model', %r, '--prompt', '1', '--backend', 'reference']))"
                    % (str(tmp_path), str(tmp_path / "model.py") + ":make"))
     assert r.returncode == 1 and "not a decoder directory" in r.stderr
+
+
+class GptFastStyle(torch.nn.Module):
+    """A decoder with gpt-fast's static cache: forward(idx, input_pos) with
+    one set of positions for the batch, the keys written with index_copy_
+    (HF StaticCache's form) and the values by item assignment (gpt-fast's),
+    RoPE tables picked by position, the mask `causal_mask[None, None,
+    input_pos]` and grouped-query heads repeated with repeat_interleave.
+    Attention is the decomposed where(mask, scores, -inf) form (torch 1.13
+    has no scaled_dot_product_attention)."""
+
+    def __init__(self, vocab=64, d=64, heads=4, kv=2, batch=2, capacity=24, layers=2):
+        super().__init__()
+        self.heads, self.kv, self.hd = heads, kv, d // heads
+        self.embed = torch.nn.Embedding(vocab, d)
+        self.qkv = torch.nn.ModuleList([torch.nn.Linear(d, (heads + 2 * kv) * self.hd, bias=False)
+                                        for _ in range(layers)])
+        self.out = torch.nn.ModuleList([torch.nn.Linear(d, d, bias=False) for _ in range(layers)])
+        self.head = torch.nn.Linear(d, vocab, bias=False)
+        for i in range(layers):
+            self.register_buffer("k_cache_%d" % i, torch.zeros(batch, kv, capacity, self.hd), persistent=False)
+            self.register_buffer("v_cache_%d" % i, torch.zeros(batch, kv, capacity, self.hd), persistent=False)
+        self.register_buffer("causal_mask", torch.tril(torch.ones(capacity, capacity, dtype=torch.bool)),
+                             persistent=False)
+        inv = 1.0 / (10000.0 ** (torch.arange(0, self.hd, 2).float() / self.hd))
+        ang = torch.outer(torch.arange(capacity).float(), inv)
+        self.register_buffer("cos", torch.cat((ang, ang), -1).cos(), persistent=False)
+        self.register_buffer("sin", torch.cat((ang, ang), -1).sin(), persistent=False)
+        self.layers = layers
+
+    def forward(self, idx, input_pos):
+        b, s = idx.shape
+        x = self.embed(idx)
+        cos, sin = self.cos[input_pos], self.sin[input_pos]
+        mask = self.causal_mask[None, None, input_pos]
+        for i in range(self.layers):
+            q, k, v = self.qkv[i](x).split([self.heads * self.hd, self.kv * self.hd, self.kv * self.hd], dim=-1)
+            q = q.view(b, s, self.heads, self.hd).transpose(1, 2)
+            k = k.view(b, s, self.kv, self.hd).transpose(1, 2)
+            v = v.view(b, s, self.kv, self.hd).transpose(1, 2)
+            q = q * cos + models.rotate_half(q) * sin
+            k = k * cos + models.rotate_half(k) * sin
+            k_cache, v_cache = getattr(self, "k_cache_%d" % i), getattr(self, "v_cache_%d" % i)
+            k_cache.index_copy_(2, input_pos, k)
+            v_cache[:, :, input_pos] = v
+            kk = k_cache.repeat_interleave(self.heads // self.kv, dim=1)
+            vv = v_cache.repeat_interleave(self.heads // self.kv, dim=1)
+            scores = torch.matmul(q, kk.transpose(-2, -1)) / math.sqrt(self.hd)
+            scores = torch.where(mask, scores, torch.tensor(float("-inf")))
+            o = torch.matmul(torch.softmax(scores, dim=-1), vv)
+            x = x + self.out[i](o.transpose(1, 2).reshape(b, s, -1))
+        return self.head(x)
+
+
+def test_gpt_fast_style_cache_imports_and_decodes(tmp_path):
+    """The gpt-fast form imports as a cache: both writes become
+    sgpu.cache_update on state params, the gathered causal mask attention
+    over the cache with the shared positions; the decoder runs it (prompts
+    of equal length) and matches the module run step by step in torch."""
+    from sparse_opt.importers.fx import import_fx
+    torch.manual_seed(0)
+    model = GptFastStyle().eval()
+    text = import_fx(model, (torch.zeros(2, 1, dtype=torch.long), torch.zeros(1, dtype=torch.long)))
+    assert text.count("sgpu.cache_update") == 4 and text.count("sgpu.state") == 4
+    assert text.count("positions(%input_pos : tensor<1xi64>)") == 2
+    assert "causal_mask" not in text  # the gathered mask is not computed
+    sdec.export(model, tmp_path, prefill=(2, 6), decode_batches=(2,), compile=False)
+    dec = sdec.load_decoder(tmp_path, model, backend="reference")
+    prompts = torch.tensor([[5, 9, 2, 7], [1, 3, 3, 8]])
+    got = [dec.prefill(prompts)] + [dec.decode(torch.tensor([4 + t, 11 - t])) for t in range(3)]
+    ref = copy.deepcopy(model)
+    with torch.no_grad():
+        want = [ref(prompts, torch.arange(4))[:, -1]]
+        for t in range(3):
+            want.append(ref(torch.tensor([[4 + t], [11 - t]]), torch.tensor([4 + t]))[:, -1])
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), atol=TOL, rtol=TOL)
+    with pytest.raises(sdec.DecoderError, match="equal lengths"):
+        dec.prefill(prompts, lengths=[4, 3])
+
+
+class PastPresentStep(torch.nn.Module):
+    """One decode step in the form ONNX decoders are exported in: past keys
+    and values in, present (past + the new token's) out, causal attention
+    over the present aligned to its end."""
+
+    def __init__(self, d=32, h=2, vocab=50):
+        super().__init__()
+        self.h, self.hd = h, d // h
+        self.emb = torch.nn.Embedding(vocab, d)
+        self.q, self.k, self.v, self.o = (torch.nn.Linear(d, d) for _ in range(4))
+        self.head = torch.nn.Linear(d, vocab)
+
+    def forward(self, ids, past_k, past_v):
+        b, s = ids.shape
+        x = self.emb(ids)
+        q, k, v = (p(x).view(b, s, self.h, self.hd).transpose(1, 2) for p in (self.q, self.k, self.v))
+        pk, pv = torch.cat([past_k, k], dim=2), torch.cat([past_v, v], dim=2)
+        t = pk.shape[2]
+        scores = q @ pk.transpose(-2, -1) / math.sqrt(self.hd)
+        scores = scores.masked_fill(~torch.ones(s, t, dtype=torch.bool).tril(t - s), float("-inf"))
+        o = torch.softmax(scores, -1) @ pv
+        return self.head(x + self.o(o.transpose(1, 2).reshape(b, s, -1))), pk, pv
+
+
+def test_onnx_past_present_decoder_imports(tmp_path):
+    """An ONNX decoder step with past/present key-value inputs and outputs
+    imports (the present is a concat, attention over it causal and aligned
+    to its end) and computes torch's logits and presents on the CPU
+    reference."""
+    pytest.importorskip("onnx")
+    from sparse_opt.importers.onnx_importer import import_onnx
+    from sparse_opt.reference import run_reference
+    torch.manual_seed(0)
+    model = PastPresentStep().eval()
+    ids, pk, pv = torch.tensor([[7]]), torch.randn(1, 2, 5, 16), torch.randn(1, 2, 5, 16)
+    path = tmp_path / "step.onnx"
+    torch.onnx.export(model, (ids, pk, pv), str(path), input_names=["input_ids", "past_key", "past_value"],
+                      output_names=["logits", "present_key", "present_value"], opset_version=14)
+    text = import_onnx(str(path))
+    assert "sgpu.attention" in text and "causal" in text and text.count("tensor.concat") == 2
+    import onnx
+    inits = {i.name: onnx.numpy_helper.to_array(i) for i in onnx.load(str(path)).graph.initializer}
+    got = run_reference(text, [ids.numpy(), pk.numpy(), pv.numpy()], inits)
+    with torch.no_grad():
+        want = model(ids, pk, pv)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w.numpy(), atol=TOL, rtol=TOL)

@@ -377,9 +377,13 @@ LogicalResult AttentionOp::verify() {
     if (getMask())
       return emitOpError() << "takes positions or a mask, not both";
     auto p = cast<RankedTensorType>(positions.getType());
-    if (p.getRank() != 2 || p.getDimSize(0) != b || p.getDimSize(1) != sq)
+    bool perSequence = p.getRank() == 2 && p.getDimSize(0) == b &&
+                       p.getDimSize(1) == sq;
+    bool shared = p.getRank() == 1 && p.getDimSize(0) == sq;
+    if (!perSequence && !shared)
       return emitOpError() << "positions must be " << b << "x" << sq
-                           << " (batch x query length), got " << p;
+                           << " (batch x query length) or " << sq
+                           << " (the same for every sequence), got " << p;
     if (k.getDimSize(0) < b || v.getDimSize(0) != k.getDimSize(0))
       return emitOpError() << "the key/value cache batch ("
                            << k.getDimSize(0) << ", " << v.getDimSize(0)
@@ -459,10 +463,15 @@ LogicalResult CacheUpdateOp::verify() {
     return emitOpError() << "update length " << s
                          << " exceeds the cache capacity "
                          << cache.getDimSize(2);
-  if (!positions.hasStaticShape() || positions.getRank() != 2 ||
-      positions.getDimSize(0) != b || positions.getDimSize(1) != s)
+  bool perSequence = positions.getRank() == 2 &&
+                     positions.getDimSize(0) == b &&
+                     positions.getDimSize(1) == s;
+  bool shared = positions.getRank() == 1 && positions.getDimSize(0) == s;
+  if (!positions.hasStaticShape() || (!perSequence && !shared))
     return emitOpError() << "positions must be " << b << "x" << s
-                         << " (batch x new tokens), got " << positions;
+                         << " (batch x new tokens) or " << s
+                         << " (the same for every sequence), got "
+                         << positions;
   // The lowerings write the caller's buffer in place: the cache must be
   // that buffer (a state argument) and nothing else may read its old value.
   auto arg = dyn_cast<BlockArgument>(getCache());

@@ -786,9 +786,9 @@ class Emitter:
         r = Value(self._fresh("attention"), TensorType(q.shape[:-1] + (v.shape[-1],), q.dtype))
         mask_text = " mask(%s : %s)" % (mask.name, mask.type) if mask is not None else ""
         if positions is not None:
-            if k.rank != 4 or q.rank != 4 or positions.shape != (q.shape[0], q.shape[2]):
-                raise ImportError_("attention over a cache: positions %s must be batch x query length of %s"
-                                   % (positions.type, q.type))
+            if k.rank != 4 or q.rank != 4 or positions.shape not in ((q.shape[0], q.shape[2]), (q.shape[2],)):
+                raise ImportError_("attention over a cache: positions %s must be batch x query length of %s, "
+                                   "or the query length" % (positions.type, q.type))
             if k.shape[0] < q.shape[0]:
                 raise ImportError_("attention over a cache: the cache %s holds fewer sequences than the "
                                    "query batch %d" % (k.type, q.shape[0]))
@@ -823,9 +823,9 @@ class Emitter:
                 cache.shape[3] != new.shape[3] or new.shape[0] > cache.shape[0] or new.shape[2] > cache.shape[2]:
             raise ImportError_("cache_write of %s into a cache %s: expected B x H x S x D into Bmax x H x T x D "
                                "with the same heads and head size, B <= Bmax and S <= T" % (new.type, cache.type))
-        if positions.shape != (new.shape[0], new.shape[2]):
-            raise ImportError_("cache_write: positions %s must be %dx%d (batch x new tokens)"
-                               % (positions.type, new.shape[0], new.shape[2]))
+        if positions.shape not in ((new.shape[0], new.shape[2]), (new.shape[2],)):
+            raise ImportError_("cache_write: positions %s must be %dx%d (batch x new tokens) or %d (the same "
+                               "for every sequence)" % (positions.type, new.shape[0], new.shape[2], new.shape[2]))
         if new.dtype != cache.dtype:
             new = self.generic([new], cache.dtype, lambda args, lines: args[0], hint="cast", loc=loc)
         v = Value(self._fresh("cache"), cache.type)

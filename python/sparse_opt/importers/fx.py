@@ -27,6 +27,7 @@ import difflib
 import dis
 import inspect
 import linecache
+import operator
 import os
 import re
 from typing import Optional
@@ -126,7 +127,10 @@ class _ShapeAware:
 
 
 class _Proxy(_ShapeAware, torch.fx.Proxy):
-    pass
+    def __setitem__(self, key, value):
+        # `cache[:, :, pos] = new` (a static KV cache): an operator.setitem
+        # node, as torch 2.x's tracer records it (1.13's has no __setitem__).
+        self.tracer.create_proxy("call_function", operator.setitem, (self, key, value), {})
 
 
 class _Attribute(_ShapeAware, torch.fx.proxy.Attribute):

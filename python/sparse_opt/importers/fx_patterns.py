@@ -63,6 +63,7 @@ class AttentionMatch:
     causal: bool
     nodes: list = field(default_factory=list)
     dropped: list = field(default_factory=list)  # inputs not read (a mask found causal)
+    positions: Optional[Node] = None  # a causal table gathered by these positions (a cache)
 
 
 @dataclass
@@ -258,6 +259,34 @@ def _scores(imp, cur, prev, allow_fill):
 def _broadcasts(shape, full) -> bool:
     return shape is not None and len(shape) <= len(full) and all(
         d in (1, f) for d, f in zip(reversed(shape), reversed(full)))
+
+
+def gathered_causal_positions(imp, mask, kind):
+    """The positions node when `mask` is rows of a known causal table picked
+    by a 1-D integer tensor, `table[None, None, positions]` (gpt-fast's
+    `causal_mask[None, None, input_pos]`): table `T x T` lower-triangular
+    ones for a keep-mask ("keep"), or its complement for a fill mask
+    ("fill"). Else None."""
+    if not isinstance(mask, Node):
+        return None
+    mc = imp.call(mask)
+    if mc is None or mc.kind != "getitem" or not isinstance(mc.args["input"], Node):
+        return None
+    index = mc.args["index"]
+    items = list(index) if isinstance(index, tuple) else [index]
+    while items and items[-1] in (slice(None), Ellipsis):
+        items.pop()
+    if len(items) != 3 or items[0] is not None or items[1] is not None or not isinstance(items[2], Node):
+        return None
+    pos_shape = imp.shape(items[2])
+    table = imp.known(mc.args["input"])
+    if pos_shape is None or len(pos_shape) != 1 or not isinstance(table, torch.Tensor) or table.is_meta \
+            or table.dtype != torch.bool or table.dim() != 2 or table.shape[0] != table.shape[1]:
+        return None
+    tril = torch.ones(table.shape, dtype=torch.bool).tril()
+    if not torch.equal(table.cpu(), tril if kind == "keep" else ~tril):
+        return None
+    return items[2]
 
 
 def is_causal_mask(t, sq, sk, kind) -> bool:
@@ -482,8 +511,11 @@ def match_attention(imp, p: Node) -> Optional[tuple]:
         return None
     if mask is not None and not _broadcasts(imp.shape(mask), (b, h, sq, ks[2])):
         return None
-    if mask is not None and is_causal_mask(imp.known_data(mask, "to tell whether the attention mask is causal"),
-                                           sq, ks[2], mask_kind):
+    pos = gathered_causal_positions(imp, mask, mask_kind) if mask is not None else None
+    if pos is not None:
+        m.dropped, m.mask, m.mask_kind, m.causal, m.positions = [mask], None, None, True, pos
+    elif mask is not None and is_causal_mask(imp.known_data(mask, "to tell whether the attention mask is causal"),
+                                             sq, ks[2], mask_kind):
         m.dropped, m.mask, m.mask_kind, m.causal = [mask], None, None, True
     m.nodes = [m1] + nodes + extra + [p, m2]
     return m2, m
@@ -503,7 +535,7 @@ def emit_attention(imp, m: AttentionMatch) -> Value:
             # sgpu.attention keeps where true: not(mask), with a splat operand
             # (the emitter's i1 scalar literal does not parse).
             mask = imp.e.compare("eq", mask, fx_ops._i1(imp, False), imp.loc)
-    return fx_ops.attention(imp, q, k, v, mask, m.causal, m.scale)
+    return fx_ops.attention(imp, q, k, v, mask, m.causal, m.scale, positions=m.positions)
 
 
 # --------------------------------------------------------------------- RoPE
@@ -686,7 +718,7 @@ def live_nodes(imp, matches, absorbed):
         if n in absorbed:
             continue
         c = imp.call(n) if n.op in ("call_function", "call_method", "call_module") else None
-        if n.op == "output" or (c is not None and c.kind in ("all_reduce", "cache_write")) or (
+        if n.op == "output" or (c is not None and c.kind in ("all_reduce", "cache_write", "setitem")) or (
                 n.op in ("call_function", "call_method", "call_module") and c is None) or (
                 n.op == "call_method" and str(n.target).endswith("_") and not str(n.target).startswith("__")):
             work.append(n)
@@ -702,6 +734,8 @@ def live_nodes(imp, matches, absorbed):
         inside = set(m.nodes)
         for x in m.nodes:
             work.extend(i for i in x.all_input_nodes if i not in inside and i not in getattr(m, "dropped", ()))
+        if getattr(m, "positions", None) is not None:  # read in place of a dropped mask
+            work.append(m.positions)
     return live
 
 

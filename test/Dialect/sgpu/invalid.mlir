@@ -963,7 +963,7 @@ func.func @cache_capacity(%c: tensor<2x2x8x4xf32> {sgpu.param = "c", sgpu.state}
 // -----
 
 func.func @cache_positions(%c: tensor<2x2x8x4xf32> {sgpu.param = "c", sgpu.state}, %n: tensor<1x2x2x4xf32>, %p: tensor<1x1xi32>) {
-  // expected-error @+1 {{'sgpu.cache_update' op positions must be 1x2 (batch x new tokens), got 'tensor<1x1xi32>'}}
+  // expected-error @+1 {{'sgpu.cache_update' op positions must be 1x2 (batch x new tokens) or 2 (the same for every sequence), got 'tensor<1x1xi32>'}}
   %r = sgpu.cache_update %c, %n, %p : tensor<2x2x8x4xf32>, tensor<1x2x2x4xf32>, tensor<1x1xi32> -> tensor<2x2x8x4xf32>
   return
 }
@@ -1003,7 +1003,7 @@ func.func @attn_positions_mask(%q: tensor<1x4x1x8xf32>, %k: tensor<2x2x16x8xf32>
 // -----
 
 func.func @attn_positions_shape(%q: tensor<1x4x2x8xf32>, %k: tensor<2x2x16x8xf32>, %p: tensor<1x1xi32>) {
-  // expected-error @+1 {{'sgpu.attention' op positions must be 1x2 (batch x query length), got 'tensor<1x1xi32>'}}
+  // expected-error @+1 {{'sgpu.attention' op positions must be 1x2 (batch x query length) or 2 (the same for every sequence), got 'tensor<1x1xi32>'}}
   %o = sgpu.attention %q, %k, %k positions(%p : tensor<1x1xi32>) {causal, scale = 0.125 : f32} : tensor<1x4x2x8xf32>, tensor<2x2x16x8xf32>, tensor<2x2x16x8xf32> -> tensor<1x4x2x8xf32>
   return
 }

@@ -372,7 +372,8 @@ def SGPU_AttentionOp : SGPU_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     from the decomposed `matmul -> scale -> (+mask / masked_fill) -> softmax
     -> matmul` form.
 
-    With `positions` (`B x Sq`, i32 or i64; `causal` required) the keys are
+    With `positions` (`B x Sq`, or `Sq` for the same positions in every
+    sequence; i32 or i64; `causal` required) the keys are
     a KV cache: query `i` of sequence `b` sits at position
     `positions[b, i]` and sees exactly the keys `j <= positions[b, i]`, so
     sequences of different lengths share one batch. A query whose position
@@ -405,7 +406,8 @@ def SGPU_CacheUpdateOp : SGPU_Op<"cache_update"> {
     `cache[b, h, positions[b, s], :] = new[b, h, s, :]` for every sequence
     `b < B`, head and new token `s`, with `cache : Bmax x H x T x D` (the
     capacity `T` and the batch `Bmax >= B` are compile-time maxima),
-    `new : B x H x S x D` and `positions : B x S` (i32 or i64). A position
+    `new : B x H x S x D` and `positions : B x S` (or `S`, the same for
+    every sequence; i32 or i64). A position
     outside `[0, T)` writes nothing (the padding of a shorter sequence is
     given -1). The result is the updated cache.
 
