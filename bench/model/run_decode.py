@@ -114,9 +114,14 @@ def _torch_greedy(model, prompt):
     return logits, steps, tokens
 
 
+def _progress(what):
+    print("  [%s] %s" % (time.strftime("%H:%M:%S"), what), flush=True)
+
+
 def cmd_check(args):
     from sparse_opt import decoder
     model, meta = _setup(args)
+    _progress("torch fp32 model ready")
     g = torch.Generator("cuda").manual_seed(1)
     prompt = torch.randint(0, model.config.vocab, (PROMPT,), device="cuda", generator=g)
     ref_prefill, ref_steps, tokens = _torch_greedy(model, prompt)
@@ -125,6 +130,7 @@ def cmd_check(args):
         ours_model.decoder_mode = "prefill"
         torch_bf16 = ours_model(prompt[None], torch.arange(PROMPT, device="cuda")[None])[0].float()
     dec = decoder.load_decoder(args.dir, ours_model)
+    _progress("torch greedy done, programs loaded and bound")
     got = dec.prefill(prompt[None], all_logits=True)[0]
     prefill_err = (got - ref_prefill).abs().max().item()
     torch_prefill_err = (torch_bf16 - ref_prefill).abs().max().item()
@@ -139,6 +145,7 @@ def cmd_check(args):
         ok &= match or not checked
         steps.append({"step": t, "max_rel_err": _rel(logits, want), "gap": gap, "checked": checked,
                       "argmax_match": match})
+    _progress("teacher-forced steps done")
     # A ragged batch against each sequence alone: through the same programs
     # (the batch-8 decode program holding one sequence), where the other
     # rows must change nothing (bar 1e-3 of the largest logit), and through

@@ -240,7 +240,17 @@ def materialize(model: Decoder, device, dtype=torch.float32):
     uninitialized (init_weights fills them), the tables built on the CPU
     (RoPE, causal mask) copied over, the caches zeroed."""
     real = {n: b.clone() for n, b in model.named_buffers() if not b.is_meta}
+    # Tied parameters (GPT-2's head and embedding): to_empty would give each
+    # module its own tensor; they are tied again after it.
+    first, ties = {}, []
+    for mod_name, mod in model.named_modules(remove_duplicate=False):
+        for p_name, p in mod.named_parameters(recurse=False):
+            if id(p) in first and first[id(p)] != (mod_name, p_name):
+                ties.append(((mod_name, p_name), first[id(p)]))
+            first.setdefault(id(p), (mod_name, p_name))
     model = model.to(dtype).to_empty(device=device)
+    for (mod_name, p_name), (src_mod, src_name) in ties:
+        setattr(model.get_submodule(mod_name), p_name, getattr(model.get_submodule(src_mod), src_name))
     with torch.no_grad():
         for n, b in model.named_buffers():
             if n in real:
