@@ -8,11 +8,15 @@
 //  1. sgpu_attention_split: one block of kWarps warps per (sequence b,
 //     key/value head, split s). Sequence b sees the keys 0..p (p =
 //     positions[b, 0]); split s takes the s-th of `splits` equal ranges of
-//     them. A key row is read by a group of L = D / V lanes, each holding V
-//     consecutive columns (one 16-byte vector load for 16-bit types), so a
-//     warp reads 32 / L keys at a time and reduces each dot product in
-//     log2(L) shuffles; every group walks its keys two at a time (the loads
-//     of both in flight together). Every query head of the group (GQA: H/Hkv
+//     them. A key row is read by a group of L lanes (sgpu.config
+//     `lanes_per_key`; default 32, a whole warp), each holding V = D / L
+//     consecutive columns in one vector load, so a warp reads 32 / L keys
+//     at a time and reduces each dot product in log2(L) shuffles; with
+//     sgpu.config `unroll` = 2 a group walks its keys two at a time (the
+//     loads of both in flight together). The key loop is uniform over each warp
+//     (a group's key past the range is masked, not skipped): the shuffles
+//     are warp-wide, and lanes that left the loop early would never reach
+//     them. Every query head of the group (GQA: H/Hkv
 //     heads share the key/value head) is computed from the same loads. Each
 //     lane group keeps the online softmax of flash attention per head
 //     (running max m, sum l, accumulator acc); the groups then merge
@@ -54,22 +58,32 @@ constexpr int64_t kCombineThreads = 256;
 
 struct DecodeShape {
   int64_t batch, heads, kvHeads, group, capacity, d, splits;
-  int64_t v;     ///< columns per lane
-  int64_t lanes; ///< lanes per key row (L = D / V, a power of two <= 32)
-  int64_t keys;  ///< keys a warp reads at a time (32 / L)
+  int64_t v;      ///< columns per lane
+  int64_t lanes;  ///< lanes per key row (L = D / V, a power of two <= 32)
+  int64_t keys;   ///< keys a warp reads at a time (32 / L)
+  int64_t unroll; ///< keys a lane group takes per loop step (1 or 2)
   int64_t partials() const { return kWarps * keys; }
 };
 
-/// Columns per lane for head size `d` of `et`: the widest of 16 bytes and
-/// below such that D / V is a power of two of at most 32 lanes; 0 if none.
-int64_t columnsPerLane(int64_t d, Type et) {
-  for (int64_t v = 128 / et.getIntOrFloatBitWidth(); v >= 1; v /= 2) {
-    if (d % v)
-      continue;
-    int64_t l = d / v;
-    if (l <= kLanes && (l & (l - 1)) == 0)
-      return v;
-  }
+/// The lanes per key row for head size `d` of `et`: sgpu.config
+/// `lanes_per_key` when given, else 32 (a whole warp per key, the form
+/// measured on the H200) where each lane's columns fit 16 bytes, else the
+/// fewest lanes with vectors of at most 16 bytes. 0 when none fits: L must
+/// be a power of two up to 32 dividing D, with D / L elements of at most
+/// 16 bytes per lane.
+int64_t lanesPerKey(AttentionOp op, int64_t d, Type et) {
+  int64_t bytes = et.getIntOrFloatBitWidth() / 8;
+  auto fits = [&](int64_t l) {
+    return l >= 1 && l <= kLanes && (l & (l - 1)) == 0 && d % l == 0 &&
+           (d / l) * bytes <= 16;
+  };
+  if (int64_t wanted = configInt(op, "lanes_per_key", 0))
+    return fits(wanted) ? wanted : 0;
+  if (fits(kLanes))
+    return kLanes;
+  for (int64_t l = 1; l <= kLanes; l *= 2)
+    if (fits(l))
+      return l;
   return 0;
 }
 
@@ -82,9 +96,10 @@ DecodeShape shapeOf(AttentionOp op) {
   s.kvHeads = kt.getDimSize(1);
   s.group = s.heads / s.kvHeads;
   s.capacity = kt.getDimSize(2);
-  s.v = columnsPerLane(s.d, qt.getElementType());
-  s.lanes = s.v ? s.d / s.v : 1;
+  s.lanes = std::max<int64_t>(1, lanesPerKey(op, s.d, qt.getElementType()));
+  s.v = s.d / s.lanes;
   s.keys = kLanes / s.lanes;
+  s.unroll = configInt(op, "unroll", 1);
   int64_t rows = s.batch * s.kvHeads;
   int64_t splits = (kTargetBlocks + rows - 1) / rows;
   // At least a few keys per warp at full capacity.
@@ -222,20 +237,30 @@ struct SplitBuilder {
     }
     int64_t per = 2 + s.v, stride = s.partials();
     // Group `part` takes the keys start + part + t * stride, two per
-    // iteration (the second guarded; its loads read a valid row).
+    // iteration. The loop runs over the warp's first key j0 so that every
+    // lane of a warp takes the same trip count (the shuffles need the whole
+    // warp); a group's key past the range is masked, its loads reading row
+    // j0 (inside the range whenever the body runs).
+    Value group = im.div(lane, s.lanes);
     auto loop = scf::ForOp::create(
-        b, loc, im.add(start, part), stop, im.c(2 * stride), init,
-        [&](OpBuilder &, Location, Value j, ValueRange state) {
-          Value j2 = im.add(j, stride);
-          Value valid2 = im.slt(j2, stop);
-          Value j2safe = arith::SelectOp::create(b, loc, valid2, j2, j);
-          SmallVector<Value> k1 = loadRow(k, {bi, kvh, j}, sub);
-          SmallVector<Value> v1 = loadRow(v, {bi, kvh, j}, sub);
-          SmallVector<Value> k2 = loadRow(k, {bi, kvh, j2safe}, sub);
-          SmallVector<Value> v2 = loadRow(v, {bi, kvh, j2safe}, sub);
-          SmallVector<Value> mid = step(state, qv, k1, v1, Value(), negInf);
-          scf::YieldOp::create(b, loc,
-                               step(mid, qv, k2, v2, valid2, negInf));
+        b, loc, im.add(start, im.mul(warp, s.keys)), stop,
+        im.c(s.unroll * stride), init,
+        [&](OpBuilder &, Location, Value j0, ValueRange state) {
+          SmallVector<Value> next(state.begin(), state.end());
+          for (int64_t u = 0; u < s.unroll; ++u) {
+            Value j = im.add(im.add(j0, group), u * stride);
+            // A whole warp on one key needs no mask: j = j0 < stop.
+            bool alwaysValid = s.keys == 1 && u == 0;
+            Value valid = alwaysValid ? Value() : im.slt(j, stop);
+            Value row = alwaysValid
+                            ? j
+                            : arith::SelectOp::create(b, loc, valid, j, j0)
+                                  .getResult();
+            SmallVector<Value> kr = loadRow(k, {bi, kvh, row}, sub);
+            SmallVector<Value> vr = loadRow(v, {bi, kvh, row}, sub);
+            next = step(next, qv, kr, vr, valid, negInf);
+          }
+          scf::YieldOp::create(b, loc, next);
         });
 
     // The groups' states to shared memory: m, l per (group, head) from the
@@ -367,17 +392,27 @@ std::string mlir::sgpu::whyNoAttentionDecode(AttentionOp op) {
   if (qt.getDimSize(2) != 1)
     return "more than one query per sequence (" +
            std::to_string(qt.getDimSize(2)) + ")";
-  int64_t v = columnsPerLane(d, qt.getElementType());
-  if (d != dv || !v)
-    return "head sizes must be equal, with a power-of-two number (at most "
-           "32) of vectors of up to 16 bytes per row (got " +
-           std::to_string(d) + " and " + std::to_string(dv) + ")";
+  int64_t lanes = lanesPerKey(op, d, qt.getElementType());
+  if (d != dv || !lanes)
+    return "head sizes must be equal and split over a power of two of lanes "
+           "(sgpu.config lanes_per_key, at most 32) with at most 16 bytes "
+           "each (got " +
+           std::to_string(d) + " and " + std::to_string(dv) +
+           (configInt(op, "lanes_per_key", 0)
+                ? ", lanes_per_key " +
+                      std::to_string(configInt(op, "lanes_per_key", 0))
+                : std::string()) +
+           ")";
+  int64_t v = d / lanes;
+  int64_t unroll = configInt(op, "unroll", 1);
+  if (unroll != 1 && unroll != 2)
+    return "sgpu.config unroll must be 1 or 2, got " + std::to_string(unroll);
   int64_t group = qt.getDimSize(1) / op.getKey().getType().getDimSize(1);
   if (group * (2 + v) > kMaxCarried)
     return std::to_string(group) +
            " query heads per key/value head keep too many running values";
   // The groups' states in shared memory (static: at most 48 KiB).
-  int64_t partials = kWarps * (kLanes / (d / v));
+  int64_t partials = kWarps * (kLanes / lanes);
   if (partials * group * (d + 2) * 4 > 48 * 1024)
     return "the merge of " + std::to_string(partials) + " partial states of " +
            std::to_string(group) + " heads exceeds 48 KiB of shared memory";

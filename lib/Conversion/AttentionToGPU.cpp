@@ -310,6 +310,21 @@ std::string mlir::sgpu::whyNoAttentionKernel(AttentionOp op) {
   int64_t splits = configInt(op, "splits", 1);
   if (splits < 1 || splits > 1024)
     return "sgpu.config splits must be 1..1024, got " + std::to_string(splits);
+  int64_t unroll = configInt(op, "unroll", 1);
+  if (unroll != 1 && unroll != 2)
+    return "sgpu.config unroll must be 1 or 2, got " + std::to_string(unroll);
+  // An explicit choice of the decode kernel's that it cannot take is an
+  // error, not a silent fallback.
+  if (int64_t lanes = configInt(op, "lanes_per_key", 0)) {
+    if (lanes < 1 || lanes > 32 || (lanes & (lanes - 1)))
+      return "sgpu.config lanes_per_key must be a power of two up to 32, got " +
+             std::to_string(lanes);
+    std::string why = whyNoAttentionDecode(op);
+    if (!why.empty())
+      return "sgpu.config lanes_per_key applies to the decode kernel, which "
+             "does not take it: " +
+             why;
+  }
   if (kernel == "tensor-cores" && !whyNoAttentionMma(op).empty())
     return "the tensor-core kernel does not take it: " + whyNoAttentionMma(op);
   return "";

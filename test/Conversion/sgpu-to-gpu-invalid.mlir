@@ -267,3 +267,27 @@ func.func @index_elements(%x: tensor<4x8xindex>) -> tensor<4x8xindex> {
   } -> tensor<4x8xindex>
   return %r : tensor<4x8xindex>
 }
+
+// -----
+
+func.func @attention_unroll(%q: tensor<1x4x1x64xbf16>, %kc: tensor<1x2x32x64xbf16>, %p: tensor<1x1xi32>) -> tensor<1x4x1x64xbf16> {
+  // expected-error @+1 {{'sgpu.attention' has no GPU lowering: sgpu.config unroll must be 1 or 2, got 3}}
+  %y = sgpu.attention %q, %kc, %kc positions(%p : tensor<1x1xi32>) {causal, scale = 0.125 : f32, sgpu.config = {unroll = 3 : i64}} : tensor<1x4x1x64xbf16>, tensor<1x2x32x64xbf16>, tensor<1x2x32x64xbf16> -> tensor<1x4x1x64xbf16>
+  return %y : tensor<1x4x1x64xbf16>
+}
+
+// -----
+
+func.func @attention_lanes_per_key(%q: tensor<1x4x1x64xbf16>, %kc: tensor<1x2x32x64xbf16>, %p: tensor<1x1xi32>) -> tensor<1x4x1x64xbf16> {
+  // expected-error @+1 {{'sgpu.attention' has no GPU lowering: sgpu.config lanes_per_key must be a power of two up to 32, got 12}}
+  %y = sgpu.attention %q, %kc, %kc positions(%p : tensor<1x1xi32>) {causal, scale = 0.125 : f32, sgpu.config = {lanes_per_key = 12 : i64}} : tensor<1x4x1x64xbf16>, tensor<1x2x32x64xbf16>, tensor<1x2x32x64xbf16> -> tensor<1x4x1x64xbf16>
+  return %y : tensor<1x4x1x64xbf16>
+}
+
+// -----
+
+func.func @attention_lanes_per_key_too_few(%q: tensor<1x4x1x64xbf16>, %kc: tensor<1x2x32x64xbf16>, %p: tensor<1x1xi32>) -> tensor<1x4x1x64xbf16> {
+  // expected-error @+1 {{'sgpu.attention' has no GPU lowering: sgpu.config lanes_per_key applies to the decode kernel, which does not take it: head sizes must be equal and split over a power of two of lanes (sgpu.config lanes_per_key, at most 32) with at most 16 bytes each (got 64 and 64, lanes_per_key 4)}}
+  %y = sgpu.attention %q, %kc, %kc positions(%p : tensor<1x1xi32>) {causal, scale = 0.125 : f32, sgpu.config = {lanes_per_key = 4 : i64}} : tensor<1x4x1x64xbf16>, tensor<1x2x32x64xbf16>, tensor<1x2x32x64xbf16> -> tensor<1x4x1x64xbf16>
+  return %y : tensor<1x4x1x64xbf16>
+}
