@@ -268,7 +268,8 @@ def cmd_generate(args):
     ids = torch.zeros(len(prompts), width, dtype=torch.long)
     for i, p in enumerate(prompts):
         ids[i, :len(p)] = torch.tensor(p)
-    dec = decoder.load_decoder(args.directory, model, backend=args.backend, device=args.device)
+    dec = decoder.load_decoder(args.directory, model, backend=args.backend, device=args.device,
+                               cuda_graphs=args.cuda_graphs)
     g = torch.Generator(device="cuda:%d" % args.device if args.backend == "cuda" else "cpu")
     g.manual_seed(args.seed)
     t0 = time.perf_counter()
@@ -379,6 +380,8 @@ def main(argv=None):
     p.add_argument("--backend", choices=["cuda", "reference"], default="cuda",
                    help="cuda: the compiled programs on the GPU (default); reference: the CPU reference")
     p.add_argument("--device", type=int, default=0)
+    p.add_argument("--cuda-graphs", action="store_true",
+                   help="replay each decode step from a CUDA graph captured at its first use (cuda backend)")
     p.set_defaults(func=cmd_generate)
     args = ap.parse_args(argv)
     try:

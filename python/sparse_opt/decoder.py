@@ -157,10 +157,13 @@ class _CudaBackend:
     """The compiled programs on the GPU, bound to the module's weights and to
     caches allocated here."""
 
-    def __init__(self, directory, manifest, module, device):
+    def __init__(self, directory, manifest, module, device, cuda_graphs=False):
         import torch
         from . import runtime
         self.torch, self.device = torch, device
+        # Decode steps replayed from CUDA graphs: name -> (graph, static
+        # ids, static positions, static logits); None: eager runs.
+        self.graphs = {} if cuda_graphs else None
         self.dev = torch.device("cuda", device)
         dtypes = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
         self.caches = {}
@@ -179,7 +182,28 @@ class _CudaBackend:
         return self.torch.as_tensor(x, dtype=dtype).to(self.dev)
 
     def run(self, name, ids, positions):
-        return self.programs[name](ids, positions)
+        if self.graphs is None or not name.startswith("decode"):
+            return self.programs[name](ids, positions)
+        torch = self.torch
+        if name not in self.graphs:
+            # The first call runs eagerly (warming the libraries up; its
+            # cache writes are the ones the replay makes again, with the
+            # same inputs), then the step is captured on static buffers.
+            prog = self.programs[name]
+            out = prog(ids, positions)
+            static = (ids.clone(), positions.clone(), torch.empty_like(out))
+            torch.cuda.synchronize(self.device)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.device(self.device), torch.cuda.graph(graph):
+                prog.run([static[0].data_ptr(), static[1].data_ptr()], [static[2].data_ptr()],
+                         torch.cuda.current_stream().cuda_stream)
+            self.graphs[name] = (graph,) + static
+            return out
+        graph, sids, spos, sout = self.graphs[name]
+        sids.copy_(ids)
+        spos.copy_(positions)
+        graph.replay()
+        return sout.clone()
 
     def reset(self):
         for c in self.caches.values():
@@ -349,19 +373,24 @@ def _pick(torch, logits, temperature, top_k, top_p, generator):
     return torch.multinomial(probs, 1, generator=generator).reshape(-1)
 
 
-def load_decoder(directory, module, backend="cuda", device=0):
+def load_decoder(directory, module, backend="cuda", device=0, cuda_graphs=False):
     """The Decoder of an exported directory with `module`'s weights bound by
     qualified name: backend "cuda" runs the compiled programs (the module's
-    weights on that GPU are used in place), "reference" the imported IR on
-    the CPU (f32 models; for tests and checks)."""
+    weights on that GPU are used in place when they have the programs'
+    dtype; otherwise each program binds a cast copy), "reference" the
+    imported IR on the CPU (f32 models; for tests and checks).
+    `cuda_graphs` (cuda): each decode program is captured in a CUDA graph
+    at its first step and replayed after (less launch overhead per step)."""
     directory = os.fspath(directory)
     manifest = read_manifest(directory)
     if backend == "cuda":
         missing = [n for n, p in manifest["programs"].items() if not p["compiled"]]
         if missing:
             raise DecoderError("programs %s were exported without compiling (compile=False)" % missing)
-        impl = _CudaBackend(directory, manifest, module, device)
+        impl = _CudaBackend(directory, manifest, module, device, cuda_graphs)
     elif backend == "reference":
+        if cuda_graphs:
+            raise DecoderError("cuda_graphs applies to the cuda backend")
         impl = _ReferenceBackend(directory, manifest, module)
     else:
         raise DecoderError("backend must be 'cuda' or 'reference', got %r" % (backend,))

@@ -339,3 +339,22 @@ def test_onnx_past_present_decoder_imports(tmp_path):
         want = model(ids, pk, pv)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w.numpy(), atol=TOL, rtol=TOL)
+
+
+def test_materialize_keeps_ties_and_tables():
+    """models.materialize: a meta-built GPT-2-style model allocated on the
+    CPU keeps its head tied to the embedding, its RoPE tables and causal
+    mask as built, and zeroed caches."""
+    c = models.Config(vocab=32, d=32, layers=1, heads=2, kv_heads=2, ffn=64, seq=8, style="gpt2", act="gelu",
+                      cache_batch=2, cache_len=16)
+    built = models.Decoder(c)
+    m = models.init_weights(models.materialize(models.Decoder(c, device="meta"), "cpu", torch.float16))
+    assert m.head.weight is m.embed.weight and m.embed.weight.dtype == torch.float16
+    assert torch.equal(m.mask, built.mask) and torch.allclose(m.rope_cos.float(), built.rope_cos, atol=1e-3)
+    assert not m.layers[0].attn.k_cache.any() and m.layers[0].attn.k_cache.shape == (2, 2, 16, 16)
+
+
+def test_reference_backend_refuses_cuda_graphs(exported):
+    model, out, _ = exported
+    with pytest.raises(sdec.DecoderError, match="cuda_graphs applies to the cuda backend"):
+        sdec.load_decoder(out, model, backend="reference", cuda_graphs=True)
