@@ -85,6 +85,11 @@ def export(module, directory, prefill=(1, 128), decode_batches=(1,), dtype=None,
     shapes = [("prefill", pb, ps, "prefill")] + [("decode_b%d" % b, b, 1, "decode") for b in batches]
     programs, states, vocab = {}, None, None
     for name, batch, tokens, mode in shapes:
+        if states:
+            cache = _shape(next(iter(states.values())))
+            if batch > cache[0] or tokens > cache[2]:
+                raise DecoderError("program %s (%d x %d tokens) does not fit the model's cache of %d sequences x "
+                                   "%d positions" % (name, batch, tokens, cache[0], cache[2]))
         text = _program_text(module, batch, tokens, mode, dtype, sparsity, positions)
         sub = directory / name
         sub.mkdir(exist_ok=True)
@@ -340,6 +345,11 @@ class Decoder:
         `eos_token_id` keeps producing it. Returns the new tokens, B x
         max_new_tokens (fewer when every sequence ended early)."""
         torch = self.backend.torch
+        prompt = torch.as_tensor(ids)
+        longest = prompt.shape[-1] if lengths is None else max(int(x) for x in torch.as_tensor(lengths).tolist())
+        if longest + int(max_new_tokens) - 1 > self.capacity:
+            raise DecoderError("a prompt of %d tokens and %d new ones need %d cache positions; the cache has %d"
+                               % (longest, max_new_tokens, longest + int(max_new_tokens) - 1, self.capacity))
         logits = self.prefill(ids, lengths)
         b = logits.shape[0]
         done = torch.zeros(b, dtype=torch.bool, device=logits.device)

@@ -61,6 +61,8 @@ def cache_write(cache, new, positions):
     b. A position outside [0, T) (padding: -1) writes nothing. Returns the
     cache, which the attention over the cache should read."""
     import torch
+    if new.shape[0] > cache.shape[0]:
+        raise ValueError("cache_write: %d sequences do not fit a cache of %d" % (new.shape[0], cache.shape[0]))
     if cache.is_meta or new.is_meta or positions.is_meta:
         return cache  # shapes only (tracing): the scatter's size depends on data
     b, h, s, d = new.shape

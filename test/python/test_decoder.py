@@ -152,6 +152,13 @@ def test_errors(exported, tmp_path):
         sdec.load_decoder(tmp_path, model, backend="reference")
     with pytest.raises(sdec.DecoderError, match="backend"):
         sdec.load_decoder(out, model, backend="tpu")
+    with pytest.raises(sdec.DecoderError, match="need 27 cache positions; the cache has 24"):
+        dec.generate(torch.zeros(1, 8, dtype=torch.long), max_new_tokens=20)
+    with pytest.raises(sdec.DecoderError, match="does not fit the model's cache of 2 sequences"):
+        sdec.export(model, tmp_path / "big", prefill=(2, 8), decode_batches=(4,), compile=False)
+    from sparse_opt.importers.emitter import ImportError_
+    with pytest.raises(ImportError_, match="cache_write: 4 sequences do not fit a cache of 2"):
+        sdec.export(model, tmp_path / "big", prefill=(4, 8), compile=False)
 
 
 def test_cacheless_model_is_refused(tmp_path):
