@@ -55,10 +55,13 @@ def _program_text(module, batch, tokens, mode, dtype, sparsity, positions):
     try:
         return import_fx(module, (ids, shared[None].expand(batch, tokens).contiguous()), dtype=dtype,
                          sparsity=sparsity)
-    except ImportError_:
+    except ImportError_ as first:
         if positions == "per_sequence":
             raise
-        return import_fx(module, (ids, shared), dtype=dtype, sparsity=sparsity)
+        try:
+            return import_fx(module, (ids, shared), dtype=dtype, sparsity=sparsity)
+        except ImportError_:
+            raise first  # the model's error in the primary (per-sequence) form
 
 
 def export(module, directory, prefill=(1, 128), decode_batches=(1,), dtype=None, sparsity=None,
