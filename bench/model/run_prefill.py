@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Whole-model prefill: compile a decoder (bench/model/decoder.py) on the
+"""Whole-model prefill: compile a decoder (sparse_opt.models) on the
 development machine from a meta-device module, run it on the GPU machine
 with the torch module's own random weights bound by name, and compare the
 logits with torch.
