@@ -180,10 +180,15 @@ class _CudaBackend:
             self.caches[name] = torch.zeros(_shape(spec["type"]), dtype=dtypes[dt], device=self.dev)
         state = runtime.module_state(module)
         state.update(self.caches)
+        # The prefill program prepares (compresses) the sparse weights; every
+        # other program uses its prepared buffers where its prepare stage is
+        # the same (p.donor says which did), so a weight is compressed once.
         self.programs = {}
-        for name in manifest["programs"]:
+        donor = None
+        for name in ["prefill"] + sorted(n for n in manifest["programs"] if n != "prefill"):
             p = runtime.load(os.path.join(directory, name), device)
-            p.bind_state(state)
+            p.bind_state(state, donor=donor if donor is not None and donor.param_bytes else None)
+            donor = donor or p
             self.programs[name] = p
 
     def tensor(self, x, dtype):

@@ -129,6 +129,10 @@ def _configure(lib):
     lib.sparseopt_program_load.argtypes = [ctypes.c_char_p, ctypes.POINTER(_p)]
     lib.sparseopt_program_run.argtypes = [_p, ctypes.POINTER(_u64), ctypes.POINTER(_u64), _p]
     lib.sparseopt_program_bind.argtypes = [_p, ctypes.POINTER(_u64), ctypes.c_size_t, _p]
+    lib.sparseopt_program_bind_shared.argtypes = [_p, ctypes.POINTER(_u64), ctypes.c_size_t, _p, _p,
+                                                  ctypes.POINTER(ctypes.c_int)]
+    lib.sparseopt_program_prepare_shareable.argtypes = [_p, _p]
+    lib.sparseopt_program_prepare_shareable.restype = ctypes.c_int
     lib.sparseopt_program_num_params.argtypes = [_p]
     lib.sparseopt_program_param_bytes.argtypes = [_p, ctypes.c_int]
     lib.sparseopt_program_param_bytes.restype = ctypes.c_size_t
@@ -504,6 +508,9 @@ class Program(Handle):
         # by name made) and whether it bound by name (then calls take the
         # inputs only).
         self._bound_key, self._bound_copies, self._by_name = None, (), False
+        # The program whose prepared buffers the last bind shares (kept
+        # alive with it), or None.
+        self.donor = None
         lib = self._lib
         self.input_bytes = [lib.sparseopt_program_input_bytes(handle, i)
                             for i in range(lib.sparseopt_program_num_inputs(handle))]
@@ -563,15 +570,34 @@ class Program(Handle):
         changed in place (a call rebinds only when pointers change)."""
         self._bind(list(params), stream, tuple(params), ())
 
-    def _bind(self, ptrs, stream, key, copies, by_name=False):
+    def _bind(self, ptrs, stream, key, copies, by_name=False, donor=None):
         if not self._handle:
             raise ValueError("the program is closed")
         arr = (_u64 * len(ptrs))(*ptrs)
         # A failed bind leaves the runtime's program unbound.
         self._bound_key, self._bound_copies, self._by_name = None, (), False
-        _check(self._lib.sparseopt_program_bind(self._handle, arr, len(ptrs),
-                                                _raw_stream(stream)))
+        self.donor = None
+        if donor is None:
+            _check(self._lib.sparseopt_program_bind(self._handle, arr, len(ptrs),
+                                                    _raw_stream(stream)))
+        else:
+            shared = ctypes.c_int(0)
+            if not donor._handle:
+                raise ValueError("the donor program is closed")
+            _check(self._lib.sparseopt_program_bind_shared(self._handle, arr, len(ptrs), donor._handle,
+                                                           _raw_stream(stream), ctypes.byref(shared)))
+            self.donor = donor if shared.value else None
         self._bound_key, self._bound_copies, self._by_name = key, copies, by_name
+
+    def prepare_shareable(self, donor):
+        """(True, "") when this program's prepare stage is `donor`'s (the
+        same kernels compress the same params into buffers of the same
+        sizes), so that a bind with donor=... uses the donor's prepared
+        buffers; else (False, what differs). Works on parsed programs."""
+        if not self._handle or not donor._handle:
+            raise ValueError("a closed program")
+        r = self._lib.sparseopt_program_prepare_shareable(self._handle, donor._handle)
+        return bool(r), "" if r else (self._lib.sparseopt_last_error() or b"").decode()
 
     def bind_module(self, module, stream=None):
         """Binds the params from a torch module's parameters and buffers by
@@ -580,7 +606,7 @@ class Program(Handle):
         self.bind_state(module_state(module), stream,
                         source="the parameters and buffers of the %s" % type(module).__name__)
 
-    def bind_state(self, state, stream=None, source="the given tensors"):
+    def bind_state(self, state, stream=None, source="the given tensors", donor=None):
         """Binds the params from `state` ({qualified name: tensor}, e.g. a
         state_dict): each param's tensor is cast to the declared dtype,
         moved to the program's GPU and made contiguous (a copy only where
@@ -589,19 +615,23 @@ class Program(Handle):
         missing name, a shape that differs or an element type that does not
         cast raises SignatureError naming the param; a weight that breaks its
         declared sparsity raises WeightError. After it, calls take the
-        inputs only (the arguments that are not params, in order)."""
+        inputs only (the arguments that are not params, in order).
+        With `donor` (a bound program compiled from the same model) the
+        bind uses the donor's prepared buffers where this program's prepare
+        stage is the donor's (`self.donor` is then the donor: a sparse
+        weight compressed once for both); otherwise it prepares its own."""
         torch = _import_torch("binding params by name")
         pairs = match_params(self.signature, state, source)
         ts = _torch_stream(torch, stream, self.device)
         with torch.cuda.device(self.device), torch.cuda.stream(ts):
             tensors = tuple(_device_param(torch, t, spec, self.device) for spec, t in pairs)
-        self._bind_named(tensors, ts.cuda_stream)
+        self._bind_named(tensors, ts.cuda_stream, donor)
 
-    def _bind_named(self, tensors, stream):
+    def _bind_named(self, tensors, stream, donor=None):
         """Binds device tensors in param order, keeping them alive; calls then
         take the inputs only."""
         ptrs = [t.data_ptr() for t in tensors]
-        self._bind(ptrs, stream, ("by name",) + tuple(ptrs), tuple(tensors), by_name=True)
+        self._bind(ptrs, stream, ("by name",) + tuple(ptrs), tuple(tensors), by_name=True, donor=donor)
 
     def stats(self, stream=None):
         """The program's stats after the last run on `stream` (a raw handle

@@ -15,6 +15,7 @@
 #include "Cublaslt.h"
 #include "Files.h"
 #include "Manifest.h"
+#include "SharedPrepare.h"
 #include "Module.h"
 
 #include <climits>
@@ -57,6 +58,9 @@ struct sparseopt_program_s {
   /// The arena that temps with an arena offset share (owned here; their
   /// `memory` entries point into it and are not freed on their own).
   CUdeviceptr arena = 0;
+  /// Parallel to `memory`: buffers that are a donor program's prepared
+  /// buffers (sparseopt_program_bind_shared), not owned here.
+  std::vector<bool> borrowed;
   /// One encoded map per `tmap:` argument, indexed by TensorMapDecl::slot.
   /// A map is re-encoded only when its buffer's address changes.
   std::vector<EncodedTensorMap> tensorMaps;
@@ -100,7 +104,8 @@ Status releaseResources(const char *api, sparseopt_program_s &p) {
   }
   for (size_t i = 0; i < p.memory.size(); ++i) {
     CUdeviceptr &ptr = p.memory[i];
-    if (ptr == 0 || p.manifest.buffers[i].arenaOffset >= 0) {
+    if (ptr == 0 || p.manifest.buffers[i].arenaOffset >= 0 ||
+        (i < p.borrowed.size() && p.borrowed[i])) {
       ptr = 0;
       continue;
     }
@@ -190,6 +195,7 @@ Status acquireResources(const char *api, sparseopt_program_s &p) {
   }
   p.tensorMaps.assign(m.tensorMaps, EncodedTensorMap());
   p.memory.assign(m.buffers.size(), 0);
+  p.borrowed.assign(m.buffers.size(), false);
   if (m.arenaBytes != 0) {
     CUresult result = driver().cuMemAlloc_v2(&p.arena, size_t(m.arenaBytes));
     if (result == CUDA_SUCCESS)
@@ -561,6 +567,16 @@ Status bindProgram(const char *api, sparseopt_program_s &p,
   const Manifest &m = p.manifest;
   std::lock_guard<std::mutex> lock(p.runMutex);
   p.bound = false;
+  // Buffers a shared bind borrowed from a donor get memory of their own
+  // again: this bind's prepare steps write them.
+  for (size_t i = 0; i < p.borrowed.size(); ++i) {
+    if (!p.borrowed[i])
+      continue;
+    p.memory[i] = 0;
+    p.borrowed[i] = false;
+    if (Status s = createBuffer(api, p, i))
+      return s;
+  }
   // Prepare kernels may accumulate (with atomics) into zeroed temps; the
   // memsets are ordered before them on the same stream.
   for (size_t i = 0; i < m.buffers.size(); ++i) {
@@ -598,6 +614,75 @@ Status bindProgram(const char *api, sparseopt_program_s &p,
   for (size_t i = 0; i < m.params.size(); ++i)
     p.params.push_back(CUdeviceptr(params[i]));
   p.bound = true;
+  return SPARSEOPT_OK;
+}
+
+/// The module text of `p` (its PTX), read from the artifact, or "" when
+/// it cannot be read.
+std::string moduleText(const sparseopt_program_s &p) {
+  std::string text, reason;
+  if (!readFile(p.manifest.modulePath, text, reason))
+    return "";
+  return text;
+}
+
+/// Binds `params` to `p` sharing the prepared buffers of `donor` (bound,
+/// loaded) where p's prepare stage is the donor's with the same param
+/// tensors (matchPrepareStages): p's own copies of those buffers are freed,
+/// its prepare steps and checks skipped, its other temps zeroed as a bind
+/// zeroes them. Otherwise a plain bind. `*shared` says which happened.
+Status bindShared(const char *api, sparseopt_program_s &p,
+                  const sparseopt_deviceptr *params,
+                  sparseopt_program_s &donor, CUstream stream, int *shared) {
+  *shared = 0;
+  PrepareMatch match;
+  {
+    std::lock_guard<std::mutex> lock(donor.runMutex);
+    if (donor.bound)
+      match = matchPrepareStages(
+          p.manifest, moduleText(p), donor.manifest, moduleText(donor),
+          [&](int mine, int theirs) {
+            return size_t(theirs) < donor.params.size() &&
+                   CUdeviceptr(params[mine]) == donor.params[theirs];
+          });
+    if (match.matches) {
+      std::lock_guard<std::mutex> own(p.runMutex);
+      p.bound = false;
+      for (auto [mine, theirs] : match.temps) {
+        if (!p.borrowed[mine] && p.memory[mine] != 0) {
+          CUresult result = driver().cuMemFree_v2(p.memory[mine]);
+          if (result != CUDA_SUCCESS)
+            return cudaFail(result, api, "freeing a buffer a donor shares");
+        }
+        p.memory[mine] = donor.memory[theirs];
+        p.borrowed[mine] = true;
+      }
+    }
+  }
+  if (!match.matches)
+    return bindProgram(api, p, params, stream);
+  const Manifest &m = p.manifest;
+  std::lock_guard<std::mutex> lock(p.runMutex);
+  for (size_t i = 0; i < m.buffers.size(); ++i) {
+    const BufferDecl &buffer = m.buffers[i];
+    if (buffer.kind != BufferKind::Temp || p.memory[i] == 0 || p.borrowed[i])
+      continue;
+    CUresult result = driver().cuMemsetD8Async(p.memory[i], 0,
+                                               size_t(buffer.bytes), stream);
+    if (result != CUDA_SUCCESS)
+      return cudaFail(result, api,
+                      m.where(buffer.line) + ": zeroing temp buffer " +
+                          std::to_string(buffer.id) + " (cuMemsetD8Async)");
+  }
+  CUresult result = driver().cuStreamSynchronize(stream);
+  if (result != CUDA_SUCCESS)
+    return cudaFail(result, api, "waiting for the zeroed temps "
+                                 "(cuStreamSynchronize)");
+  p.params.clear();
+  for (size_t i = 0; i < m.params.size(); ++i)
+    p.params.push_back(CUdeviceptr(params[i]));
+  p.bound = true;
+  *shared = 1;
   return SPARSEOPT_OK;
 }
 
@@ -922,6 +1007,58 @@ sparseopt_status sparseopt_program_bind(sparseopt_program p,
     if (Status st = requireContext(api))
       return st;
     return bindProgram(api, *p, params, toCUstream(s));
+  });
+}
+
+sparseopt_status sparseopt_program_bind_shared(
+    sparseopt_program p, const sparseopt_deviceptr *params, size_t num_params,
+    sparseopt_program donor, sparseopt_stream s, int *shared) {
+  const char *api = "sparseopt_program_bind_shared";
+  return guarded(api, [&]() -> Status {
+    if (p == nullptr)
+      return nullArgument(api, "p");
+    if (donor == nullptr)
+      return nullArgument(api, "donor");
+    if (shared == nullptr)
+      return nullArgument(api, "shared");
+    if (donor == p)
+      return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
+                  "a program cannot be its own donor");
+    const Manifest &m = p->manifest;
+    if (num_params != m.params.size())
+      return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
+                  "the program has " + std::to_string(m.params.size()) +
+                      " param(s), got " + std::to_string(num_params));
+    if (Status st = checkPointers(api, m, m.params, params, "param"))
+      return st;
+    if (!p->loaded || !donor->loaded)
+      return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
+                  "the program and its donor must be loaded "
+                  "(sparseopt_program_load) to bind");
+    if (Status st = requireContext(api))
+      return st;
+    return bindShared(api, *p, params, *donor, toCUstream(s), shared);
+  });
+}
+
+int sparseopt_program_prepare_shareable(sparseopt_program p,
+                                        sparseopt_program donor) {
+  const char *api = "sparseopt_program_prepare_shareable";
+  return guardedValue(api, -1, [&]() -> int {
+    if (p == nullptr || donor == nullptr) {
+      nullArgument(api, p == nullptr ? "p" : "donor");
+      return -1;
+    }
+    // Without bound pointers, a param is the same when it has the same
+    // index (programs imported from one model list them alike).
+    PrepareMatch match = matchPrepareStages(
+        p->manifest, moduleText(*p), donor->manifest, moduleText(*donor),
+        [](int mine, int theirs) { return mine == theirs; });
+    if (!match.matches) {
+      fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api, match.why);
+      return 0;
+    }
+    return 1;
   });
 }
 

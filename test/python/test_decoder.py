@@ -365,3 +365,28 @@ def test_reference_backend_refuses_cuda_graphs(exported):
     model, out, _ = exported
     with pytest.raises(sdec.DecoderError, match="cuda_graphs applies to the cuda backend"):
         sdec.load_decoder(out, model, backend="reference", cuda_graphs=True)
+
+
+def test_sparse_weights_prepared_once_across_programs(tmp_path):
+    """The prefill and decode programs of a 2:4 decoder compress each weight
+    with the same kernels into the same layouts: every decode program's
+    prepare stage is the prefill's, so load_decoder binds them to the
+    prefill's compressed weights (runtime.Program.prepare_shareable, the
+    parse-level form of that match). A program of another model does not
+    match, and says why."""
+    pytest.importorskip("sparse_opt.compiler")
+    from sparse_opt import runtime
+    c = models.Config(vocab=64, d=128, layers=1, heads=2, kv_heads=1, ffn=256, seq=16,
+                      cache_batch=2, cache_len=32)
+    model = models.Decoder(c, device="meta")
+    sparsity = {n: "2:4" for n in models.block_linear_names(model)}
+    sdec.export(model, tmp_path / "a", prefill=(2, 16), decode_batches=(1, 2), dtype="bf16", sparsity=sparsity)
+    progs = {n: runtime.parse(tmp_path / "a" / n) for n in ("prefill", "decode_b1", "decode_b2")}
+    for name in ("decode_b1", "decode_b2"):
+        ok, why = progs[name].prepare_shareable(progs["prefill"])
+        assert ok, why
+    other = models.Config(**{**c.__dict__, "ffn": 512})
+    sdec.export(models.Decoder(other, device="meta"), tmp_path / "b", prefill=(2, 16), decode_batches=(1,),
+                dtype="bf16", sparsity=sparsity)
+    ok, why = runtime.parse(tmp_path / "b" / "decode_b1").prepare_shareable(progs["prefill"])
+    assert not ok and why

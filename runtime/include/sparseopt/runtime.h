@@ -481,6 +481,32 @@ SPARSEOPT_API sparseopt_status sparseopt_program_bind(
     sparseopt_program p, const sparseopt_deviceptr *params, size_t num_params,
     sparseopt_stream s);
 
+/* Binds p like sparseopt_program_bind, but where p's prepare stage is
+ * donor's (a bound, loaded program compiled from the same model, e.g. a
+ * decoder's prefill program for its decode programs) p uses the donor's
+ * prepared buffers (the compressed weights) instead of preparing its own:
+ * p's copies are freed, its prepare steps and checks do not run (the
+ * donor's did), *shared is set to 1. The stages match when they have the
+ * same steps, all launches, of kernels with the same PTX definition on the
+ * same grid, block and shared bytes, with the same immediates, the same
+ * param tensors (the pointers given here equal to the donor's bound ones)
+ * and temp buffers of the same sizes that correspond one to one (none in
+ * an arena, none a stat). Otherwise this is a plain bind and *shared is 0.
+ * The donor must stay loaded, and not be rebound, while p uses its
+ * buffers; a later plain bind of p gives it buffers of its own again.
+ * Errors: those of sparseopt_program_bind, INVALID_ARGUMENT (NULL donor or
+ * shared, p its own donor, either only parsed). */
+SPARSEOPT_API sparseopt_status sparseopt_program_bind_shared(
+    sparseopt_program p, const sparseopt_deviceptr *params, size_t num_params,
+    sparseopt_program donor, sparseopt_stream s, int *shared);
+
+/* Whether p's prepare stage is donor's as sparseopt_program_bind_shared
+ * matches them, with params compared by index (parsed programs have no
+ * pointers): 1 yes, 0 no (sparseopt_last_error() says what differs), -1
+ * a NULL program. Works on parsed programs (no GPU). */
+SPARSEOPT_API int sparseopt_program_prepare_shareable(sparseopt_program p,
+                                                      sparseopt_program donor);
+
 /* Enqueues the run steps (launches and gemms, in file order; every step of a
  * program without 'stage' lines) of a loaded program on stream s (NULL:
  * default stream), asynchronously, without allocating or synchronizing (a
