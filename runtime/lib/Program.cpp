@@ -557,6 +557,24 @@ std::string weightMessage(const CheckDecl &check, int32_t value) {
          std::to_string(check.n) + " nonzeros";
 }
 
+/// Zeroes every temp buffer of `p` on `stream`, as a bind does, except the
+/// ones borrowed from a donor (they hold its prepared weights).
+Status zeroTemps(const char *api, sparseopt_program_s &p, CUstream stream) {
+  const Manifest &m = p.manifest;
+  for (size_t i = 0; i < m.buffers.size(); ++i) {
+    const BufferDecl &buffer = m.buffers[i];
+    if (buffer.kind != BufferKind::Temp || p.memory[i] == 0 || p.borrowed[i])
+      continue;
+    CUresult result = driver().cuMemsetD8Async(p.memory[i], 0,
+                                               size_t(buffer.bytes), stream);
+    if (result != CUDA_SUCCESS)
+      return cudaFail(result, api,
+                      m.where(buffer.line) + ": zeroing temp buffer " +
+                          std::to_string(buffer.id) + " (cuMemsetD8Async)");
+  }
+  return SPARSEOPT_OK;
+}
+
 /// Binds `params` (parallel to the manifest's params; may be NULL when
 /// there are none) to a loaded program: zeroes every temp buffer and runs
 /// the prepare steps on `stream`, waits for that stream, then evaluates the
@@ -579,17 +597,8 @@ Status bindProgram(const char *api, sparseopt_program_s &p,
   }
   // Prepare kernels may accumulate (with atomics) into zeroed temps; the
   // memsets are ordered before them on the same stream.
-  for (size_t i = 0; i < m.buffers.size(); ++i) {
-    const BufferDecl &buffer = m.buffers[i];
-    if (buffer.kind != BufferKind::Temp || p.memory[i] == 0)
-      continue;
-    CUresult result = driver().cuMemsetD8Async(p.memory[i], 0,
-                                               size_t(buffer.bytes), stream);
-    if (result != CUDA_SUCCESS)
-      return cudaFail(result, api,
-                      m.where(buffer.line) + ": zeroing temp buffer " +
-                          std::to_string(buffer.id) + " (cuMemsetD8Async)");
-  }
+  if (Status s = zeroTemps(api, p, stream))
+    return s;
   std::vector<CUdeviceptr> address(p.memory);
   for (size_t i = 0; i < m.params.size(); ++i)
     address[m.params[i]] = CUdeviceptr(params[i]);
@@ -663,17 +672,8 @@ Status bindShared(const char *api, sparseopt_program_s &p,
     return bindProgram(api, p, params, stream);
   const Manifest &m = p.manifest;
   std::lock_guard<std::mutex> lock(p.runMutex);
-  for (size_t i = 0; i < m.buffers.size(); ++i) {
-    const BufferDecl &buffer = m.buffers[i];
-    if (buffer.kind != BufferKind::Temp || p.memory[i] == 0 || p.borrowed[i])
-      continue;
-    CUresult result = driver().cuMemsetD8Async(p.memory[i], 0,
-                                               size_t(buffer.bytes), stream);
-    if (result != CUDA_SUCCESS)
-      return cudaFail(result, api,
-                      m.where(buffer.line) + ": zeroing temp buffer " +
-                          std::to_string(buffer.id) + " (cuMemsetD8Async)");
-  }
+  if (Status s = zeroTemps(api, p, stream))
+    return s;
   CUresult result = driver().cuStreamSynchronize(stream);
   if (result != CUDA_SUCCESS)
     return cudaFail(result, api, "waiting for the zeroed temps "
