@@ -84,6 +84,46 @@ def decode_check_table(records):
     return "\n".join(rows)
 
 
+def _k(x):
+    return "%.0fk" % (x / 1e3) if x >= 1e4 else "%.0f" % x
+
+
+def readme_summary(prefill, decode, attention):
+    """The README's measured sentences, from the records (never typed)."""
+    llama = {r["variant"]: r for r in prefill if r["shape"]["style"] == "llama" and r["shape"]["d"] == 4096}
+    lines = []
+    if "dense" in llama:
+        d = llama["dense"]
+        parts = ["dense %s tokens/s (torch %s)" % (_k(d["tokens_per_s"]), _k(d["baselines"]["torch_eager"]))]
+        names = {"2:4": "every block linear 2:4", "6:8": "6:8", "twell": "the TwELL ReLU FFN",
+                 "combo": "2:4 and 6:8 projections with the TwELL FFN and ladder residuals"}
+        for v in ("2:4", "6:8", "twell", "combo"):
+            if v in llama:
+                parts.append("%s %s" % (names[v], _k(llama[v]["tokens_per_s"])))
+        ok = all(r["correct"] for r in llama.values())
+        lines.append("Prefill of %d tokens on an %s (bf16, Llama-3-8B shape; torch eager on the same module "
+                     "in the same process): %s; %s." % (
+                         d["shape"]["tokens"], d["gpu"].replace("NVIDIA ", ""), ", ".join(parts),
+                         "all within the logits' error bar against torch's fp32 forward" if ok
+                         else "not all within the logits' error bar (see docs/performance.md)"))
+    prefill_attn = [r for r in attention if r.get("variant") == "llama8b_prefill" and "ours_us" in r]
+    if prefill_attn:
+        a = prefill_attn[0]
+        lines.append("Attention at that shape takes %.0f µs, %.2f× torch's cuDNN backend." % (
+            a["ours_us"], a["ours_us"] / a["baselines"]["cudnn"]))
+    dense = sorted((r for r in decode if r["variant"] == "dense" and r["shape"]["style"] == "llama"),
+                   key=lambda r: r["shape"]["batch"])
+    if dense:
+        lines.append("Decoding at context %d: %s tokens/s at batch %s, against %s for torch eager in a CUDA "
+                     "graph." % (dense[0]["shape"]["context"],
+                                 " / ".join(_k(r["tokens_per_s"]) for r in dense),
+                                 " / ".join(str(r["shape"]["batch"]) for r in dense),
+                                 " / ".join(_k(r["baselines"]["torch_eager_graph"]) for r in dense)))
+    lines.append("(Generated from `bench/results/` by `bench/model/report_model.py`; tables and commands in "
+                 "`docs/performance.md`.)")
+    return "\n".join(lines)
+
+
 def attention_table(records):
     rows = ["| case | B×H/Hkv×Sq×Sk×D | causal | kernel | ours µs | TFLOP/s | cuDNN µs | flash µs "
             "| ours / cuDNN |",
@@ -121,6 +161,9 @@ def main():
     doc = replace_section(doc, "model-decode-check", decode_check_table(checks))
     print(decode_table(decode))
     print(decode_check_table(checks))
+    readme = (ROOT / "README.md").read_text()
+    (ROOT / "README.md").write_text(replace_section(readme, "readme-models",
+                                                    readme_summary(prefill, decode, attention)))
     models = prefill
     doc = replace_section(doc, "attention", attention_table(attention))
     DOC.write_text(doc)
