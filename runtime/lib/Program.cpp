@@ -686,6 +686,17 @@ Status bindShared(const char *api, sparseopt_program_s &p,
   return SPARSEOPT_OK;
 }
 
+/// The checks every bind makes of its params: their count, then each
+/// pointer (checkPointers).
+Status checkParams(const char *api, const Manifest &m,
+                   const sparseopt_deviceptr *params, size_t num_params) {
+  if (num_params != m.params.size())
+    return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
+                "the program has " + std::to_string(m.params.size()) +
+                    " param(s), got " + std::to_string(num_params));
+  return checkPointers(api, m, m.params, params, "param");
+}
+
 /// Reports a NULL program for the query `api`.
 bool validProgram(const char *api, sparseopt_program p) {
   if (p != nullptr)
@@ -993,11 +1004,7 @@ sparseopt_status sparseopt_program_bind(sparseopt_program p,
     if (p == nullptr)
       return nullArgument(api, "p");
     const Manifest &m = p->manifest;
-    if (num_params != m.params.size())
-      return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
-                  "the program has " + std::to_string(m.params.size()) +
-                      " param(s), got " + std::to_string(num_params));
-    if (Status st = checkPointers(api, m, m.params, params, "param"))
+    if (Status st = checkParams(api, m, params, num_params))
       return st;
     if (!p->loaded)
       return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
@@ -1024,12 +1031,7 @@ sparseopt_status sparseopt_program_bind_shared(
     if (donor == p)
       return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
                   "a program cannot be its own donor");
-    const Manifest &m = p->manifest;
-    if (num_params != m.params.size())
-      return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
-                  "the program has " + std::to_string(m.params.size()) +
-                      " param(s), got " + std::to_string(num_params));
-    if (Status st = checkPointers(api, m, m.params, params, "param"))
+    if (Status st = checkParams(api, p->manifest, params, num_params))
       return st;
     if (!p->loaded || !donor->loaded)
       return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,

@@ -14,6 +14,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from sparse_opt.markers import all_reduce
+from sparse_opt.models import RMSNorm as _RMSNorm, rotate_half  # noqa: F401
 
 
 class MLP(nn.Module):
@@ -53,20 +54,9 @@ class GatedFFN(nn.Module):
         return self.down(torch.relu(self.gate(x)) * self.up(x))
 
 
-class RMSNorm(nn.Module):
-    def __init__(self, d, eps=1e-6):
-        super().__init__()
-        self.eps = eps
-        self.weight = nn.Parameter(torch.ones(d))
-
-    def forward(self, x):
-        var = x.pow(2).mean(-1, keepdim=True)
-        return x * torch.rsqrt(var + self.eps) * self.weight
-
-
-def rotate_half(x):
-    half = x.size(-1) // 2
-    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+def RMSNorm(d, eps=1e-6):
+    """The package's RMSNorm (decomposed: torch 1.13 has no nn.RMSNorm)."""
+    return _RMSNorm(d, eps)
 
 
 class Attention(nn.Module):

@@ -225,24 +225,27 @@ LogicalResult SGPUDialect::verifyRegionArgAttribute(Operation *op,
                                                     unsigned argIndex,
                                                     NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
-  if (name == kReplicatedAttr) {
-    if (!isa<FunctionOpInterface>(op) || regionIndex != 0)
-      return op->emitError() << "'" << name
-                             << "' is a function argument attribute, not an "
-                                "attribute of a region argument of '"
-                             << op->getName() << "'";
-    if (!isa<UnitAttr>(attr.getValue()))
-      return op->emitError() << "'" << name << "' on argument #" << argIndex
-                             << " is a unit attribute, got "
-                             << attr.getValue();
-    return success();
-  }
+  auto func = dyn_cast<FunctionOpInterface>(op);
+  // Every sgpu argument attribute belongs on a function's arguments.
+  auto onFunction = [&]() -> LogicalResult {
+    if (func && regionIndex == 0)
+      return success();
+    return op->emitError() << "'" << name
+                           << "' is a function argument attribute, not an "
+                              "attribute of a region argument of '"
+                           << op->getName() << "'";
+  };
+  auto unit = [&]() -> LogicalResult {
+    if (isa<UnitAttr>(attr.getValue()))
+      return success();
+    return op->emitError() << "'" << name << "' on argument #" << argIndex
+                           << " is a unit attribute, got " << attr.getValue();
+  };
+  if (name == kReplicatedAttr)
+    return failure(failed(onFunction()) || failed(unit()));
   if (name == kParamAttr) {
-    if (!isa<FunctionOpInterface>(op) || regionIndex != 0)
-      return op->emitError() << "'" << name
-                             << "' is a function argument attribute, not an "
-                                "attribute of a region argument of '"
-                             << op->getName() << "'";
+    if (failed(onFunction()))
+      return failure();
     auto qualified = dyn_cast<StringAttr>(attr.getValue());
     if (!qualified || qualified.getValue().empty())
       return op->emitError() << "'" << name << "' on argument #" << argIndex
@@ -252,16 +255,8 @@ LogicalResult SGPUDialect::verifyRegionArgAttribute(Operation *op,
     return success();
   }
   if (name == kStateAttr) {
-    auto func = dyn_cast<FunctionOpInterface>(op);
-    if (!func || regionIndex != 0)
-      return op->emitError() << "'" << name
-                             << "' is a function argument attribute, not an "
-                                "attribute of a region argument of '"
-                             << op->getName() << "'";
-    if (!isa<UnitAttr>(attr.getValue()))
-      return op->emitError() << "'" << name << "' on argument #" << argIndex
-                             << " is a unit attribute, got "
-                             << attr.getValue();
+    if (failed(onFunction()) || failed(unit()))
+      return failure();
     if (!func.getArgAttr(argIndex, kParamAttr))
       return op->emitError() << "'" << name << "' on argument #" << argIndex
                              << " needs '" << kParamAttr
