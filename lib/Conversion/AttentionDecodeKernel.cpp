@@ -34,6 +34,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AttentionKernels.h"
+#include "FloatMath.h"
 #include "GPUKernel.h"
 #include "IndexMath.h"
 #include "ModelOpsToGPU.h"
@@ -110,25 +111,20 @@ DecodeShape shapeOf(AttentionOp op) {
 
 /// The split kernel's body (arguments q, k, v, positions, partial acc,
 /// partial m/l; workgroup buffers for the warps' m/l and acc).
-struct SplitBuilder {
-  OpBuilder &b;
-  Location loc;
+/// e^(x - base) for an online softmax, where base = -inf (nothing seen
+/// yet) gives 0 for x = -inf instead of NaN.
+Value scaledExp(FloatMath &fm, Value x, Value base, Value negInf) {
+  Value none = arith::CmpFOp::create(fm.b, fm.loc, arith::CmpFPredicate::OEQ,
+                                     base, negInf);
+  Value safe = arith::SelectOp::create(fm.b, fm.loc, none, fm.f32(0), base);
+  return fm.exp(fm.subf(x, safe));
+}
+
+struct SplitBuilder : FloatMath {
   IndexMath im;
   DecodeShape s;
   Type et;
   float scale;
-
-  Value f32(double x) {
-    return arith::ConstantOp::create(b, loc, b.getF32Type(),
-                                     b.getF32FloatAttr(x));
-  }
-  Value addf(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
-  Value mulf(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
-  Value subf(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
-  Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
-  Value maxf(Value x, Value y) {
-    return arith::MaximumFOp::create(b, loc, x, y);
-  }
 
   /// The V columns [sub * V, sub * V + V) of row `idx` of `mem`, in f32
   /// (sub: the lane's index in its group).
@@ -144,15 +140,6 @@ struct SplitBuilder {
       out.push_back(im.toF32(
           vector::ExtractOp::create(b, loc, vec, ArrayRef<int64_t>{i})));
     return out;
-  }
-
-  /// e^(x - base), with base = -inf (nothing seen yet) giving 0 for x =
-  /// -inf instead of NaN.
-  Value scaledExp(Value x, Value base, Value negInf) {
-    Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                       base, negInf);
-    Value safe = arith::SelectOp::create(b, loc, none, f32(0), base);
-    return exp(subf(x, safe));
   }
 
   /// The sum of `v` over the lanes of this lane's group (L lanes aligned to
@@ -183,8 +170,8 @@ struct SplitBuilder {
         sc = arith::SelectOp::create(b, loc, valid, sc, negInf);
       Value m = state[g * per], l = state[g * per + 1];
       Value mNew = maxf(m, sc);
-      Value corr = scaledExp(m, mNew, negInf);
-      Value pj = scaledExp(sc, mNew, negInf);
+      Value corr = scaledExp(*this, m, mNew, negInf);
+      Value pj = scaledExp(*this, sc, mNew, negInf);
       next.push_back(mNew);
       next.push_back(addf(mulf(l, corr), pj));
       for (int64_t i = 0; i < s.v; ++i)
@@ -299,8 +286,8 @@ struct SplitBuilder {
         Value lSum = f32(0), acc = f32(0);
         for (int64_t w = 0; w < stride; ++w) {
           Value at = im.mul(im.add(g, w * s.group), 2);
-          Value f = scaledExp(memref::LoadOp::create(b, loc, sml, at), mMax,
-                              negInf);
+          Value f = scaledExp(*this, memref::LoadOp::create(b, loc, sml, at),
+                              mMax, negInf);
           lSum = addf(lSum, mulf(f, memref::LoadOp::create(
                                         b, loc, sml, im.add(at, 1))));
           Value accAt = im.add(im.mul(im.add(g, w * s.group), s.d), c);
@@ -329,14 +316,11 @@ struct SplitBuilder {
 /// as [B * H, D]).
 void buildCombine(OpBuilder &b, Location loc, const DecodeShape &s,
                   gpu::GPUFuncOp func) {
+  FloatMath fm{b, loc};
   IndexMath im{b, loc};
   Value pacc = func.getArgument(0), pml = func.getArgument(1),
         out = func.getArgument(2);
-  auto f32 = [&](double x) -> Value {
-    return arith::ConstantOp::create(b, loc, b.getF32Type(),
-                                     b.getF32FloatAttr(x));
-  };
-  Value negInf = f32(-std::numeric_limits<double>::infinity());
+  Value negInf = fm.f32(-std::numeric_limits<double>::infinity());
   Value e = im.add(
       im.mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
              kCombineThreads),
@@ -345,39 +329,25 @@ void buildCombine(OpBuilder &b, Location loc, const DecodeShape &s,
   im.ifThen(im.lt(e, total), [&] {
     Value row = im.div(e, s.d), c = im.rem(e, s.d);
     Value first = im.mul(row, s.splits);
+    auto ml = [&](int64_t split, int64_t which) -> Value {
+      return memref::LoadOp::create(
+          b, loc, pml, ValueRange{im.add(im.mul(im.add(first, split), 2), which)});
+    };
     Value mMax = negInf;
     for (int64_t sp = 0; sp < s.splits; ++sp)
-      mMax = arith::MaximumFOp::create(
-          b, loc, mMax,
-          memref::LoadOp::create(b, loc, pml,
-                                 ValueRange{im.mul(im.add(first, sp), 2)}));
-    Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                       mMax, negInf);
-    Value safe = arith::SelectOp::create(b, loc, none, f32(0), mMax);
-    Value lSum = f32(0), acc = f32(0);
+      mMax = fm.maxf(mMax, ml(sp, 0));
+    Value lSum = fm.f32(0), acc = fm.f32(0);
     for (int64_t sp = 0; sp < s.splits; ++sp) {
-      Value r = im.add(first, sp);
-      Value f = math::ExpOp::create(
-          b, loc,
-          arith::SubFOp::create(
-              b, loc, memref::LoadOp::create(b, loc, pml, im.mul(r, 2)),
-              safe));
-      lSum = arith::AddFOp::create(
-          b, loc, lSum,
-          arith::MulFOp::create(
-              b, loc, f,
-              memref::LoadOp::create(b, loc, pml, im.add(im.mul(r, 2), 1))));
-      acc = arith::AddFOp::create(
-          b, loc, acc,
-          arith::MulFOp::create(
-              b, loc, f,
-              memref::LoadOp::create(b, loc, pacc,
-                                     im.add(im.mul(r, s.d), c))));
+      Value f = scaledExp(fm, ml(sp, 0), mMax, negInf);
+      lSum = fm.addf(lSum, fm.mulf(f, ml(sp, 1)));
+      Value partial = memref::LoadOp::create(
+          b, loc, pacc, ValueRange{im.add(im.mul(im.add(first, sp), s.d), c)});
+      acc = fm.addf(acc, fm.mulf(f, partial));
     }
     Value seen = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
-                                       lSum, f32(0));
-    Value o = arith::SelectOp::create(
-        b, loc, seen, arith::DivFOp::create(b, loc, acc, lSum), f32(0));
+                                       lSum, fm.f32(0));
+    Value o = arith::SelectOp::create(b, loc, seen, fm.divf(acc, lSum),
+                                      fm.f32(0));
     im.storeRounded(o, out, {row, c});
   });
 }
@@ -446,7 +416,7 @@ Value mlir::sgpu::buildAttentionDecode(OpBuilder &b, Location loc,
       {workgroupBuffer(kb, s.partials() * s.group * 2, f32),
        workgroupBuffer(kb, s.partials() * s.group * s.d, f32)},
       threads);
-  SplitBuilder{kb, loc, IndexMath{kb, loc}, s, et,
+  SplitBuilder{{kb, loc}, IndexMath{kb, loc}, s, et,
                op.getScale().convertToFloat()}
       .build(split);
   finishKernel(kb, loc, split);

@@ -35,6 +35,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AttentionKernels.h"
+#include "FloatMath.h"
 #include "GPUKernel.h"
 #include "IndexMath.h"
 #include "ModelOpsToGPU.h"
@@ -53,9 +54,7 @@ namespace {
 
 constexpr int64_t kPad = 8; // elements of padding per shared-memory row
 
-struct MmaAttentionBuilder {
-  OpBuilder &b;
-  Location loc;
+struct MmaAttentionBuilder : FloatMath {
   IndexMath im;
   AttentionOp op;
   int64_t batch, heads, sq, d, group, sk;
@@ -65,7 +64,7 @@ struct MmaAttentionBuilder {
   Value lane, g, t;
 
   MmaAttentionBuilder(OpBuilder &b, Location loc, AttentionOp op)
-      : b(b), loc(loc), im{b, loc}, op(op) {
+      : FloatMath{b, loc}, im{b, loc}, op(op) {
     auto qt = op.getQuery().getType(), kt = op.getKey().getType();
     batch = qt.getDimSize(0);
     heads = qt.getDimSize(1);
@@ -78,17 +77,7 @@ struct MmaAttentionBuilder {
     causal = op.getCausal();
   }
 
-  Value f32(double v) {
-    return arith::ConstantOp::create(b, loc, b.getF32Type(),
-                                     b.getF32FloatAttr(v));
-  }
   Value i32zero() { return im.i32(0); }
-  Value maxf(Value x, Value y) {
-    return arith::MaximumFOp::create(b, loc, x, y);
-  }
-  Value mulf(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
-  Value addf(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
-  Value subf(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
 
   /// Two consecutive 16-bit elements at `idx` of `mem`, as one 32-bit word.
   Value pair(Value mem, ValueRange idx) {

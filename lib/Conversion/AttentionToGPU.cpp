@@ -26,6 +26,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "AttentionKernels.h"
+#include "FloatMath.h"
 #include "GPUKernel.h"
 #include "IndexMath.h"
 #include "ModelOpsToGPU.h"
@@ -43,9 +44,7 @@ constexpr int64_t kWarp = 32;
 constexpr int64_t kMaxHeadSize = 256;
 
 /// Builds the kernel body; see the file comment.
-struct AttentionKernelBuilder {
-  OpBuilder &b;
-  Location loc;
+struct AttentionKernelBuilder : FloatMath {
   IndexMath im;
   AttentionOp op;
   int64_t batch, heads, sq, d, group, sk, dv, warps;
@@ -53,7 +52,7 @@ struct AttentionKernelBuilder {
 
   AttentionKernelBuilder(OpBuilder &b, Location loc, AttentionOp op,
                          int64_t warps)
-      : b(b), loc(loc), im{b, loc}, op(op), warps(warps) {
+      : FloatMath{b, loc}, im{b, loc}, op(op), warps(warps) {
     auto qt = op.getQuery().getType(), kt = op.getKey().getType(),
          vt = op.getValue().getType();
     batch = qt.getDimSize(0);
@@ -65,14 +64,6 @@ struct AttentionKernelBuilder {
     dv = vt.getDimSize(3);
     scale = op.getScale().convertToFloat();
   }
-
-  Value f32(double v) {
-    return arith::ConstantOp::create(b, loc, b.getF32Type(),
-                                     b.getF32FloatAttr(v));
-  }
-  Value addf(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
-  Value mulf(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
-  Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
 
   /// `mem[idx..., c]` in f32 for c = lane + 32a, 0 past `n` columns.
   Value loadColumn(Value mem, SmallVector<Value> idx, Value lane, int64_t a,
