@@ -101,13 +101,14 @@ def export(module, directory, prefill=(1, 128), decode_batches=(1,), dtype=None,
         if not names:
             raise DecoderError("the model keeps no KV cache: write it with sparse_opt.markers.cache_write "
                                "into buffers of the model (docs/models.md)")
-        types = {n: t for t, n in arguments(text) if n in names}
+        args = arguments(text)
+        types = {n: t for t, n in args if n in names}
         if states is None:
             states = types
         elif types != states:
             raise DecoderError("program %s keeps other state than the first program: %s vs %s"
                                % (name, sorted(types.items()), sorted(states.items())))
-        pos_rank = len(_shape(arguments(text)[1][0])) if len(arguments(text)) > 1 else 0
+        pos_rank = len(_shape(args[1][0])) if len(args) > 1 else 0
         if pos_rank not in (1, 2):
             raise DecoderError("the model must take forward(ids, positions): positions B x S (one per "
                                "token) or S (the same for every sequence)")

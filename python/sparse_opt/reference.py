@@ -88,8 +88,8 @@ def _split_top(text):
     return [p.strip() for p in parts]
 
 
-def arguments(text, function="forward"):
-    """[(type text, param name or None)] of the arguments of @function."""
+def _argument_parts(text, function):
+    """[(type text, param name or None, is state)] of @function's arguments."""
     m = re.search(r"func\.func @%s\((.*?)\) -> " % re.escape(function), text)
     if not m:
         raise ValueError("no @%s function" % function)
@@ -98,9 +98,16 @@ def arguments(text, function="forward"):
         am = re.fullmatch(r'%[\w.$-]+: (tensor<.*?>)(?: \{(.*)\})?', arg)
         if not am:
             raise ValueError("cannot read argument %r" % arg)
-        pm = re.search(r'sgpu\.param = "((?:[^"\\]|\\.)*)"', am.group(2) or "")
-        out.append((am.group(1), pm.group(1).replace('\\"', '"').replace("\\\\", "\\") if pm else None))
+        attrs = am.group(2) or ""
+        pm = re.search(r'sgpu\.param = "((?:[^"\\]|\\.)*)"', attrs)
+        name = pm.group(1).replace('\\"', '"').replace("\\\\", "\\") if pm else None
+        out.append((am.group(1), name, bool(pm) and bool(re.search(r"\bsgpu\.state\b", attrs))))
     return out
+
+
+def arguments(text, function="forward"):
+    """[(type text, param name or None)] of the arguments of @function."""
+    return [(t, n) for t, n, _ in _argument_parts(text, function)]
 
 
 def param_names(text, function="forward"):
@@ -153,13 +160,7 @@ def _param_constant(a, type_text):
 
 def _state_names(text, function="forward"):
     """The qualified names of @function's state params (sgpu.state)."""
-    m = re.search(r"func\.func @%s\((.*?)\) -> " % re.escape(function), text)
-    out = []
-    for arg in _split_top(m.group(1)) if m else []:
-        pm = re.search(r'sgpu\.param = "((?:[^"\\]|\\.)*)"', arg)
-        if pm and re.search(r"\bsgpu\.state\b", arg):
-            out.append(pm.group(1))
-    return out
+    return [n for _, n, state in _argument_parts(text, function) if state]
 
 
 def _lower(module):

@@ -21,6 +21,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .. import markers
+from . import fx_cache
 from .emitter import FLOAT_TYPES, ImportError_, Value, promote
 
 REQUIRED = object()
@@ -56,19 +57,6 @@ class NoValue:
 
     def __init__(self, what):
         self.what = what
-
-
-class GatheredCausal:
-    """Rows of a causal table picked by positions (`causal_mask[None, None,
-    input_pos]`): not computed, only read as an attention's mask, which
-    becomes attention over a cache with those positions."""
-
-    def __init__(self, positions):
-        self.positions = positions
-
-    def __repr__(self):
-        return ("a causal mask gathered by positions (supported only as the attn_mask of "
-                "scaled_dot_product_attention over a KV cache)")
 
 
 class FoldedTranspose:
@@ -836,10 +824,9 @@ def _getitem(ctx, c):
         return r
     if not isinstance(base, Value):
         raise ImportError_("indexing a %s" % type(base).__name__)
-    from .fx_patterns import gathered_causal_positions
-    pos = gathered_causal_positions(ctx, ctx.node, "keep") if ctx.node is not None else None
+    pos = fx_cache.gathered_causal_positions(ctx, ctx.node, "keep") if ctx.node is not None else None
     if pos is not None:
-        return GatheredCausal(pos)
+        return fx_cache.GatheredCausal(pos)
     return _index_tensor(ctx, base, index)
 
 
@@ -947,8 +934,7 @@ def causal_mask(sq, sk) -> torch.Tensor:
     return torch.ones(sq, sk, dtype=torch.bool).tril()
 
 
-def attention(ctx, q: Value, k: Value, v: Value, mask=None, causal=False, scale=None, top_left=False,
-              positions=None):
+def attention(ctx, q: Value, k: Value, v: Value, mask=None, causal=False, scale=None, top_left=False):
     """sgpu.attention on 4-D q/k/v (3-D ones get a head dim of 1). `top_left`:
     `causal` is torch's is_causal, aligned to the top-left corner."""
     dts = {q.dtype, k.dtype, v.dtype}
@@ -970,16 +956,12 @@ def attention(ctx, q: Value, k: Value, v: Value, mask=None, causal=False, scale=
         causal = False
     if isinstance(mask, Value) and mask.dtype != "i1" and mask.dtype not in (q.dtype, "f32"):
         mask = _cast(ctx, mask, q.dtype)
-    if positions is not None:
-        pos = ctx.value(positions)
-        return ctx.e.attention(q, k, v, None, True, scale, ctx.loc, positions=pos)
     out = ctx.e.attention(q, k, v, mask, causal, scale, ctx.loc)
     return ctx.e.reshape(out, (out.shape[0],) + out.shape[2:], ctx.loc) if squeeze else out
 
 
 def _sdpa(ctx, c):
-    from .fx_patterns import gathered_causal_positions
-    pos = gathered_causal_positions(ctx, c.args["attn_mask"], "keep")
+    pos = fx_cache.gathered_causal_positions(ctx, c.args["attn_mask"], "keep")
     if pos is not None:
         # causal_mask[None, None, positions] over a cache: each query sees
         # the keys up to its position.
@@ -987,7 +969,7 @@ def _sdpa(ctx, c):
             raise ImportError_("scaled_dot_product_attention over a cache with dropout or is_causal")
         scale = ctx.operand(c.args["scale"])
         q, k, v = ctx.value(c.args["query"]), ctx.value(c.args["key"]), ctx.value(c.args["value"])
-        return attention(ctx, q, k, v, None, True, None if scale is None else float(scale), positions=pos)
+        return fx_cache.attend_cache(ctx, q, k, v, None if scale is None else float(scale), pos)
     a = {k: ctx.operand(v) for k, v in c.args.items()}
     if a["dropout_p"]:
         raise ImportError_("scaled_dot_product_attention with dropout_p=%s" % a["dropout_p"])
@@ -1013,80 +995,6 @@ def _all_reduce(ctx, c):
     return ctx.e.all_reduce(ctx.value(c.args["input"]), ctx.loc)
 
 
-def _positions(ctx, arg, what):
-    pos = ctx.value(arg)
-    if pos.dtype not in ("i32", "i64") or pos.rank not in (1, 2):
-        raise ImportError_("%s: positions must be a B x S (or S) integer tensor, got %s" % (what, pos.type))
-    return pos
-
-
-def _cache_write(ctx, c):
-    """cache_write(self.<buffer>, new, positions): the buffer becomes a state
-    param (updated in place by the program) and later reads of it see the
-    updated cache."""
-    ref = c.args["cache"]
-    if getattr(ref, "op", None) == "get_attr":
-        ref = ParamRef(ref.target)
-    if not isinstance(ref, ParamRef):
-        raise ImportError_("cache_write: the cache must be a buffer of the model (self.k_cache), "
-                           "so that it is state the program keeps between runs")
-    new = ctx.value(c.args["new"])
-    pos = _positions(ctx, c.args["positions"], "cache_write")
-    return ctx.write_state(ref.name, lambda cache: ctx.e.cache_update(cache, new, pos, ctx.loc))
-
-
-def _cache_ref(ctx, arg, what):
-    """The ParamRef of a model buffer written as a KV cache."""
-    if getattr(arg, "op", None) == "get_attr":
-        return ParamRef(arg.target)
-    if isinstance(arg, ParamRef):
-        return arg
-    raise ImportError_("%s: only a buffer of the model (self.k_cache) can be written in place, as a KV cache "
-                       "the program keeps between runs" % what)
-
-
-def _write_cache(ctx, ref, new_arg, index_arg, what):
-    new = ctx.value(new_arg)
-    pos = ctx.value(index_arg)
-    if pos.dtype not in ("i32", "i64") or pos.rank != 1:
-        raise ImportError_("%s: the positions must be a 1-D integer tensor, got %s" % (what, pos.type))
-    return ctx.write_state(ref.name, lambda cache: ctx.e.cache_update(cache, new, pos, ctx.loc))
-
-
-def _index_copy(ctx, c):
-    """cache.index_copy_(2, positions, new) on a B x H x T x D buffer."""
-    ref = _cache_ref(ctx, c.args["input"], "index_copy_")
-    dim = ctx.operand(c.args["dim"])
-    if dim not in (2, -2):
-        raise ImportError_("index_copy_ into a cache along dim %s: only the position dimension (2 of "
-                           "B x H x T x D) is supported" % dim)
-    return _write_cache(ctx, ref, c.args["source"], c.args["index"], "index_copy_")
-
-
-def _setitem(ctx, c):
-    """cache[:, :, positions] = new on a B x H x T x D buffer (setitem has no
-    result)."""
-    ref = _cache_ref(ctx, c.args["input"], "item assignment")
-    index = c.args["index"]
-    items = list(index) if isinstance(index, tuple) else [index]
-    while items and items[-1] in (slice(None), Ellipsis):
-        items.pop()
-    if len(items) != 3 or items[0] != slice(None) or items[1] != slice(None) or not hasattr(items[2], "op"):
-        raise ImportError_("item assignment into a buffer: only cache[:, :, positions] = new (a KV cache "
-                           "written at 1-D positions) is supported")
-    _write_cache(ctx, ref, c.args["value"], items[2], "cache[:, :, positions] = new")
-    return None
-
-
-def _cached_attention(ctx, c):
-    q = ctx.value(c.args["query"])
-    kc, vc = ctx.value(c.args["key_cache"]), ctx.value(c.args["value_cache"])
-    pos = _positions(ctx, c.args["positions"], "cached_attention")
-    scale = ctx.operand(c.args["scale"])
-    return ctx.e.attention(q, kc, vc, None, True, None if scale is None else float(scale), ctx.loc,
-                           positions=pos)
-
-
 def _like(fill):
     def h(ctx, c):
         x = ctx.value(c.args["input"])
@@ -1100,8 +1008,6 @@ def _like(fill):
 HANDLERS = {
     "add": _binary("add"), "sub": _binary("sub"), "mul": _binary("mul"), "div": _binary("div"),
     "pow": _pow, "square": _square, "maximum": _maxmin("max"), "minimum": _maxmin("min"), "clamp": _clamp,
-    "cache_write": _cache_write, "cached_attention": _cached_attention, "index_copy": _index_copy,
-    "setitem": _setitem,
     "neg": _neg, "rsqrt": _float_unary("rsqrt"), "sqrt": _float_unary("sqrt"), "exp": _float_unary("exp"),
     "tanh": _float_unary("tanh"), "sigmoid": _float_unary("sigmoid"), "abs": _float_unary("abs"),
     "relu": _float_unary("relu"), "silu": _float_unary("silu"), "gelu": _float_unary("gelu"),
@@ -1119,6 +1025,7 @@ HANDLERS = {
     "layer_norm": _layer_norm, "rms_norm": _rms_norm, "sdpa": _sdpa, "all_reduce": _all_reduce,
     "zeros_like": _like(0), "ones_like": _like(1), "full_like": _like(None),
 }
+HANDLERS.update(fx_cache.HANDLERS)
 
 # Kinds whose operands may include an N:M-annotated weight (as the linear's weight).
 SPARSE_WEIGHT_KINDS = ("linear", "matmul", "addmm")

@@ -37,7 +37,7 @@ from typing import Optional
 import torch
 from torch.fx import Node
 
-from . import fx_ops
+from . import fx_cache, fx_ops
 from .emitter import ImportError_, Value, promote
 
 
@@ -259,34 +259,6 @@ def _scores(imp, cur, prev, allow_fill):
 def _broadcasts(shape, full) -> bool:
     return shape is not None and len(shape) <= len(full) and all(
         d in (1, f) for d, f in zip(reversed(shape), reversed(full)))
-
-
-def gathered_causal_positions(imp, mask, kind):
-    """The positions node when `mask` is rows of a known causal table picked
-    by a 1-D integer tensor, `table[None, None, positions]` (gpt-fast's
-    `causal_mask[None, None, input_pos]`): table `T x T` lower-triangular
-    ones for a keep-mask ("keep"), or its complement for a fill mask
-    ("fill"). Else None."""
-    if not isinstance(mask, Node):
-        return None
-    mc = imp.call(mask)
-    if mc is None or mc.kind != "getitem" or not isinstance(mc.args["input"], Node):
-        return None
-    index = mc.args["index"]
-    items = list(index) if isinstance(index, tuple) else [index]
-    while items and items[-1] in (slice(None), Ellipsis):
-        items.pop()
-    if len(items) != 3 or items[0] is not None or items[1] is not None or not isinstance(items[2], Node):
-        return None
-    pos_shape = imp.shape(items[2])
-    table = imp.known(mc.args["input"])
-    if pos_shape is None or len(pos_shape) != 1 or not isinstance(table, torch.Tensor) or table.is_meta \
-            or table.dtype != torch.bool or table.dim() != 2 or table.shape[0] != table.shape[1]:
-        return None
-    tril = torch.ones(table.shape, dtype=torch.bool).tril()
-    if not torch.equal(table.cpu(), tril if kind == "keep" else ~tril):
-        return None
-    return items[2]
 
 
 def is_causal_mask(t, sq, sk, kind) -> bool:
@@ -511,7 +483,7 @@ def match_attention(imp, p: Node) -> Optional[tuple]:
         return None
     if mask is not None and not _broadcasts(imp.shape(mask), (b, h, sq, ks[2])):
         return None
-    pos = gathered_causal_positions(imp, mask, mask_kind) if mask is not None else None
+    pos = fx_cache.gathered_causal_positions(imp, mask, mask_kind) if mask is not None else None
     if pos is not None:
         m.dropped, m.mask, m.mask_kind, m.causal, m.positions = [mask], None, None, True, pos
     elif mask is not None and is_causal_mask(imp.known_data(mask, "to tell whether the attention mask is causal"),
@@ -535,7 +507,9 @@ def emit_attention(imp, m: AttentionMatch) -> Value:
             # sgpu.attention keeps where true: not(mask), with a splat operand
             # (the emitter's i1 scalar literal does not parse).
             mask = imp.e.compare("eq", mask, fx_ops._i1(imp, False), imp.loc)
-    return fx_ops.attention(imp, q, k, v, mask, m.causal, m.scale, positions=m.positions)
+    if m.positions is not None:
+        return fx_cache.attend_cache(imp, q, k, v, m.scale, m.positions)
+    return fx_ops.attention(imp, q, k, v, mask, m.causal, m.scale)
 
 
 # --------------------------------------------------------------------- RoPE
