@@ -132,9 +132,9 @@ struct SplitBuilder : FloatMath {
     idx.push_back(im.mul(sub, s.v));
     // Aligned to its size: rows start 16-byte aligned and V divides D.
     int64_t bytes = s.v * et.getIntOrFloatBitWidth() / 8;
-    Value vec = vector::LoadOp::create(b, loc, VectorType::get({s.v}, et),
-                                       mem, idx, /*nontemporal=*/false,
-                                       llvm::Align(std::min<int64_t>(bytes, 16)));
+    Value vec = vector::LoadOp::create(
+        b, loc, VectorType::get({s.v}, et), mem, idx, /*nontemporal=*/false,
+        llvm::Align(std::min<int64_t>(bytes, 16)));
     SmallVector<Value> out;
     for (int64_t i = 0; i < s.v; ++i)
       out.push_back(im.toF32(
@@ -239,10 +239,10 @@ struct SplitBuilder : FloatMath {
             // A whole warp on one key needs no mask: j = j0 < stop.
             bool alwaysValid = s.keys == 1 && u == 0;
             Value valid = alwaysValid ? Value() : im.slt(j, stop);
-            Value row = alwaysValid
-                            ? j
-                            : arith::SelectOp::create(b, loc, valid, j, j0)
-                                  .getResult();
+            Value row =
+                alwaysValid
+                    ? j
+                    : arith::SelectOp::create(b, loc, valid, j, j0).getResult();
             SmallVector<Value> kr = loadRow(k, {bi, kvh, row}, sub);
             SmallVector<Value> vr = loadRow(v, {bi, kvh, row}, sub);
             next = step(next, qv, kr, vr, valid, negInf);
@@ -253,15 +253,14 @@ struct SplitBuilder : FloatMath {
     // The groups' states to shared memory: m, l per (group, head) from the
     // group's first lane; acc per (group, head, column).
     for (int64_t g = 0; g < s.group; ++g) {
-      im.ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, sub,
-                                      im.c(0)),
-                [&] {
-                  Value at = im.mul(im.add(im.mul(part, s.group), g), 2);
-                  memref::StoreOp::create(b, loc, loop.getResult(g * per),
-                                          sml, at);
-                  memref::StoreOp::create(b, loc, loop.getResult(g * per + 1),
-                                          sml, im.add(at, 1));
-                });
+      im.ifThen(
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, sub, im.c(0)),
+          [&] {
+            Value at = im.mul(im.add(im.mul(part, s.group), g), 2);
+            memref::StoreOp::create(b, loc, loop.getResult(g * per), sml, at);
+            memref::StoreOp::create(b, loc, loop.getResult(g * per + 1), sml,
+                                    im.add(at, 1));
+          });
       for (int64_t i = 0; i < s.v; ++i) {
         Value at = im.add(im.mul(im.add(im.mul(part, s.group), g), s.d),
                           im.add(im.mul(sub, s.v), i));
@@ -288,25 +287,23 @@ struct SplitBuilder : FloatMath {
           Value at = im.mul(im.add(g, w * s.group), 2);
           Value f = scaledExp(*this, memref::LoadOp::create(b, loc, sml, at),
                               mMax, negInf);
-          lSum = addf(lSum, mulf(f, memref::LoadOp::create(
-                                        b, loc, sml, im.add(at, 1))));
+          lSum =
+              addf(lSum,
+                   mulf(f, memref::LoadOp::create(b, loc, sml, im.add(at, 1))));
           Value accAt = im.add(im.mul(im.add(g, w * s.group), s.d), c);
-          acc = addf(acc,
-                     mulf(f, memref::LoadOp::create(b, loc, sacc, accAt)));
+          acc = addf(acc, mulf(f, memref::LoadOp::create(b, loc, sacc, accAt)));
         }
         Value h = im.add(im.mul(kvh, s.group), g);
-        Value row = im.add(im.mul(im.add(im.mul(bi, s.heads), h), s.splits),
-                           split);
-        memref::StoreOp::create(b, loc, acc, pacc,
-                                im.add(im.mul(row, s.d), c));
-        im.ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c,
-                                        im.c(0)),
-                  [&] {
-                    memref::StoreOp::create(b, loc, mMax, pml,
-                                            im.mul(row, 2));
-                    memref::StoreOp::create(b, loc, lSum, pml,
-                                            im.add(im.mul(row, 2), 1));
-                  });
+        Value row =
+            im.add(im.mul(im.add(im.mul(bi, s.heads), h), s.splits), split);
+        memref::StoreOp::create(b, loc, acc, pacc, im.add(im.mul(row, s.d), c));
+        im.ifThen(
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c, im.c(0)),
+            [&] {
+              memref::StoreOp::create(b, loc, mMax, pml, im.mul(row, 2));
+              memref::StoreOp::create(b, loc, lSum, pml,
+                                      im.add(im.mul(row, 2), 1));
+            });
       });
     }
   }
@@ -321,17 +318,17 @@ void buildCombine(OpBuilder &b, Location loc, const DecodeShape &s,
   Value pacc = func.getArgument(0), pml = func.getArgument(1),
         out = func.getArgument(2);
   Value negInf = fm.f32(-std::numeric_limits<double>::infinity());
-  Value e = im.add(
-      im.mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
-             kCombineThreads),
-      gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+  Value e = im.add(im.mul(gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
+                          kCombineThreads),
+                   gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
   int64_t total = s.batch * s.heads * s.d;
   im.ifThen(im.lt(e, total), [&] {
     Value row = im.div(e, s.d), c = im.rem(e, s.d);
     Value first = im.mul(row, s.splits);
     auto ml = [&](int64_t split, int64_t which) -> Value {
       return memref::LoadOp::create(
-          b, loc, pml, ValueRange{im.add(im.mul(im.add(first, split), 2), which)});
+          b, loc, pml,
+          ValueRange{im.add(im.mul(im.add(first, split), 2), which)});
     };
     Value mMax = negInf;
     for (int64_t sp = 0; sp < s.splits; ++sp)
@@ -344,10 +341,10 @@ void buildCombine(OpBuilder &b, Location loc, const DecodeShape &s,
           b, loc, pacc, ValueRange{im.add(im.mul(im.add(first, sp), s.d), c)});
       acc = fm.addf(acc, fm.mulf(f, partial));
     }
-    Value seen = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
-                                       lSum, fm.f32(0));
-    Value o = arith::SelectOp::create(b, loc, seen, fm.divf(acc, lSum),
-                                      fm.f32(0));
+    Value seen = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, lSum,
+                                       fm.f32(0));
+    Value o =
+        arith::SelectOp::create(b, loc, seen, fm.divf(acc, lSum), fm.f32(0));
     im.storeRounded(o, out, {row, c});
   });
 }
@@ -388,8 +385,7 @@ std::string mlir::sgpu::whyNoAttentionDecode(AttentionOp op) {
            std::to_string(group) + " heads exceeds 48 KiB of shared memory";
   int64_t splits = configInt(op, "splits", 1);
   if (splits < 1 || splits > 1024)
-    return "sgpu.config splits must be 1..1024, got " +
-           std::to_string(splits);
+    return "sgpu.config splits must be 1..1024, got " + std::to_string(splits);
   return "";
 }
 
@@ -401,7 +397,8 @@ Value mlir::sgpu::buildAttentionDecode(OpBuilder &b, Location loc,
   Type f32 = b.getF32Type();
   // Scratch: per (b, h, split) an accumulator row and (m, l).
   int64_t rows = s.batch * s.heads * s.splits;
-  Value pacc = memref::AllocOp::create(b, loc, MemRefType::get({rows * s.d}, f32));
+  Value pacc =
+      memref::AllocOp::create(b, loc, MemRefType::get({rows * s.d}, f32));
   Value pml = memref::AllocOp::create(b, loc, MemRefType::get({rows * 2}, f32));
 
   OpBuilder kb = sink.builder();
@@ -416,8 +413,8 @@ Value mlir::sgpu::buildAttentionDecode(OpBuilder &b, Location loc,
       {workgroupBuffer(kb, s.partials() * s.group * 2, f32),
        workgroupBuffer(kb, s.partials() * s.group * s.d, f32)},
       threads);
-  SplitBuilder{{kb, loc}, IndexMath{kb, loc}, s, et,
-               op.getScale().convertToFloat()}
+  SplitBuilder{
+      {kb, loc}, IndexMath{kb, loc}, s, et, op.getScale().convertToFloat()}
       .build(split);
   finishKernel(kb, loc, split);
   SmallVector<Value> splitArgs(args.begin(), args.end());
@@ -428,15 +425,13 @@ Value mlir::sgpu::buildAttentionDecode(OpBuilder &b, Location loc,
 
   OpBuilder cb = sink.builder();
   auto rowsOut = MemRefType::get({s.batch * s.heads, s.d}, et);
-  auto combine = createKernel(cb, loc, sink.symbols,
-                              sink.name("sgpu_attention_combine"),
-                              {pacc.getType(), pml.getType(), rowsOut}, {},
-                              kCombineThreads);
+  auto combine = createKernel(
+      cb, loc, sink.symbols, sink.name("sgpu_attention_combine"),
+      {pacc.getType(), pml.getType(), rowsOut}, {}, kCombineThreads);
   buildCombine(cb, loc, s, combine);
   finishKernel(cb, loc, combine);
   int64_t total = s.batch * s.heads * s.d;
-  launchKernel(b, loc, combine,
-               (total + kCombineThreads - 1) / kCombineThreads,
+  launchKernel(b, loc, combine, (total + kCombineThreads - 1) / kCombineThreads,
                kCombineThreads, {pacc, pml, viewAsRows(b, loc, out)});
   return out;
 }

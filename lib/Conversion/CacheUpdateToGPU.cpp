@@ -40,11 +40,11 @@ struct CacheUpdateToGPU : OpConversionPattern<CacheUpdateOp> {
     if (elems != 0) {
       OpBuilder kb = sink.builder();
       IndexMath im{kb, loc};
-      auto func = createKernel(
-          kb, loc, sink.symbols, sink.name("sgpu_cache_update"),
-          {memrefTypeOf(ct), memrefTypeOf(ut),
-           memrefTypeOf(op.getPositions().getType())},
-          {}, threads);
+      auto func =
+          createKernel(kb, loc, sink.symbols, sink.name("sgpu_cache_update"),
+                       {memrefTypeOf(ct), memrefTypeOf(ut),
+                        memrefTypeOf(op.getPositions().getType())},
+                       {}, threads);
       Value cache = func.getArgument(0), update = func.getArgument(1),
             positions = func.getArgument(2);
       Value e = im.add(
@@ -60,8 +60,8 @@ struct CacheUpdateToGPU : OpConversionPattern<CacheUpdateOp> {
         Value notBelow = im.sge(p, im.c(0));
         Value inside = im.andi(notBelow, im.slt(p, im.c(capacity)));
         im.ifThen(inside, [&] {
-          Value v = memref::LoadOp::create(kb, loc, update,
-                                           ValueRange{b, h, t, c});
+          Value v =
+              memref::LoadOp::create(kb, loc, update, ValueRange{b, h, t, c});
           memref::StoreOp::create(kb, loc, v, cache, ValueRange{b, h, p, c});
         });
       });

@@ -3,20 +3,17 @@
 // A program couples a parsed manifest with its GPU resources: the loaded
 // module, one resolved kernel per launch, the device memory of its constant
 // and temporary buffers, the encoded TMA tensor maps of its `tmap:`
-// arguments and the cuBLASLt plans of its gemm lines. Binding it takes the
-// caller's param pointers, zeroes the temporaries, runs the prepare steps and
-// evaluates the check lines; running it takes the caller's input and output
-// pointers, (re-)encodes the tensor maps whose buffer moved, and enqueues the
-// run steps in manifest order.
+// arguments and the cuBLASLt plans of its gemm lines. Running it takes the
+// caller's input and output pointers, (re-)encodes the tensor maps whose
+// buffer moved, and enqueues the run steps in manifest order. Binding params
+// (the prepare stage) is ProgramBind.cpp; the handle's state is
+// ProgramState.h.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Comm.h"
-#include "Cublaslt.h"
+#include "ProgramState.h"
+
 #include "Files.h"
-#include "Manifest.h"
-#include "SharedPrepare.h"
-#include "Module.h"
 
 #include <climits>
 #include <cstdio>
@@ -24,69 +21,6 @@
 
 using namespace sparseopt;
 
-namespace {
-
-static_assert(sizeof(CUtensorMap) == 128, "a CUtensorMap is 128 bytes");
-static_assert(alignof(CUtensorMap) >= 64,
-              "cuTensorMapEncodeTiled needs 64-byte-aligned storage");
-
-/// The encoded map of one `tmap:` launch argument, passed by value to the
-/// kernel (cuLaunchKernel copies the 128 bytes at the launch).
-struct EncodedTensorMap {
-  CUtensorMap map; ///< 64-byte aligned (the type's own alignment)
-  /// The device address `map` was encoded for; 0 until the first encode.
-  CUdeviceptr address = 0;
-};
-
-} // namespace
-
-/// The public sparseopt_program handle.
-struct sparseopt_program_s {
-  Manifest manifest;
-  /// What sparseopt_program_step returns, parallel to manifest.steps.
-  std::vector<std::string> stepText;
-  /// What sparseopt_program_check returns, parallel to manifest.checks.
-  std::vector<std::string> checkText;
-  /// True once the GPU resources below exist (sparseopt_program_load).
-  bool loaded = false;
-  sparseopt_module module = nullptr;
-  /// The kernel of each launch, parallel to manifest.launches.
-  std::vector<sparseopt_function> kernels;
-  /// Device memory owned by the program, parallel to manifest.buffers
-  /// (0 for input/output buffers and empty buffers).
-  std::vector<CUdeviceptr> memory;
-  /// The arena that temps with an arena offset share (owned here; their
-  /// `memory` entries point into it and are not freed on their own).
-  CUdeviceptr arena = 0;
-  /// Parallel to `memory`: buffers that are a donor program's prepared
-  /// buffers (sparseopt_program_bind_shared), not owned here.
-  std::vector<bool> borrowed;
-  /// One encoded map per `tmap:` argument, indexed by TensorMapDecl::slot.
-  /// A map is re-encoded only when its buffer's address changes.
-  std::vector<EncodedTensorMap> tensorMaps;
-  /// The cuBLASLt handle, workspace and plans of the gemm lines.
-  GemmResources gemms;
-  /// Per allreduce line: the event the run's stream records before it (the
-  /// communication stream waits for it) and the one the communication
-  /// stream records after it (its wait line waits for that one).
-  std::vector<CUevent> readyEvents, doneEvents;
-  /// The communicator of the allreduce lines (sparseopt_program_set_comm).
-  sparseopt_comm comm = nullptr;
-  /// The param pointers of the last successful sparseopt_program_bind,
-  /// parallel to manifest.params; `bound` says whether there was one since
-  /// load (a failed bind clears it). A program without params is bound from
-  /// its load on.
-  std::vector<CUdeviceptr> params;
-  bool bound = false;
-  /// Whether the manifest has prepare steps (then a bind can change
-  /// `bound` even without params).
-  bool hasPrepareSteps = false;
-  /// Serializes runs and binds that write or read program state:
-  /// `tensorMaps`, so that a map cannot change between its encoding and the
-  /// launch that copies it, the bias pointers in the gemm descriptors,
-  /// likewise, and `params`/`bound`.
-  std::mutex runMutex;
-};
 
 namespace {
 
@@ -132,8 +66,11 @@ Status releaseResources(const char *api, sparseopt_program_s &p) {
   return first;
 }
 
+} // namespace
+
 /// Allocates (and for constants, uploads) buffer `index` of the program.
-Status createBuffer(const char *api, sparseopt_program_s &p, size_t index) {
+Status sparseopt::createBuffer(const char *api, sparseopt_program_s &p,
+                               size_t index) {
   const BufferDecl &buffer = p.manifest.buffers[index];
   const std::string where = p.manifest.where(buffer.line) + ": buffer " +
                             std::to_string(buffer.id);
@@ -175,6 +112,9 @@ Status createBuffer(const char *api, sparseopt_program_s &p, size_t index) {
     return cudaFail(result, api, where + ": initializing device memory");
   return SPARSEOPT_OK;
 }
+
+namespace {
+
 
 /// Creates the GPU resources of a parsed program.
 Status acquireResources(const char *api, sparseopt_program_s &p) {
@@ -265,13 +205,16 @@ Status parseProgram(const char *dir,
   return SPARSEOPT_OK;
 }
 
-/// Checks the caller's pointers for the program's slots.
 /// The alignment every caller buffer must have.
 constexpr uint64_t kBufferAlignment = 16;
 
-Status checkPointers(const char *api, const Manifest &m,
-                     const std::vector<size_t> &slots,
-                     const sparseopt_deviceptr *pointers, const char *kind) {
+} // namespace
+
+/// Checks the caller's pointers for the program's slots.
+Status sparseopt::checkPointers(const char *api, const Manifest &m,
+                                const std::vector<size_t> &slots,
+                                const sparseopt_deviceptr *pointers,
+                                const char *kind) {
   if (slots.empty())
     return SPARSEOPT_OK;
   if (pointers == nullptr)
@@ -302,6 +245,9 @@ Status checkPointers(const char *api, const Manifest &m,
   }
   return SPARSEOPT_OK;
 }
+
+namespace {
+
 
 /// "0x7f0000001000" for messages.
 std::string hexAddress(CUdeviceptr address) {
@@ -464,11 +410,14 @@ Status runCollectiveStep(const char *api, sparseopt_program_s &p,
              : cudaFail(result, api, "recording the all-reduce's completion");
 }
 
+} // namespace
+
 /// Enqueues the steps of stage `stage` of a loaded program, in manifest
 /// order, over the buffers at `address` (parallel to the manifest's
 /// buffers). The caller holds the run mutex when the program has state.
-Status runSteps(const char *api, sparseopt_program_s &p, StepStage stage,
-                std::vector<CUdeviceptr> &address, CUstream stream) {
+Status sparseopt::runSteps(const char *api, sparseopt_program_s &p,
+                           StepStage stage, std::vector<CUdeviceptr> &address,
+                           CUstream stream) {
   const Manifest &m = p.manifest;
   std::vector<void *> params;
   for (const StepDecl &step : m.steps) {
@@ -506,6 +455,9 @@ Status runSteps(const char *api, sparseopt_program_s &p, StepStage stage,
   return SPARSEOPT_OK;
 }
 
+namespace {
+
+
 /// True when the program's state (tensor maps, gemm descriptors, bound
 /// params) must be guarded by the run mutex.
 bool hasRunState(const sparseopt_program_s &p) {
@@ -540,161 +492,6 @@ Status runProgram(const char *api, sparseopt_program_s &p,
                     " allreduce line(s): give it a communicator first "
                     "(sparseopt_program_set_comm)");
   return runSteps(api, p, StepStage::Run, address, stream);
-}
-
-/// The message of a check that found a group breaking its pattern: `value`
-/// is 2147483647 - (row * groups + group).
-std::string weightMessage(const CheckDecl &check, int32_t value) {
-  int64_t flat = int64_t(INT32_MAX) - int64_t(value);
-  uint64_t groups = check.groups;
-  uint64_t row = uint64_t(flat) / groups, group = uint64_t(flat) % groups;
-  uint64_t first = group * check.m;
-  return "param " + std::to_string(check.param) + " breaks its declared " +
-         std::to_string(check.n) + ":" + std::to_string(check.m) +
-         " sparsity: row " + std::to_string(row) + ", group " +
-         std::to_string(group) + " (columns " + std::to_string(first) + ".." +
-         std::to_string(first + check.m - 1) + ") has more than " +
-         std::to_string(check.n) + " nonzeros";
-}
-
-/// Zeroes every temp buffer of `p` on `stream`, as a bind does, except the
-/// ones borrowed from a donor (they hold its prepared weights).
-Status zeroTemps(const char *api, sparseopt_program_s &p, CUstream stream) {
-  const Manifest &m = p.manifest;
-  for (size_t i = 0; i < m.buffers.size(); ++i) {
-    const BufferDecl &buffer = m.buffers[i];
-    if (buffer.kind != BufferKind::Temp || p.memory[i] == 0 || p.borrowed[i])
-      continue;
-    CUresult result = driver().cuMemsetD8Async(p.memory[i], 0,
-                                               size_t(buffer.bytes), stream);
-    if (result != CUDA_SUCCESS)
-      return cudaFail(result, api,
-                      m.where(buffer.line) + ": zeroing temp buffer " +
-                          std::to_string(buffer.id) + " (cuMemsetD8Async)");
-  }
-  return SPARSEOPT_OK;
-}
-
-/// Binds `params` (parallel to the manifest's params; may be NULL when
-/// there are none) to a loaded program: zeroes every temp buffer and runs
-/// the prepare steps on `stream`, waits for that stream, then evaluates the
-/// check lines in file order. The program is bound only when all of that
-/// succeeds.
-Status bindProgram(const char *api, sparseopt_program_s &p,
-                   const sparseopt_deviceptr *params, CUstream stream) {
-  const Manifest &m = p.manifest;
-  std::lock_guard<std::mutex> lock(p.runMutex);
-  p.bound = false;
-  // Buffers a shared bind borrowed from a donor get memory of their own
-  // again: this bind's prepare steps write them.
-  for (size_t i = 0; i < p.borrowed.size(); ++i) {
-    if (!p.borrowed[i])
-      continue;
-    p.memory[i] = 0;
-    p.borrowed[i] = false;
-    if (Status s = createBuffer(api, p, i))
-      return s;
-  }
-  // Prepare kernels may accumulate (with atomics) into zeroed temps; the
-  // memsets are ordered before them on the same stream.
-  if (Status s = zeroTemps(api, p, stream))
-    return s;
-  std::vector<CUdeviceptr> address(p.memory);
-  for (size_t i = 0; i < m.params.size(); ++i)
-    address[m.params[i]] = CUdeviceptr(params[i]);
-  if (Status s = runSteps(api, p, StepStage::Prepare, address, stream))
-    return s;
-  CUresult result = driver().cuStreamSynchronize(stream);
-  if (result != CUDA_SUCCESS)
-    return cudaFail(result, api,
-                    "waiting for the prepare steps (cuStreamSynchronize)");
-  for (const CheckDecl &check : m.checks) {
-    int32_t value = 0;
-    result = driver().cuMemcpyDtoH_v2(&value, p.memory[check.buffer],
-                                      sizeof(value));
-    if (result != CUDA_SUCCESS)
-      return cudaFail(result, api,
-                      m.where(check.line) + ": reading the result of " +
-                          describeCheck(check) + " (cuMemcpyDtoH)");
-    if (value != 0)
-      return fail(SPARSEOPT_ERROR_WEIGHT, api, weightMessage(check, value));
-  }
-  p.params.clear();
-  for (size_t i = 0; i < m.params.size(); ++i)
-    p.params.push_back(CUdeviceptr(params[i]));
-  p.bound = true;
-  return SPARSEOPT_OK;
-}
-
-/// The module text of `p` (its PTX), read from the artifact, or "" when
-/// it cannot be read.
-std::string moduleText(const sparseopt_program_s &p) {
-  std::string text, reason;
-  if (!readFile(p.manifest.modulePath, text, reason))
-    return "";
-  return text;
-}
-
-/// Binds `params` to `p` sharing the prepared buffers of `donor` (bound,
-/// loaded) where p's prepare stage is the donor's with the same param
-/// tensors (matchPrepareStages): p's own copies of those buffers are freed,
-/// its prepare steps and checks skipped, its other temps zeroed as a bind
-/// zeroes them. Otherwise a plain bind. `*shared` says which happened.
-Status bindShared(const char *api, sparseopt_program_s &p,
-                  const sparseopt_deviceptr *params,
-                  sparseopt_program_s &donor, CUstream stream, int *shared) {
-  *shared = 0;
-  PrepareMatch match;
-  {
-    std::lock_guard<std::mutex> lock(donor.runMutex);
-    if (donor.bound)
-      match = matchPrepareStages(
-          p.manifest, moduleText(p), donor.manifest, moduleText(donor),
-          [&](int mine, int theirs) {
-            return size_t(theirs) < donor.params.size() &&
-                   CUdeviceptr(params[mine]) == donor.params[theirs];
-          });
-    if (match.matches) {
-      std::lock_guard<std::mutex> own(p.runMutex);
-      p.bound = false;
-      for (auto [mine, theirs] : match.temps) {
-        if (!p.borrowed[mine] && p.memory[mine] != 0) {
-          CUresult result = driver().cuMemFree_v2(p.memory[mine]);
-          if (result != CUDA_SUCCESS)
-            return cudaFail(result, api, "freeing a buffer a donor shares");
-        }
-        p.memory[mine] = donor.memory[theirs];
-        p.borrowed[mine] = true;
-      }
-    }
-  }
-  if (!match.matches)
-    return bindProgram(api, p, params, stream);
-  const Manifest &m = p.manifest;
-  std::lock_guard<std::mutex> lock(p.runMutex);
-  if (Status s = zeroTemps(api, p, stream))
-    return s;
-  CUresult result = driver().cuStreamSynchronize(stream);
-  if (result != CUDA_SUCCESS)
-    return cudaFail(result, api, "waiting for the zeroed temps "
-                                 "(cuStreamSynchronize)");
-  p.params.clear();
-  for (size_t i = 0; i < m.params.size(); ++i)
-    p.params.push_back(CUdeviceptr(params[i]));
-  p.bound = true;
-  *shared = 1;
-  return SPARSEOPT_OK;
-}
-
-/// The checks every bind makes of its params: their count, then each
-/// pointer (checkPointers).
-Status checkParams(const char *api, const Manifest &m,
-                   const sparseopt_deviceptr *params, size_t num_params) {
-  if (num_params != m.params.size())
-    return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
-                "the program has " + std::to_string(m.params.size()) +
-                    " param(s), got " + std::to_string(num_params));
-  return checkPointers(api, m, m.params, params, "param");
 }
 
 /// Reports a NULL program for the query `api`.
@@ -992,75 +789,6 @@ sparseopt_status sparseopt_program_run(sparseopt_program p,
     if (Status st = requireContext(api))
       return st;
     return runProgram(api, *p, inputs, outputs, toCUstream(s));
-  });
-}
-
-sparseopt_status sparseopt_program_bind(sparseopt_program p,
-                                        const sparseopt_deviceptr *params,
-                                        size_t num_params,
-                                        sparseopt_stream s) {
-  const char *api = "sparseopt_program_bind";
-  return guarded(api, [&]() -> Status {
-    if (p == nullptr)
-      return nullArgument(api, "p");
-    const Manifest &m = p->manifest;
-    if (Status st = checkParams(api, m, params, num_params))
-      return st;
-    if (!p->loaded)
-      return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
-                  "program " + m.dir +
-                      " was only parsed: load it with sparseopt_program_load "
-                      "to bind it");
-    if (Status st = requireContext(api))
-      return st;
-    return bindProgram(api, *p, params, toCUstream(s));
-  });
-}
-
-sparseopt_status sparseopt_program_bind_shared(
-    sparseopt_program p, const sparseopt_deviceptr *params, size_t num_params,
-    sparseopt_program donor, sparseopt_stream s, int *shared) {
-  const char *api = "sparseopt_program_bind_shared";
-  return guarded(api, [&]() -> Status {
-    if (p == nullptr)
-      return nullArgument(api, "p");
-    if (donor == nullptr)
-      return nullArgument(api, "donor");
-    if (shared == nullptr)
-      return nullArgument(api, "shared");
-    if (donor == p)
-      return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
-                  "a program cannot be its own donor");
-    if (Status st = checkParams(api, p->manifest, params, num_params))
-      return st;
-    if (!p->loaded || !donor->loaded)
-      return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
-                  "the program and its donor must be loaded "
-                  "(sparseopt_program_load) to bind");
-    if (Status st = requireContext(api))
-      return st;
-    return bindShared(api, *p, params, *donor, toCUstream(s), shared);
-  });
-}
-
-int sparseopt_program_prepare_shareable(sparseopt_program p,
-                                        sparseopt_program donor) {
-  const char *api = "sparseopt_program_prepare_shareable";
-  return guardedValue(api, -1, [&]() -> int {
-    if (p == nullptr || donor == nullptr) {
-      nullArgument(api, p == nullptr ? "p" : "donor");
-      return -1;
-    }
-    // Without bound pointers, a param is the same when it has the same
-    // index (programs imported from one model list them alike).
-    PrepareMatch match = matchPrepareStages(
-        p->manifest, moduleText(*p), donor->manifest, moduleText(*donor),
-        [](int mine, int theirs) { return mine == theirs; });
-    if (!match.matches) {
-      fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api, match.why);
-      return 0;
-    }
-    return 1;
   });
 }
 

@@ -1,4 +1,5 @@
-//===- SharedPrepare.h - prepared weights shared between programs -*- C++ -*-===//
+//===- SharedPrepare.h - prepared weights shared between programs -*- C++
+//-*-===//
 //
 // Programs compiled from one model (a decoder's prefill and decode steps)
 // compress the same sparse weights in their prepare stages, with the same
@@ -44,10 +45,10 @@ struct PrepareMatch {
 /// tensor, and temp buffers of the same size that correspond one to one
 /// (none of them in an arena). Tensor-map and constant arguments are not
 /// compared: a stage that has them does not match.
-PrepareMatch
-matchPrepareStages(const Manifest &p, const std::string &pPtx,
-                   const Manifest &donor, const std::string &donorPtx,
-                   const std::function<bool(int, int)> &sameParam);
+PrepareMatch matchPrepareStages(const Manifest &p, const std::string &pPtx,
+                                const Manifest &donor,
+                                const std::string &donorPtx,
+                                const std::function<bool(int, int)> &sameParam);
 
 } // namespace sparseopt
 
