@@ -14,14 +14,13 @@ sgpu.attention. Tolerances on max|ours - ref| / max|ref|: bf16 2e-2, f16
 5e-3 (P is rounded to the input type before P.V, as flash attention does),
 f32 1e-4. Exit status 1 when any case fails.
 """
-import datetime
-import os
 import pathlib
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "bench"))
+from cli import provenance, write_records  # noqa: E402
 
 TOL = {"bf16": 2e-2, "f16": 5e-3, "f32": 1e-4}
 # name: (B, H, Hkv, Sq, Sk, D, dtype, causal, mask, sgpu.config); the cases
@@ -112,9 +111,7 @@ def cmd_run(args):
                "shape": {"batch": b, "heads": h, "kv_heads": hkv, "Sq": sq, "Sk": sk, "D": d,
                          "causal": causal, "mask": use_mask, "config": config},
                "max_rel_err": err, "tolerance": TOL[dt], "correct": ok,
-               "gpu": torch.cuda.get_device_name(0), "date": datetime.date.today().isoformat(),
-               "commit": os.environ.get("SPARSEOPT_COMMIT", "unknown"),
-               "command": "python3 bench/model/check_attention.py run --dir DIR --json OUT"}
+               **provenance("python3 bench/model/check_attention.py run --dir DIR --json OUT")}
         line = "%-18s err %.2e (tol %.0e) %s" % (name, err, TOL[dt], "ok" if ok else "FAIL")
         if name in TIMED:
             ours, method = median_us(lambda: prog(q, k, v))
@@ -137,7 +134,6 @@ def cmd_run(args):
                 ours, rec["tflops"], ", ".join("%s %.1f us" % kv for kv in base.items()))
         print(line)
         records.append(rec)
-    from cli import write_records
     return write_records(records, args.json, ok_all)
 
 

@@ -15,13 +15,12 @@ reductions outside the recognized blocks, f32 GEMMs, masks.
 Tolerance: max|ours - torch| <= 1e-4 * max|torch| + 1e-5 per output (the
 fixtures are f32). Exit status 1 when any output fails.
 """
-import datetime
-import os
 import pathlib
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
+from cli import provenance, write_records  # noqa: E402
 FIXTURES = ROOT / "test" / "python" / "fixtures" / "export"
 RTOL, ATOL = 1e-4, 1e-5
 
@@ -75,10 +74,7 @@ def cmd_run(args):
                                ", ".join("out%d %.1e (<= %.1e)" % (e["output"], e["max_abs_err"], e["bound"])
                                          for e in errs)))
         records.append({"bench": "fixture", "variant": name, "outputs": errs, "correct": ok,
-                        "gpu": torch.cuda.get_device_name(0), "date": datetime.date.today().isoformat(),
-                        "commit": os.environ.get("SPARSEOPT_COMMIT", "unknown"),
-                        "command": "python3 bench/model/check_fixtures.py run --dir DIR --json OUT"})
-    from cli import write_records
+                        **provenance("python3 bench/model/check_fixtures.py run --dir DIR --json OUT")})
     return write_records(records, args.json, ok_all)
 
 

@@ -25,3 +25,14 @@ def write_records(records, json_path, ok):
         import pathlib
         pathlib.Path(json_path).write_text(json.dumps(records, indent=1) + "\n")
     return 0 if ok else 1
+
+
+def provenance(command):
+    """Where a record comes from: the GPU, the date, the commit (the
+    environment's SPARSEOPT_COMMIT) and the command that produced it."""
+    import datetime
+    import os
+
+    import torch
+    return {"gpu": torch.cuda.get_device_name(0), "date": datetime.date.today().isoformat(),
+            "commit": os.environ.get("SPARSEOPT_COMMIT", "unknown"), "command": command}

@@ -27,9 +27,7 @@ eager and eager inside a CUDA graph (the same module, its static cache,
 attention over the whole cache through a boolean mask).
 """
 import argparse
-import datetime
 import json
-import os
 import pathlib
 import sys
 import time
@@ -43,6 +41,7 @@ sys.path.insert(0, str(ROOT / "bench" / "model"))
 
 import decoder as models  # noqa: E402
 from run_prefill import PATTERNS, config_for, sparsity_for  # noqa: E402
+from cli import provenance, write_records  # noqa: E402
 
 PROMPT, STEPS, RAGGED = 64, 32, [9, 17, 24, 33, 40, 47, 56, 64]
 
@@ -181,13 +180,9 @@ def cmd_check(args):
         "max_rel_err": max(s["max_rel_err"] for s in steps),
         "checked_steps": sum(s["checked"] for s in steps),
         "ragged": ragged, "correct": ok,
-        "gpu": torch.cuda.get_device_name(0), "date": datetime.date.today().isoformat(),
-        "commit": os.environ.get("SPARSEOPT_COMMIT", "unknown"),
-        "command": "python3 bench/model/run_decode.py check --config %s --variant %s --dir DIR --json OUT"
-                   % (args.config, args.variant),
+        **provenance("python3 bench/model/run_decode.py check --config %s --variant %s --dir DIR --json OUT"
+                     % (args.config, args.variant)),
     }]
-    if args.json:
-        pathlib.Path(args.json).write_text(json.dumps(rec, indent=1) + "\n")
     print("%s %s: prefill max abs err %.3e (torch bf16 %.3e); %d/%d steps checked, worst step max_rel_err "
           "%.3e; ragged %s -> %s"
           % (args.config, args.variant, prefill_err, torch_prefill_err, rec[0]["checked_steps"], STEPS,
@@ -198,7 +193,7 @@ def cmd_check(args):
     for s in steps:
         if s["checked"] and not s["argmax_match"]:
             print("  step %d: argmax differs with a gap of %.3f" % (s["step"], s["gap"]))
-    return 0 if ok else 1
+    return write_records(rec, args.json, ok)
 
 
 def _graph(fn):
@@ -261,11 +256,9 @@ def cmd_time(args):
             "baselines_us": {k: v for k, v in times.items() if k.startswith("torch")},
             "floor": "torch_eager_graph", "floor_holds": base is not None and best_ours <= base,
             "notes": notes,
-            "gpu": torch.cuda.get_device_name(0), "date": datetime.date.today().isoformat(),
-            "commit": os.environ.get("SPARSEOPT_COMMIT", "unknown"),
             "timing": "one decode step, CUDA events, median of %d after 3" % args.reps,
-            "command": "python3 bench/model/run_decode.py time --config %s --dir DIR --context %d --json OUT"
-                       % (args.config, ctx),
+            **provenance("python3 bench/model/run_decode.py time --config %s --dir DIR --context %d --json OUT"
+                         % (args.config, ctx)),
         }
         recs.append(rec)
         print("%s %s decode batch %d at context %d: ours %.0f tok/s (eager %s, graph %s); torch eager %s, "
@@ -276,9 +269,7 @@ def cmd_time(args):
                  "%.0f" % rec["baselines"].get("torch_eager", 0),
                  "%.0f" % rec["baselines"].get("torch_eager_graph", 0),
                  "holds" if rec["floor_holds"] else "MISSED", notes or ""))
-    if args.json:
-        pathlib.Path(args.json).write_text(json.dumps(recs, indent=1) + "\n")
-    return 0 if all(r["floor_holds"] for r in recs) else 1
+    return write_records(recs, args.json, all(r["floor_holds"] for r in recs))
 
 
 def main():

@@ -22,7 +22,6 @@ Exit status 1 when the check fails.
 """
 import argparse
 import copy
-import datetime
 import json
 import os
 import pathlib
@@ -37,6 +36,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "bench" / "model"))
 
 import decoder  # noqa: E402
+from cli import provenance, write_records  # noqa: E402
 
 CONFIGS = {"llama8b": decoder.LLAMA_8B, "gpt2_8b": decoder.GPT2_8B,
            "small": decoder.SMALL, "small_gpt2": decoder.SMALL_GPT2}
@@ -167,20 +167,16 @@ def cmd_run(args):
         "baselines_us": {"torch_eager": torch_us},
         "speedup": torch_us / ours_us, "max_rel_err": err, "torch_max_rel_err": torch_err,
         "tolerance": bar, "correct": ok, "peak_mem_bytes": peak, "stats": _stat_summary(stats),
-        "gpu": torch.cuda.get_device_name(0), "date": datetime.date.today().isoformat(),
-        "commit": os.environ.get("SPARSEOPT_COMMIT", "unknown"),
         "timing": "eager calls, CUDA events, median of 10 after 3",
-        "command": "python3 bench/model/run_prefill.py run --config %s --variant %s --dir DIR --json OUT"
-                   % (args.config, args.variant),
+        **provenance("python3 bench/model/run_prefill.py run --config %s --variant %s --dir DIR --json OUT"
+                     % (args.config, args.variant)),
     }]
-    if args.json:
-        pathlib.Path(args.json).write_text(json.dumps(rec, indent=1) + "\n")
     print("%s %s: max_rel_err %.3e (bar %.3e, torch %s %.3e) %s; ours %.0f tok/s, torch eager %.0f tok/s;"
           " peak %.2f GB; stats %s"
           % (args.config, args.variant, err, bar, args.dtype, torch_err, "ok" if ok else "FAIL",
              rec[0]["tokens_per_s"], rec[0]["baselines"]["torch_eager"], (peak or 0) / 1e9,
              rec[0]["stats"]))
-    return 0 if ok else 1
+    return write_records(rec, args.json, ok)
 
 
 def main():
