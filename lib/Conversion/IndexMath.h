@@ -79,10 +79,7 @@ struct IndexMath {
       return loadIndex(positions, {s});
     return loadIndex(positions, {b, s});
   }
-  /// x <= y, x >= y and x < y on signed indices.
-  Value sle(Value x, Value y) {
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, x, y);
-  }
+  /// x >= y and x < y on signed indices.
   Value sge(Value x, Value y) {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, x, y);
   }

@@ -384,8 +384,9 @@ def _pick(torch, logits, temperature, top_k, top_p, generator):
         logits = logits.masked_fill(logits < kth, float("-inf"))
     if top_p is not None and top_p < 1.0:
         sorted_logits, order = torch.sort(logits, descending=True, dim=-1)
-        cum = torch.softmax(sorted_logits, dim=-1).cumsum(dim=-1)
-        cut = cum - torch.softmax(sorted_logits, dim=-1) > float(top_p)
+        probs = torch.softmax(sorted_logits, dim=-1)
+        # Cut a token when the tokens before it already reach top_p.
+        cut = probs.cumsum(dim=-1) - probs > float(top_p)
         sorted_logits = sorted_logits.masked_fill(cut, float("-inf"))
         logits = torch.full_like(logits, float("-inf")).scatter(-1, order, sorted_logits)
     probs = torch.softmax(logits, dim=-1)
