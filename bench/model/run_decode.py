@@ -29,6 +29,7 @@ attention over the whole cache through a boolean mask).
 import argparse
 import json
 import pathlib
+import re
 import sys
 import time
 
@@ -63,15 +64,50 @@ def cmd_compile(args):
     c = cached_config(args, ps)
     model = models.Decoder(c, device="meta").eval()
     sparsity = sparsity_for(model, args.variant) or None
+    config = _attention_config(args.attention_config)
     t0 = time.perf_counter()
+    options = dict(dtype=args.dtype, sparsity=sparsity, chip=args.chip, twell=args.variant == "twell")
     m = decoder.export(model, args.out, prefill=(pb, ps), decode_batches=_ints(args.decode_batches),
-                       dtype=args.dtype, sparsity=sparsity, chip=args.chip,
-                       twell=args.variant == "twell")
+                       compile=not config, **options)
+    if config:
+        _compile_with_attention_config(args.out, m, config, options)
     meta = {"config": args.config, "variant": args.variant, "max_batch": args.max_batch,
-            "capacity": args.capacity, "prefill": [pb, ps], "seconds": time.perf_counter() - t0}
+            "capacity": args.capacity, "prefill": [pb, ps], "seconds": time.perf_counter() - t0,
+            "attention_config": config}
     (pathlib.Path(args.out) / "bench.json").write_text(json.dumps(meta) + "\n")
     print("exported %s %s in %.1f s: %s" % (args.config, args.variant, meta["seconds"], sorted(m["programs"])))
     return 0
+
+
+def _attention_config(text):
+    """{"lanes_per_key": 16, ...} from "lanes_per_key=16,unroll=2"."""
+    config = {}
+    for item in filter(None, (text or "").split(",")):
+        key, _, value = item.partition("=")
+        config[key.strip()] = int(value)
+    return config
+
+
+def _compile_with_attention_config(out, manifest, config, options):
+    """Compiles the exported decode programs with `config` as the sgpu.config
+    of their cache attention (the split-KV decode kernel's knobs), the
+    prefill program as exported; marks them compiled in decoder.json."""
+    from sparse_opt import decoder
+    from sparse_opt.compiler import Compiler
+    attr = "sgpu.config = {%s}" % ", ".join("%s = %d : i64" % kv for kv in config.items())
+    out = pathlib.Path(out)
+    with Compiler() as c:
+        for name, program in manifest["programs"].items():
+            path = out / name / "model.mlir"
+            text = path.read_text()
+            if program["mode"] == "decode":
+                text = re.sub(r"(= sgpu\.attention [^\n]* positions\([^)]*\) \{)", r"\1%s, " % attr, text)
+                if attr not in text:
+                    raise SystemExit("no cache attention in %s to configure" % path)
+                path.write_text(text)
+            c.parse(text, filename=str(path)).compile(str(out / name), chip=options["chip"], twell=options["twell"])
+            program["compiled"] = True
+    (out / decoder.MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
 
 
 def _setup(args, dtype=torch.float32):
@@ -205,6 +241,27 @@ def _graph(fn):
     return graph.replay
 
 
+def _kernel_profile(fn, steps=5, top=12):
+    """GPU time per decode step by kernel (the `top` largest, microseconds,
+    kernel names cut to 120 characters) over `steps` eager calls, from
+    torch's profiler (CUPTI sees the runtime's launches as well as torch's)."""
+    from torch.profiler import ProfilerActivity, profile
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            fn()
+        torch.cuda.synchronize()
+    totals = {}
+    for e in prof.events():
+        if e.device_type.name == "CUDA" and e.device_time_total > 0:
+            key = e.name[:120]
+            totals[key] = totals.get(key, 0.0) + e.device_time_total / steps
+    rows = sorted(totals.items(), key=lambda kv: -kv[1])
+    return {"total_us": sum(totals.values()),
+            "kernels": [{"kernel": k, "us": round(v, 2)} for k, v in rows[:top]]}
+
+
 def cmd_time(args):
     from timing import median_events_us
     from sparse_opt import decoder
@@ -242,6 +299,13 @@ def cmd_time(args):
             except Exception as e:  # a capture the runtime does not support is recorded, not hidden
                 notes[name] = str(e).splitlines()[0][:200]
                 torch.cuda.synchronize()
+        profiles = {}
+        if args.profile:
+            profiles = {"ours": _kernel_profile(ours), "torch_eager": _kernel_profile(theirs)}
+            for who, prof in profiles.items():
+                print("  %s kernels at batch %d: %.0f us per step" % (who, b, prof["total_us"]))
+                for row in prof["kernels"]:
+                    print("    %9.1f  %s" % (row["us"], row["kernel"]))
         best_ours = min(v for k, v in times.items() if k.startswith("ours"))
         base = times.get("torch_eager_graph")
         rec = {
@@ -255,7 +319,8 @@ def cmd_time(args):
             "baselines": {k: b / v * 1e6 for k, v in times.items() if k.startswith("torch")},
             "baselines_us": {k: v for k, v in times.items() if k.startswith("torch")},
             "floor": "torch_eager_graph", "floor_holds": base is not None and best_ours <= base,
-            "notes": notes,
+            "notes": notes, "attention_config": meta.get("attention_config") or {},
+            **({"profile": profiles} if profiles else {}),
             "timing": "one decode step, CUDA events, median of %d after 3" % args.reps,
             **provenance("python3 bench/model/run_decode.py time --config %s --dir DIR --context %d --json OUT"
                          % (args.config, ctx)),
@@ -284,6 +349,8 @@ def main():
     p.add_argument("--prefill", default="8x64")
     p.add_argument("--decode-batches", default="1,8")
     p.add_argument("--chip", default="sm_90a")
+    p.add_argument("--attention-config", default="",
+                   help="sgpu.config of the decode programs' cache attention, e.g. lanes_per_key=16,unroll=2")
     p.add_argument("--out", required=True)
     for name in ("check", "time"):
         p = sub.add_parser(name)
@@ -292,6 +359,8 @@ def main():
         if name == "time":
             p.add_argument("--context", type=int, default=2048)
             p.add_argument("--reps", type=int, default=20)
+            p.add_argument("--profile", action="store_true",
+                           help="also record each side's GPU time per kernel (torch profiler)")
     args = ap.parse_args()
     return {"compile": cmd_compile, "check": cmd_check, "time": cmd_time}[args.cmd](args)
 

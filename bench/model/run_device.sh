@@ -14,7 +14,9 @@
 #   decode_time__<config>/
 #                   python3 bench/model/run_decode.py compile --config <config> \
 #                     --max-batch 64 --capacity 4096 --prefill 1x16 \
-#                     --decode-batches 1,8,64 --out .carry/decode_time__<config>
+#                     --decode-batches 1,8,64 [--attention-config lanes_per_key=16,unroll=2] \
+#                     --out .carry/decode_time__<config>[_<suffix>]
+#                   (timed with a per-kernel profile of each side)
 # Runs every case it finds and fails (exit 1) when any check fails; results
 # (JSON records and logs) go to $OUT (default /tmp/model-out).
 source "$(dirname "$0")/../device_env.sh" /tmp/model-out
@@ -27,26 +29,30 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 nccl_lib="$(python3 -c 'import nvidia.nccl as n, os; print(os.path.join(list(n.__path__)[0], "lib"))')"
 export LD_LIBRARY_PATH="$carry/lib:$nccl_lib:${LD_LIBRARY_PATH:-}"
 status=0
+# Each step is bounded, so one that hangs fails its step instead of using up
+# the machine's time (exit 124 counts as a failure).
+limit="${STEP_TIMEOUT:-420}"
+run() { timeout "$limit" python3 -u "$@"; }
 
 if [ -d "$carry/attn" ]; then
   step "attention kernels against torch"
-  python3 bench/model/check_attention.py run --dir "$carry/attn" --json "$out/attention_h200.json" || status=1
+  run bench/model/check_attention.py run --dir "$carry/attn" --json "$out/attention_h200.json" || status=1
 fi
 if [ -d "$carry/fixtures" ]; then
   step "the importers' export fixtures against torch"
-  python3 bench/model/check_fixtures.py run --dir "$carry/fixtures" --json "$out/fixtures_h200.json" || status=1
+  run bench/model/check_fixtures.py run --dir "$carry/fixtures" --json "$out/fixtures_h200.json" || status=1
 fi
 for dir in "$carry"/decode__*/; do
   [ -f "$dir/decoder.json" ] || continue
   name="$(basename "$dir")"
   step "decode check: ${name#decode__}"
-  python3 bench/model/run_decode.py check --dir "$dir" --json "$out/model_${name}_h200.json" || status=1
+  run bench/model/run_decode.py check --dir "$dir" --json "$out/model_${name}_h200.json" || status=1
 done
 for dir in "$carry"/decode_time__*/; do
   [ -f "$dir/decoder.json" ] || continue
   name="$(basename "$dir")"
   step "decode timing: ${name#decode_time__}"
-  python3 bench/model/run_decode.py time --dir "$dir" --context 2048 \
+  run bench/model/run_decode.py time --dir "$dir" --context 2048 --profile \
     --json "$out/model_${name}_h200.json" || status=1
 done
 for dir in "$carry"/*__*/; do
@@ -55,7 +61,7 @@ for dir in "$carry"/*__*/; do
   config="${name%%__*}"; variant="${name#*__}"
   case "$variant" in 24) variant="2:4";; 68) variant="6:8";; esac
   step "prefill: $config $variant"
-  python3 bench/model/run_prefill.py run --config "$config" --variant "$variant" --dir "$dir" \
+  run bench/model/run_prefill.py run --config "$config" --variant "$variant" --dir "$dir" \
     --json "$out/model_${name}_h200.json" || status=1
 done
 exit $status
