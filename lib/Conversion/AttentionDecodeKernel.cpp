@@ -9,11 +9,12 @@
 //     key/value head, split s). Sequence b sees the keys 0..p (p =
 //     positions[b, 0]); split s takes the s-th of `splits` equal ranges of
 //     them. A key row is read by a group of L lanes (sgpu.config
-//     `lanes_per_key`; default 32, a whole warp), each holding V = D / L
+//     `lanes_per_key`; default the fewest lanes that hold a row in 16-byte
+//     vectors: 16 for bf16 D = 128), each holding V = D / L
 //     consecutive columns in one vector load, so a warp reads 32 / L keys
 //     at a time and reduces each dot product in log2(L) shuffles; with
-//     sgpu.config `unroll` = 2 a group walks its keys two at a time (the
-//     loads of both in flight together). The key loop is uniform over each warp
+//     sgpu.config `unroll` = 2 (the default) a group walks its keys two at
+//     a time (the loads of both in flight together). The key loop is uniform over each warp
 //     (a group's key past the range is masked, not skipped): the shuffles
 //     are warp-wide, and lanes that left the loop early would never reach
 //     them. Every query head of the group (GQA: H/Hkv
@@ -56,6 +57,9 @@ constexpr int64_t kTargetBlocks = 4 * 132;
 // Loop-carried f32 values per lane (per head: m, l and V accumulators).
 constexpr int64_t kMaxCarried = 80;
 constexpr int64_t kCombineThreads = 256;
+// Two keys per lane group and loop step: both rows' loads in flight
+// together (measured faster than one at batch 1, 8 and 64 on the H200).
+constexpr int64_t kDefaultUnroll = 2;
 
 struct DecodeShape {
   int64_t batch, heads, kvHeads, group, capacity, d, splits;
@@ -66,13 +70,21 @@ struct DecodeShape {
   int64_t partials() const { return kWarps * keys; }
 };
 
-/// The lanes per key row for head size `d` of `et`: sgpu.config
-/// `lanes_per_key` when given, else 32 (a whole warp per key, the form
-/// measured on the H200) where each lane's columns fit 16 bytes, else the
-/// fewest lanes with vectors of at most 16 bytes. 0 when none fits: L must
-/// be a power of two up to 32 dividing D, with D / L elements of at most
-/// 16 bytes per lane.
-int64_t lanesPerKey(AttentionOp op, int64_t d, Type et) {
+/// The partial states the groups of a block merge through shared memory
+/// fit its static 48 KiB.
+bool mergeFits(int64_t lanes, int64_t group, int64_t d) {
+  return kWarps * (kLanes / lanes) * group * (d + 2) * 4 <= 48 * 1024;
+}
+
+/// The lanes per key row for head size `d` of `et` with `group` query heads
+/// per key/value head: sgpu.config `lanes_per_key` when given, else the
+/// fewest lanes whose columns fit one 16-byte vector and whose partial
+/// states fit the merge (the widest loads and the fewest shuffles: with
+/// bf16 and D = 128, 16 lanes, measured faster than a whole warp per key at
+/// batch 1, 8 and 64 on the H200). 0 when none fits: L must be a power of
+/// two up to 32 dividing D, with D / L elements of at most 16 bytes per
+/// lane.
+int64_t lanesPerKey(AttentionOp op, int64_t d, Type et, int64_t group) {
   int64_t bytes = et.getIntOrFloatBitWidth() / 8;
   auto fits = [&](int64_t l) {
     return l >= 1 && l <= kLanes && (l & (l - 1)) == 0 && d % l == 0 &&
@@ -80,12 +92,21 @@ int64_t lanesPerKey(AttentionOp op, int64_t d, Type et) {
   };
   if (int64_t wanted = configInt(op, "lanes_per_key", 0))
     return fits(wanted) ? wanted : 0;
-  if (fits(kLanes))
-    return kLanes;
-  for (int64_t l = 1; l <= kLanes; l *= 2)
-    if (fits(l))
+  int64_t widest = 0;
+  for (int64_t l = 1; l <= kLanes; l *= 2) {
+    if (!fits(l))
+      continue;
+    if (!widest)
+      widest = l;
+    if (mergeFits(l, group, d))
       return l;
-  return 0;
+  }
+  return widest;
+}
+
+int64_t groupOf(AttentionOp op) {
+  return op.getQuery().getType().getDimSize(1) /
+         op.getKey().getType().getDimSize(1);
 }
 
 DecodeShape shapeOf(AttentionOp op) {
@@ -97,10 +118,11 @@ DecodeShape shapeOf(AttentionOp op) {
   s.kvHeads = kt.getDimSize(1);
   s.group = s.heads / s.kvHeads;
   s.capacity = kt.getDimSize(2);
-  s.lanes = std::max<int64_t>(1, lanesPerKey(op, s.d, qt.getElementType()));
+  s.lanes =
+      std::max<int64_t>(1, lanesPerKey(op, s.d, qt.getElementType(), s.group));
   s.v = s.d / s.lanes;
   s.keys = kLanes / s.lanes;
-  s.unroll = configInt(op, "unroll", 1);
+  s.unroll = configInt(op, "unroll", kDefaultUnroll);
   int64_t rows = s.batch * s.kvHeads;
   int64_t splits = (kTargetBlocks + rows - 1) / rows;
   // At least a few keys per warp at full capacity.
@@ -359,7 +381,8 @@ std::string mlir::sgpu::whyNoAttentionDecode(AttentionOp op) {
   if (qt.getDimSize(2) != 1)
     return "more than one query per sequence (" +
            std::to_string(qt.getDimSize(2)) + ")";
-  int64_t lanes = lanesPerKey(op, d, qt.getElementType());
+  int64_t group = groupOf(op);
+  int64_t lanes = lanesPerKey(op, d, qt.getElementType(), group);
   if (d != dv || !lanes)
     return "head sizes must be equal and split over a power of two of lanes "
            "(sgpu.config lanes_per_key, at most 32) with at most 16 bytes "
@@ -371,17 +394,16 @@ std::string mlir::sgpu::whyNoAttentionDecode(AttentionOp op) {
                 : std::string()) +
            ")";
   int64_t v = d / lanes;
-  int64_t unroll = configInt(op, "unroll", 1);
+  int64_t unroll = configInt(op, "unroll", kDefaultUnroll);
   if (unroll != 1 && unroll != 2)
     return "sgpu.config unroll must be 1 or 2, got " + std::to_string(unroll);
-  int64_t group = qt.getDimSize(1) / op.getKey().getType().getDimSize(1);
   if (group * (2 + v) > kMaxCarried)
     return std::to_string(group) +
            " query heads per key/value head keep too many running values";
   // The groups' states in shared memory (static: at most 48 KiB).
-  int64_t partials = kWarps * (kLanes / lanes);
-  if (partials * group * (d + 2) * 4 > 48 * 1024)
-    return "the merge of " + std::to_string(partials) + " partial states of " +
+  if (!mergeFits(lanes, group, d))
+    return "the merge of " + std::to_string(kWarps * (kLanes / lanes)) +
+           " partial states of " +
            std::to_string(group) + " heads exceeds 48 KiB of shared memory";
   int64_t splits = configInt(op, "splits", 1);
   if (splits < 1 || splits > 1024)

@@ -101,9 +101,10 @@ func.func @attention_config(%q: tensor<1x2x16x32xf16>) -> tensor<1x2x16x32xf16> 
 // A decode step over a KV cache: the cache update writes the state
 // argument's own buffer (no result allocation), one query per sequence
 // takes the split-KV kernels: 2 sequences x 2 key/value heads x 8 splits of
-// the keys (blocks of 8 warps, by default a whole warp per key row: 4
-// columns per lane in one 8-byte load, sums in 5 shuffles), then one thread
-// per output element merges the splits from f32 scratch buffers.
+// the keys (blocks of 8 warps; by default half a warp per key row: 8
+// columns per lane in one 16-byte load, sums in 4 shuffles, two keys per
+// group and loop step), then one thread per output element merges the
+// splits from f32 scratch buffers.
 // CHECK-LABEL: func.func @decode
 // CHECK-SAME: %[[KC:[a-z0-9]+]]: tensor<4x2x256x128xbf16> {sgpu.param = "k_cache", sgpu.state}
 // CHECK: %[[KB:.*]] = bufferization.to_buffer %[[KC]]
@@ -121,10 +122,12 @@ func.func @attention_config(%q: tensor<1x2x16x32xf16>) -> tensor<1x2x16x32xf16> 
 // CHECK-NEXT: scf.if
 // CHECK-NEXT: memref.load
 // CHECK-NEXT: memref.store
-// CHECK: gpu.func @sgpu_attention_split_0({{.*}}) workgroup(%{{.*}} : memref<64xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<4096xf32, #gpu.address_space<workgroup>>)
-// CHECK: scf.for
-// CHECK: vector.load {{.*}} {alignment = 8 : i64} : memref<4x2x256x128xbf16>, vector<4xbf16>
-// CHECK: gpu.shuffle xor %{{.*}}, %c16_i32
+// CHECK: gpu.func @sgpu_attention_split_0({{.*}}) workgroup(%{{.*}} : memref<128xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<8192xf32, #gpu.address_space<workgroup>>)
+// CHECK: %[[STEP:.*]] = arith.constant 32 : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[STEP]]
+// CHECK: vector.load {{.*}} {alignment = 16 : i64} : memref<4x2x256x128xbf16>, vector<8xbf16>
+// CHECK: gpu.shuffle xor %{{.*}}, %c8_i32
+// CHECK-NOT: gpu.shuffle xor %{{.*}}, %c16_i32
 // CHECK: gpu.shuffle xor %{{.*}}, %c1_i32
 // CHECK: gpu.barrier
 // CHECK: gpu.func @sgpu_attention_combine_0
@@ -137,25 +140,37 @@ func.func @decode(%q: tensor<2x8x1x128xbf16>, %k: tensor<2x2x1x128xbf16>, %pos: 
 
 // -----
 
-// sgpu.config lanes_per_key = 16, unroll = 2: two keys per warp at a time
-// (16-byte loads, sums in 4 shuffles within each half-warp), two keys per
-// group per step. The loop runs over the warp's first key, the same trip
-// count in every lane (the shuffles need the whole warp); a group's key
-// past the range is masked (-inf score) and reads the warp's first row.
-// CHECK-LABEL: func.func @decode_lane_groups
-// CHECK: gpu.func @sgpu_attention_split_0({{.*}}) workgroup(%{{.*}} : memref<128xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<8192xf32, #gpu.address_space<workgroup>>)
-// CHECK: %[[STEP:.*]] = arith.constant 32 : index
+// sgpu.config lanes_per_key = 32, unroll = 1: a whole warp per key row (4
+// columns per lane in one 8-byte load, sums in 5 shuffles), one key per
+// warp and loop step. The loop runs over the warp's first key, the same
+// trip count in every lane (the shuffles need the whole warp).
+// CHECK-LABEL: func.func @decode_warp_per_key
+// CHECK: gpu.func @sgpu_attention_split_0({{.*}}) workgroup(%{{.*}} : memref<64xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<4096xf32, #gpu.address_space<workgroup>>)
+// CHECK: %[[STEP:.*]] = arith.constant 8 : index
 // CHECK: scf.for %[[J0:.*]] = %{{.*}} to %{{.*}} step %[[STEP]]
-// CHECK: arith.cmpi slt
-// CHECK: arith.select
-// CHECK: vector.load {{.*}} {alignment = 16 : i64} : memref<4x2x256x128xbf16>, vector<8xbf16>
-// CHECK: gpu.shuffle xor %{{.*}}, %c8_i32
-// CHECK-NOT: gpu.shuffle xor %{{.*}}, %c16_i32
+// CHECK: vector.load {{.*}} {alignment = 8 : i64} : memref<4x2x256x128xbf16>, vector<4xbf16>
+// CHECK: gpu.shuffle xor %{{.*}}, %c16_i32
+// CHECK: gpu.shuffle xor %{{.*}}, %c1_i32
 // CHECK: gpu.barrier
-func.func @decode_lane_groups(%q: tensor<2x8x1x128xbf16>, %pos: tensor<2x1xi64>,
-                              %kc: tensor<4x2x256x128xbf16>) -> tensor<2x8x1x128xbf16> {
-  %o = sgpu.attention %q, %kc, %kc positions(%pos : tensor<2x1xi64>) {causal, scale = 0.125 : f32, sgpu.config = {lanes_per_key = 16, unroll = 2}} : tensor<2x8x1x128xbf16>, tensor<4x2x256x128xbf16>, tensor<4x2x256x128xbf16> -> tensor<2x8x1x128xbf16>
+func.func @decode_warp_per_key(%q: tensor<2x8x1x128xbf16>, %pos: tensor<2x1xi64>,
+                               %kc: tensor<4x2x256x128xbf16>) -> tensor<2x8x1x128xbf16> {
+  %o = sgpu.attention %q, %kc, %kc positions(%pos : tensor<2x1xi64>) {causal, scale = 0.125 : f32, sgpu.config = {lanes_per_key = 32, unroll = 1}} : tensor<2x8x1x128xbf16>, tensor<4x2x256x128xbf16>, tensor<4x2x256x128xbf16> -> tensor<2x8x1x128xbf16>
   return %o : tensor<2x8x1x128xbf16>
+}
+
+// -----
+
+// Eight query heads per key/value head: the default half-warp groups would
+// merge 16 partial states of 8 heads (65 KiB of shared memory), so the
+// default takes the next form that fits, a whole warp per key row.
+// CHECK-LABEL: func.func @decode_group8
+// CHECK: gpu.func @sgpu_attention_split_0
+// CHECK: vector.load {{.*}} : memref<1x1x64x128xbf16>, vector<4xbf16>
+// CHECK: gpu.shuffle xor %{{.*}}, %c16_i32
+func.func @decode_group8(%q: tensor<1x8x1x128xbf16>, %pos: tensor<1x1xi64>,
+                         %kc: tensor<1x1x64x128xbf16>) -> tensor<1x8x1x128xbf16> {
+  %o = sgpu.attention %q, %kc, %kc positions(%pos : tensor<1x1xi64>) {causal, scale = 0.125 : f32} : tensor<1x8x1x128xbf16>, tensor<1x1x64x128xbf16>, tensor<1x1x64x128xbf16> -> tensor<1x8x1x128xbf16>
+  return %o : tensor<1x8x1x128xbf16>
 }
 
 // -----
