@@ -45,21 +45,48 @@ def _name(r):
     return "%s d=%d L=%d" % ("Llama" if s["style"] == "llama" else "GPT-2", s["d"], s["layers"])
 
 
+def attention_us(profile):
+    """GPU µs per decode step in attention kernels (ours: the split and
+    combine kernels; torch: its SDPA backend's), from a record's profile."""
+    if not profile:
+        return None
+    names = ("attention", "sdpa", "flash", "fmha")
+    return sum(k["us"] for k in profile["kernels"] if any(n in k["kernel"].lower() for n in names))
+
+
 def decode_table(records):
     rows = ["| model | variant | batch | context | ours tok/s | ours eager | ours CUDA graph | torch eager "
-            "| torch eager + CUDA graph | ours / floor |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
+            "| torch eager + CUDA graph | ours / floor | attention µs per step: ours / torch |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
     key = lambda r: (r["shape"]["style"], ORDER.index(r["variant"]), r["shape"]["batch"])
     fmt = lambda v: "%.0f" % v if v else "—"
     for r in sorted(records, key=key):
         s, b = r["shape"], r["baselines"]
         floor = b.get(r["floor"])
-        rows.append("| %s | %s | %d | %d of %d | **%.0f** | %s | %s | %s | %s | %s%s |" % (
+        prof = r.get("profile", {})
+        attn = [attention_us(prof.get(k)) for k in ("ours", "torch_eager")]
+        rows.append("| %s | %s | %d | %d of %d | **%.0f** | %s | %s | %s | %s | %s%s | %s |" % (
             _name(r), r["variant"], s["batch"], s["context"], s["capacity"], r["tokens_per_s"],
             fmt(r.get("ours_eager_tokens_per_s")), fmt(r.get("ours_graph_tokens_per_s")),
             fmt(b.get("torch_eager")), fmt(floor),
             "%.2f×" % (r["tokens_per_s"] / floor) if floor else "—",
-            "" if r["floor_holds"] else " **below**"))
+            "" if r["floor_holds"] else " **below**",
+            " / ".join("%.0f" % a for a in attn) if None not in attn else "—"))
+    return "\n".join(rows)
+
+
+def decode_forms_table(records):
+    """The decode kernel's forms (sgpu.config lanes_per_key / unroll) timed
+    in one run: the model's decode step and its attention kernels."""
+    rows = ["| lanes per key | unroll | batch | ours tok/s | attention µs per step | torch SDPA µs "
+            "| commit |", "|---|---|---|---|---|---|---|"]
+    key = lambda r: (r["attention_config"]["lanes_per_key"], r["attention_config"]["unroll"],
+                     r["shape"]["batch"])
+    for r in sorted(records, key=key):
+        c = r["attention_config"]
+        rows.append("| %d | %d | %d | %.0f | %.0f | %.0f | %s |" % (
+            c["lanes_per_key"], c["unroll"], r["shape"]["batch"], r["tokens_per_s"],
+            attention_us(r["profile"]["ours"]), attention_us(r["profile"]["torch_eager"]), r["commit"]))
     return "\n".join(rows)
 
 
@@ -154,11 +181,13 @@ def main():
     prefill = [r for r in records if r["bench"] == "model" and r["shape"].get("phase", "prefill") == "prefill"]
     decode = [r for r in records if r["bench"] == "model" and r["shape"].get("phase") == "decode"]
     checks = [r for r in records if r["bench"] == "model_decode_check"]
+    forms = [r for r in records if r["bench"] == "model_decode_form"]
     attention = json.loads((RESULTS / "attention_h200.json").read_text())
     doc = DOC.read_text()
     doc = replace_section(doc, "model-prefill", model_table(prefill))
     doc = replace_section(doc, "model-decode", decode_table(decode))
     doc = replace_section(doc, "model-decode-check", decode_check_table(checks))
+    doc = replace_section(doc, "model-decode-forms", decode_forms_table(forms))
     print(decode_table(decode))
     print(decode_check_table(checks))
     readme = (ROOT / "README.md").read_text()

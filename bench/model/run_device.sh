@@ -4,6 +4,7 @@
 #   lib/            libsparseopt_runtime.so
 #   attn/           python3 bench/model/check_attention.py compile --out .carry/attn
 #   fixtures/       python3 bench/model/check_fixtures.py compile --out .carry/fixtures
+#   added_cache/    python3 bench/model/check_added_cache.py compile --out .carry/added_cache
 #   <config>__<variant>/
 #                   python3 bench/model/run_prefill.py compile --config <config> \
 #                     --variant <variant> --out .carry/<config>__<variant>
@@ -41,6 +42,10 @@ fi
 if [ -d "$carry/fixtures" ]; then
   step "the importers' export fixtures against torch"
   run bench/model/check_fixtures.py run --dir "$carry/fixtures" --json "$out/fixtures_h200.json" || status=1
+fi
+if [ -d "$carry/added_cache" ]; then
+  step "a KV cache added to a cache-less decoder"
+  run bench/model/check_added_cache.py run --dir "$carry/added_cache" --json "$out/added_cache_h200.json" || status=1
 fi
 for dir in "$carry"/decode__*/; do
   [ -f "$dir/decoder.json" ] || continue

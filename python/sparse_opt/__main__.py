@@ -247,9 +247,16 @@ def cmd_export(args):
     if len(prefill) != 2:
         raise ImportError_("--prefill is BATCHxTOKENS, got %r" % args.prefill)
     sparsity = parse_sparsity_args(args.sparsity) or None
+    cache = None
+    if args.add_cache:
+        bt = _ints(args.add_cache, "x")
+        if len(bt) != 2:
+            raise ImportError_("--add-cache is MAX_BATCHxCAPACITY, got %r" % args.add_cache)
+        cache = {"max_batch": bt[0], "capacity": bt[1]}
     t0 = time.perf_counter()
     m = decoder.export(model, args.output, prefill=prefill, decode_batches=_ints(args.decode_batches),
-                       dtype=args.dtype, sparsity=sparsity, chip=args.chip, compile=not args.no_compile)
+                       dtype=args.dtype, sparsity=sparsity, chip=args.chip, compile=not args.no_compile,
+                       cache=cache)
     print("exported %s in %.1f s: %s; cache %d sequences x %d positions" % (
         args.output, time.perf_counter() - t0, ", ".join(sorted(m["programs"])), m["max_batch"], m["capacity"]))
     return 0
@@ -351,7 +358,8 @@ def main(argv=None):
     p = sub.add_parser("export", help="torch decoder with a KV cache -> decoder directory",
                        description="Export a decoder (docs/models.md): MODEL is <file.py>:<factory> returning "
                                    "the nn.Module (or (module, example_inputs)), whose forward(ids, positions) "
-                                   "keeps a static KV cache with sparse_opt.markers. Writes one program per "
+                                   "keeps a static KV cache with sparse_opt.markers (or, with --add-cache, "
+                                   "whose forward(ids) is a plain causal decoder). Writes one program per "
                                    "shape and decoder.json.")
     p.add_argument("model")
     p.add_argument("-o", "--output", required=True, help="decoder directory")
@@ -363,6 +371,9 @@ def main(argv=None):
     p.add_argument("--chip", default="sm_90a", help="target GPU (default sm_90a)")
     p.add_argument("--no-compile", action="store_true",
                    help="write the imported IR only (enough for --backend reference)")
+    p.add_argument("--add-cache", metavar="MAX_BATCHxCAPACITY",
+                   help="add a KV cache to a cache-less causal forward(ids) model (sparse_opt.kv_cache: "
+                        "causal F.scaled_dot_product_attention, positions from torch.arange), e.g. 8x4096")
     p.set_defaults(func=cmd_export)
     p = sub.add_parser("generate", help="generate token ids with an exported decoder",
                        description="Load a decoder directory with MODEL's weights (bound by name) and "

@@ -64,18 +64,44 @@ def _program_text(module, batch, tokens, mode, dtype, sparsity, positions):
             raise first  # the model's error in the primary (per-sequence) form
 
 
+def _with_cache(module, cache, export=False):
+    """`module` with a KV cache added (sparse_opt.kv_cache) when `cache`
+    ({"max_batch": B, "capacity": T}) is given, else `module`; the caches on
+    the meta device (the runtime allocates its own). For export, the model
+    is checked with its weights (where it has them) and traced as a meta
+    copy, so an export allocates no cache and runs nothing large."""
+    if not cache:
+        return module
+    from .kv_cache import CacheError, add_kv_cache, meta_copy
+    if set(cache) != {"max_batch", "capacity"}:
+        raise DecoderError("cache takes max_batch and capacity, got %s" % sorted(cache))
+    try:
+        wrapped = add_kv_cache(module, cache["max_batch"], cache["capacity"], device="meta", check=export)
+        if export:
+            wrapped.model = meta_copy(module)
+        return wrapped
+    except CacheError as e:
+        raise DecoderError(str(e))
+
+
 def export(module, directory, prefill=(1, 128), decode_batches=(1,), dtype=None, sparsity=None,
-           chip="sm_90a", compile=True, positions="auto", **compile_options):
+           chip="sm_90a", compile=True, positions="auto", cache=None, **compile_options):
     """Imports `module` once per program shape and compiles each: a prefill
     program of `prefill = (batch, tokens)` and one decode program per batch
     in `decode_batches`. `dtype`/`sparsity` are import_fx's; with
     compile=False only the imported IR is written (enough for the CPU
     reference backend). `positions`: the form forward(ids, positions)
     takes, "per_sequence" (B x S), "shared" (S) or "auto" (per sequence
-    when the model traces with it). Returns the manifest written to
-    decoder.json."""
+    when the model traces with it). `cache` = {"max_batch": B,
+    "capacity": T} adds a KV cache to a cache-less causal `forward(ids)`
+    model (sparse_opt.kv_cache: its positions are then shared by the
+    batch); `load_decoder` adds it again from decoder.json. Returns the
+    manifest written to decoder.json."""
     if positions not in ("auto", "per_sequence", "shared"):
         raise DecoderError("positions must be auto, per_sequence or shared, got %r" % (positions,))
+    added = dict(cache) if cache else None
+    if added:
+        module, positions = _with_cache(module, added, export=True), "shared"
     from .compiler import Compiler
     from .reference import arguments, _state_names
     directory = pathlib.Path(directory)
@@ -130,6 +156,8 @@ def export(module, directory, prefill=(1, 128), decode_batches=(1,), dtype=None,
     manifest = {"format": FORMAT, "programs": programs, "vocab": vocab,
                 "max_batch": shape[0], "capacity": shape[2],
                 "state": {n: {"type": t} for n, t in states.items()}}
+    if added:
+        manifest["added_cache"] = {k: int(v) for k, v in added.items()}
     (directory / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
     return manifest
 
@@ -403,6 +431,9 @@ def load_decoder(directory, module, backend="cuda", device=0, cuda_graphs=False)
     at its first step and replayed after (less launch overhead per step)."""
     directory = os.fspath(directory)
     manifest = read_manifest(directory)
+    # A model exported with an added cache binds through the same wrapper
+    # (its parameters are named model.<name> in the programs).
+    module = _with_cache(module, manifest.get("added_cache"))
     if backend == "cuda":
         missing = [n for n, p in manifest["programs"].items() if not p["compiled"]]
         if missing:
