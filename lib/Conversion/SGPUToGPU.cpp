@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "sparse-opt/Conversion/Passes.h"
+#include "sparse-opt/Dialect/SGPU/BufferLimits.h"
 #include "sparse-opt/Dialect/SGPU/ConstantWeights.h"
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
 #include "sparse-opt/Conversion/TargetInfo.h"
@@ -371,6 +372,10 @@ struct ConvertSGPUToGPUPass
     }
 
     // Weights that are constants are compressed now, at compile time.
+    // Shapes no GPU program can hold fail here, before any folding or
+    // kernel arithmetic divides by them or allocates them.
+    if (failed(checkBufferLimits(getOperation())))
+      return signalPassFailure();
     if (failed(foldConstantCompresses(getOperation())))
       return signalPassFailure();
 
@@ -384,7 +389,8 @@ struct ConvertSGPUToGPUPass
     // TwELL packs and their consumers, in program order.
     SmallVector<Operation *> twellOps;
     // Weight arguments compressed by a generated kernel at bind time.
-    SmallVector<Operation *> prepares;
+    // Each compressed weight once, however many spmms read it.
+    llvm::SetVector<Operation *> prepares;
     size_t modelOps = 0;
     module.walk([&](Operation *op) {
       if (auto spmm = dyn_cast<SpmmOp>(op)) {
@@ -428,7 +434,7 @@ struct ConvertSGPUToGPUPass
           failedAny = true;
         } else {
           if (!isa<AssembleOp>(producer))
-            prepares.push_back(producer);
+            prepares.insert(producer);
           spmms.push_back(spmm);
         }
         return;

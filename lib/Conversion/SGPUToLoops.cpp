@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "sparse-opt/Conversion/Passes.h"
+#include "sparse-opt/Dialect/SGPU/BufferLimits.h"
 #include "sparse-opt/Dialect/SGPU/ConstantWeights.h"
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
 #include "BlocksToLoops.h"
@@ -200,6 +201,10 @@ struct ConvertSGPUToLoopsPass
 
   void runOnOperation() override {
     // Weights that are constants are compressed now, at compile time.
+    // Shapes no GPU program can hold fail here, before any folding or
+    // kernel arithmetic divides by them or allocates them.
+    if (failed(checkBufferLimits(getOperation())))
+      return signalPassFailure();
     if (failed(foldConstantCompresses(getOperation())))
       return signalPassFailure();
 

@@ -11,6 +11,7 @@
 
 #include "TempArena.h"
 
+#include "sparse-opt/Dialect/SGPU/BufferLimits.h"
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -41,10 +42,14 @@ namespace {
 /// Size in bytes of a statically shaped memref, or failure.
 static FailureOr<int64_t> getByteSize(Type type) {
   auto m = dyn_cast<MemRefType>(type);
-  if (!m || !m.hasStaticShape() || !m.getLayout().isIdentity())
+  if (!m || !m.hasStaticShape() || !m.getLayout().isIdentity() ||
+      !m.getElementType().isIntOrFloat())
     return failure();
-  unsigned bits = m.getElementTypeBitWidth();
-  return m.getNumElements() * ((bits + 7) / 8);
+  std::optional<int64_t> bytes =
+      sgpu::checkedBytes(m.getShape(), m.getElementTypeBitWidth());
+  if (!bytes || *bytes > sgpu::kMaxBufferBytes)
+    return failure();
+  return *bytes;
 }
 
 /// Whether `op` reshapes a memref without moving it: memref.expand_shape,
@@ -401,7 +406,8 @@ struct EmitArtifactsPass
       if (failed(bytes))
         return emitError(loc) << "buffer of type " << v.getType()
                               << " is not a statically shaped, contiguous "
-                                 "memref";
+                                 "memref of integer or float elements of at "
+                                 "most 256 GiB";
       ids[v] = next++;
       return bytes;
     };

@@ -87,16 +87,21 @@ static Value sumAcrossRanks(OpBuilder &b, Location loc, ValueRange inputs) {
   return sum.getResult(0);
 }
 
+// Every rank is a copy of the function: a bound keeps a mistyped count
+// from exhausting memory (NCCL groups of one node have 8).
+constexpr int64_t kMaxRanks = 1024;
+
 struct SimulateRanksPass
     : public sgpu::impl::SGPUSimulateRanksBase<SimulateRanksPass> {
   using Base::Base;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (ranks < 1) {
+    if (ranks < 1 || ranks > kMaxRanks) {
       module.emitError() << "sgpu-simulate-ranks ranks="
                          << static_cast<int64_t>(ranks)
-                         << ": a tensor-parallel group has at least one rank";
+                         << ": a tensor-parallel group has 1 to " << kMaxRanks
+                         << " ranks here (each is a copy of the function)";
       return signalPassFailure();
     }
     if (!into.empty() && funcName.empty()) {

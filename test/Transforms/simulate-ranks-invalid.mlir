@@ -5,7 +5,9 @@
 // missing or only declared, an into= target that has a body or the wrong
 // type (each chunk without the named function reports that too).
 // RUN: not sparse-opt %s -split-input-file --sgpu-simulate-ranks=ranks=0 2>&1 | FileCheck %s --check-prefix=RANKS
-// RANKS: error: sgpu-simulate-ranks ranks=0: a tensor-parallel group has at least one rank
+// RANKS: error: sgpu-simulate-ranks ranks=0: a tensor-parallel group has 1 to 1024 ranks here (each is a copy of the function)
+// RUN: not sparse-opt %s -split-input-file --sgpu-simulate-ranks=ranks=1000000000 2>&1 | FileCheck %s --check-prefix=HUGE
+// HUGE: error: sgpu-simulate-ranks ranks=1000000000: a tensor-parallel group has 1 to 1024 ranks here
 // RUN: not sparse-opt %s -split-input-file --sgpu-simulate-ranks="into=x" 2>&1 | FileCheck %s --check-prefix=NOFUNC
 // NOFUNC: error: sgpu-simulate-ranks into=x needs func=: the function to simulate into @x
 // RUN: not sparse-opt %s -split-input-file --sgpu-simulate-ranks="func=typed into=typed_ranks2" 2>&1 | FileCheck %s --check-prefix=TYPED

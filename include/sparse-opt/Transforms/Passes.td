@@ -197,7 +197,7 @@ def SGPUSimulateRanks : Pass<"sgpu-simulate-ranks", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"ranks", "ranks", "int64_t", /*default=*/"2",
-           "Number of ranks of the tensor-parallel group to simulate">,
+           "Number of ranks of the tensor-parallel group to simulate (1 to 1024)">,
     Option<"funcName", "func", "std::string", /*default=*/"\"\"",
            "Simulate only this function (default: every function with a "
            "body)">,
