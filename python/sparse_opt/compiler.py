@@ -142,62 +142,89 @@ class Compiler(Handle):
     """An MLIR context with everything sparse-opt registers. Use it as a
     context manager or call close(); closing frees its modules too.
 
+    By default the compiler runs in a child process: a crash of the
+    compiler (a signal, an abort) is a CompileError naming the signal and
+    the input, the caller's process lives on, and the next call starts a
+    new child (the crashed one's modules are gone). `in_process=True` (or
+    the environment variable SPARSEOPT_COMPILE_IN_PROCESS=1) calls the
+    library in this process instead: no process start, nothing between a
+    debugger and the compiler.
+
     `last_diagnostics` holds the diagnostics of the last call (warnings and
     remarks of calls that succeeded included)."""
 
-    def __init__(self):
-        self._lib = _lib()
-        handle = _p()
-        if self._lib.sparseopt_compiler_create(ctypes.byref(handle)) != 0:
-            raise CompileError("cannot create a SparseOpt compiler")
-        self._handle = handle
+    def __init__(self, in_process=None):
+        from ._engine import LocalEngine, WorkerEngine
+        if in_process is None:
+            in_process = os.environ.get("SPARSEOPT_COMPILE_IN_PROCESS", "") not in ("", "0")
+        self._engine = LocalEngine() if in_process else WorkerEngine()
+        self._handle = True
         self._modules = weakref.WeakSet()  # live modules, freed with the compiler
         self.last_diagnostics = []
+
+    @property
+    def in_process(self):
+        from ._engine import LocalEngine
+        return isinstance(self._engine, LocalEngine)
 
     # -- lifetime --
     def _release(self, handle):
         for m in list(self._modules):
             m._handle = None  # freed with the compiler
         self._modules.clear()
-        self._lib.sparseopt_compiler_destroy(handle)
+        self._engine.close()
 
     def _h(self):
         if not self._handle:
             raise ValueError("the compiler is closed")
-        return self._handle
+        return self._engine
 
-    # -- diagnostics --
-    def take_diagnostics(self):
-        """Diagnostics reported since the previous call, as Diagnostics."""
-        text = _take_string(self._lib, self._lib.sparseopt_compiler_take_diagnostics(self._h()))
-        return parse_diagnostics(text)
-
-    def _check(self, status, what):
-        self.last_diagnostics = self.take_diagnostics()
+    # -- calls --
+    def _call(self, what, name, *args):
+        """One engine call; raises CompileError (with the call's
+        diagnostics) when it fails or the compiler process dies."""
+        from ._engine import EngineCrash
+        engine = self._h()
+        try:
+            if self.in_process:
+                status, value, text = engine.call(name, *args)
+            else:
+                doing = {"parse": lambda: "parsing %s" % args[1], "parse_file": lambda: "parsing %s" % args[0],
+                         "run": lambda: "running the pass pipeline '%s'" % args[1],
+                         "compile": lambda: "compiling for %s" % args[1]}.get(name, lambda: name)()
+                status, value, text = engine.call(name, *args, what=doing)
+        except EngineCrash as e:
+            self.last_diagnostics = []
+            for m in list(self._modules):  # they lived in the dead process
+                m._handle = None
+            self._modules.clear()
+            raise CompileError(str(e))
+        diagnostics = parse_diagnostics(text)
+        if name != "print":  # printing keeps the diagnostics of the call before
+            self.last_diagnostics = diagnostics
         if status != 0:
-            raise CompileError(what, self.last_diagnostics)
+            raise CompileError(what, diagnostics)
+        return value
 
     # -- parsing --
     def parse(self, text, filename="<string>"):
-        """Parses and verifies MLIR text into a Module; `filename` names it
-        in diagnostics and locations."""
-        data = text.encode() if isinstance(text, str) else bytes(text)
-        handle = _p()
-        status = self._lib.sparseopt_ir_parse(self._h(), data, len(data), str(filename).encode(),
-                                              ctypes.byref(handle))
-        self._check(status, "cannot parse %s" % filename)
-        return self._adopt(handle)
+        """Parses and verifies MLIR text (str or bytes) into a Module;
+        `filename` names it in diagnostics and locations."""
+        if isinstance(text, str):
+            data = text.encode()
+        elif isinstance(text, (bytes, bytearray, memoryview)):
+            data = bytes(text)
+        else:
+            raise TypeError("parse takes MLIR text (str or bytes), got %s" % type(text).__name__)
+        return self._adopt(self._call("cannot parse %s" % filename, "parse", data, str(filename)))
 
     def parse_file(self, path):
         """Reads, parses and verifies an .mlir file into a Module."""
-        handle = _p()
-        status = self._lib.sparseopt_ir_parse_file(self._h(), os.fspath(path).encode(),
-                                                   ctypes.byref(handle))
-        self._check(status, "cannot parse %s" % os.fspath(path))
-        return self._adopt(handle)
+        path = os.fspath(path)
+        return self._adopt(self._call("cannot parse %s" % path, "parse_file", path))
 
-    def _adopt(self, handle):
-        m = Module(self, handle)
+    def _adopt(self, mid):
+        m = Module(self, mid)
         self._modules.add(m)
         return m
 
@@ -211,36 +238,31 @@ class Module(Handle):
 
     def _h(self):
         if not self._handle:
-            raise ValueError("the module is closed (or its compiler is)")
+            raise ValueError("the module is closed (or its compiler is, or the compiler process died)")
         return self._handle
 
     def _release(self, handle):
         """Frees the module (close() does it now; otherwise when it is
         garbage or its compiler closes)."""
         self.compiler._modules.discard(self)
-        self.compiler._lib.sparseopt_ir_destroy(handle)
+        if self.compiler._handle:
+            self.compiler._engine.call("destroy", handle)
 
     def run(self, pipeline):
         """Runs a textual pass pipeline ("sgpu-slide-sparse,canonicalize",
         "func.func(cse)", "builtin.module(...)"); returns self. On failure
         (CompileError) the module may be partially transformed."""
-        status = self.compiler._lib.sparseopt_ir_run_pipeline(self._h(), pipeline.encode())
-        self.compiler._check(status, "pass pipeline '%s' failed" % pipeline)
+        self.compiler._call("pass pipeline '%s' failed" % pipeline, "run", self._h(), pipeline)
         return self
 
     def verify(self):
         """Runs the verifier; raises CompileError when the IR is invalid."""
-        status = self.compiler._lib.sparseopt_ir_verify(self._h())
-        self.compiler._check(status, "the module does not verify")
+        self.compiler._call("the module does not verify", "verify", self._h())
         return self
 
     def print(self, generic=False):
         """The module as MLIR text (generic operation form if `generic`)."""
-        lib = self.compiler._lib
-        text = _take_string(lib, lib.sparseopt_ir_print(self._h(), 1 if generic else 0))
-        if text is None:
-            raise CompileError("cannot print the module")
-        return text
+        return self.compiler._call("cannot print the module", "print", self._h(), bool(generic))
 
     def __str__(self):
         return self.print()
@@ -320,10 +342,8 @@ class Module(Handle):
         output_dir = os.path.abspath(os.fspath(output_dir))
         if (sparse_policy == "auto" and twell_producer == "auto" and twell_consumer == "auto"
                 and twell_passes == 0 and twell_pack == "auto" and lift == "auto"):
-            status = self.compiler._lib.sparseopt_ir_compile(
-                self._h(), chip.encode() if chip else None,
-                features.encode() if features else None, output_dir.encode())
-            self.compiler._check(status, "compilation for %s (%s) failed" % (chip, features))
+            self.compiler._call("compilation for %s (%s) failed" % (chip, features), "compile",
+                                self._h(), chip, features, output_dir)
         else:
             for name, value in (("chip", chip), ("features", features), ("output directory", output_dir)):
                 if not value or any(c in value for c in " \t'\"{}"):

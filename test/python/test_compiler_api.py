@@ -227,3 +227,47 @@ def test_sparse_policy(build_dir, tmp_path):
     assert "launch sgpu_spmm_0" in art.program and "gemm" not in art.program
     with pytest.raises(ValueError):
         compile_mlir(DECODE_810, tmp_path / "bad", sparse_policy="dense")
+
+
+def test_compiler_crash_leaves_the_caller_alive(build_dir):
+    """A crash of the compiler (MLIR's parser overflows its stack on input
+    nested 20,000 deep) is a CompileError naming the signal and the input;
+    this process lives on and the same Compiler parses the next input in a
+    new child process. Modules of the crashed one are gone, with a clear
+    error."""
+    from sparse_opt.compiler import Compiler, CompileError
+    deep = '"builtin.module"() ({' * 20000 + "})" * 20000
+    with Compiler() as c:
+        assert not c.in_process
+        before = c.parse("func.func @f() { return }")
+        with pytest.raises(CompileError, match=r"the compiler process died \((SIGSEGV|SIGBUS|SIGABRT)\) "
+                                               r"while parsing deep\.mlir; this process is unaffected"):
+            c.parse(deep, filename="deep.mlir")
+        with pytest.raises(ValueError, match="compiler process died"):
+            before.print()
+        assert "func.func @g" in str(c.parse("func.func @g() { return }"))
+
+
+def test_in_process_compiler(build_dir, monkeypatch):
+    """in_process=True (or SPARSEOPT_COMPILE_IN_PROCESS=1) calls the library
+    in this process, with the same API."""
+    from sparse_opt.compiler import Compiler, CompileError
+    with Compiler(in_process=True) as c:
+        assert c.in_process
+        assert "func.func @f" in str(c.parse("func.func @f() { return }").verify())
+        with pytest.raises(CompileError, match="cannot parse bad.mlir"):
+            c.parse("func.func @f(", filename="bad.mlir")
+    monkeypatch.setenv("SPARSEOPT_COMPILE_IN_PROCESS", "1")
+    with Compiler() as c:
+        assert c.in_process
+
+
+def test_parse_takes_text_only(build_dir):
+    """Not text (an int would otherwise become that many NUL bytes) is a
+    TypeError."""
+    from sparse_opt.compiler import Compiler
+    with Compiler() as c:
+        for bad in (12345, None, ["func.func @f() { return }"]):
+            with pytest.raises(TypeError, match="parse takes MLIR text"):
+                c.parse(bad)
+        assert "func.func @f" in str(c.parse(b"func.func @f() { return }"))
