@@ -40,6 +40,9 @@ using namespace mlir;
 namespace {
 
 /// Size in bytes of a statically shaped memref, or failure.
+/// The largest constant written into an artifact.
+constexpr int64_t kMaxConstantBytes = int64_t(16) << 30;
+
 static FailureOr<int64_t> getByteSize(Type type) {
   auto m = dyn_cast<MemRefType>(type);
   if (!m || !m.hasStaticShape() || !m.getLayout().isIdentity() ||
@@ -531,6 +534,13 @@ struct EmitArtifactsPass
         FailureOr<int64_t> bytes = addBuffer(get.getResult(), loc);
         if (failed(bytes))
           return failure();
+        // Written whole from memory (a splat expanded): bounded before any
+        // allocation; weights that large belong in params.
+        if (*bytes > kMaxConstantBytes)
+          return get.emitError()
+                 << "a constant of " << *bytes
+                 << " bytes: the artifact holds constants of at most 16 GiB "
+                    "(import large weights as params, weights=params)";
         std::string file = "const" + std::to_string(constants++) + ".bin";
         std::string data;
         if (blob) {

@@ -97,3 +97,12 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+// Index elements have no size in memory (the emitter run alone; the
+// pipeline reports them earlier, test/Conversion/buffer-limits.mlir).
+// expected-error @+1 {{buffer of type 'memref<4xindex>' is not a statically shaped, contiguous memref of integer or float elements of at most 256 GiB}}
+func.func @index_buffer(%x: memref<4xindex>) -> memref<4xindex> {
+  return %x : memref<4xindex>
+}
