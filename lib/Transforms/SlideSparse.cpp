@@ -10,6 +10,8 @@
 #include "sparse-opt/Dialect/SGPU/ConstantWeights.h"
 #include "sparse-opt/Transforms/Passes.h"
 
+#include "sparse-opt/Conversion/TargetInfo.h"
+
 #include "MatmulMatch.h"
 #include "SparseCostModel.h"
 
@@ -56,6 +58,13 @@ struct SlideSparsePass
     if (!isLiftMode(lift)) {
       module.emitError() << "unknown sgpu-slide-sparse lift '" << lift
                          << "'; expected " << kLiftModes;
+      return signalPassFailure();
+    }
+    // The chip picks the kernels the cost model weighs: one it does not
+    // know is an error, not a silent default.
+    std::string message;
+    if (mlir::failed(parseTarget(chip, "", &message))) {
+      module.emitError() << "invalid sgpu-slide-sparse chip: " << message;
       return signalPassFailure();
     }
 

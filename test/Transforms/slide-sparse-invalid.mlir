@@ -1,4 +1,7 @@
 // RUN: sparse-opt %s -split-input-file -sgpu-slide-sparse -verify-diagnostics
+// An unknown chip is an error (the cost model weighs its kernels).
+// RUN: not sparse-opt %s -split-input-file --sgpu-slide-sparse="chip=bogus" 2>&1 | FileCheck %s --check-prefix=CHIP
+// CHIP: error: invalid sgpu-slide-sparse chip: chip 'bogus' is not of the form sm_<NN>[a]
 
 // Row 3, group 5 has three nonzeros.
 func.func @violation(%x: tensor<8x32xf16>) -> tensor<8x16xf16> {

@@ -7,6 +7,8 @@
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/APInt.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::sgpu;
 
@@ -334,8 +336,8 @@ static LogicalResult verifyNorm(Operation *op, Type inType, Type outType,
   if (inType != outType)
     return op->emitOpError() << "result type " << outType
                              << " must equal the input type " << inType;
-  if (!(epsilon >= 0.0f))
-    return op->emitOpError() << "expects a non-negative epsilon, got "
+  if (!(epsilon >= 0.0f) || std::isinf(epsilon))
+    return op->emitOpError() << "expects a finite, non-negative epsilon, got "
                              << epsilon;
   return success();
 }

@@ -430,8 +430,24 @@ func.func @rms_dynamic(%x: tensor<?x64xf16>, %w: tensor<64xf16>) {
 // -----
 
 func.func @rms_epsilon(%x: tensor<2x64xf16>, %w: tensor<64xf16>) {
-  // expected-error @+1 {{'sgpu.rms_norm' op expects a non-negative epsilon, got -1}}
+  // expected-error @+1 {{'sgpu.rms_norm' op expects a finite, non-negative epsilon, got -1}}
   %y = sgpu.rms_norm %x, %w {epsilon = -1.0 : f32} : tensor<2x64xf16>, tensor<64xf16> -> tensor<2x64xf16>
+  return
+}
+
+// -----
+
+func.func @rms_epsilon_inf(%x: tensor<2x64xf16>, %w: tensor<64xf16>) {
+  // expected-error @+1 {{'sgpu.rms_norm' op expects a finite, non-negative epsilon, got INF}}
+  %y = sgpu.rms_norm %x, %w {epsilon = 0x7F800000 : f32} : tensor<2x64xf16>, tensor<64xf16> -> tensor<2x64xf16>
+  return
+}
+
+// -----
+
+func.func @ln_epsilon_nan(%x: tensor<2x64xf32>, %w: tensor<64xf32>) {
+  // expected-error @+1 {{'sgpu.layer_norm' op expects a finite, non-negative epsilon, got nan}}
+  %y = sgpu.layer_norm %x, %w, %w {epsilon = 0x7FC00000 : f32} : tensor<2x64xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<2x64xf32>
   return
 }
 
