@@ -879,3 +879,45 @@ def test_rope_recognized(build_dir, form, ropes):
     else:
         assert "tensor.concat" in text
     check_numerics(build_dir, model, inputs)
+
+
+class _InPlaceReLU(nn.Module):
+    """A ReLU applied in place whose result the model discards: eager torch
+    applies it to `y`, so the import must too."""
+
+    def __init__(self, form):
+        super().__init__()
+        self.form = form
+        self.fc = nn.Linear(8, 8)
+        self.act = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        y = self.fc(x)
+        before = y * 1.0  # read before the in-place op: the old values
+        if self.form == "module":
+            self.act(y)
+        elif self.form == "functional":
+            F.relu(y, inplace=True)
+        else:
+            y.relu_()
+        return y * 2.0 + before
+
+
+@pytest.mark.parametrize("form", ["module", "functional", "method"])
+def test_in_place_relu_with_discarded_result(build_dir, form):
+    torch.manual_seed(0)
+    model = _InPlaceReLU(form).eval()
+    x = torch.randn(4, 8)
+    text = check_numerics(build_dir, model, (x,))
+    assert "maximumf" in text or "max" in text
+
+
+def test_in_place_op_on_a_view_is_an_error(build_dir):
+    class OnView(nn.Module):
+        def forward(self, x):
+            h = x * 1.0
+            F.relu(h[:, :2], inplace=True)
+            return h
+
+    with pytest.raises(ImportError_, match=r"in-place op on a view \(getitem of another tensor\)"):
+        import_fx(OnView(), (torch.randn(4, 8),))

@@ -373,6 +373,9 @@ def test_symbolic_dim_needs_input_shapes(build_dir, tmp_path):
         import_onnx(onnx_models.handmade("symbolic"), input_shapes={"ids": (4, 16)})
     with pytest.raises(ImportError_, match=r"size 3 in dim 1, the model says 16"):
         import_onnx(onnx_models.handmade("symbolic"), input_shapes={"x": (4, 3)})
+    for bad in ((-4, 16), (0, 16), (4.5, 16), 4, ("4", 16)):
+        with pytest.raises(ImportError_, match=r"input_shapes gives input 'x' the shape .*: sizes must be positive"):
+            import_onnx(onnx_models.handmade("symbolic"), input_shapes={"x": bad})
 
 
 def test_from_a_path_and_the_class(tmp_path):

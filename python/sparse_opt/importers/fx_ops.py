@@ -113,6 +113,7 @@ _reg("sigmoid", S("input"), [_t("F.sigmoid"), _t("torch.special.expit")])
 _reg("tanh", S("input"), [_t("F.tanh")])
 _reg("relu", S("input", inplace=False), [_t("F.relu")])
 _reg("relu", S("input"), [_t("torch.relu"), _t("Tensor.relu")], ["relu"])
+_reg("relu", S("input", inplace=True), [_t("torch.relu_"), _t("F.relu_")], ["relu_"])
 _reg("silu", S("input", inplace=False), [_t("F.silu")])
 _reg("gelu", S("input", approximate="none"), [_t("F.gelu")])
 _reg("softmax", S("input", dim=None, _stacklevel=3, dtype=None), [_t("F.softmax")])
@@ -438,24 +439,43 @@ def _binary(kind):
 
 def _float_unary(kind):
     def h(ctx, c):
-        _check_inplace(ctx, c)
-        x = ctx.value(c.args["input"])
-        if x.dtype not in FLOAT_TYPES and kind not in ("relu", "abs"):
-            x = _cast(ctx, x, "f32")
-        if kind == "gelu":
-            approx = c.args.get("approximate", "none")
-            if approx not in ("none", "tanh"):
-                raise ImportError_("gelu approximate=%r is not supported" % approx)
-            return ctx.e.unary("gelu" if approx == "none" else "gelu_tanh", x, ctx.loc)
-        return ctx.e.unary(kind, x, ctx.loc)
+        y = _float_unary_value(ctx, c, kind)
+        if c.args.get("inplace"):
+            _write_in_place(ctx, c, y)
+        return y
     return h
 
 
-def _check_inplace(ctx, c):
-    if c.args.get("inplace"):
-        src = c.args["input"]
-        if isinstance(src, torch.fx.Node) and len(src.users) > 1:
-            raise ImportError_("in-place op whose input is used again: the importer keeps values immutable")
+def _float_unary_value(ctx, c, kind):
+    x = ctx.value(c.args["input"])
+    if x.dtype not in FLOAT_TYPES and kind not in ("relu", "abs"):
+        x = _cast(ctx, x, "f32")
+    if kind == "gelu":
+        approx = c.args.get("approximate", "none")
+        if approx not in ("none", "tanh"):
+            raise ImportError_("gelu approximate=%r is not supported" % approx)
+        return ctx.e.unary("gelu" if approx == "none" else "gelu_tanh", x, ctx.loc)
+    return ctx.e.unary(kind, x, ctx.loc)
+
+
+# Ops whose result shares the input's memory in torch: an in-place op on one
+# would change the tensor it views too.
+_VIEW_KINDS = ("reshape", "transpose", "permute", "t", "expand", "getitem")
+
+
+def _write_in_place(ctx, c, result):
+    """An in-place op (`inplace=True`, `relu_()`): the nodes after it that
+    read its input read `result` (the graph is emitted in program order),
+    so a result the model discards still takes effect, as in eager torch."""
+    src = c.args["input"]
+    if not isinstance(src, torch.fx.Node):
+        return
+    view = ctx.call(src) if src.op in ("call_function", "call_method", "call_module") else None
+    if view is not None and view.kind in _VIEW_KINDS:
+        raise ImportError_("in-place op on a view (%s of another tensor) would change the viewed tensor too, "
+                           "which the importer does not follow: write the result to a new name (y = F.relu(y))"
+                           % view.kind)
+    ctx.env[src] = result
 
 
 def _neg(ctx, c):

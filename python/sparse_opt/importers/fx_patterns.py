@@ -684,7 +684,8 @@ def find(imp):
 def live_nodes(imp, matches, absorbed):
     """The nodes whose values the emission reads: backwards from the output,
     the all_reduce markers (collectives are never dropped), the cache writes
-    (state the next run reads, even when this run does not) and every node the
+    (state the next run reads, even when this run does not), in-place ops
+    (later reads of their input see them) and every node the
     importer cannot classify or that mutates in place (so it still raises);
     a match reads its external inputs except the ones it dropped."""
     live, work = set(), []
@@ -692,7 +693,8 @@ def live_nodes(imp, matches, absorbed):
         if n in absorbed:
             continue
         c = imp.call(n) if n.op in ("call_function", "call_method", "call_module") else None
-        if n.op == "output" or (c is not None and c.kind in ("all_reduce", "cache_write", "setitem")) or (
+        if n.op == "output" or (c is not None and (c.kind in ("all_reduce", "cache_write", "setitem")
+                                                   or c.args.get("inplace"))) or (
                 n.op in ("call_function", "call_method", "call_module") and c is None) or (
                 n.op == "call_method" and str(n.target).endswith("_") and not str(n.target).startswith("__")):
             work.append(n)

@@ -38,6 +38,7 @@ can carry one, and the program checks it when the weight is bound.
 """
 from __future__ import annotations
 
+import numbers
 import os
 from typing import Optional
 
@@ -67,6 +68,19 @@ def weight_name(node) -> Optional[str]:
     return ".".join(parts[:-1]) + ".weight"
 
 
+def _shape_option(name, value):
+    """input_shapes[name] as a tuple of positive ints, or an ImportError_."""
+    try:
+        shape = tuple(value)
+    except TypeError:
+        shape = None
+    if shape is None or not all(isinstance(d, numbers.Integral) and not isinstance(d, bool) and d >= 1
+                                for d in shape):
+        raise ImportError_("input_shapes gives input '%s' the shape %r: sizes must be positive integers"
+                           % (name, value))
+    return tuple(int(d) for d in shape)
+
+
 class OnnxImporter:
     """One ONNX model -> one MLIR module with a single function."""
 
@@ -89,7 +103,7 @@ class OnnxImporter:
                 parse_pattern(pattern)
             except AnnotationError as err:
                 raise AnnotationError("sparsity annotation '%s': %s" % (key, err)) from None
-        self.input_shapes = {k: tuple(int(d) for d in v) for k, v in (input_shapes or {}).items()}
+        self.input_shapes = {k: _shape_option(k, v) for k, v in (input_shapes or {}).items()}
         self.e = Emitter(name)
         self.env: dict = {}
         self._materialized: dict = {}
