@@ -26,6 +26,7 @@
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -309,6 +310,31 @@ void mlir::sgpu::lowerWeightPrepare(Operation *op, gpu::GPUModuleOp gpuModule,
   replaceByAssembled(b, op, ctype, values, meta);
 }
 
+/// The C library's `name` of `type`, declared in the module of `op` once.
+static func::FuncOp libcFunction(Operation *op, StringRef name,
+                                 FunctionType type) {
+  auto module = op->getParentOfType<ModuleOp>();
+  if (auto f = module.lookupSymbol<func::FuncOp>(name))
+    return f;
+  OpBuilder b(module.getBodyRegion());
+  auto f = func::FuncOp::create(b, module.getLoc(), name, type);
+  f.setPrivate();
+  return f;
+}
+
+/// fflush(NULL); exit(1): the reference run fails after what it printed
+/// reaches the caller.
+static void exitWithFailure(OpBuilder &b, Location loc, Operation *op) {
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  auto fflush = libcFunction(op, "fflush",
+                             b.getFunctionType({ptr}, {b.getI32Type()}));
+  auto exit = libcFunction(op, "exit", b.getFunctionType({b.getI32Type()}, {}));
+  Value null = LLVM::ZeroOp::create(b, loc, ptr);
+  func::CallOp::create(b, loc, fflush, ValueRange{null});
+  Value one = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1);
+  func::CallOp::create(b, loc, exit, ValueRange{one});
+}
+
 void mlir::sgpu::lowerWeightPrepareToLoops(Operation *op) {
   Location loc = op->getLoc();
   Value weight = op->getOperand(0);
@@ -355,8 +381,9 @@ void mlir::sgpu::lowerWeightPrepareToLoops(Operation *op) {
         scf::YieldOp::create(b, loc);
       });
   // A weight that breaks its pattern: the reference prints the row and
-  // group the status word names (the runtime fails the bind instead). An
-  // assert would abort before the buffered output reaches the caller.
+  // group the status word names, flushes the output and exits with status
+  // 1 (the runtime fails the bind instead); an assert would abort before
+  // the buffered output reaches the caller.
   Value word = memref::LoadOp::create(b, loc, status, ValueRange{im.c(0)});
   Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, word,
                                    im.i32(0));
@@ -375,6 +402,7 @@ void mlir::sgpu::lowerWeightPrepareToLoops(Operation *op) {
     vector::PrintOp::create(b, loc, row);
     vector::PrintOp::create(b, loc, "group ");
     vector::PrintOp::create(b, loc, group);
+    exitWithFailure(b, loc, op);
   }
   replaceByAssembled(b, op, ctype, values, meta);
 }

@@ -1,10 +1,10 @@
 // Sparse weights passed as function arguments: the reference runs the
 // prepare kernel's work (greedy windows, 2:4 compression, the status word)
 // as loops, then the spmm decodes what it built. A weight that breaks its
-// pattern prints the first offending row and group (the GPU runtime fails
-// the bind with that message instead).
+// pattern prints the first offending row and group and ends the run with
+// exit status 1 (the GPU runtime fails the bind with that message instead).
 // RUN: sparse-opt %s --sgpu-reference | \
-// RUN:   mlir-runner -e main -entry-point-result=void \
+// RUN:   not mlir-runner -e main -entry-point-result=void \
 // RUN:     -shared-libs=%mlir_runner_utils,%mlir_c_runner_utils | FileCheck %s
 
 #id = affine_map<(i, j) -> (i, j)>
@@ -96,7 +96,9 @@ func.func @main() {
   %bad = tensor.cast %bad0 : tensor<8x16xf16> to tensor<8x16xf16, #sgpu.nm<6:8>>
   // CHECK: a weight argument breaks its declared #sgpu.nm<6:8> sparsity: row 6
   // CHECK-NEXT: group 1
+  // CHECK-NOT: after the bad weight
   %yx = call @linear68(%x, %bad) : (tensor<2x16xf16>, tensor<8x16xf16, #sgpu.nm<6:8>>) -> tensor<2x8xf16>
+  vector.print str "after the bad weight\n"
   return
 }
 
