@@ -760,6 +760,23 @@ struct EmitArtifactsPass
       return launch.emitError() << "launch sizes must be constants";
     if (launch.getAsyncToken() || !launch.getAsyncDependencies().empty())
       return launch.emitError() << "asynchronous launches are not exported";
+    // What the runtime (and cuLaunchKernel) accept: a launch beyond them is
+    // this compile's error, not the runtime's refusal of the program.
+    if (g[0] < 1 || g[0] > 0x7fffffff || g[1] < 1 || g[1] > 65535 ||
+        g[2] < 1 || g[2] > 65535)
+      return launch.emitError()
+             << "the kernel's grid " << g[0] << " x " << g[1] << " x " << g[2]
+             << " is beyond CUDA's limits (x < 2^31, y and z <= 65535): the "
+                "shape is too large for this kernel";
+    if (bl[0] < 1 || bl[1] < 1 || bl[2] < 1 || bl[2] > 64 ||
+        bl[0] * bl[1] * bl[2] > 1024)
+      return launch.emitError() << "the kernel's block " << bl[0] << " x "
+                                << bl[1] << " x " << bl[2]
+                                << " is beyond CUDA's limit of 1024 threads";
+    if (smem < 0 || smem > 232448)
+      return launch.emitError()
+             << "the kernel needs " << smem
+             << " bytes of shared memory, more than the 232448 a block can have";
     os << "launch " << launch.getKernelName().getValue() << " grid " << g[0]
        << " " << g[1] << " " << g[2] << " block " << bl[0] << " " << bl[1]
        << " " << bl[2] << " smem " << smem << " args";

@@ -66,6 +66,10 @@ struct DriverApi {
 #define SPARSEOPT_DECLARE_ENTRY_POINT(name) decltype(&::name) name = nullptr;
   SPARSEOPT_DRIVER_ENTRY_POINTS(SPARSEOPT_DECLARE_ENTRY_POINT)
 #undef SPARSEOPT_DECLARE_ENTRY_POINT
+  /// Optional (a CUDA 12.4 driver): each kernel parameter's offset and
+  /// size, to check a launch's arguments against the kernel; null when the
+  /// driver lacks it.
+  decltype(&::cuFuncGetParamInfo) cuFuncGetParamInfo = nullptr;
 };
 
 /// Name of the environment variable that overrides the driver library.

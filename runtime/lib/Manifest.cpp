@@ -253,6 +253,18 @@ private:
     return SPARSEOPT_OK;
   }
 
+  /// A buffer's byte size: at least one byte (an empty buffer is a
+  /// compiler bug or an overflowed size, never a program).
+  Status byteSize(size_t index, uint64_t &out) {
+    uint64_t value = 0;
+    if (!parseNumber(tokens[index], value) || value == 0)
+      return error("byte size: expected an integer from 1 to " +
+                   std::to_string(UINT64_MAX) + ", got " +
+                   quoted(tokens[index]));
+    out = value;
+    return SPARSEOPT_OK;
+  }
+
   /// Checks that the token at `index` is `keyword`.
   Status keyword(size_t index, const char *expected) {
     if (index >= tokens.size())
@@ -684,7 +696,7 @@ private:
     buffer.kind = slotKind;
     if (Status s = unsignedField(3, "slot index", INT_MAX - 1, buffer.slot))
       return s;
-    if (Status s = unsignedField(4, "byte size", UINT64_MAX, buffer.bytes))
+    if (Status s = byteSize(4, buffer.bytes))
       return s;
     std::map<int, size_t> &slots = slotKind == BufferKind::Input ? inputSlots
                                    : slotKind == BufferKind::Output
@@ -707,7 +719,7 @@ private:
     if (tokens.size() != 5)
       return error("expected 'buffer <id> constant <file> <bytes>'");
     buffer.kind = BufferKind::Constant;
-    if (Status s = unsignedField(4, "byte size", UINT64_MAX, buffer.bytes))
+    if (Status s = byteSize(4, buffer.bytes))
       return s;
     buffer.file = joinPath(m.dir, tokens[3]);
     uint64_t size = 0;
@@ -730,7 +742,7 @@ private:
     if (tokens.size() != 4 && !(tokens.size() == 6 && tokens[4] == "arena"))
       return error("expected 'buffer <id> temp <bytes> [arena <offset>]'");
     buffer.kind = BufferKind::Temp;
-    if (Status s = unsignedField(3, "byte size", UINT64_MAX, buffer.bytes))
+    if (Status s = byteSize(3, buffer.bytes))
       return s;
     if (tokens.size() == 4)
       return SPARSEOPT_OK;
@@ -750,6 +762,40 @@ private:
     return SPARSEOPT_OK;
   }
 
+  static bool isKernelName(const std::string &name) {
+    auto first = [](char c) {
+      return std::isalpha(static_cast<unsigned char>(c)) || c == '_' ||
+             c == '$';
+    };
+    if (name.empty() || !first(name[0]))
+      return false;
+    for (char c : name)
+      if (!first(c) && !std::isdigit(static_cast<unsigned char>(c)))
+        return false;
+    return true;
+  }
+
+  /// CUDA's launch limits on every GPU the runtime runs on (a device with
+  /// less opt-in shared memory is checked when the program is loaded).
+  Status checkLaunchLimits(const LaunchDecl &launch) {
+    const unsigned *g = launch.grid, *b = launch.block;
+    if (g[0] > kMaxGridX || g[1] > kMaxGridYZ || g[2] > kMaxGridYZ)
+      return error("grid " + std::to_string(g[0]) + " " + std::to_string(g[1]) +
+                   " " + std::to_string(g[2]) +
+                   " exceeds CUDA's limits (x < 2^31, y and z <= 65535)");
+    uint64_t threads = uint64_t(b[0]) * b[1] * b[2];
+    if (b[0] > kMaxBlockThreads || b[1] > kMaxBlockThreads ||
+        b[2] > kMaxBlockZ || threads > kMaxBlockThreads)
+      return error("block " + std::to_string(b[0]) + " " +
+                   std::to_string(b[1]) + " " + std::to_string(b[2]) +
+                   " exceeds CUDA's limits (at most 1024 threads, z <= 64)");
+    if (launch.sharedBytes > kMaxSharedBytes)
+      return error("smem " + std::to_string(launch.sharedBytes) +
+                   " exceeds the 232448 bytes (227 KiB) of shared memory a "
+                   "block can opt in to on any supported GPU");
+    return SPARSEOPT_OK;
+  }
+
   /// launch <kernel> grid x y z block x y z smem <bytes> args <arg>...
   Status parseLaunch() {
     LaunchDecl launch;
@@ -758,6 +804,9 @@ private:
       return error("expected 'launch <kernel> grid <x> <y> <z> block <x> <y> "
                    "<z> smem <bytes> args <arg>...'");
     launch.kernel = tokens[1];
+    if (!isKernelName(launch.kernel))
+      return error("kernel name " + quoted(launch.kernel) +
+                   " is not a PTX identifier ([A-Za-z_$][A-Za-z0-9_$]*)");
     size_t next = 2;
     for (auto [name, dims] : {std::make_pair("grid", launch.grid),
                               std::make_pair("block", launch.block)}) {
@@ -778,6 +827,8 @@ private:
     if (next >= tokens.size())
       return error("launch line ends early: expected the shared memory size");
     if (Status s = unsignedField(next++, "smem", UINT_MAX, launch.sharedBytes))
+      return s;
+    if (Status s = checkLaunchLimits(launch))
       return s;
     if (Status s = keyword(next++, "args"))
       return s;

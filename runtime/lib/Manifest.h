@@ -158,6 +158,16 @@ struct AllReduceDecl {
   int waitLine = 0;          ///< the line of its `wait`
 };
 
+/// CUDA's launch limits (cuLaunchKernel on sm_70 and newer).
+inline constexpr unsigned kMaxGridX = 0x7fffffffu;
+inline constexpr unsigned kMaxGridYZ = 65535;
+inline constexpr unsigned kMaxBlockThreads = 1024;
+inline constexpr unsigned kMaxBlockZ = 64;
+/// The most dynamic shared memory a block can opt in to on any GPU the
+/// runtime supports (227 KiB on sm_90 and sm_100); a device with less is
+/// checked at load.
+inline constexpr unsigned kMaxSharedBytes = 232448;
+
 /// The most elements of one all-reduce (NCCL takes a size_t count; this
 /// keeps count * 4 bytes far from overflow).
 inline constexpr uint64_t kMaxAllReduceCount = uint64_t(1) << 48;

@@ -115,6 +115,53 @@ Status sparseopt::createBuffer(const char *api, sparseopt_program_s &p,
 
 namespace {
 
+/// The bytes cuLaunchKernel reads for an argument of `kind`.
+size_t argumentBytes(ArgKind kind) {
+  switch (kind) {
+  case ArgKind::Buffer:
+  case ArgKind::I64:
+    return 8;
+  case ArgKind::I32:
+  case ArgKind::F32:
+    return 4;
+  case ArgKind::TensorMap:
+    return sizeof(CUtensorMap);
+  }
+  return 0;
+}
+
+/// The launch's arguments against the kernel's parameters (count and
+/// sizes, as the driver reports them): a program whose launch line does not
+/// fit its kernel is an error at load, not memory read out of bounds.
+Status checkKernelParams(const std::string &where, CUfunction kernel,
+                         const LaunchDecl &launch) {
+  auto info = driver().cuFuncGetParamInfo;
+  if (info == nullptr)
+    return SPARSEOPT_OK; // a driver before CUDA 12.4: not checked
+  std::vector<size_t> sizes;
+  for (size_t i = 0;; ++i) {
+    size_t offset = 0, size = 0;
+    if (info(kernel, i, &offset, &size) != CUDA_SUCCESS)
+      break;
+    sizes.push_back(size);
+  }
+  auto describe = [](const std::vector<size_t> &v) {
+    std::string text;
+    for (size_t b : v)
+      text += (text.empty() ? "" : ", ") + std::to_string(b);
+    return "(" + text + " bytes)";
+  };
+  std::vector<size_t> given;
+  for (const ArgDecl &arg : launch.args)
+    given.push_back(argumentBytes(arg.kind));
+  if (sizes != given)
+    return fail(SPARSEOPT_ERROR_PARSE,
+                where + ": kernel '" + launch.kernel + "' takes " +
+                    std::to_string(sizes.size()) + " parameters " +
+                    describe(sizes) + ", the launch line gives " +
+                    std::to_string(given.size()) + " " + describe(given));
+  return SPARSEOPT_OK;
+}
 
 /// Creates the GPU resources of a parsed program.
 Status acquireResources(const char *api, sparseopt_program_s &p) {
@@ -130,6 +177,8 @@ Status acquireResources(const char *api, sparseopt_program_s &p) {
     sparseopt_function kernel = nullptr;
     if (Status s = getFunction(at(launch.line).c_str(), p.module,
                                launch.kernel, &kernel))
+      return s;
+    if (Status s = checkKernelParams(at(launch.line), kernel->handle, launch))
       return s;
     p.kernels.push_back(kernel);
   }

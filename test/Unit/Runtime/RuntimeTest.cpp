@@ -338,6 +338,57 @@ TEST_F(ArtifactTest, ParsesTensorMapArguments) {
   EXPECT_STREQ(sparseopt_program_launch_kernel(program, 0), "k");
 }
 
+TEST_F(ArtifactTest, RejectsLaunchesBeyondCudaLimits) {
+  // Each line is one launch past a limit cuLaunchKernel would refuse (or a
+  // name no PTX function has); the parse says which.
+  const std::pair<const char *, const char *> cases[] = {
+      {"launch k grid 2147483648 1 1 block 32 1 1 smem 0 args",
+       "exceeds CUDA's limits (x < 2^31, y and z <= 65535)"},
+      {"launch k grid 1 65536 1 block 32 1 1 smem 0 args",
+       "exceeds CUDA's limits"},
+      {"launch k grid 4294967295 1 1 block 32 1 1 smem 0 args",
+       "grid 4294967295 1 1 exceeds"},
+      {"launch k grid 1 1 1 block 1025 1 1 smem 0 args",
+       "at most 1024 threads"},
+      {"launch k grid 1 1 1 block 64 32 1 smem 0 args", "at most 1024 threads"},
+      {"launch k grid 1 1 1 block 1 1 65 smem 0 args", "z <= 64"},
+      {"launch k grid 1 1 1 block 32 1 1 smem 232449 args",
+       "smem 232449 exceeds the 232448 bytes"},
+      {"launch 9k grid 1 1 1 block 32 1 1 smem 0 args",
+       "kernel name '9k' is not a PTX identifier"},
+      {"launch k-1 grid 1 1 1 block 32 1 1 smem 0 args",
+       "kernel name 'k-1' is not a PTX identifier"},
+  };
+  for (auto [line, message] : cases) {
+    EXPECT_EQ(parse(std::string("sparseopt-program 1\nmodule kernels.ptx\n") +
+                    line + "\n"),
+              SPARSEOPT_ERROR_PARSE)
+        << line;
+    EXPECT_TRUE(contains(lastError(), message)) << line << ": " << lastError();
+  }
+  // The limits themselves are fine.
+  EXPECT_EQ(parse("sparseopt-program 1\nmodule kernels.ptx\n"
+                  "launch $k_1 grid 2147483647 65535 65535 block 1024 1 1 "
+                  "smem 232448 args\n"),
+            SPARSEOPT_OK)
+      << lastError();
+}
+
+TEST_F(ArtifactTest, RejectsEmptyBuffers) {
+  // A zero-byte buffer is an overflowed size or a compiler bug, never a
+  // program.
+  for (const char *line :
+       {"buffer 0 input 0 0", "buffer 0 output 0 0", "buffer 0 param 0 0",
+        "buffer 0 temp 0"}) {
+    EXPECT_EQ(parse(std::string("sparseopt-program 1\nmodule kernels.ptx\n") +
+                    line + "\n"),
+              SPARSEOPT_ERROR_PARSE)
+        << line;
+    EXPECT_TRUE(contains(lastError(), "byte size: expected an integer from 1"))
+        << line << ": " << lastError();
+  }
+}
+
 TEST_F(ArtifactTest, ZeroLaunchesIsValid) {
   ASSERT_EQ(parse("sparseopt-program 1\nmodule kernels.ptx\n"), SPARSEOPT_OK)
       << lastError();
