@@ -54,6 +54,7 @@
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -611,6 +612,11 @@ private:
                                                 vector::CombiningKind::ADD,
                                                 dot);
         sum = warpAllSum(b, loc, sum);
+        // Every lane read vals[e] above; lane 0 overwrites it. The shuffles
+        // already order the two (the read decided the branch), but only a
+        // warp barrier orders shared memory for the memory model (and for
+        // compute-sanitizer's racecheck). The branch is warp-uniform.
+        NVVM::SyncWarpOp::create(b, loc, im.i32(-1));
         im.ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                         lane, im.c(0)),
                   [&] {

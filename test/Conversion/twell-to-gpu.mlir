@@ -122,7 +122,8 @@ func.func @ungated(%h: tensor<16x600xbf16>, %wd: tensor<64x600xbf16>) -> tensor<
 // CHECK: gpu.func @sgpu_twell_ffn_0(%{{.*}}: memref<8x4x32xi32>, %{{.*}}: memref<8xi32>, %{{.*}}: memref<8x1024xf16>, %{{.*}}: memref<1024x512xf16>, %{{.*}}: memref<8x512xf16>, %{{.*}}: memref<1024x512xf16>, %{{.*}}: memref<8x512xf16>) workgroup({{.*}}) kernel attributes {known_block_size = array<i32: 128, 1, 1>}
 // Gated: a warp per entry; two rounds of 16-byte loads of Wu[j] and X[m]
 // per lane (64 vectors over 32 lanes), a vector reduction, then the warp's
-// xor shuffles.
+// xor shuffles, and a warp barrier before lane 0 overwrites the coefficient
+// every lane read.
 // CHECK: gpu.barrier
 // CHECK: vector.load %{{.*}} : memref<1024x512xf16>, vector<8xf16>
 // CHECK: vector.load %{{.*}} : memref<8x512xf16>, vector<8xf16>
@@ -130,6 +131,8 @@ func.func @ungated(%h: tensor<16x600xbf16>, %wd: tensor<64x600xbf16>) -> tensor<
 // CHECK: vector.load %{{.*}} : memref<8x512xf16>, vector<8xf16>
 // CHECK: vector.reduction <add>
 // CHECK-COUNT-5: gpu.shuffle xor
+// CHECK: nvvm.bar.warp.sync %c-1_i32
+// CHECK: memref.store
 // CHECK: gpu.barrier
 // CHECK: vector.fma
 // CHECK: gpu.func @sgpu_twell_ffn_1
