@@ -9,6 +9,7 @@ PACKAGES=(
   cmake ninja-build g++ ccache
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   libgtest-dev
+  clang-22 libfuzzer-22-dev
   python3 python3-numpy python3-pytest python3-torch python3-onnx
 )
 

@@ -23,6 +23,7 @@
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cctype>
@@ -221,12 +222,56 @@ char *copyString(llvm::StringRef s) {
 }
 
 /// Parses `buffer` into a new module of `c`.
+/// MLIR's parser recurses once per level of brackets: input nested some
+/// 10,000 deep overflows its stack. Deeper than any model's IR (a few tens
+/// of levels), kMaxNesting is refused before parsing. Returns the line of
+/// the first bracket past the limit, or 0.
+constexpr unsigned kMaxNesting = 1000;
+unsigned lineTooDeep(llvm::StringRef text) {
+  unsigned depth = 0, line = 1;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char ch = text[i];
+    if (ch == '\n') {
+      ++line;
+    } else if (ch == '"') { // a string: brackets inside do not nest
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\')
+          ++i;
+        else if (text[i] == '\n')
+          ++line;
+      }
+    } else if (ch == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      while (i < text.size() && text[i] != '\n')
+        ++i;
+      --i; // the newline is counted above
+    } else if (ch == '(' || ch == '[' || ch == '{' || ch == '<') {
+      if (++depth > kMaxNesting)
+        return line;
+    } else if ((ch == ')' || ch == ']' || ch == '}' || ch == '>') && depth) {
+      // `->` is an arrow, not a closing bracket.
+      if (!(ch == '>' && i > 0 && text[i - 1] == '-'))
+        --depth;
+    }
+  }
+  return 0;
+}
+
 int parseInto(sparseopt_compiler c, llvm::StringRef text,
               llvm::StringRef filename, sparseopt_ir *out) {
   unsigned errorsBefore = c->errors;
+  if (unsigned line = lineTooDeep(text)) {
+    emitError(FileLineColLoc::get(&c->context, filename, line, 1))
+        << "brackets nested more than " << kMaxNesting
+        << " levels deep: the parser would exhaust its stack";
+    return 1;
+  }
   ParserConfig config(&c->context, /*verifyAfterParse=*/true);
-  OwningOpRef<ModuleOp> module =
-      parseSourceString<ModuleOp>(text, config, filename);
+  // MLIR's lexer reads up to a terminating NUL: the caller's text (a
+  // pointer and a length) is copied into a buffer that has one.
+  auto sourceMgr = std::make_shared<llvm::SourceMgr>();
+  sourceMgr->AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(text, filename), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, config);
   if (!module) {
     if (c->errors == errorsBefore)
       emitError(UnknownLoc::get(&c->context)) << "failed to parse " << filename;

@@ -301,14 +301,14 @@ TEST_F(ArtifactTest, ParsesValidManifest) {
                   "i64:18446744073709551615 f32:1.5 f32:-2e-3\n"
                   "buffer 9 temp 256   # declared after its first use\n"
                   "buffer 3 output 0 4096\n"
-                  "buffer 4 input 1 0\n"
+                  "buffer 4 input 1 4\n"
                   "launch second grid 1 2 3 block 32 4 1 smem 65536 args\n"),
             SPARSEOPT_OK)
       << lastError();
   EXPECT_EQ(sparseopt_program_num_inputs(program), 2);
   EXPECT_EQ(sparseopt_program_num_outputs(program), 2);
   EXPECT_EQ(sparseopt_program_input_bytes(program, 0), 8192u);
-  EXPECT_EQ(sparseopt_program_input_bytes(program, 1), 0u);
+  EXPECT_EQ(sparseopt_program_input_bytes(program, 1), 4u);
   EXPECT_EQ(sparseopt_program_output_bytes(program, 0), 4096u);
   EXPECT_EQ(sparseopt_program_output_bytes(program, 1), 16u);
   ASSERT_EQ(sparseopt_program_num_launches(program), 2);
@@ -735,11 +735,11 @@ TEST_F(ArtifactTest, StageLinesAreOptional) {
 TEST_F(ArtifactTest, ParsedProgramCannotBind) {
   ASSERT_EQ(parse("sparseopt-program 1\nmodule kernels.ptx\n"
                   "buffer 0 param 0 64\nbuffer 1 input 0 8\n"
-                  "buffer 2 param 1 0\n"),
+                  "buffer 2 param 1 16\n"),
             SPARSEOPT_OK)
       << lastError();
-  const sparseopt_deviceptr params[2] = {0x1000, 0};
-  // The count, then the pointers (an empty param may be 0), then the state.
+  const sparseopt_deviceptr params[2] = {0x1000, 0x2000};
+  // The count, then the pointers, then the state.
   EXPECT_EQ(sparseopt_program_bind(program, params, 1, nullptr),
             SPARSEOPT_ERROR_INVALID_ARGUMENT);
   EXPECT_TRUE(contains(lastError(), "sparseopt_program_bind: the program has "
@@ -755,8 +755,8 @@ TEST_F(ArtifactTest, ParsedProgramCannotBind) {
   EXPECT_EQ(sparseopt_program_bind(program, null, 2, nullptr),
             SPARSEOPT_ERROR_INVALID_ARGUMENT);
   EXPECT_TRUE(contains(lastError(), "param 0 is a null device pointer"));
-  // A misaligned pointer (an empty param's is not looked at).
-  const sparseopt_deviceptr misaligned[2] = {params[0] + 4, 0x1004};
+  // A misaligned pointer.
+  const sparseopt_deviceptr misaligned[2] = {params[0] + 4, 0x2000};
   EXPECT_EQ(sparseopt_program_bind(program, misaligned, 2, nullptr),
             SPARSEOPT_ERROR_INVALID_ARGUMENT);
   EXPECT_TRUE(contains(lastError(), "param 0: device pointer 0x1004"));
@@ -830,7 +830,7 @@ const MalformedCase kMalformedCases[] = {
     {"UnknownBufferKind", HEADER "buffer 0 scratch 8\n", SPARSEOPT_ERROR_PARSE,
      3, "unknown buffer kind 'scratch'"},
     {"NonNumericBytes", HEADER "buffer 0 temp 12kb\n", SPARSEOPT_ERROR_PARSE, 3,
-     "byte size: expected an integer from 0 to 18446744073709551615, got "
+     "byte size: expected an integer from 1 to 18446744073709551615, got "
      "'12kb'"},
     {"NonNumericIndex", HEADER "buffer 0 input first 8\n",
      SPARSEOPT_ERROR_PARSE, 3, "slot index: expected an integer"},
