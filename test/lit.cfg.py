@@ -11,7 +11,8 @@ from lit.llvm import llvm_config
 config.name = "SparseOpt"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir"]
-config.excludes = ["Unit", "Inputs", "fixtures", "lit.cfg.py", "lit.site.cfg.py"]
+# Fuzz: the fuzz targets and their reproducers (scripts/fuzz.sh runs them).
+config.excludes = ["Unit", "Inputs", "fixtures", "Fuzz", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.sparseopt_obj_root, "test")
 
