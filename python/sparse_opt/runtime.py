@@ -821,6 +821,7 @@ def load(artifact_dir, device=0, comm=None):
     else:
         artifact = Artifact(artifact_dir)
         artifact.signature  # a missing or malformed signature fails before the GPU
+        parse(artifact_dir).close()  # so does a corrupt program (not "no driver")
         init(device)
         handle = _p()
         _check(_lib().sparseopt_program_load(os.fspath(artifact_dir).encode(),

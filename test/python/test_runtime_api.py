@@ -69,6 +69,29 @@ def test_load_without_a_driver_names_it(runtime_only_dir, example_artifact):
     assert "CUDA driver library /nonexistent/libcuda.so.1 not found" in message
 
 
+def test_corrupt_program_is_a_parse_error_before_the_driver(runtime_only_dir, example_artifact, tmp_path):
+    """A corrupt program.txt is reported as what it is, also on a machine
+    without a driver (the program is parsed before the GPU is looked for)."""
+    import shutil
+    bad = tmp_path / "bad"
+    shutil.copytree(example_artifact.directory, bad)
+    text = (bad / "program.txt").read_text().replace("launch ", "launch 9", 1)
+    (bad / "program.txt").write_text(text)
+    r = run_python(
+        "import sparse_opt.runtime as rt\n"
+        "try:\n"
+        "    rt.load(%r)\n"
+        "except rt.ProgramFileError as e:\n"
+        "    print(e.status_name)\n"
+        "    print(e.message)\n" % str(bad),
+        SPARSEOPT_LIB_DIR=str(runtime_only_dir),
+        SPARSEOPT_CUDA_LIBRARY="/nonexistent/libcuda.so.1")
+    assert r.returncode == 0, r.stderr
+    name, message = r.stdout.split("\n")[:2]
+    assert name == "SPARSEOPT_ERROR_PARSE"
+    assert "is not a PTX identifier" in message
+
+
 def test_signature_checks(example_artifact):
     specs = example_artifact.signature.inputs
     ok = runtime.describe(FakeCudaArray((128, 256)))
