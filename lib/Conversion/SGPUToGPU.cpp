@@ -305,6 +305,24 @@ struct ConvertSGPUToGPUPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // Already lowered (compiled.mlir given back to the compiler): one clear
+    // error instead of one per op the lowering left for the runtime.
+    if (module->hasAttr(gpu::GPUDialect::getContainerModuleAttrName())) {
+      module.emitError()
+          << "the module is already compiled (it holds generated GPU "
+             "kernels): compile the input IR, not a compiled module";
+      return signalPassFailure();
+    }
+    // A runtime program is one host function: calls have nothing to call.
+    WalkResult calls = module.walk([&](func::CallOp call) {
+      call.emitError() << "calls are not supported: the runtime program is "
+                          "one host function; inline @"
+                       << call.getCallee()
+                       << " (the inline pass) before compiling";
+      return WalkResult::interrupt();
+    });
+    if (calls.wasInterrupted())
+      return signalPassFailure();
     std::string message;
     FailureOr<TargetInfo> target = parseTarget(chip, features, &message);
     if (failed(target)) {

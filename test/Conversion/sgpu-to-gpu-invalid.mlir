@@ -300,3 +300,13 @@ func.func @attention_lanes_per_key_too_few(%q: tensor<1x4x1x64xbf16>, %kc: tenso
   %y = sgpu.attention %q, %kc, %kc positions(%p : tensor<1x1xi32>) {causal, scale = 0.125 : f32, sgpu.config = {lanes_per_key = 4 : i64}} : tensor<1x4x1x64xbf16>, tensor<1x2x32x64xbf16>, tensor<1x2x32x64xbf16> -> tensor<1x4x1x64xbf16>
   return %y : tensor<1x4x1x64xbf16>
 }
+
+// -----
+
+// A call: the runtime program is one host function.
+func.func private @helper(%x: tensor<64xf32>) -> tensor<64xf32>
+func.func @calls(%x: tensor<64xf32>) -> tensor<64xf32> {
+  // expected-error @+1 {{calls are not supported: the runtime program is one host function; inline @helper (the inline pass) before compiling}}
+  %y = func.call @helper(%x) : (tensor<64xf32>) -> tensor<64xf32>
+  return %y : tensor<64xf32>
+}

@@ -316,13 +316,21 @@ NMSparsityAttr mlir::sgpu::getNMPattern(Type type, bool *unsupported) {
 
 // `<n:m>`, printed without spaces around the colon, as the pattern is written.
 Attribute NMSparsityAttr::parse(AsmParser &parser, Type) {
-  unsigned n = 0, m = 0;
+  // Read as signed 64-bit so that a negative or huge count is reported as
+  // written, not wrapped to an unsigned value.
+  int64_t n = 0, m = 0;
   if (parser.parseLess() || parser.parseInteger(n) || parser.parseColon() ||
       parser.parseInteger(m) || parser.parseGreater())
     return {};
+  if (n < 0 || m < 0 || n > 64 || m > 64) {
+    parser.emitError(parser.getNameLoc())
+        << "unsupported structured sparsity " << n << ":" << m
+        << "; expected 2:4 or (2N-2):2N for N = 2..8";
+    return {};
+  }
   return NMSparsityAttr::getChecked(
       [&] { return parser.emitError(parser.getNameLoc()); },
-      parser.getContext(), n, m);
+      parser.getContext(), unsigned(n), unsigned(m));
 }
 
 void NMSparsityAttr::print(AsmPrinter &printer) const {

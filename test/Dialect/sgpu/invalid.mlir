@@ -16,6 +16,17 @@ func.func @nm_1_4(%w: tensor<16x32xf16, #sgpu.nm<1:4>>) { return }
 
 // -----
 
+// A negative count is shown as written (not wrapped to 4294967295).
+// expected-error @+1 {{unsupported structured sparsity -1:4; expected 2:4 or (2N-2):2N for N = 2..8}}
+func.func @nm_negative(%w: tensor<16x32xf16, #sgpu.nm<-1:4>>) { return }
+
+// -----
+
+// expected-error @+1 {{unsupported structured sparsity 2:99999999999}}
+func.func @nm_huge(%w: tensor<16x32xf16, #sgpu.nm<2:99999999999>>) { return }
+
+// -----
+
 // expected-error @+1 {{TwELL tile width must be a power of two in [16, 65536]}}
 func.func @twell_tile(%p: !sgpu.twell<8x512xbf16, #sgpu.twell<tile = 100, compression = 4>>) { return }
 
