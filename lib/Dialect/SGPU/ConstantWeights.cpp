@@ -38,6 +38,32 @@ static FailureOr<SmallVector<uint16_t>> getConstantBits(Value v) {
   return failure();
 }
 
+/// A weight that is a dense_resource constant whose blob is missing or of
+/// the wrong size: an error at the constant naming the resource (the
+/// weight would otherwise look like one computed in the function).
+static LogicalResult checkResourceWeight(Value v) {
+  auto cst = v.getDefiningOp<arith::ConstantOp>();
+  auto res = cst ? dyn_cast<DenseResourceElementsAttr>(cst.getValue())
+                 : DenseResourceElementsAttr();
+  if (!res)
+    return success();
+  auto type = cast<RankedTensorType>(v.getType());
+  size_t want = size_t(type.getNumElements()) *
+                ((type.getElementTypeBitWidth() + 7) / 8);
+  AsmResourceBlob *blob = res.getRawHandle().getBlob();
+  if (!blob)
+    return cst.emitError() << "the weight's dense_resource '"
+                           << res.getRawHandle().getKey()
+                           << "' has no data (the module's "
+                              "dialect_resources do not define it)";
+  if (blob->getData().size() != want)
+    return cst.emitError() << "the weight's dense_resource '"
+                           << res.getRawHandle().getKey() << "' holds "
+                           << blob->getData().size() << " bytes; its type "
+                           << type << " needs " << want;
+  return success();
+}
+
 template <typename T>
 static DenseElementsAttr rawAttr(RankedTensorType type, ArrayRef<T> data) {
   return DenseElementsAttr::getFromRawBuffer(
@@ -84,6 +110,8 @@ LogicalResult mlir::sgpu::foldConstantCompress(CompressOp op, bool *folded) {
   if (folded)
     *folded = false;
   Value weight = op.getWeight();
+  if (failed(checkResourceWeight(weight)))
+    return failure();
   FailureOr<SmallVector<uint16_t>> bits = getConstantBits(weight);
   if (failed(bits))
     return success();
@@ -96,6 +124,8 @@ LogicalResult mlir::sgpu::foldConstantDecompose(NMDecomposeOp op,
   if (folded)
     *folded = false;
   Value weight = op.getWeight();
+  if (failed(checkResourceWeight(weight)))
+    return failure();
   FailureOr<SmallVector<uint16_t>> bits = getConstantBits(weight);
   if (failed(bits))
     return success();
