@@ -128,14 +128,29 @@ void appendLine(std::string &out, llvm::StringRef indent,
 
 } // namespace
 
+/// The message of `diag`, led by its location where that has no file
+/// position but says something (a name-only location, as the importers
+/// write for a module path): `loc("layers.0.norm"): ...`, as sparse-opt
+/// prints it.
+static std::string messageOf(Diagnostic &diag) {
+  Location loc = diag.getLocation();
+  if (formatLocation(loc) != "<unknown>:0:0" || isa<UnknownLoc>(loc))
+    return diag.str();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  loc.print(os);
+  os << ": " << diag.str();
+  return text;
+}
+
 void sparseopt_compiler_s::record(Diagnostic &diag) {
   if (diag.getSeverity() == DiagnosticSeverity::Error)
     ++errors;
   appendLine(pending, "", formatLocation(diag.getLocation()),
-             severityName(diag.getSeverity()), diag.str());
+             severityName(diag.getSeverity()), messageOf(diag));
   for (Diagnostic &note : diag.getNotes())
     appendLine(pending, "  ", formatLocation(note.getLocation()), "note",
-               note.str());
+               messageOf(note));
 }
 
 namespace {

@@ -285,3 +285,17 @@ def test_parse_takes_text_only(build_dir):
             with pytest.raises(TypeError, match="parse takes MLIR text"):
                 c.parse(bad)
         assert "func.func @f" in str(c.parse(b"func.func @f() { return }"))
+
+
+def test_name_only_locations_are_kept(build_dir):
+    """A diagnostic at a name-only location (the importers name ops by
+    module path) keeps the name, as sparse-opt prints it."""
+    from sparse_opt.compiler import Compiler, CompileError
+    text = ('func.func @f(%x: tensor<8x64xf16>, %w: tensor<64xf16>) -> tensor<8x64xf16> {\n'
+            '  %y = sgpu.rms_norm %x, %w {epsilon = -1.0 : f32} : tensor<8x64xf16>, tensor<64xf16> '
+            '-> tensor<8x64xf16> loc("layers.0.norm")\n'
+            '  return %y : tensor<8x64xf16>\n}\n')
+    with Compiler() as c:
+        with pytest.raises(CompileError) as e:
+            c.parse(text)
+    assert e.value.errors[0].message.startswith('loc("layers.0.norm"): \'sgpu.rms_norm\' op expects')
