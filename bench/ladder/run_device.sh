@@ -42,6 +42,8 @@ CUDA_VISIBLE_DEVICES=0 timeout 400 python3 bench/ladder/run_ladder.py \
 fi
 
 if has tp2 && [ "$(nvidia-smi -L | wc -l)" -ge 2 ]; then
+  # The ranks show rank 0 this secret before it hands out the NCCL id.
+  export SPARSEOPT_COMM_TOKEN="$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')"
   step "ladder stack, TP 2, NVLink"
   timeout 400 torchrun --standalone --nproc-per-node=2 bench/ladder/run_ladder.py \
     --artifacts "$carry/ladder_tp2" --out "$out/ladder_tp2_h200.json" --overlap --label tp2

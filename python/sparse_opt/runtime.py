@@ -450,8 +450,9 @@ class Communicator(Handle):
     def from_env(cls, timeout_ms=0, device=None):
         """Joins the group of a torchrun-style environment (RANK, WORLD_SIZE;
         rank 0's id travels through SPARSEOPT_COMM_ID_FILE or over TCP at
-        MASTER_ADDR, port SPARSEOPT_COMM_PORT or MASTER_PORT + 1). The device
-        defaults to LOCAL_RANK."""
+        MASTER_ADDR, port SPARSEOPT_COMM_PORT or MASTER_PORT + 1, to ranks
+        that show the secret SPARSEOPT_COMM_TOKEN every rank shares). The
+        device defaults to LOCAL_RANK."""
         if device is None:
             device = int(os.environ.get("LOCAL_RANK", "0") or 0)
         init(device)

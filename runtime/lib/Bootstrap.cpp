@@ -6,8 +6,12 @@
 //   - a file (SPARSEOPT_COMM_ID_FILE) on storage every rank sees: rank 0
 //     writes <file>.tmp<pid> and renames it, so readers never see half a key;
 //   - TCP: rank 0 listens on MASTER_ADDR at SPARSEOPT_COMM_PORT (else
-//     MASTER_PORT + 1, next to torchrun's own store) and answers every
-//     connection with the 128 key bytes; the others retry until it listens.
+//     MASTER_PORT + 1, next to torchrun's own store); the others retry until
+//     it listens, then send "SOPT", the token's length (2 bytes, network
+//     order) and SPARSEOPT_COMM_TOKEN, the secret all ranks share. Rank 0
+//     answers a connection that shows the token with the 128 key bytes; one
+//     that does not (a stranger, a port scan, a wrong token) gets nothing,
+//     does not count as a rank and is logged on stderr.
 //
 //===----------------------------------------------------------------------===//
 
@@ -102,8 +106,93 @@ Status resolveAddress(const char *api, const std::string &host, int port,
   return SPARSEOPT_OK;
 }
 
+constexpr char kMagic[4] = {'S', 'O', 'P', 'T'};
+constexpr size_t kMaxToken = 1024;
+/// How long rank 0 waits for a connection to show the token.
+constexpr int kHelloMs = 2000;
+
+/// Reads exactly `n` bytes from `fd` before `deadline`.
+bool readExactly(int fd, char *out, size_t n, Clock::time_point deadline) {
+  size_t got = 0;
+  while (got < n) {
+    int wait = remainingMs(deadline);
+    if (wait <= 0)
+      return false;
+    pollfd p{fd, POLLIN, 0};
+    int ready = ::poll(&p, 1, std::min(wait, 100));
+    if (ready < 0 && errno != EINTR)
+      return false;
+    if (ready <= 0)
+      continue;
+    ssize_t r = ::recv(fd, out + got, n - got, 0);
+    if (r <= 0)
+      return false;
+    got += size_t(r);
+  }
+  return true;
+}
+
+bool sendAll(int fd, const char *data, size_t n) {
+  size_t sent = 0;
+  while (sent < n) {
+    ssize_t r = ::send(fd, data + sent, n - sent, MSG_NOSIGNAL);
+    if (r <= 0)
+      return false;
+    sent += size_t(r);
+  }
+  return true;
+}
+
+/// Whether the peer on `fd` shows `token` (compared in constant time).
+bool showsToken(int fd, const std::string &token, Clock::time_point deadline,
+                std::string &why) {
+  char head[6];
+  if (!readExactly(fd, head, sizeof(head), deadline)) {
+    why = "no greeting";
+    return false;
+  }
+  if (std::memcmp(head, kMagic, sizeof(kMagic)) != 0) {
+    why = "not a SparseOpt rank (no SOPT greeting)";
+    return false;
+  }
+  size_t length = (size_t(uint8_t(head[4])) << 8) | uint8_t(head[5]);
+  if (length > kMaxToken) {
+    why = "a token longer than " + std::to_string(kMaxToken) + " bytes";
+    return false;
+  }
+  std::string shown(length, '\0');
+  if (!readExactly(fd, shown.data(), length, deadline)) {
+    why = "the token did not arrive";
+    return false;
+  }
+  unsigned char diff = length != token.size();
+  for (size_t i = 0; i < length; ++i)
+    diff |= uint8_t(shown[i]) ^ uint8_t(token[i % std::max<size_t>(1, token.size())]);
+  if (diff) {
+    why = "a wrong SPARSEOPT_COMM_TOKEN";
+    return false;
+  }
+  return true;
+}
+
+std::string peerName(const sockaddr_storage &addr) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  int port = 0;
+  if (addr.ss_family == AF_INET) {
+    auto *a = reinterpret_cast<const sockaddr_in *>(&addr);
+    ::inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
+    port = ntohs(a->sin_port);
+  } else if (addr.ss_family == AF_INET6) {
+    auto *a = reinterpret_cast<const sockaddr_in6 *>(&addr);
+    ::inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
+    port = ntohs(a->sin6_port);
+  }
+  return std::string(host) + ":" + std::to_string(port);
+}
+
 /// Rank 0: listens on `port` and sends the id to worldSize - 1 connections.
-Status serveId(const char *api, int port, int worldSize, const ncclUniqueId &id,
+Status serveId(const char *api, int port, const std::string &token,
+               int worldSize, const ncclUniqueId &id,
                Clock::time_point deadline) {
   addrinfo *info = nullptr;
   if (Status s = resolveAddress(api, "", port, true, &info))
@@ -138,17 +227,20 @@ Status serveId(const char *api, int port, int worldSize, const ncclUniqueId &id,
                   "poll on the NCCL id port failed: " + errnoText());
     if (ready > 0) {
       Fd peer;
-      peer.fd = ::accept4(listener.fd, nullptr, nullptr, SOCK_CLOEXEC);
+      sockaddr_storage from{};
+      socklen_t fromLength = sizeof(from);
+      peer.fd = ::accept4(listener.fd, reinterpret_cast<sockaddr *>(&from),
+                          &fromLength, SOCK_CLOEXEC);
       if (peer.fd >= 0) {
-        size_t sent = 0;
-        while (sent < kIdBytes) {
-          ssize_t n = ::send(peer.fd, id.internal + sent, kIdBytes - sent,
-                             MSG_NOSIGNAL);
-          if (n <= 0)
-            break;
-          sent += size_t(n);
-        }
-        if (sent == kIdBytes)
+        std::string why;
+        Clock::time_point hello = std::min(
+            deadline, Clock::now() + std::chrono::milliseconds(kHelloMs));
+        if (!showsToken(peer.fd, token, hello, why))
+          std::fprintf(stderr,
+                       "sparseopt: rank 0 ignored a connection from %s on "
+                       "the NCCL id port %d: %s\n",
+                       peerName(from).c_str(), port, why.c_str());
+        else if (sendAll(peer.fd, id.internal, kIdBytes))
           ++served;
       }
     }
@@ -164,7 +256,13 @@ Status serveId(const char *api, int port, int worldSize, const ncclUniqueId &id,
 
 /// Ranks > 0: connects to rank 0 (retrying until it listens) and reads the id.
 Status fetchId(const char *api, const std::string &host, int port,
-               ncclUniqueId &id, Clock::time_point deadline) {
+               const std::string &token, ncclUniqueId &id,
+               Clock::time_point deadline) {
+  std::string hello(kMagic, sizeof(kMagic));
+  hello += char((token.size() >> 8) & 0xff);
+  hello += char(token.size() & 0xff);
+  hello += token;
+  std::string rejected;
   std::string why;
   while (true) {
     addrinfo *info = nullptr;
@@ -178,14 +276,21 @@ Status fetchId(const char *api, const std::string &host, int port,
         why = errnoText();
         continue;
       }
+      if (!sendAll(fd.fd, hello.data(), hello.size())) {
+        why = "sending the token failed: " + errnoText();
+        continue;
+      }
       size_t got = 0;
+      bool closed = false;
       while (got < kIdBytes && Clock::now() < deadline) {
         pollfd p{fd.fd, POLLIN, 0};
         if (::poll(&p, 1, std::min(remainingMs(deadline), 100)) <= 0)
           continue;
         ssize_t n = ::recv(fd.fd, id.internal + got, kIdBytes - got, 0);
-        if (n <= 0)
+        if (n <= 0) {
+          closed = true;
           break;
+        }
         got += size_t(n);
       }
       if (got == kIdBytes) {
@@ -193,13 +298,16 @@ Status fetchId(const char *api, const std::string &host, int port,
         return SPARSEOPT_OK;
       }
       why = "the connection closed before the whole id arrived";
+      if (closed && got == 0)
+        rejected = "; rank 0 closed a connection without sending the id, as "
+                   "it does on a wrong SPARSEOPT_COMM_TOKEN";
     }
     ::freeaddrinfo(info);
     if (Clock::now() >= deadline)
       return fail(SPARSEOPT_ERROR_COLLECTIVE, api,
                   "timed out fetching the NCCL id from rank 0 at " + host +
                       ":" + std::to_string(port) + " (last error: " + why +
-                      ")");
+                      ")" + rejected);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
@@ -233,8 +341,17 @@ Status idChannelFromEnv(const char *api, int worldSize, IdChannel &out) {
     return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
                 std::string(offset ? "MASTER_PORT" : "SPARSEOPT_COMM_PORT") +
                     "='" + portText + "' does not give a TCP port");
+  const char *token = std::getenv("SPARSEOPT_COMM_TOKEN");
+  if (token == nullptr || *token == '\0' || std::strlen(token) > kMaxToken)
+    return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
+                "the TCP exchange of the NCCL id needs SPARSEOPT_COMM_TOKEN: "
+                "the same secret (1 to " + std::to_string(kMaxToken) +
+                    " bytes) in every rank's environment, e.g. export "
+                    "SPARSEOPT_COMM_TOKEN=$(head -c 16 /dev/urandom | xxd -p) "
+                    "before launching (or use SPARSEOPT_COMM_ID_FILE)");
   out.host = host;
   out.port = int(port);
+  out.token = token;
   return SPARSEOPT_OK;
 }
 
@@ -244,8 +361,10 @@ Status exchangeUniqueId(const char *api, const IdChannel &channel, int rank,
   if (!channel.file.empty())
     return rank == 0 ? writeIdFile(api, channel.file, id)
                      : readIdFile(api, channel.file, id, deadline);
-  return rank == 0 ? serveId(api, channel.port, worldSize, id, deadline)
-                   : fetchId(api, channel.host, channel.port, id, deadline);
+  return rank == 0 ? serveId(api, channel.port, channel.token, worldSize, id,
+                             deadline)
+                   : fetchId(api, channel.host, channel.port, channel.token,
+                             id, deadline);
 }
 
 } // namespace sparseopt

@@ -61,10 +61,13 @@ struct IdChannel {
   std::string file; ///< SPARSEOPT_COMM_ID_FILE, when set
   std::string host; ///< else MASTER_ADDR
   int port = 0;     ///< and SPARSEOPT_COMM_PORT, else MASTER_PORT + 1
+  /// TCP: SPARSEOPT_COMM_TOKEN, the secret every rank shows rank 0 before
+  /// it gets the id (a connection without it is ignored and logged).
+  std::string token;
 };
 
 /// Reads the channel from the environment. Errors: INVALID_ARGUMENT (no
-/// file and no address, or a port that is not one).
+/// file and no address, a port that is not one, or TCP without a token).
 Status idChannelFromEnv(const char *api, int worldSize, IdChannel &out);
 
 /// Hands rank 0's `id` to the other ranks over `channel` (on rank 0), or

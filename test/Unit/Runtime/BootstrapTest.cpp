@@ -121,6 +121,7 @@ TEST(Bootstrap, TcpChannelReachesEveryRank) {
   IdChannel channel;
   channel.host = "127.0.0.1";
   channel.port = freePort();
+  channel.token = "secret";
   std::vector<ncclUniqueId> ids;
   std::vector<Status> statuses = exchange(channel, 4, ids, 10000, 4);
   for (int r = 0; r < 4; ++r) {
@@ -163,6 +164,107 @@ TEST(Bootstrap, TcpServerMessageCountsTheRanksServed) {
   EXPECT_TRUE(contains(sparseopt_last_error(),
                        "timed out on port " + std::to_string(channel.port) +
                            " after 0 of 2 ranks received the NCCL id"));
+}
+
+/// Connects to the loopback `port` (retrying while nobody listens), sends
+/// `bytes` and returns what arrives before the peer closes (or 1 s).
+std::string stranger(int port, const std::string &bytes) {
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(uint16_t(port));
+    if (::connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof(addr)) != 0) {
+      ::close(fd);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      continue;
+    }
+    ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    timeval tv{1, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    std::string got;
+    char buf[256];
+    ssize_t n;
+    while ((n = ::recv(fd, buf, sizeof(buf), 0)) > 0)
+      got.append(buf, size_t(n));
+    ::close(fd);
+    return got;
+  }
+  return "no listener";
+}
+
+TEST(Bootstrap, TcpStrangersGetNothingAndDoNotCount) {
+  // Rank 0 of a world of 3 with a port scan, an HTTP request, a wrong token
+  // and a silent connection arriving before the real ranks: each is
+  // ignored (nothing sent back, not counted), and ranks 1 and 2 still get
+  // the id.
+  IdChannel channel;
+  channel.host = "127.0.0.1";
+  channel.port = freePort();
+  channel.token = "secret";
+  std::vector<ncclUniqueId> ids(3);
+  std::memset(ids.data(), 0, ids.size() * sizeof(ncclUniqueId));
+  ids[0] = patternId();
+  Clock::time_point deadline = in(20000);
+  Status served = SPARSEOPT_OK;
+  std::thread rank0([&] {
+    served = exchangeUniqueId("test", channel, 0, 3, ids[0], deadline);
+  });
+  std::string wrong("SOPT\0\5wrong", 11);
+  EXPECT_EQ(stranger(channel.port, ""), "");
+  EXPECT_EQ(stranger(channel.port, "GET / HTTP/1.0\r\n\r\n"), "");
+  EXPECT_EQ(stranger(channel.port, wrong), "");
+  std::vector<Status> statuses(3, SPARSEOPT_OK);
+  std::vector<std::thread> ranks;
+  for (int r = 1; r < 3; ++r)
+    ranks.emplace_back([&, r] {
+      statuses[r] = exchangeUniqueId("test", channel, r, 3, ids[r], deadline);
+    });
+  for (std::thread &t : ranks)
+    t.join();
+  rank0.join();
+  EXPECT_EQ(served, SPARSEOPT_OK) << sparseopt_last_error();
+  for (int r = 1; r < 3; ++r) {
+    EXPECT_EQ(statuses[r], SPARSEOPT_OK) << "rank " << r;
+    EXPECT_TRUE(sameId(ids[r], patternId())) << "rank " << r;
+  }
+}
+
+TEST(Bootstrap, TcpRankWithTheWrongTokenTimesOut) {
+  IdChannel server, client;
+  server.host = client.host = "127.0.0.1";
+  server.port = client.port = freePort();
+  server.token = "secret";
+  client.token = "guess";
+  ncclUniqueId id0 = patternId(), id1;
+  Status s0 = SPARSEOPT_OK;
+  std::thread rank0([&] { s0 = exchangeUniqueId("test", server, 0, 2, id0, in(600)); });
+  EXPECT_EQ(exchangeUniqueId("test", client, 1, 2, id1, in(600)),
+            SPARSEOPT_ERROR_COLLECTIVE);
+  EXPECT_TRUE(contains(sparseopt_last_error(), "wrong SPARSEOPT_COMM_TOKEN"))
+      << sparseopt_last_error();
+  rank0.join();
+  EXPECT_EQ(s0, SPARSEOPT_ERROR_COLLECTIVE);
+}
+
+TEST(Bootstrap, TcpChannelNeedsAToken) {
+  setenv("MASTER_ADDR", "127.0.0.1", 1);
+  setenv("MASTER_PORT", "29500", 1);
+  unsetenv("SPARSEOPT_COMM_ID_FILE");
+  unsetenv("SPARSEOPT_COMM_PORT");
+  unsetenv("SPARSEOPT_COMM_TOKEN");
+  IdChannel channel;
+  EXPECT_EQ(idChannelFromEnv("test", 2, channel), SPARSEOPT_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(contains(sparseopt_last_error(),
+                       "the TCP exchange of the NCCL id needs SPARSEOPT_COMM_TOKEN"));
+  setenv("SPARSEOPT_COMM_TOKEN", "abc", 1);
+  EXPECT_EQ(idChannelFromEnv("test", 2, channel), SPARSEOPT_OK);
+  EXPECT_EQ(channel.token, "abc");
+  EXPECT_EQ(channel.port, 29501);
+  unsetenv("SPARSEOPT_COMM_TOKEN");
+  unsetenv("MASTER_ADDR");
+  unsetenv("MASTER_PORT");
 }
 
 } // namespace
