@@ -32,6 +32,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "NormToGPU.h"
+#include "FloatMath.h"
 #include "GPUKernel.h"
 #include "IndexMath.h"
 
@@ -54,25 +55,15 @@ constexpr int64_t kMaxThreads = 256;
 constexpr int64_t kWarpSize = 32;
 
 /// Builds the body of one normalization kernel.
-struct NormKernelBuilder {
-  OpBuilder &b;
-  Location loc;
+struct NormKernelBuilder : FloatMath {
   IndexMath im;
   int64_t d, threads, warps;
   Value tid, lane, warp, smem;
 
   NormKernelBuilder(OpBuilder &b, Location loc, int64_t d)
-      : b(b), loc(loc), im{b, loc}, d(d), threads(normBlockThreads(d)),
+      : FloatMath{b, loc}, im{b, loc}, d(d), threads(normBlockThreads(d)),
         warps(threads / kWarpSize) {}
 
-  Value f32(double v) {
-    return arith::ConstantOp::create(b, loc, b.getF32Type(),
-                                     b.getF32FloatAttr(v));
-  }
-  Value add(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
-  Value sub(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
-  Value mul(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
-  Value div(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
   Value load(Value mem, ValueRange idx) { return im.loadF32(mem, idx); }
   /// Stores the f32 `v` rounded to the buffer's element type.
   void store(Value v, Value mem, ValueRange idx) {
@@ -144,18 +135,18 @@ struct NormKernelBuilder {
     // mu = 0 for RMS norm: (x - 0) is x, so the subtraction is skipped.
     Value mu;
     if (layerNorm)
-      mu = div(blockSum(columnSum([&](Value j, Value acc) {
-                          return add(acc, load(x, {row, j}));
+      mu = divf(blockSum(columnSum([&](Value j, Value acc) {
+                          return addf(acc, load(x, {row, j}));
                         }),
                         0),
                n);
     Value sq = columnSum([&](Value j, Value acc) {
       Value c = load(x, {row, j});
       if (mu)
-        c = sub(c, mu);
-      return add(acc, mul(c, c));
+        c = subf(c, mu);
+      return addf(acc, mulf(c, c));
     });
-    Value var = div(blockSum(sq, layerNorm ? 1 : 0), n);
+    Value var = divf(blockSum(sq, layerNorm ? 1 : 0), n);
     // rsqrt as 1 / sqrt, the way convert-math-to-llvm lowers the
     // reference's math.rsqrt on the CPU, both correctly rounded (sqrt.rn.f32
     // and rcp.rn.f32 in the PTX), so the scale equals the reference's for
@@ -166,18 +157,18 @@ struct NormKernelBuilder {
     Value root =
         LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
                                       b.getStringAttr("llvm.nvvm.sqrt.rn.f"),
-                                      ValueRange{add(var, f32(eps))})
+                                      ValueRange{addf(var, f32(eps))})
             .getResult(0);
     Value one = f32(1.0);
-    Value inv = div(one, root);
+    Value inv = divf(one, root);
     forColumns([&](Value j) {
       Value c = load(x, {row, j});
       if (mu)
-        c = sub(c, mu);
-      Value v = mul(c, inv);
-      v = mul(v, load(w, {j}));
+        c = subf(c, mu);
+      Value v = mulf(c, inv);
+      v = mulf(v, load(w, {j}));
       if (beta)
-        v = add(v, load(beta, {j}));
+        v = addf(v, load(beta, {j}));
       store(v, y, {row, j});
     });
     b.setInsertionPointToEnd(&entry);

@@ -389,11 +389,11 @@ struct ConvertSGPUToGPUPass
       return signalPassFailure();
     }
 
-    // Weights that are constants are compressed now, at compile time.
     // Shapes no GPU program can hold fail here, before any folding or
     // kernel arithmetic divides by them or allocates them.
     if (failed(checkBufferLimits(getOperation())))
       return signalPassFailure();
+    // Weights that are constants are compressed now, at compile time.
     if (failed(foldConstantCompresses(getOperation())))
       return signalPassFailure();
 

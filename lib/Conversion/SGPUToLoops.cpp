@@ -200,11 +200,11 @@ struct ConvertSGPUToLoopsPass
   using Base::Base;
 
   void runOnOperation() override {
-    // Weights that are constants are compressed now, at compile time.
     // Shapes no GPU program can hold fail here, before any folding or
     // kernel arithmetic divides by them or allocates them.
     if (failed(checkBufferLimits(getOperation())))
       return signalPassFailure();
+    // Weights that are constants are compressed now, at compile time.
     if (failed(foldConstantCompresses(getOperation())))
       return signalPassFailure();
 

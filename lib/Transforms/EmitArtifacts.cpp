@@ -13,6 +13,7 @@
 
 #include "sparse-opt/Dialect/SGPU/BufferLimits.h"
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
+#include "sparseopt/launch_limits.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -39,10 +40,11 @@ using namespace mlir;
 
 namespace {
 
-/// Size in bytes of a statically shaped memref, or failure.
 /// The largest constant written into an artifact.
 constexpr int64_t kMaxConstantBytes = int64_t(16) << 30;
 
+/// Size in bytes of a statically shaped memref of integer or float elements
+/// (at most a program buffer's limit), or failure.
 static FailureOr<int64_t> getByteSize(Type type) {
   auto m = dyn_cast<MemRefType>(type);
   if (!m || !m.hasStaticShape() || !m.getLayout().isIdentity() ||
@@ -762,18 +764,19 @@ struct EmitArtifactsPass
       return launch.emitError() << "asynchronous launches are not exported";
     // What the runtime (and cuLaunchKernel) accept: a launch beyond them is
     // this compile's error, not the runtime's refusal of the program.
-    if (g[0] < 1 || g[0] > 0x7fffffff || g[1] < 1 || g[1] > 65535 ||
-        g[2] < 1 || g[2] > 65535)
+    if (g[0] < 1 || g[0] > SPARSEOPT_MAX_GRID_X || g[1] < 1 ||
+        g[1] > SPARSEOPT_MAX_GRID_YZ || g[2] < 1 ||
+        g[2] > SPARSEOPT_MAX_GRID_YZ)
       return launch.emitError()
              << "the kernel's grid " << g[0] << " x " << g[1] << " x " << g[2]
              << " is beyond CUDA's limits (x < 2^31, y and z <= 65535): the "
                 "shape is too large for this kernel";
-    if (bl[0] < 1 || bl[1] < 1 || bl[2] < 1 || bl[2] > 64 ||
-        bl[0] * bl[1] * bl[2] > 1024)
+    if (bl[0] < 1 || bl[1] < 1 || bl[2] < 1 || bl[2] > SPARSEOPT_MAX_BLOCK_Z ||
+        bl[0] * bl[1] * bl[2] > SPARSEOPT_MAX_BLOCK_THREADS)
       return launch.emitError() << "the kernel's block " << bl[0] << " x "
                                 << bl[1] << " x " << bl[2]
                                 << " is beyond CUDA's limit of 1024 threads";
-    if (smem < 0 || smem > 232448)
+    if (smem < 0 || smem > SPARSEOPT_MAX_SHARED_BYTES)
       return launch.emitError()
              << "the kernel needs " << smem
              << " bytes of shared memory, more than the 232448 a block can have";

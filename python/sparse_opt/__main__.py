@@ -240,18 +240,22 @@ def _ints(text, sep=","):
         raise ValueError("expected integers separated by '%s', got %r" % (sep, text))
 
 
+def _pair(text, form):
+    """The two integers of an option written AxB; `form` says how."""
+    pair = _ints(text, "x")
+    if len(pair) != 2:
+        raise ImportError_("%s, got %r" % (form, text))
+    return pair
+
+
 def cmd_export(args):
     from . import decoder
     model = _load_module(args.model)
-    prefill = _ints(args.prefill, "x")
-    if len(prefill) != 2:
-        raise ImportError_("--prefill is BATCHxTOKENS, got %r" % args.prefill)
+    prefill = _pair(args.prefill, "--prefill is BATCHxTOKENS")
     sparsity = parse_sparsity_args(args.sparsity) or None
     cache = None
     if args.add_cache:
-        bt = _ints(args.add_cache, "x")
-        if len(bt) != 2:
-            raise ImportError_("--add-cache is MAX_BATCHxCAPACITY, got %r" % args.add_cache)
+        bt = _pair(args.add_cache, "--add-cache is MAX_BATCHxCAPACITY")
         cache = {"max_batch": bt[0], "capacity": bt[1]}
     t0 = time.perf_counter()
     m = decoder.export(model, args.output, prefill=prefill, decode_batches=_ints(args.decode_batches),

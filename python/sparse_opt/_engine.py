@@ -1,8 +1,8 @@
 """Where the compiler's C library runs for a Compiler: in this process
 (LocalEngine) or in a child process (WorkerEngine, the default), so that a
-crash of the compiler (a stack overflow in MLIR's parser on deeply nested
-input, an abort) becomes a CompileError naming the signal and the input
-instead of taking the caller's interpreter with it.
+crash of the compiler (a signal, an abort) becomes a CompileError naming
+the signal and the input instead of taking the caller's interpreter with
+it.
 
 Both engines answer the same calls, each returning `(status, value,
 diagnostics)`: status 0 on success, `value` the call's result (a module id
@@ -21,9 +21,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-
-_CALLS = ("parse", "parse_file", "run", "verify", "print", "compile", "destroy")
-
 
 class EngineCrash(Exception):
     """The compiler's process died during a call."""
@@ -53,7 +50,9 @@ class LocalEngine:
         self.modules[mid] = handle
         return mid
 
-    def call(self, name, *args):
+    def call(self, name, *args, what=None):
+        """One call (`what` says what it does, for the worker's crash
+        message; a crash here is this process's)."""
         lib, value = self.lib, None
         if name == "parse":
             data, filename = args
@@ -123,7 +122,6 @@ class WorkerEngine:
 
     def __init__(self):
         self.proc = None
-        self.generation = 0
         self._start()
 
     def _start(self):
@@ -133,7 +131,6 @@ class WorkerEngine:
         env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         self.proc = subprocess.Popen([sys.executable, "-m", "sparse_opt._engine"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.stderr, env=env)
-        self.generation += 1
         answer = _read(self.proc.stdout)
         if answer is None or answer[0] != "ready":
             self._died("starting")  # raises

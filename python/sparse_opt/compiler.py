@@ -138,6 +138,17 @@ class CompileError(Exception):
 # Compiler and modules
 # ---------------------------------------------------------------------------
 
+def _doing(name, args):
+    """What an engine call does, for the message of a compiler crash."""
+    if name in ("parse", "parse_file"):
+        return "parsing %s" % args[-1]  # the filename or path
+    if name == "run":
+        return "running the pass pipeline '%s'" % args[1]
+    if name == "compile":
+        return "compiling for %s" % args[1]
+    return name
+
+
 class Compiler(Handle):
     """An MLIR context with everything sparse-opt registers. Use it as a
     context manager or call close(); closing frees its modules too.
@@ -186,13 +197,7 @@ class Compiler(Handle):
         from ._engine import EngineCrash
         engine = self._h()
         try:
-            if self.in_process:
-                status, value, text = engine.call(name, *args)
-            else:
-                doing = {"parse": lambda: "parsing %s" % args[1], "parse_file": lambda: "parsing %s" % args[0],
-                         "run": lambda: "running the pass pipeline '%s'" % args[1],
-                         "compile": lambda: "compiling for %s" % args[1]}.get(name, lambda: name)()
-                status, value, text = engine.call(name, *args, what=doing)
+            status, value, text = engine.call(name, *args, what=_doing(name, args))
         except EngineCrash as e:
             self.last_diagnostics = []
             for m in list(self._modules):  # they lived in the dead process

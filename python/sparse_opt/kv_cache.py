@@ -95,10 +95,15 @@ def _check_attention(attn_mask, dropout_p, is_causal):
         raise CacheError("add_kv_cache: attention with dropout (p=%s); put the model in eval mode" % dropout_p)
 
 
+def _first_param(model):
+    return next(iter(model.parameters()), None)
+
+
 def _discover(model):
     """(heads, head dim, dtype) of the keys of each causal attention call of
-    one forward pass over one token."""
-    param = next(iter(model.parameters()), None)
+    one forward pass over one token, and the vocabulary (the logits' last
+    dimension)."""
+    param = _first_param(model)
     device = param.device if param is not None else torch.device("cpu")
     calls = []
 
@@ -108,7 +113,7 @@ def _discover(model):
         return q.new_zeros(q.shape[:-1] + (v.shape[-1],))  # shapes are what this pass needs
 
     with torch.no_grad(), _patched(sdpa, _arange):
-        model(torch.zeros(1, 1, dtype=torch.long, device=device))
+        vocab = model(torch.zeros(1, 1, dtype=torch.long, device=device)).shape[-1]
     if not calls:
         raise CacheError("add_kv_cache found no attention call: the model must attend with "
                          "F.scaled_dot_product_attention(q, k, v, is_causal=True)")
@@ -116,7 +121,7 @@ def _discover(model):
         if (kh, kd) != (vh, vd):
             raise CacheError("add_kv_cache: keys %dx%d and values %dx%d (heads x head dim) differ"
                              % (kh, kd, vh, vd))
-    return [(kh, kd, dt) for kh, kd, _, _, dt in calls]
+    return [(kh, kd, dt) for kh, kd, _, _, dt in calls], vocab
 
 
 class CachedDecoder(torch.nn.Module):
@@ -127,9 +132,9 @@ class CachedDecoder(torch.nn.Module):
     the cache). Cache buffers `k_cache_<i>` / `v_cache_<i>`, one pair per
     attention call, `max_batch x heads x capacity x head_dim`."""
 
-    def __init__(self, model, max_batch, capacity, calls, device=None, dtype=None):
+    def __init__(self, model, max_batch, capacity, calls, vocab, device=None, dtype=None):
         super().__init__()
-        self.model = model
+        self.model, self.vocab = model, vocab
         self.max_batch, self.capacity = int(max_batch), int(capacity)
         self.decoder_mode = "decode"
         self.layers = len(calls)
@@ -146,15 +151,17 @@ class CachedDecoder(torch.nn.Module):
             raise CacheError("%d sequences do not fit a cache of %d" % (b, self.max_batch))
         positions = input_pos[None].expand(b, s)
         mode, counter = self.decoder_mode, iter(range(self.layers))
-        seen, inside = [0], [False]  # aranges substituted; in our attention (its own aranges are not the model's)
+        seen = 0         # aranges substituted
+        inside = False   # in our attention, whose own aranges are not the model's
 
         def sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
+            nonlocal inside
             _check_attention(attn_mask, dropout_p, is_causal)
             i = next(counter, None)
             if i is None:
                 raise CacheError("the model makes more attention calls than when the cache was added (%d)"
                                  % self.layers)
-            inside[0] = True
+            inside = True
             try:
                 kc = cache_write(getattr(self, "k_cache_%d" % i), k, positions)
                 vc = cache_write(getattr(self, "v_cache_%d" % i), v, positions)
@@ -163,18 +170,19 @@ class CachedDecoder(torch.nn.Module):
                 kw = {"enable_gqa": True} if enable_gqa else {}
                 return _TORCH_SDPA(q, k, v, is_causal=True, scale=scale, **kw)
             finally:
-                inside[0] = False
+                inside = False
 
         def arange(*args, **kwargs):
-            if not inside[0] and _is_seq_arange(args, kwargs, s):
-                seen[0] += 1
+            nonlocal seen
+            if not inside and _is_seq_arange(args, kwargs, s):
+                seen += 1
                 dtype = kwargs.get("dtype")
                 return input_pos if dtype in (None, torch.long) else input_pos.to(dtype)
             return _arange(*args, **kwargs)
 
         with _patched(sdpa, arange):
             out = self.model(ids)
-        if not seen[0]:
+        if not seen:
             raise CacheError("add_kv_cache found no torch.arange(seq_len) in the model to take token "
                              "positions from: compute positions with torch.arange (a table sliced [:seq_len] "
                              "would give a decode step position 0)")
@@ -188,14 +196,12 @@ def check_cache(decoder, tokens=4, atol=None):
     Raises CacheError on a mismatch; restores the mode and zeroes the
     caches."""
     model = decoder.model
-    param = next(iter(model.parameters()), None)
+    param = _first_param(model)
     if param is None or param.is_meta:
         return
     device = param.device
-    vocab_probe = model(torch.zeros(1, 1, dtype=torch.long, device=device))
-    vocab = vocab_probe.shape[-1]
     g = torch.Generator(device="cpu").manual_seed(0)
-    ids = torch.randint(0, vocab, (1, tokens), generator=g).to(device)
+    ids = torch.randint(0, decoder.vocab, (1, tokens), generator=g).to(device)
     mode = decoder.decoder_mode
     try:
         with torch.no_grad():
@@ -237,10 +243,9 @@ def add_kv_cache(model, max_batch, capacity, device=None, dtype=None, check=True
     model has weights."""
     if max_batch < 1 or capacity < 1:
         raise CacheError("max_batch and capacity must be positive, got %s and %s" % (max_batch, capacity))
-    calls = _discover(model)
-    if device is None:
-        param = next(iter(model.parameters()), None)
-        device = param.device if param is not None else None
-    if check:  # on a small cache of its own: the caches asked for may be meta
-        check_cache(CachedDecoder(model, 1, 8, calls, device=device if str(device) != "meta" else None))
-    return CachedDecoder(model, max_batch, capacity, calls, device=device, dtype=dtype)
+    calls, vocab = _discover(model)
+    param = _first_param(model)
+    weights = param.device if param is not None else None
+    if check:  # on a small cache of its own, beside the weights (the caches asked for may be meta)
+        check_cache(CachedDecoder(model, 1, 8, calls, vocab, device=weights))
+    return CachedDecoder(model, max_batch, capacity, calls, vocab, device=device or weights, dtype=dtype)

@@ -242,13 +242,16 @@ private:
   }
   static std::string quoted(const std::string &text) { return "'" + text + "'"; }
 
-  /// Parses an unsigned field no larger than `max`.
+  /// Parses an unsigned field from `min` to `max`.
   template <typename T>
-  Status unsignedField(size_t index, const char *what, T max, T &out) {
+  Status unsignedField(size_t index, const char *what, T max, T &out,
+                       T min = 0) {
     uint64_t value = 0;
-    if (!parseNumber(tokens[index], value) || value > uint64_t(max))
-      return error(std::string(what) + ": expected an integer from 0 to " +
-                   std::to_string(max) + ", got " + quoted(tokens[index]));
+    if (!parseNumber(tokens[index], value) || value > uint64_t(max) ||
+        value < uint64_t(min))
+      return error(std::string(what) + ": expected an integer from " +
+                   std::to_string(min) + " to " + std::to_string(max) +
+                   ", got " + quoted(tokens[index]));
     out = T(value);
     return SPARSEOPT_OK;
   }
@@ -256,13 +259,7 @@ private:
   /// A buffer's byte size: at least one byte (an empty buffer is a
   /// compiler bug or an overflowed size, never a program).
   Status byteSize(size_t index, uint64_t &out) {
-    uint64_t value = 0;
-    if (!parseNumber(tokens[index], value) || value == 0)
-      return error("byte size: expected an integer from 1 to " +
-                   std::to_string(UINT64_MAX) + ", got " +
-                   quoted(tokens[index]));
-    out = value;
-    return SPARSEOPT_OK;
+    return unsignedField(index, "byte size", UINT64_MAX, out, uint64_t(1));
   }
 
   /// Checks that the token at `index` is `keyword`.

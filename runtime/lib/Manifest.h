@@ -14,6 +14,8 @@
 
 #include "Errors.h"
 
+#include "sparseopt/launch_limits.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -158,15 +160,12 @@ struct AllReduceDecl {
   int waitLine = 0;          ///< the line of its `wait`
 };
 
-/// CUDA's launch limits (cuLaunchKernel on sm_70 and newer).
-inline constexpr unsigned kMaxGridX = 0x7fffffffu;
-inline constexpr unsigned kMaxGridYZ = 65535;
-inline constexpr unsigned kMaxBlockThreads = 1024;
-inline constexpr unsigned kMaxBlockZ = 64;
-/// The most dynamic shared memory a block can opt in to on any GPU the
-/// runtime supports (227 KiB on sm_90 and sm_100); a device with less is
-/// checked at load.
-inline constexpr unsigned kMaxSharedBytes = 232448;
+/// CUDA's launch limits, shared with the compiler (sparseopt/launch_limits.h).
+inline constexpr unsigned kMaxGridX = SPARSEOPT_MAX_GRID_X;
+inline constexpr unsigned kMaxGridYZ = SPARSEOPT_MAX_GRID_YZ;
+inline constexpr unsigned kMaxBlockThreads = SPARSEOPT_MAX_BLOCK_THREADS;
+inline constexpr unsigned kMaxBlockZ = SPARSEOPT_MAX_BLOCK_Z;
+inline constexpr unsigned kMaxSharedBytes = SPARSEOPT_MAX_SHARED_BYTES;
 
 /// The most elements of one all-reduce (NCCL takes a size_t count; this
 /// keeps count * 4 bytes far from overflow).

@@ -69,6 +69,16 @@ Status releaseResources(const char *api, sparseopt_program_s &p) {
 } // namespace
 
 /// Allocates (and for constants, uploads) buffer `index` of the program.
+Status sparseopt::requireLoaded(const char *api, const sparseopt_program_s &p,
+                                const char *purpose) {
+  if (p.loaded)
+    return SPARSEOPT_OK;
+  return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
+              "program " + p.manifest.dir +
+                  " was only parsed: load it with sparseopt_program_load " +
+                  purpose);
+}
+
 Status sparseopt::createBuffer(const char *api, sparseopt_program_s &p,
                                size_t index) {
   const BufferDecl &buffer = p.manifest.buffers[index];
@@ -781,11 +791,8 @@ sparseopt_status sparseopt_program_read_stat(sparseopt_program p, int i,
       return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
                   "stat index " + std::to_string(i) + " out of range (" +
                       std::to_string(m.stats.size()) + " stats)");
-    if (!p->loaded)
-      return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
-                  "program " + m.dir +
-                      " was only parsed: load it with sparseopt_program_load "
-                      "to read its stats");
+    if (Status st = requireLoaded(api, *p, "to read its stats"))
+      return st;
     if (Status st = requireContext(api))
       return st;
     const StatDecl &stat = m.stats[i];
@@ -830,11 +837,8 @@ sparseopt_status sparseopt_program_run(sparseopt_program p,
       return st;
     if (Status st = checkPointers(api, m, m.outputs, outputs, "output"))
       return st;
-    if (!p->loaded)
-      return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
-                  "program " + m.dir +
-                      " was only parsed: load it with sparseopt_program_load "
-                      "to run it");
+    if (Status st = requireLoaded(api, *p, "to run it"))
+      return st;
     if (Status st = requireContext(api))
       return st;
     return runProgram(api, *p, inputs, outputs, toCUstream(s));
@@ -847,11 +851,8 @@ sparseopt_status sparseopt_program_set_comm(sparseopt_program p,
   return guarded(api, [&]() -> Status {
     if (p == nullptr)
       return nullArgument(api, "p");
-    if (!p->loaded)
-      return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
-                  "program " + p->manifest.dir +
-                      " was only parsed: load it with sparseopt_program_load "
-                      "first");
+    if (Status st = requireLoaded(api, *p, "first"))
+      return st;
     std::lock_guard<std::mutex> lock(p->runMutex);
     p->comm = c;
     return SPARSEOPT_OK;

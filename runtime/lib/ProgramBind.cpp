@@ -191,11 +191,8 @@ sparseopt_status sparseopt_program_bind(sparseopt_program p,
     const Manifest &m = p->manifest;
     if (Status st = checkParams(api, m, params, num_params))
       return st;
-    if (!p->loaded)
-      return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
-                  "program " + m.dir +
-                      " was only parsed: load it with sparseopt_program_load "
-                      "to bind it");
+    if (Status st = requireLoaded(api, *p, "to bind it"))
+      return st;
     if (Status st = requireContext(api))
       return st;
     return bindProgram(api, *p, params, toCUstream(s));

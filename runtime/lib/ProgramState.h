@@ -84,6 +84,11 @@ struct sparseopt_program_s {
 
 namespace sparseopt {
 
+/// OK when the program was loaded; else INVALID_ARGUMENT: "program <dir>
+/// was only parsed: load it with sparseopt_program_load <purpose>".
+Status requireLoaded(const char *api, const sparseopt_program_s &p,
+                     const char *purpose);
+
 /// Allocates (and for constants, uploads) buffer `index` of the program.
 Status createBuffer(const char *api, sparseopt_program_s &p, size_t index);
 
