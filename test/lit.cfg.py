@@ -39,6 +39,13 @@ config.environment["PYTHONPATH"] = os.pathsep.join(
 config.environment["SPARSEOPT_BUILD_DIR"] = config.sparseopt_obj_root
 llvm_config.add_tool_substitutions(
     ["mlir-runner", "FileCheck", "not", "count"], [config.llvm_tools_dir])
+# scripts/sanitize-compiler.sh: a sanitized build whose libraries are loaded
+# by uninstrumented interpreters needs the sanitizer runtime loaded first.
+if "SPARSEOPT_ASAN_PRELOAD" in os.environ:
+    config.environment["LD_PRELOAD"] = os.environ["SPARSEOPT_ASAN_PRELOAD"]
+    for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
+        if var in os.environ:
+            config.environment[var] = os.environ[var]
 
 # ptxas assembles the generated PTX where the CUDA toolkit is installed.
 ptxas = shutil.which("ptxas") or (

@@ -9,6 +9,7 @@
 #include "sparse-opt-c/Compiler.h"
 
 #include "sparse-opt/InitSparseOpt.h"
+#include "sparse-opt/Pipelines/InputNesting.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -236,47 +237,14 @@ char *copyString(llvm::StringRef s) {
   return out;
 }
 
-/// Parses `buffer` into a new module of `c`.
-/// MLIR's parser recurses once per level of brackets: input nested some
-/// 10,000 deep overflows its stack. Deeper than any model's IR (a few tens
-/// of levels), kMaxNesting is refused before parsing. Returns the line of
-/// the first bracket past the limit, or 0.
-constexpr unsigned kMaxNesting = 1000;
-unsigned lineTooDeep(llvm::StringRef text) {
-  unsigned depth = 0, line = 1;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char ch = text[i];
-    if (ch == '\n') {
-      ++line;
-    } else if (ch == '"') { // a string: brackets inside do not nest
-      for (++i; i < text.size() && text[i] != '"'; ++i) {
-        if (text[i] == '\\')
-          ++i;
-        else if (text[i] == '\n')
-          ++line;
-      }
-    } else if (ch == '/' && i + 1 < text.size() && text[i + 1] == '/') {
-      while (i < text.size() && text[i] != '\n')
-        ++i;
-      --i; // the newline is counted above
-    } else if (ch == '(' || ch == '[' || ch == '{' || ch == '<') {
-      if (++depth > kMaxNesting)
-        return line;
-    } else if ((ch == ')' || ch == ']' || ch == '}' || ch == '>') && depth) {
-      // `->` is an arrow, not a closing bracket.
-      if (!(ch == '>' && i > 0 && text[i - 1] == '-'))
-        --depth;
-    }
-  }
-  return 0;
-}
-
+/// Parses `text` into a new module of `c`, after refusing input nested
+/// deeper than the parser's stack takes (sgpu::lineNestedTooDeep).
 int parseInto(sparseopt_compiler c, llvm::StringRef text,
               llvm::StringRef filename, sparseopt_ir *out) {
   unsigned errorsBefore = c->errors;
-  if (unsigned line = lineTooDeep(text)) {
+  if (unsigned line = sgpu::lineNestedTooDeep(text)) {
     emitError(FileLineColLoc::get(&c->context, filename, line, 1))
-        << "brackets nested more than " << kMaxNesting
+        << "brackets nested more than " << sgpu::kMaxInputNesting
         << " levels deep: the parser would exhaust its stack";
     return 1;
   }

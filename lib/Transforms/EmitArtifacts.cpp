@@ -14,6 +14,7 @@
 #include "sparse-opt/Dialect/SGPU/BufferLimits.h"
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
 #include "sparseopt/launch_limits.h"
+#include "sparseopt/program_format.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -313,7 +314,7 @@ struct EmitArtifactsPass
 
     std::string program;
     llvm::raw_string_ostream os(program);
-    os << "sparseopt-program 1\n";
+    os << "sparseopt-program " << SPARSEOPT_PROGRAM_VERSION << "\n";
     os << "# host function @" << host.getName() << "\n";
     // A program of library calls only has no kernels and no module.
     if (!binaries.empty() ||
@@ -321,6 +322,7 @@ struct EmitArtifactsPass
       os << "module kernels.ptx\n";
     if (failed(exportHost(host, os)))
       return signalPassFailure();
+    os << "end\n";
 
     if (failed(writeFile("kernels.ptx", ptx)) ||
         failed(writeFile("program.txt", program)) ||

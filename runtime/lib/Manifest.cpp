@@ -104,6 +104,7 @@ private:
   int line = 0;                    ///< current line (1-based)
   std::vector<std::string> tokens; ///< tokens of the current line
   int headerLine = 0;
+  int endLine = 0; ///< the `end` line (0 while not seen)
   std::map<uint64_t, size_t> bufferById;    ///< id -> index into m.buffers
   std::map<int, size_t> inputSlots;         ///< slot -> index into m.buffers
   std::map<int, size_t> outputSlots;        ///< slot -> index into m.buffers
@@ -158,8 +159,14 @@ private:
       return error("the first directive must be 'sparseopt-program " +
                    std::to_string(kManifestVersion) + "', got " +
                    quoted(directive));
+    if (endLine != 0)
+      return error("directive " + quoted(directive) +
+                   " after the program's 'end' line (line " +
+                   std::to_string(endLine) + ")");
     if (directive == "sparseopt-program")
       return parseHeader();
+    if (directive == "end")
+      return parseEnd();
     if (directive == "module")
       return parseModule();
     if (directive == "buffer")
@@ -182,7 +189,16 @@ private:
       return parseArena();
     return error("unknown directive " + quoted(directive) +
                  " (expected 'module', 'buffer', 'launch', 'gemm', 'stage', "
-                 "'check', 'allreduce', 'wait', 'stat' or 'arena')");
+                 "'check', 'allreduce', 'wait', 'stat', 'arena' or 'end')");
+  }
+
+  /// end: the last directive of every program, so that a file cut short
+  /// is an error rather than a shorter program.
+  Status parseEnd() {
+    if (tokens.size() != 1)
+      return error("expected 'end' alone on its line");
+    endLine = line;
+    return SPARSEOPT_OK;
   }
 
   /// arena <bytes>: once, before any temp that lives in it.
@@ -500,7 +516,8 @@ private:
     if (version != kManifestVersion)
       return error("unsupported manifest version " + std::to_string(version) +
                    " (this runtime reads version " +
-                   std::to_string(kManifestVersion) + ")");
+                   std::to_string(kManifestVersion) +
+                   "): recompile the model with this release's sparse-opt");
     headerLine = line;
     return SPARSEOPT_OK;
   }
@@ -1024,6 +1041,11 @@ private:
                      "missing 'sparseopt-program " +
                          std::to_string(kManifestVersion) +
                          "' header: the manifest has no directives");
+    if (endLine == 0)
+      return errorAt(last, SPARSEOPT_ERROR_PARSE,
+                     "the program has no 'end' line: the file is cut short "
+                     "(an interrupted copy or write?); recompile or copy it "
+                     "again");
     // A program of gemm and allreduce lines alone needs no kernels.
     bool gemmsOnly =
         m.launches.empty() && (!m.gemms.empty() || !m.allReduces.empty());

@@ -15,6 +15,7 @@
 #include "Errors.h"
 
 #include "sparseopt/launch_limits.h"
+#include "sparseopt/program_format.h"
 
 #include <cstdint>
 #include <string>
@@ -24,8 +25,8 @@ namespace sparseopt {
 
 /// The manifest file name inside an artifact directory.
 inline constexpr const char *kManifestFileName = "program.txt";
-/// The only manifest version understood.
-inline constexpr int kManifestVersion = 1;
+/// The only manifest version understood (shared with the compiler).
+inline constexpr int kManifestVersion = SPARSEOPT_PROGRAM_VERSION;
 
 enum class BufferKind { Input, Output, Param, Constant, Temp };
 

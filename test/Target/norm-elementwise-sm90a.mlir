@@ -74,7 +74,7 @@
 // SPILLS-COUNT-5: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // SPILLS-NOT: bytes spill stores
 
-// BLOCK: sparseopt-program 1
+// BLOCK: sparseopt-program 2
 // BLOCK-NEXT: # host function @block
 // BLOCK-NEXT: module kernels.ptx
 // BLOCK-NEXT: buffer 0 input 0 8192
@@ -93,6 +93,7 @@
 // BLOCK-NEXT: gemm m=16 n=256 k=512 in=f16 out=f16 x=b5 w=b3 y=b6
 // BLOCK-NEXT: buffer 7 output 0 8192
 // BLOCK-NEXT: launch sgpu_elementwise_0 grid 2 1 1 block 256 1 1 smem 0 args b0 b6 b7
+// BLOCK-NEXT: end
 // BLOCK-NOT: {{.}}
 // BLOCKSM90A-DAG: Compiling entry function 'sgpu_rms_norm_0' for 'sm_90a'
 // BLOCKSM90A-DAG: Compiling entry function 'sgpu_elementwise_0' for 'sm_90a'

@@ -6,7 +6,7 @@
 
 // A host function of buffers and launches becomes the runtime program; the
 // splat constant is written out element by element.
-// CHECK: sparseopt-program 1
+// CHECK: sparseopt-program 2
 // CHECK-NEXT: # host function @forward
 // CHECK-NEXT: module kernels.ptx
 // CHECK-NEXT: buffer 0 input 0 64
@@ -16,6 +16,8 @@
 // CHECK-NEXT: buffer 3 output 0 32
 // CHECK-NEXT: launch k1 grid 4 1 1 block 32 1 1 smem 0 args b0 b1 b2 i32:7 i64:9
 // CHECK-NEXT: launch k2 grid 1 2 3 block 64 1 1 smem 1024 args b2 b3
+// CHECK-NEXT: end
+// CHECK-EMPTY:
 // BYTES: 01 00 00 00 01 00 00 00
 // SUMMARY-NOT: kernel
 // SUMMARY: peak device memory: 360 bytes (params 0, inputs 64, outputs 32, constants 8, temporaries 256, of which 256 in the arena shared by liveness instead of 256)

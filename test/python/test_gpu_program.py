@@ -133,7 +133,7 @@ def write_gemm_artifact(directory, m, n, k, dtype, out, bias=None, relu=False):
     """An artifact of one gemm line: inputs x [m, k] and w [n, k] (and bias
     [n] of type `bias`), output y [m, n]."""
     inputs = [([m, k], dtype), ([n, k], dtype)] + ([([n], bias)] if bias else [])
-    lines = ["sparseopt-program 1", "# written by test_gpu_program.py"]
+    lines = ["sparseopt-program 2", "# written by test_gpu_program.py"]
     for i, (shape, t) in enumerate(inputs):
         count = shape[0] * (shape[1] if len(shape) > 1 else 1)
         lines.append("buffer %d input %d %d" % (10 + i, i, count * _BYTES[t]))
@@ -145,6 +145,7 @@ def write_gemm_artifact(directory, m, n, k, dtype, out, bias=None, relu=False):
         gemm += " act=relu"
     lines.append(gemm)
     directory.mkdir(parents=True, exist_ok=True)
+    lines.append("end")
     (directory / "program.txt").write_text("\n".join(lines) + "\n")
     spec = lambda shape, t: {"shape": shape, "dtype": t}
     (directory / "signature.json").write_text(json.dumps({
@@ -216,7 +217,7 @@ def test_gemm_runs_in_order_and_in_a_cuda_graph(cuda_torch, tmp_path):
     d = tmp_path / "chain"
     d.mkdir()
     (d / "program.txt").write_text(
-        "sparseopt-program 1\n"
+        "sparseopt-program 2\n"
         "buffer 0 input 0 %d\n"  # x [m, k] bf16
         "buffer 1 input 1 %d\n"  # w1 [h, k] bf16
         "buffer 2 input 2 %d\n"  # b1 [h] bf16
@@ -225,6 +226,7 @@ def test_gemm_runs_in_order_and_in_a_cuda_graph(cuda_torch, tmp_path):
         "buffer 5 output 0 %d\n"  # y [m, n] f32
         "gemm m=%d n=%d k=%d in=bf16 out=bf16 x=b0 w=b1 y=b4 bias=b2:bf16 act=relu\n"
         "gemm m=%d n=%d k=%d in=bf16 out=f32 x=b4 w=b3 y=b5\n"
+        "end\n"
         % (m * k * 2, h * k * 2, h * 2, n * h * 2, m * h * 2, m * n * 4, m, h, k, m, n, h))
     (d / "signature.json").write_text(json.dumps({
         "function": "chain",
@@ -276,7 +278,7 @@ def write_param_artifact(directory, m, n, k, name=None):
     (directory / "eye.bin").write_bytes(eye.tobytes())
     (directory / "one.bin").write_bytes(np.array([0x3F80], dtype=np.uint16).tobytes())
     (directory / "program.txt").write_text(
-        "sparseopt-program 1\n"
+        "sparseopt-program 2\n"
         "buffer 0 input 0 %d\n"
         "buffer 1 param 0 %d\n"
         "buffer 2 constant eye.bin %d\n"
@@ -290,6 +292,7 @@ def write_param_artifact(directory, m, n, k, name=None):
         "check b5 param 0 pattern 2:4 groups %d\n"
         "stage run\n"
         "gemm m=%d n=%d k=%d in=bf16 out=f32 x=b0 w=b4 y=b6\n"
+        "end\n"
         % (m * k * 2, n * k * 2, k * k * 2, n * k * 2, m * n * 4, n, k, k, k // 4, m, n, k))
     (directory / "signature.json").write_text(json.dumps({
         "function": "linear",

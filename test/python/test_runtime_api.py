@@ -69,6 +69,20 @@ def test_load_without_a_driver_names_it(runtime_only_dir, example_artifact):
     assert "CUDA driver library /nonexistent/libcuda.so.1 not found" in message
 
 
+def test_program_cut_short_is_refused(example_artifact, tmp_path):
+    """A compiled program.txt cut before its last line (an interrupted copy)
+    is a ProgramFileError that says so, not a shorter program."""
+    import shutil
+    cut = tmp_path / "cut"
+    shutil.copytree(example_artifact.directory, cut)
+    lines = (cut / "program.txt").read_text().splitlines(keepends=True)
+    assert lines[-1] == "end\n"
+    (cut / "program.txt").write_text("".join(lines[:-1]))
+    with pytest.raises(runtime.ProgramFileError) as e:
+        runtime.parse(cut)
+    assert "no 'end' line: the file is cut short" in str(e.value)
+
+
 def test_corrupt_program_is_a_parse_error_before_the_driver(runtime_only_dir, example_artifact, tmp_path):
     """A corrupt program.txt is reported as what it is, also on a machine
     without a driver (the program is parsed before the GPU is looked for)."""
@@ -156,7 +170,7 @@ def test_signature_must_match_the_program(example_artifact, tmp_path):
 def test_program_file_errors_carry_the_runtime_status(example_artifact, tmp_path):
     art = tmp_path / "art"
     shutil.copytree(example_artifact.directory, art)
-    (art / "program.txt").write_text("sparseopt-program 1\nmodule kernels.ptx\nbogus\n")
+    (art / "program.txt").write_text("sparseopt-program 2\nmodule kernels.ptx\nbogus\n")
     with pytest.raises(runtime.ProgramFileError) as e:
         runtime.parse(art)
     assert e.value.status_name == "SPARSEOPT_ERROR_PARSE"
@@ -225,7 +239,7 @@ def test_signature_rejects_bad_params(params, message):
 # (input 1), V [8, 16] f16 (param 1) -> y [4, 16] f32, z [2, 8] f32. The
 # prepare stage makes T from W, the run reads T and V.
 _PARAM_PROGRAM = """\
-sparseopt-program 1
+sparseopt-program 2
 buffer 0 input 0 128
 buffer 1 param 0 512
 buffer 2 input 1 64
@@ -247,7 +261,7 @@ gemm m=2 n=8 k=16 in=f16 out=f32 x=b2 w=b3 y=b8
 def write_param_artifact(directory, params=(1, 3), extra="", names=(None, None)):
     """The program above; `names`: the sgpu.param names of W and V."""
     directory.mkdir()
-    (directory / "program.txt").write_text(_PARAM_PROGRAM + extra)
+    (directory / "program.txt").write_text(_PARAM_PROGRAM + extra + "end\n")
     (directory / "eye.bin").write_bytes(bytes(512))
 
     def spec(shape, t="f16", name=None):
@@ -498,11 +512,12 @@ def test_communicator_api_without_a_gpu():
 
 def test_parsed_program_counts_its_all_reduces(tmp_path):
     (tmp_path / "program.txt").write_text(
-        "sparseopt-program 1\n"
+        "sparseopt-program 2\n"
         "buffer 0 input 0 64\n"
         "buffer 1 output 0 64\n"
         "allreduce slot=0 send=b0 recv=b1 count=32 type=bf16 op=sum\n"
-        "wait slot=0\n")
+        "wait slot=0\n"
+        "end\n")
     (tmp_path / "signature.json").write_text(
         '{"function": "f", "inputs": [{"shape": [32], "dtype": "bf16"}], '
         '"outputs": [{"shape": [32], "dtype": "bf16"}]}')

@@ -247,7 +247,8 @@ SPARSEOPT_API sparseopt_status sparseopt_launch(sparseopt_function f,
  * <artifact-dir>/program.txt, a line-based manifest ('#' starts a comment,
  * blank lines are ignored, tokens are separated by spaces or tabs):
  *
- *   sparseopt-program 1                   first non-comment line; version 1
+ *   sparseopt-program 2                   first non-comment line; version 2
+ *                                         (SPARSEOPT_PROGRAM_VERSION)
  *   module kernels.ptx                    path relative to the artifact dir;
  *                                         exactly one (optional when the
  *                                         program has gemm or allreduce
@@ -282,6 +283,8 @@ SPARSEOPT_API sparseopt_status sparseopt_launch(sparseopt_function f,
  *   allreduce slot=<k> send=b<id> recv=b<id> count=<n> type=<f16|bf16|f32>
  *             op=<sum|prod|max|min|avg>   (one line)
  *   wait slot=<k>
+ *   end                                   the last directive, required: a
+ *                                         file without it was cut short
  *
  * Buffer ids are unique non-negative integers. Inputs, outputs and params
  * have an index space each: input indices must be exactly 0..n-1, output

@@ -35,7 +35,7 @@ class CollectiveManifest : public ::testing::Test {
 protected:
   sparseopt_status parse(const std::string &manifest) {
     dir.write("kernels.ptx", "// not compiled by the parser\n");
-    dir.write("program.txt", manifest);
+    dir.writeProgram(manifest);
     return sparseopt_program_parse(dir.c_str(), &program);
   }
   void TearDown() override {
@@ -50,7 +50,7 @@ protected:
 /// Two all-reduces in flight at once (slots 0 and 1), a slot reused after
 /// its wait, in place and out of place, every type and reduction.
 const char *const kTwoInFlight =
-    "sparseopt-program 1\n"
+    "sparseopt-program 2\n"
     "buffer 0 input 0 64\n"
     "buffer 1 temp 64\n"
     "buffer 2 temp 128\n"
@@ -82,7 +82,7 @@ TEST_F(CollectiveManifest, ParsesAllReduceAndWaitLines) {
 
 TEST_F(CollectiveManifest, EveryReductionParses) {
   for (const char *op : {"sum", "prod", "max", "min", "avg"}) {
-    ASSERT_EQ(parse(std::string("sparseopt-program 1\nbuffer 0 input 0 8\n"
+    ASSERT_EQ(parse(std::string("sparseopt-program 2\nbuffer 0 input 0 8\n"
                                 "allreduce slot=3 send=b0 recv=b0 count=4 "
                                 "type=f16 op=") +
                     op + "\nwait slot=3\n"),
@@ -118,7 +118,7 @@ class MalformedCollective : public CollectiveManifest,
                             public ::testing::WithParamInterface<BadCase> {};
 
 #define HEAD                                                                   \
-  "sparseopt-program 1\nbuffer 0 input 0 8\nbuffer 1 temp 8\n"                 \
+  "sparseopt-program 2\nbuffer 0 input 0 8\nbuffer 1 temp 8\n"                 \
   "buffer 2 output 0 8\n"
 #define AR(rest) "allreduce slot=0 send=b0 recv=b1 " rest "\n"
 
@@ -185,7 +185,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST_F(CollectiveManifest, RecvMustNotBeAConstantOrParam) {
   dir.write("c.bin", std::string(8, '\0'));
-  EXPECT_EQ(parse("sparseopt-program 1\nbuffer 0 input 0 8\n"
+  EXPECT_EQ(parse("sparseopt-program 2\nbuffer 0 input 0 8\n"
                   "buffer 1 constant c.bin 8\n"
                   "allreduce slot=0 send=b0 recv=b1 count=4 type=f16 op=sum\n"
                   "wait slot=0\n"),
@@ -361,7 +361,7 @@ TEST(Gpu, WorldSizeOneRunsAllReducesThroughNccl) {
   // Two reductions in flight; with one rank each is a copy (f32 sum, f32
   // max), so the outputs equal the inputs bit for bit.
   TempDir dir;
-  dir.write("program.txt", "sparseopt-program 1\n"
+  dir.writeProgram("sparseopt-program 2\n"
                            "buffer 0 input 0 4096\n"
                            "buffer 1 output 0 4096\n"
                            "buffer 2 input 1 4096\n"

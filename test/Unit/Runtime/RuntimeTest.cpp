@@ -274,7 +274,7 @@ protected:
   }
 
   sparseopt_status parse(const std::string &manifest) {
-    dir.write("program.txt", manifest);
+    dir.writeProgram(manifest);
     return sparseopt_program_parse(dir.c_str(), &program);
   }
 
@@ -291,7 +291,7 @@ protected:
 TEST_F(ArtifactTest, ParsesValidManifest) {
   ASSERT_EQ(parse("# written by the compiler\n"
                   "\n"
-                  "sparseopt-program 1   # version\n"
+                  "sparseopt-program 2   # version\n"
                   "module kernels.ptx\n"
                   "buffer 0 input 0 8192\n"
                   "buffer 5 constant c.bin 100\n"
@@ -321,7 +321,7 @@ TEST_F(ArtifactTest, ParsesTensorMapArguments) {
   // 256-element box dimension, an innermost box as wide as the swizzle span,
   // a 16-byte pitch, a 2^32-element dimension) and a map exactly as large as
   // its buffer (b1).
-  ASSERT_EQ(parse("sparseopt-program 1\n"
+  ASSERT_EQ(parse("sparseopt-program 2\n"
                   "module kernels.ptx\n"
                   "buffer 0 input 0 16777216\n"
                   "buffer 1 temp 1920\n"
@@ -360,14 +360,14 @@ TEST_F(ArtifactTest, RejectsLaunchesBeyondCudaLimits) {
        "kernel name 'k-1' is not a PTX identifier"},
   };
   for (auto [line, message] : cases) {
-    EXPECT_EQ(parse(std::string("sparseopt-program 1\nmodule kernels.ptx\n") +
+    EXPECT_EQ(parse(std::string("sparseopt-program 2\nmodule kernels.ptx\n") +
                     line + "\n"),
               SPARSEOPT_ERROR_PARSE)
         << line;
     EXPECT_TRUE(contains(lastError(), message)) << line << ": " << lastError();
   }
   // The limits themselves are fine.
-  EXPECT_EQ(parse("sparseopt-program 1\nmodule kernels.ptx\n"
+  EXPECT_EQ(parse("sparseopt-program 2\nmodule kernels.ptx\n"
                   "launch $k_1 grid 2147483647 65535 65535 block 1024 1 1 "
                   "smem 232448 args\n"),
             SPARSEOPT_OK)
@@ -380,7 +380,7 @@ TEST_F(ArtifactTest, RejectsEmptyBuffers) {
   for (const char *line :
        {"buffer 0 input 0 0", "buffer 0 output 0 0", "buffer 0 param 0 0",
         "buffer 0 temp 0"}) {
-    EXPECT_EQ(parse(std::string("sparseopt-program 1\nmodule kernels.ptx\n") +
+    EXPECT_EQ(parse(std::string("sparseopt-program 2\nmodule kernels.ptx\n") +
                     line + "\n"),
               SPARSEOPT_ERROR_PARSE)
         << line;
@@ -390,7 +390,7 @@ TEST_F(ArtifactTest, RejectsEmptyBuffers) {
 }
 
 TEST_F(ArtifactTest, ZeroLaunchesIsValid) {
-  ASSERT_EQ(parse("sparseopt-program 1\nmodule kernels.ptx\n"), SPARSEOPT_OK)
+  ASSERT_EQ(parse("sparseopt-program 2\nmodule kernels.ptx\n"), SPARSEOPT_OK)
       << lastError();
   EXPECT_EQ(sparseopt_program_num_inputs(program), 0);
   EXPECT_EQ(sparseopt_program_num_outputs(program), 0);
@@ -398,7 +398,7 @@ TEST_F(ArtifactTest, ZeroLaunchesIsValid) {
 }
 
 TEST_F(ArtifactTest, QueriesRejectOutOfRangeIndices) {
-  ASSERT_EQ(parse("sparseopt-program 1\nmodule kernels.ptx\n"
+  ASSERT_EQ(parse("sparseopt-program 2\nmodule kernels.ptx\n"
                   "buffer 0 input 0 8\nbuffer 1 output 0 8\n"),
             SPARSEOPT_OK)
       << lastError();
@@ -410,7 +410,7 @@ TEST_F(ArtifactTest, QueriesRejectOutOfRangeIndices) {
 }
 
 TEST_F(ArtifactTest, ParsedProgramCannotRun) {
-  ASSERT_EQ(parse("sparseopt-program 1\nmodule kernels.ptx\n"
+  ASSERT_EQ(parse("sparseopt-program 2\nmodule kernels.ptx\n"
                   "buffer 0 input 0 8\nbuffer 1 output 0 8\n"),
             SPARSEOPT_OK)
       << lastError();
@@ -445,10 +445,50 @@ TEST_F(ArtifactTest, MissingManifestIsAnIoError) {
   EXPECT_TRUE(contains(lastError(), "No such file"));
 }
 
+TEST_F(ArtifactTest, EmptyManifestHasNoHeader) {
+  dir.write("program.txt", "# nothing here\n\n");
+  EXPECT_EQ(sparseopt_program_parse(dir.c_str(), &program),
+            SPARSEOPT_ERROR_PARSE);
+  EXPECT_TRUE(contains(lastError(), "program.txt:2: missing 'sparseopt-program 2' header"));
+}
+
+TEST_F(ArtifactTest, ProgramCutShortIsRefused) {
+  // A whole program, then every prefix of it: each prefix that ends before
+  // the `end` line (at a line break or inside a line) is refused, never read
+  // as a shorter program. Only the whole text (and it followed by blank or
+  // comment lines) parses.
+  const std::string whole = "sparseopt-program 2\nmodule kernels.ptx\n"
+                            "buffer 0 input 0 64\nbuffer 1 output 0 64\n"
+                            "launch k grid 1 1 1 block 32 1 1 smem 0 args b0 "
+                            "b1\nend\n";
+  size_t endAt = whole.rfind("end\n");
+  for (size_t cut = 0; cut < endAt + 3; ++cut) {
+    dir.write("program.txt", whole.substr(0, cut));
+    sparseopt_status status = sparseopt_program_parse(dir.c_str(), &program);
+    EXPECT_NE(status, SPARSEOPT_OK) << "prefix of " << cut << " bytes parsed";
+    if (status == SPARSEOPT_OK) {
+      sparseopt_program_destroy(program);
+      program = nullptr;
+    }
+  }
+  dir.write("program.txt", whole.substr(0, endAt) + "# a prefix\nend");
+  ASSERT_EQ(sparseopt_program_parse(dir.c_str(), &program), SPARSEOPT_OK)
+      << lastError();
+  ASSERT_EQ(sparseopt_program_destroy(program), SPARSEOPT_OK);
+  program = nullptr;
+  dir.write("program.txt", whole.substr(0, endAt) + "\n");
+  EXPECT_EQ(sparseopt_program_parse(dir.c_str(), &program),
+            SPARSEOPT_ERROR_PARSE);
+  EXPECT_TRUE(contains(lastError(), "no 'end' line: the file is cut short"));
+  dir.write("program.txt", whole + "\n# trailing comment\n\n");
+  EXPECT_EQ(sparseopt_program_parse(dir.c_str(), &program), SPARSEOPT_OK)
+      << lastError();
+}
+
 TEST_F(ArtifactTest, LoadReportsParseErrorsFirst) {
   // program_load parses before it checks initialization, so manifest errors
   // surface the same way with and without a GPU.
-  dir.write("program.txt", "sparseopt-program 1\nmodule kernels.ptx\nbogus\n");
+  dir.writeProgram("sparseopt-program 2\nmodule kernels.ptx\nbogus\n");
   EXPECT_EQ(sparseopt_program_load(dir.c_str(), &program),
             SPARSEOPT_ERROR_PARSE);
   EXPECT_TRUE(contains(lastError(), "program.txt:3: unknown directive"));
@@ -458,7 +498,7 @@ TEST_F(ArtifactTest, ParsesGemmOnlyProgram) {
   // No module: a program of gemm lines alone has no kernels. Operands exactly
   // as large as they need (b0, b2, b3) or larger (b1); buffers declared
   // before and after use; blanks, tabs and comments as elsewhere.
-  ASSERT_EQ(parse("sparseopt-program 1\n"
+  ASSERT_EQ(parse("sparseopt-program 2\n"
                   "buffer 0 input 0 1024     # x: 16x32 f16\n"
                   "buffer 1 constant c.bin 100\n"
                   "buffer 2 output 0 4096    # y: 16x64 f32\n"
@@ -500,7 +540,7 @@ TEST_F(ArtifactTest, ParsesGemmOnlyProgram) {
 TEST_F(ArtifactTest, ParsesGemmLimits) {
   // The largest extent, 2^31 - 1, with a buffer of exactly the size it
   // needs; a module line is allowed in a gemm-only program too.
-  ASSERT_EQ(parse("sparseopt-program 1\nmodule kernels.ptx\n"
+  ASSERT_EQ(parse("sparseopt-program 2\nmodule kernels.ptx\n"
                   "buffer 0 temp 4294967294\n" // 2^31-1 x 1 f16
                   "buffer 1 temp 2\n"
                   "buffer 2 temp 8589934588\n" // 2^31-1 x 1 f32
@@ -513,7 +553,7 @@ TEST_F(ArtifactTest, ParsesGemmLimits) {
 }
 
 TEST_F(ArtifactTest, GemmsAndLaunchesKeepFileOrder) {
-  ASSERT_EQ(parse("sparseopt-program 1\n"
+  ASSERT_EQ(parse("sparseopt-program 2\n"
                   "module kernels.ptx\n"
                   "buffer 0 input 0 64\n"
                   "buffer 1 temp 64\n"
@@ -546,7 +586,7 @@ TEST_F(ArtifactTest, GemmsAndLaunchesKeepFileOrder) {
 }
 
 TEST_F(ArtifactTest, LaunchOnlyProgramsHaveLaunchSteps) {
-  ASSERT_EQ(parse("sparseopt-program 1\nmodule kernels.ptx\n"
+  ASSERT_EQ(parse("sparseopt-program 2\nmodule kernels.ptx\n"
                   "launch k grid 1 1 1 block 32 1 1 smem 0 args\n"),
             SPARSEOPT_OK)
       << lastError();
@@ -559,7 +599,7 @@ TEST_F(ArtifactTest, ParsesParamsStagesAndChecks) {
   // declared anywhere, and may be used by prepare and run steps alike;
   // checks name temps and params, whatever their order in the prepare
   // stage; comments, tabs and CRLF as elsewhere.
-  ASSERT_EQ(parse("sparseopt-program 1\n"
+  ASSERT_EQ(parse("sparseopt-program 2\n"
                   "module kernels.ptx\n"
                   "buffer 0 input 0 128        # x [4, 16] f16\n"
                   "buffer 1 param 0 512        # W [16, 16] f16\n"
@@ -621,7 +661,7 @@ TEST_F(ArtifactTest, ParsesParamsStagesAndChecks) {
 TEST_F(ArtifactTest, ParsesStats) {
   // Stats name temp counters (u32 or u64), with or without a total, and
   // may come before their buffer; reading one needs a loaded program.
-  ASSERT_EQ(parse("sparseopt-program 1\n"
+  ASSERT_EQ(parse("sparseopt-program 2\n"
                   "module kernels.ptx\n"
                   "stat twell0.fallback_rows b1 u32 of 64   # rows\n"
                   "buffer 0 input 0 8\n"
@@ -663,7 +703,7 @@ TEST_F(ArtifactTest, ParsesStats) {
 TEST_F(ArtifactTest, ParsesArenaTemps) {
   // Temps in the arena share its bytes (here two at offset 0, one past
   // them), beside a temp with its own allocation.
-  ASSERT_EQ(parse("sparseopt-program 1\n"
+  ASSERT_EQ(parse("sparseopt-program 2\n"
                   "module kernels.ptx\n"
                   "buffer 0 input 0 8\n"
                   "arena 512\n"
@@ -678,7 +718,7 @@ TEST_F(ArtifactTest, ParsesArenaTemps) {
 
 TEST_F(ArtifactTest, ParsesEveryCheckPattern) {
   // 2:4 and (2N-2):2N for N = 2..8, the smallest group count.
-  std::string manifest = "sparseopt-program 1\nmodule kernels.ptx\n"
+  std::string manifest = "sparseopt-program 2\nmodule kernels.ptx\n"
                          "buffer 0 param 0 2\n"
                          "buffer 1 temp 4\nstage prepare\n";
   const char *patterns[] = {"2:4",   "4:6",   "6:8",  "8:10",
@@ -700,7 +740,7 @@ TEST_F(ArtifactTest, StageLinesAreOptional) {
   // 'stage run' alone (after run steps, which it leaves run steps), an
   // empty prepare stage, and steps before 'stage run' without 'stage
   // prepare': all run steps.
-  ASSERT_EQ(parse("sparseopt-program 1\nmodule kernels.ptx\n"
+  ASSERT_EQ(parse("sparseopt-program 2\nmodule kernels.ptx\n"
                   "launch a grid 1 1 1 block 32 1 1 smem 0 args\n"
                   "stage run\n"
                   "launch b grid 1 1 1 block 32 1 1 smem 0 args\n"),
@@ -712,7 +752,7 @@ TEST_F(ArtifactTest, StageLinesAreOptional) {
   EXPECT_EQ(sparseopt_program_destroy(program), SPARSEOPT_OK);
   program = nullptr;
 
-  ASSERT_EQ(parse("sparseopt-program 1\nmodule kernels.ptx\n"
+  ASSERT_EQ(parse("sparseopt-program 2\nmodule kernels.ptx\n"
                   "stage prepare\nstage run\n"
                   "launch b grid 1 1 1 block 32 1 1 smem 0 args\n"),
             SPARSEOPT_OK)
@@ -723,7 +763,7 @@ TEST_F(ArtifactTest, StageLinesAreOptional) {
   program = nullptr;
 
   // Only a prepare stage: every step is a prepare step.
-  ASSERT_EQ(parse("sparseopt-program 1\nmodule kernels.ptx\n"
+  ASSERT_EQ(parse("sparseopt-program 2\nmodule kernels.ptx\n"
                   "buffer 0 param 0 64\nstage prepare\n"
                   "launch p grid 1 1 1 block 32 1 1 smem 0 args b0\n"),
             SPARSEOPT_OK)
@@ -733,7 +773,7 @@ TEST_F(ArtifactTest, StageLinesAreOptional) {
 }
 
 TEST_F(ArtifactTest, ParsedProgramCannotBind) {
-  ASSERT_EQ(parse("sparseopt-program 1\nmodule kernels.ptx\n"
+  ASSERT_EQ(parse("sparseopt-program 2\nmodule kernels.ptx\n"
                   "buffer 0 param 0 64\nbuffer 1 input 0 8\n"
                   "buffer 2 param 1 16\n"),
             SPARSEOPT_OK)
@@ -797,29 +837,36 @@ TEST_P(MalformedManifest, IsRejectedWithLineNumber) {
   EXPECT_TRUE(contains(message, c.expected));
 }
 
-#define HEADER "sparseopt-program 1\nmodule kernels.ptx\n"
+#define HEADER "sparseopt-program 2\nmodule kernels.ptx\n"
 #define GRID " grid 1 1 1 block 32 1 1 smem 0 args"
 
 const MalformedCase kMalformedCases[] = {
     {"UnknownDirective", HEADER "buffer 0 temp 8\nkernel foo\n",
      SPARSEOPT_ERROR_PARSE, 4, "unknown directive 'kernel'"},
-    {"WrongVersion", "# header follows\nsparseopt-program 2\n",
-     SPARSEOPT_ERROR_PARSE, 2, "unsupported manifest version 2"},
+    {"WrongVersion", "# header follows\nsparseopt-program 1\n",
+     SPARSEOPT_ERROR_PARSE, 2,
+     "unsupported manifest version 1 (this runtime reads version 2): "
+     "recompile"},
     {"NonNumericVersion", "sparseopt-program one\n", SPARSEOPT_ERROR_PARSE, 1,
      "invalid manifest version 'one'"},
-    {"HeaderNotFirst", "module kernels.ptx\nsparseopt-program 1\n",
-     SPARSEOPT_ERROR_PARSE, 1, "first directive must be 'sparseopt-program 1'"},
-    {"RepeatedHeader", HEADER "sparseopt-program 1\n", SPARSEOPT_ERROR_PARSE, 3,
+    {"HeaderNotFirst", "module kernels.ptx\nsparseopt-program 2\n",
+     SPARSEOPT_ERROR_PARSE, 1, "first directive must be 'sparseopt-program 2'"},
+    {"RepeatedHeader", HEADER "sparseopt-program 2\n", SPARSEOPT_ERROR_PARSE, 3,
      "repeated 'sparseopt-program' header (first at line 1)"},
-    {"EmptyManifest", "# nothing here\n\n", SPARSEOPT_ERROR_PARSE, 2,
-     "missing 'sparseopt-program 1' header"},
-    {"MissingModule", "sparseopt-program 1\nbuffer 0 temp 8\n\n",
-     SPARSEOPT_ERROR_PARSE, 3, "missing 'module' directive"},
+    {"OnlyEnd", "# nothing here\n\n", SPARSEOPT_ERROR_PARSE, 3,
+     "the first directive must be 'sparseopt-program 2', got 'end'"},
+    {"DirectiveAfterEnd", HEADER "end\nbuffer 0 temp 8\n",
+     SPARSEOPT_ERROR_PARSE, 4,
+     "directive 'buffer' after the program's 'end' line (line 3)"},
+    {"EndWithOperand", HEADER "end now\n", SPARSEOPT_ERROR_PARSE, 3,
+     "expected 'end' alone on its line"},
+    {"MissingModule", "sparseopt-program 2\nbuffer 0 temp 8\n\n",
+     SPARSEOPT_ERROR_PARSE, 4, "missing 'module' directive"},
     {"TwoModules", HEADER "module kernels.ptx\n", SPARSEOPT_ERROR_PARSE, 3,
      "second 'module' directive (the first is at line 2)"},
-    {"ModuleFileMissing", "sparseopt-program 1\nmodule missing.ptx\n",
+    {"ModuleFileMissing", "sparseopt-program 2\nmodule missing.ptx\n",
      SPARSEOPT_ERROR_IO, 2, "module file 'missing.ptx'"},
-    {"ModuleWithoutPath", "sparseopt-program 1\nmodule\n",
+    {"ModuleWithoutPath", "sparseopt-program 2\nmodule\n",
      SPARSEOPT_ERROR_PARSE, 2, "expected 'module <path>'"},
     {"NonNumericBufferId", HEADER "buffer x input 0 8\n", SPARSEOPT_ERROR_PARSE,
      3, "buffer id: expected an integer"},
@@ -987,7 +1034,7 @@ const MalformedCase kMalformedCases[] = {
 // Gemm lines. After the header, GEMM_BUFFERS declares x (16x32 f16), w
 // (64x32 f16), y (16x64 f32) and a bias of 64 f32 on lines 2-5.
 #define GEMM_BUFFERS                                                           \
-  "sparseopt-program 1\nbuffer 0 input 0 1024\nbuffer 1 temp 4096\n"          \
+  "sparseopt-program 2\nbuffer 0 input 0 1024\nbuffer 1 temp 4096\n"          \
   "buffer 2 output 0 4096\nbuffer 3 input 1 256\n"
 #define GEMM_SHAPE "gemm m=16 n=64 k=32 in=f16 out=f32 "
 #define GEMM_OPERANDS GEMM_SHAPE "x=b0 w=b1 y=b2"
@@ -995,16 +1042,16 @@ const MalformedCase kMalformedCases[] = {
 const MalformedCase kMalformedGemmCases[] = {
     // A module is optional only when there are gemm lines and no launch.
     {"LaunchThenGemmWithoutModule",
-     "sparseopt-program 1\nbuffer 0 temp 64\nbuffer 1 temp 64\n"
+     "sparseopt-program 2\nbuffer 0 temp 64\nbuffer 1 temp 64\n"
      "buffer 2 temp 64\nlaunch k grid 1 1 1 block 32 1 1 smem 0 args\n"
      "gemm m=4 n=4 k=4 in=f16 out=f32 x=b0 w=b1 y=b2\n",
-     SPARSEOPT_ERROR_PARSE, 6,
+     SPARSEOPT_ERROR_PARSE, 7,
      "missing 'module' directive: a program needs exactly one module"},
     {"GemmAndLaunchWithoutModule",
-     "sparseopt-program 1\nbuffer 0 temp 64\nbuffer 1 temp 64\n"
+     "sparseopt-program 2\nbuffer 0 temp 64\nbuffer 1 temp 64\n"
      "buffer 2 temp 64\ngemm m=4 n=4 k=4 in=f16 out=f32 x=b0 w=b1 y=b2\n"
      "launch k grid 1 1 1 block 32 1 1 smem 0 args\n",
-     SPARSEOPT_ERROR_PARSE, 6, "missing 'module' directive"},
+     SPARSEOPT_ERROR_PARSE, 7, "missing 'module' directive"},
     {"GemmNoFields", GEMM_BUFFERS "gemm\n", SPARSEOPT_ERROR_PARSE, 6,
      "missing gemm key 'm' (gemm m=<M> n=<N> k=<K>"},
     {"GemmZeroM", GEMM_BUFFERS "gemm m=0 n=64 k=32 in=f16 out=f32 x=b0 w=b1 "
@@ -1045,17 +1092,17 @@ const MalformedCase kMalformedGemmCases[] = {
     {"GemmUnknownBiasBuffer", GEMM_BUFFERS GEMM_OPERANDS " bias=b8:f32\n",
      SPARSEOPT_ERROR_PARSE, 6, "gemm operand bias uses unknown buffer b8"},
     {"GemmXTooSmall",
-     "sparseopt-program 1\nbuffer 0 input 0 1023\nbuffer 1 temp 4096\n"
+     "sparseopt-program 2\nbuffer 0 input 0 1023\nbuffer 1 temp 4096\n"
      "buffer 2 output 0 4096\n\n" GEMM_OPERANDS "\n",
      SPARSEOPT_ERROR_PARSE, 6,
      "gemm operand x (f16 16x32) needs 1024 bytes but buffer 0 has 1023"},
     {"GemmWTooSmall",
-     "sparseopt-program 1\nbuffer 0 input 0 1024\nbuffer 1 temp 4095\n"
+     "sparseopt-program 2\nbuffer 0 input 0 1024\nbuffer 1 temp 4095\n"
      "buffer 2 output 0 4096\n" GEMM_OPERANDS "\n",
      SPARSEOPT_ERROR_PARSE, 5,
      "gemm operand w (f16 64x32) needs 4096 bytes but buffer 1 has 4095"},
     {"GemmYTooSmall",
-     "sparseopt-program 1\nbuffer 0 input 0 1024\nbuffer 1 temp 4096\n"
+     "sparseopt-program 2\nbuffer 0 input 0 1024\nbuffer 1 temp 4096\n"
      "buffer 2 output 0 2048\n" GEMM_OPERANDS "\n",
      SPARSEOPT_ERROR_PARSE, 5,
      "gemm operand y (f32 16x64) needs 4096 bytes but buffer 2 has 2048"},
@@ -1131,7 +1178,8 @@ const MalformedCase kMalformedGemmCases[] = {
     {"GemmUnknownDirectiveHint", GEMM_BUFFERS "matmul m=1\n",
      SPARSEOPT_ERROR_PARSE, 6,
      "unknown directive 'matmul' (expected 'module', 'buffer', 'launch', "
-     "'gemm', 'stage', 'check', 'allreduce', 'wait', 'stat' or 'arena')"},
+     "'gemm', 'stage', 'check', 'allreduce', 'wait', 'stat', 'arena' or "
+     "'end')"},
 };
 
 #undef GEMM_BUFFERS
@@ -1141,7 +1189,7 @@ const MalformedCase kMalformedGemmCases[] = {
 // Params, stages and checks. PARAM_BUFFERS declares on lines 3-7 a param
 // (64 bytes), a temp of 64 bytes, an input, an output (64 bytes each) and a
 // temp of 3 bytes; the first line after it is line 8.
-#define HEADER "sparseopt-program 1\nmodule kernels.ptx\n"
+#define HEADER "sparseopt-program 2\nmodule kernels.ptx\n"
 #define GRID " grid 1 1 1 block 32 1 1 smem 0 args"
 #define PARAM_BUFFERS                                                          \
   HEADER "buffer 0 param 0 64\nbuffer 1 temp 64\nbuffer 2 input 0 64\n"       \
@@ -1405,7 +1453,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 /// A gemm-only program (its gemm on line 5).
 void writeGemmProgram(const TempDir &dir) {
-  dir.write("program.txt", "sparseopt-program 1\n"
+  dir.writeProgram("sparseopt-program 2\n"
                            "buffer 0 input 0 96\n"
                            "buffer 1 input 1 192\n"
                            "buffer 2 output 0 128\n"
@@ -1486,8 +1534,8 @@ TEST(CublasLt, ProgramsWithoutGemmsNeverOpenIt) {
       {
         TempDir dir;
         dir.write("kernels.ptx", "// not loaded\n");
-        dir.write("program.txt",
-                  "sparseopt-program 1\nmodule kernels.ptx\n"
+        dir.writeProgram(
+                  "sparseopt-program 2\nmodule kernels.ptx\n"
                   "buffer 0 temp 64\n"
                   "launch k grid 1 1 1 block 32 1 1 smem 0 args b0\n");
         setenv("SPARSEOPT_CUBLASLT_LIBRARY", "/nonexistent/libcublasLt.so", 1);
@@ -1766,8 +1814,8 @@ void writeTestProgram(const TempDir &dir, const std::string &firstKernel) {
   std::string n = std::to_string(kCount);
   std::string dims = " grid " + std::to_string(kGrid) + " 1 1 block " +
                      std::to_string(kBlock) + " 1 1 smem 0 args ";
-  dir.write("program.txt",
-            "sparseopt-program 1\n"
+  dir.writeProgram(
+            "sparseopt-program 2\n"
             "module kernels.ptx\n"
             "buffer 0 input 0 " + bytes + "\n"
             "buffer 1 constant c.bin " + bytes + "\n"
@@ -1835,7 +1883,7 @@ TEST(Gpu, ProgramRunReportsFailingLaunch) {
   REQUIRE_GPU();
   TempDir dir;
   dir.write("kernels.ptx", kTestPtx);
-  dir.write("program.txt", "sparseopt-program 1\nmodule kernels.ptx\n"
+  dir.writeProgram("sparseopt-program 2\nmodule kernels.ptx\n"
                            "buffer 0 temp 64\n"
                            "launch add_one grid 1 1 1 block 4096 1 1 smem 0 "
                            "args b0 i32:16\n");
@@ -1943,8 +1991,8 @@ constexpr unsigned kBoxRows = 16, kBoxCols = 8, kBoxRow = 32, kBoxCol = 20;
 /// swizzle over the same input.
 void writeTensorMapProgram(const TempDir &dir) {
   dir.write("kernels.ptx", kTensorMapPtx);
-  dir.write("program.txt",
-            "sparseopt-program 1\n"
+  dir.writeProgram(
+            "sparseopt-program 2\n"
             "module kernels.ptx\n"
             "buffer 0 input 0 " +
                 std::to_string(kMapBytes) +
@@ -2118,8 +2166,8 @@ void writeGemmGpuProgram(const TempDir &dir) {
   dir.write("bias.bin", std::string(reinterpret_cast<const char *>(bias.data()),
                                     bias.size() * sizeof(float)));
   auto n = [](unsigned value) { return std::to_string(value); };
-  dir.write("program.txt",
-            "sparseopt-program 1\n"
+  dir.writeProgram(
+            "sparseopt-program 2\n"
             "module kernels.ptx\n"
             "buffer 0 input 0 " + n(kM0 * kK0 * 2) + "\n" +
             "buffer 1 constant w0.bin " + n(kN0 * kK0 * 2) + "\n" +
@@ -2270,8 +2318,8 @@ void writePreparedWeightProgram(const TempDir &dir) {
   dir.write("two_i.bin", bytesOf(twoI));
   dir.write("one.bin", bytesOf({kF16One}));
   auto n = [](unsigned value) { return std::to_string(value); };
-  dir.write("program.txt",
-            "sparseopt-program 1\n"
+  dir.writeProgram(
+            "sparseopt-program 2\n"
             "buffer 0 input 0 " + n(kPM * kPK * 2) + "\n" +       // 2: x
             "buffer 1 param 0 " + n(kPK * kPK * 2) + "\n" +       // 3: W
             "buffer 2 constant two_i.bin " + n(kPK * kPK * 2) + "\n" +
@@ -2387,8 +2435,8 @@ TEST(Gpu, ProgramBindsParamsAndRunsPreparedWeights) {
 /// and whose run copies W[0] into its f32 output.
 void writeCheckedWeightProgram(const TempDir &dir) {
   dir.write("one.bin", bytesOf({kF16One}));
-  dir.write("program.txt",
-            "sparseopt-program 1\n"
+  dir.writeProgram(
+            "sparseopt-program 2\n"
             "buffer 0 param 0 32                                 # W: 16 f16\n"
             "buffer 1 constant one.bin 2\n"
             "buffer 2 temp 4\n"
@@ -2475,7 +2523,7 @@ TEST(Gpu, ProgramWithoutParamsPreparesAtLoad) {
   // Prepare: t = 2 * 3 from constants; run: y = x * t.
   dir.write("two.bin", bytesOf({kF16Two}));
   dir.write("three.bin", bytesOf({kF16Three}));
-  dir.write("program.txt", "sparseopt-program 1\n"
+  dir.writeProgram("sparseopt-program 2\n"
                            "buffer 0 constant two.bin 2\n"
                            "buffer 1 constant three.bin 2\n"
                            "buffer 2 temp 2\n"

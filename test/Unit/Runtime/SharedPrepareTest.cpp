@@ -51,7 +51,7 @@ struct Parsed {
   sparseopt_program p = nullptr;
   explicit Parsed(const std::string &text) {
     dir.write("kernels.ptx", kPtx);
-    dir.write("program.txt", text);
+    dir.writeProgram(text);
     EXPECT_EQ(sparseopt_program_parse(dir.c_str(), &p), SPARSEOPT_OK)
         << sparseopt_last_error();
   }
@@ -61,7 +61,7 @@ struct Parsed {
   }
 };
 
-const char *kDonor = "sparseopt-program 1\nmodule kernels.ptx\n"
+const char *kDonor = "sparseopt-program 2\nmodule kernels.ptx\n"
                      "buffer 0 input 0 64\nbuffer 1 output 0 64\n"
                      "buffer 2 param 0 256\nbuffer 3 temp 128\n"
                      "stage prepare\n"
@@ -72,7 +72,7 @@ const char *kDonor = "sparseopt-program 1\nmodule kernels.ptx\n"
 TEST(SharedPrepare, SameStageUnderOtherIdsAndNamesMatches) {
   Parsed donor(kDonor);
   // Other buffer ids, another kernel name for the same PTX, other run steps.
-  Parsed p("sparseopt-program 1\nmodule kernels.ptx\n"
+  Parsed p("sparseopt-program 2\nmodule kernels.ptx\n"
            "buffer 7 param 0 256\nbuffer 9 temp 128\nbuffer 4 input 0 16\n"
            "buffer 5 output 0 16\nbuffer 6 temp 32\n"
            "stage prepare\n"
@@ -101,7 +101,7 @@ TEST(SharedPrepare, DifferencesAreReported) {
        "the prepare stages have 2 and 1 steps"},
   };
   for (const Case &c : cases) {
-    Parsed p(std::string("sparseopt-program 1\nmodule kernels.ptx\n"
+    Parsed p(std::string("sparseopt-program 2\nmodule kernels.ptx\n"
                          "buffer 0 input 0 64\nbuffer 1 output 0 64\n"
                          "buffer 2 param 0 256\nbuffer 3 temp 128\n"
                          "buffer 4 temp 64\nstage prepare\n") +
@@ -114,12 +114,12 @@ TEST(SharedPrepare, DifferencesAreReported) {
 
 TEST(SharedPrepare, TempsMustCorrespondOneToOne) {
   // The donor writes two temps where p writes one twice.
-  Parsed donor("sparseopt-program 1\nmodule kernels.ptx\n"
+  Parsed donor("sparseopt-program 2\nmodule kernels.ptx\n"
                "buffer 2 param 0 256\nbuffer 3 temp 128\nbuffer 4 temp 128\n"
                "stage prepare\n"
                "launch compress_a grid 4 1 1 block 64 1 1 smem 0 args b2 b3\n"
                "launch compress_a grid 4 1 1 block 64 1 1 smem 0 args b2 b4\n");
-  Parsed p("sparseopt-program 1\nmodule kernels.ptx\n"
+  Parsed p("sparseopt-program 2\nmodule kernels.ptx\n"
            "buffer 2 param 0 256\nbuffer 3 temp 128\n"
            "stage prepare\n"
            "launch compress_a grid 4 1 1 block 64 1 1 smem 0 args b2 b3\n"
@@ -130,7 +130,7 @@ TEST(SharedPrepare, TempsMustCorrespondOneToOne) {
 
 TEST(SharedPrepare, NothingToShareAndNullPrograms) {
   Parsed donor(kDonor);
-  Parsed none("sparseopt-program 1\nmodule kernels.ptx\nbuffer 0 input 0 64\n"
+  Parsed none("sparseopt-program 2\nmodule kernels.ptx\nbuffer 0 input 0 64\n"
               "launch run grid 1 1 1 block 32 1 1 smem 0 args b0\n");
   EXPECT_EQ(sparseopt_program_prepare_shareable(none.p, donor.p), 0);
   EXPECT_TRUE(contains(sparseopt_last_error(), "no prepare steps"));

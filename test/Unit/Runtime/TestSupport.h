@@ -39,6 +39,12 @@ public:
     out << contents;
   }
 
+  /// Writes <dir>/program.txt: `body` and the `end` line that closes
+  /// every program (tests of a missing `end` write the file themselves).
+  void writeProgram(const std::string &body) const {
+    write("program.txt", body + "end\n");
+  }
+
 private:
   std::string path_;
 };
