@@ -51,7 +51,14 @@ class TensorSpec(namedtuple("TensorSpec", "shape dtype name", defaults=(None,)))
         name = obj.get("name")
         if name is not None and not isinstance(name, str):
             raise ArtifactError("malformed signature: the name of %s must be a string, got %r" % (what, name))
-        return cls(tuple(int(d) for d in obj["shape"]), str(obj["dtype"]), name)
+        shape = obj["shape"]
+        if not isinstance(shape, list) or not all(
+                isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in shape):
+            raise ArtifactError("malformed signature: %s has shape %r: every dimension must be "
+                                "a positive integer" % (what, shape))
+        dtype = str(obj["dtype"])
+        element_bytes(dtype)  # an unknown element type is an ArtifactError
+        return cls(tuple(shape), dtype, name)
 
     @property
     def numel(self):

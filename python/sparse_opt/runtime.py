@@ -538,17 +538,9 @@ class Program(Handle):
                   for i in range(lib.sparseopt_program_num_stats(handle)))
         self.stat_limits = {name: limit for name, limit in limits if limit >= 0}
         self._comm = None
+        # The runtime checked signature.json against the program when it
+        # parsed it (shapes, types, each tensor's bytes against its buffer).
         self.signature = artifact.signature
-        sig_in = [s.nbytes for s in self.signature.input_specs]
-        sig_param = [s.nbytes for s in self.signature.param_specs]
-        sig_out = [s.nbytes for s in self.signature.outputs]
-        if (sig_in != self.input_bytes or sig_param != self.param_bytes
-                or sig_out != self.output_bytes):
-            self.close()
-            raise ArtifactError("signature.json (%s) does not match program.txt (inputs %s, "
-                                "params %s, outputs %s bytes)"
-                                % (artifact.signature, self.input_bytes, self.param_bytes,
-                                   self.output_bytes))
 
     def _release(self, handle):
         self._lib.sparseopt_program_destroy(handle)

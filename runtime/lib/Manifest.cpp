@@ -1309,7 +1309,9 @@ Status parseManifest(const std::string &artifactDir, Manifest &out) {
   if (!readFile(out.manifestPath, text, reason))
     return fail(SPARSEOPT_ERROR_IO,
                 "cannot read manifest " + out.manifestPath + ": " + reason);
-  return Parser(out).parse(text);
+  if (Status s = Parser(out).parse(text))
+    return s;
+  return readSignature(out);
 }
 
 } // namespace sparseopt

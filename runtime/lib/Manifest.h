@@ -13,6 +13,7 @@
 #define SPARSEOPT_RUNTIME_MANIFEST_H
 
 #include "Errors.h"
+#include "Signature.h"
 
 #include "sparseopt/launch_limits.h"
 #include "sparseopt/program_format.h"
@@ -253,6 +254,8 @@ struct Manifest {
   std::vector<size_t> inputs;
   std::vector<size_t> outputs;
   std::vector<size_t> params;
+  /// signature.json, when the artifact has one (checked against the buffers).
+  SignatureDecl signature;
   /// Number of `tmap:` launch arguments (their TensorMapDecl::slot values are
   /// 0..tensorMaps-1).
   size_t tensorMaps = 0;

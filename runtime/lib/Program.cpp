@@ -695,6 +695,48 @@ size_t sparseopt_program_output_bytes(sparseopt_program p, int i) {
   });
 }
 
+/// The signature text of argument `argument` of a program with a
+/// signature.json, or "".
+static const char *signatureText(const sparseopt_program_s &p,
+                                 const std::vector<size_t> &arguments,
+                                 const std::vector<TensorSpecDecl> &specs,
+                                 int i) {
+  const SignatureDecl &sig = p.manifest.signature;
+  if (!sig.present)
+    return "";
+  return specs[arguments[size_t(i)]].text.c_str();
+}
+
+const char *sparseopt_program_input_type(sparseopt_program p, int i) {
+  const char *api = "sparseopt_program_input_type";
+  return guardedValue(api, (const char *)nullptr, [&]() -> const char * {
+    if (!validIndex(api, p, i, p ? p->manifest.inputs.size() : 0))
+      return nullptr;
+    return signatureText(*p, p->manifest.signature.inputArguments,
+                         p->manifest.signature.arguments, i);
+  });
+}
+
+const char *sparseopt_program_param_type(sparseopt_program p, int i) {
+  const char *api = "sparseopt_program_param_type";
+  return guardedValue(api, (const char *)nullptr, [&]() -> const char * {
+    if (!validIndex(api, p, i, p ? p->manifest.params.size() : 0))
+      return nullptr;
+    return signatureText(*p, p->manifest.signature.paramArguments,
+                         p->manifest.signature.arguments, i);
+  });
+}
+
+const char *sparseopt_program_output_type(sparseopt_program p, int i) {
+  const char *api = "sparseopt_program_output_type";
+  return guardedValue(api, (const char *)nullptr, [&]() -> const char * {
+    if (!validIndex(api, p, i, p ? p->manifest.outputs.size() : 0))
+      return nullptr;
+    const SignatureDecl &sig = p->manifest.signature;
+    return sig.present ? sig.outputs[size_t(i)].text.c_str() : "";
+  });
+}
+
 int sparseopt_program_num_steps(sparseopt_program p) {
   const char *api = "sparseopt_program_num_steps";
   return guardedValue(api, -1, [&]() {

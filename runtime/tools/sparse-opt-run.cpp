@@ -15,9 +15,10 @@
 //
 // Input values are drawn from {-0.5, -0.25, 0, 0.25, 0.5}, which are exact in
 // f16, bf16 and f32, so checksums of simple programs are reproducible.
-// Inputs, params and outputs are treated as arrays of --dtype elements;
-// trailing bytes that do not form a whole element are zero-filled and not
-// summed.
+// Each input, param and output has the element type that the artifact's
+// signature.json gives it; integer inputs (token ids, positions) are zero.
+// Without a signature.json all are arrays of --dtype elements. Trailing
+// bytes that do not form a whole element are zero-filled and not summed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,8 +50,10 @@ const char *const kUsage =
     "  --warmup N    untimed runs before timing (default 3)\n"
     "  --seed S      seed of the pseudo-random inputs (default 0)\n"
     "  --device D    CUDA device ordinal (default 0)\n"
-    "  --dtype T     element type of inputs/params/outputs: f16 (default),\n"
-    "                bf16, f32\n"
+    "  --dtype T     element type of inputs/params/outputs when the artifact\n"
+    "                has no signature.json: f16 (default), bf16, f32 (with\n"
+    "                one, each tensor has its own type; integer inputs such\n"
+    "                as token ids are zero)\n"
     "  --help        print this help\n";
 
 /// Thrown (and caught in main) to report a failure and exit with status 1.
@@ -70,7 +73,9 @@ void check(sparseopt_status status) {
   }
 }
 
-enum class DType { F16, BF16, F32 };
+/// --dtype's choices, and what a signature can add: integers (Int: token ids,
+/// positions), other types (Raw: read and written as bytes).
+enum class DType { F16, BF16, F32, Int, Raw };
 
 struct Options {
   std::string artifactDir;
@@ -149,18 +154,49 @@ Options parseOptions(int argc, char **argv) {
   return options;
 }
 
-size_t elementBytes(DType dtype) { return dtype == DType::F32 ? 4 : 2; }
+/// The element type of one input, param or output.
+struct Element {
+  DType type = DType::F16;
+  size_t bytes = 2;
+  std::string name = "f16";
+};
 
-const char *dtypeName(DType dtype) {
+Element elementOf(DType dtype) {
   switch (dtype) {
   case DType::F16:
-    return "f16";
+    return {DType::F16, 2, "f16"};
   case DType::BF16:
-    return "bf16";
+    return {DType::BF16, 2, "bf16"};
   case DType::F32:
-    return "f32";
+    return {DType::F32, 4, "f32"};
+  default:
+    return {DType::Raw, 1, "bytes"};
   }
-  return "?";
+}
+
+/// The element type that the signature text of a tensor names ("bf16[2,
+/// 4]"), or --dtype's when the artifact has no signature.json.
+Element elementOf(const char *signatureText, DType fallback) {
+  std::string text = signatureText != nullptr ? signatureText : "";
+  if (text.empty())
+    return elementOf(fallback);
+  std::string name = text.substr(0, text.find('['));
+  if (name == "f16")
+    return elementOf(DType::F16);
+  if (name == "bf16")
+    return elementOf(DType::BF16);
+  if (name == "f32")
+    return elementOf(DType::F32);
+  for (const char *prefix : {"i", "si", "ui"}) {
+    std::string digits = name.substr(std::strlen(prefix));
+    if (name.rfind(prefix, 0) == 0 && !digits.empty() &&
+        digits.find_first_not_of("0123456789") == std::string::npos) {
+      unsigned long bits = std::strtoul(digits.c_str(), nullptr, 10);
+      if (bits == 1 || bits == 8 || bits == 16 || bits == 32 || bits == 64)
+        return {DType::Int, bits == 1 ? 1 : size_t(bits / 8), name};
+    }
+  }
+  return {DType::Raw, 1, name};
 }
 
 /// splitmix64: a small, well-mixed deterministic generator.
@@ -174,16 +210,22 @@ struct Random {
   }
 };
 
-/// Fills `bytes` with elements drawn from {-0.5, -0.25, 0, 0.25, 0.5}.
-void fillInput(std::vector<unsigned char> &bytes, DType dtype, Random &rng) {
+/// Fills `bytes` with elements drawn from {-0.5, -0.25, 0, 0.25, 0.5}; an
+/// integer or other tensor (token ids, positions) with zeros, which are in
+/// range for any embedding table or cache.
+void fillInput(std::vector<unsigned char> &bytes, const Element &element,
+               Random &rng) {
+  DType dtype = element.type;
   // The five values, encoded for each element type.
   static const unsigned short kF16[5] = {0xB800, 0xB400, 0x0000, 0x3400,
                                          0x3800};
   static const unsigned short kBF16[5] = {0xBF00, 0xBE80, 0x0000, 0x3E80,
                                           0x3F00};
   static const float kF32[5] = {-0.5f, -0.25f, 0.0f, 0.25f, 0.5f};
-  size_t size = elementBytes(dtype);
   std::fill(bytes.begin(), bytes.end(), 0);
+  if (dtype != DType::F16 && dtype != DType::BF16 && dtype != DType::F32)
+    return;
+  size_t size = element.bytes;
   for (size_t at = 0; at + size <= bytes.size(); at += size) {
     unsigned choice = unsigned(rng.next() % 5);
     const void *value = dtype == DType::F16    ? (const void *)&kF16[choice]
@@ -211,12 +253,12 @@ bool parseCheckText(const char *text, CheckPattern &out) {
          text[consumed] == '\0' && out.m != 0 && out.groups != 0;
 }
 
-/// Zeroes, in every group of m consecutive --dtype elements of each row of
+/// Zeroes, in every group of m consecutive elements of each row of
 /// groups * m elements, all but the first n: the param then keeps the
-/// pattern its check line declares (when its element type is --dtype).
-void pruneToPattern(std::vector<unsigned char> &bytes, DType dtype,
+/// pattern its check line declares.
+void pruneToPattern(std::vector<unsigned char> &bytes, const Element &element,
                     const CheckPattern &pattern) {
-  size_t size = elementBytes(dtype);
+  size_t size = element.bytes;
   unsigned long long row = pattern.groups * pattern.m;
   for (size_t at = 0, i = 0; at + size <= bytes.size(); at += size, ++i)
     if ((i % row) % pattern.m >= pattern.n)
@@ -243,12 +285,20 @@ float bf16ToFloat(unsigned short b) {
   return f;
 }
 
-/// Sum of the buffer's elements decoded as `dtype`.
-double checksum(const std::vector<unsigned char> &bytes, DType dtype) {
-  size_t size = elementBytes(dtype);
+/// Sum of the buffer's elements decoded as `element` (integers as signed
+/// little-endian values, other types as unsigned bytes).
+double checksum(const std::vector<unsigned char> &bytes, const Element &element) {
+  DType dtype = element.type;
+  size_t size = element.bytes;
   double sum = 0;
   for (size_t at = 0; at + size <= bytes.size(); at += size) {
-    if (dtype == DType::F32) {
+    if (dtype == DType::Int || dtype == DType::Raw) {
+      long long value = 0;
+      std::memcpy(&value, &bytes[at], size);
+      if (dtype == DType::Int && size < 8 && (value >> (8 * size - 1)) & 1)
+        value -= 1LL << (8 * size);
+      sum += double(value);
+    } else if (dtype == DType::F32) {
       float f;
       std::memcpy(&f, &bytes[at], sizeof(f));
       sum += f;
@@ -339,7 +389,8 @@ void runProgram(const Options &options) {
     session.inputs.push_back(0);
     check(sparseopt_malloc(bytes, &session.inputs.back()));
     host.assign(bytes, 0);
-    fillInput(host, options.dtype, rng);
+    fillInput(host, elementOf(sparseopt_program_input_type(p, i), options.dtype),
+              rng);
     if (bytes != 0)
       check(sparseopt_memcpy_htod(session.inputs.back(), host.data(), bytes));
   }
@@ -359,10 +410,12 @@ void runProgram(const Options &options) {
     session.params.push_back(0);
     check(sparseopt_malloc(bytes, &session.params.back()));
     host.assign(bytes, 0);
-    fillInput(host, options.dtype, rng);
+    Element element =
+        elementOf(sparseopt_program_param_type(p, i), options.dtype);
+    fillInput(host, element, rng);
     for (const CheckPattern &pattern : checks)
       if (pattern.param == i)
-        pruneToPattern(host, options.dtype, pattern);
+        pruneToPattern(host, element, pattern);
     if (bytes != 0)
       check(sparseopt_memcpy_htod(session.params.back(), host.data(), bytes));
   }
@@ -394,8 +447,10 @@ void runProgram(const Options &options) {
     host.assign(bytes, 0);
     if (bytes != 0)
       check(sparseopt_memcpy_dtoh(host.data(), session.outputs[i], bytes));
+    Element element =
+        elementOf(sparseopt_program_output_type(p, i), options.dtype);
     std::printf("output %d: %zu bytes, checksum %.9g (%s)\n", i, bytes,
-                checksum(host, options.dtype), dtypeName(options.dtype));
+                checksum(host, element), element.name.c_str());
   }
   // The program's stats after that run (e.g. a TwELL FFN's measured
   // density and fallback rows).

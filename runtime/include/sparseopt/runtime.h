@@ -406,6 +406,15 @@ SPARSEOPT_API int sparseopt_program_num_params(sparseopt_program p);
 SPARSEOPT_API size_t sparseopt_program_input_bytes(sparseopt_program p, int i);
 SPARSEOPT_API size_t sparseopt_program_output_bytes(sparseopt_program p, int i);
 SPARSEOPT_API size_t sparseopt_program_param_bytes(sparseopt_program p, int i);
+/* The element type and shape of input, output or param i as the artifact's
+ * signature.json gives them ("bf16[16, 4096]"), or "" for a program without
+ * one; owned by the program. Parsing checks a signature.json against the
+ * program: known element types, positive dimensions, valid param positions
+ * and each tensor's bytes equal to its buffer's (a PARSE error naming the
+ * tensor and the program line otherwise). */
+SPARSEOPT_API const char *sparseopt_program_input_type(sparseopt_program p, int i);
+SPARSEOPT_API const char *sparseopt_program_output_type(sparseopt_program p, int i);
+SPARSEOPT_API const char *sparseopt_program_param_type(sparseopt_program p, int i);
 SPARSEOPT_API int sparseopt_program_num_launches(sparseopt_program p);
 /* The kernel name of launch i (the i-th launch line); owned by the program. */
 SPARSEOPT_API const char *sparseopt_program_launch_kernel(sparseopt_program p,

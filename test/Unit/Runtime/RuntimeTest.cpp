@@ -445,6 +445,99 @@ TEST_F(ArtifactTest, MissingManifestIsAnIoError) {
   EXPECT_TRUE(contains(lastError(), "No such file"));
 }
 
+// signature.json, when present, is checked against the program. The
+// program: input 0 (64 bytes), param 0 (128 bytes), output 0 (16 bytes).
+constexpr const char *kSignedProgram = "sparseopt-program 2\n"
+                                       "buffer 0 input 0 64\n"
+                                       "buffer 1 param 0 128\n"
+                                       "buffer 2 output 0 16\n"
+                                       "gemm m=2 n=4 k=16 in=f16 out=f16 x=b0 "
+                                       "w=b1 y=b2\n";
+constexpr const char *kSignature =
+    R"({"function": "f", "inputs": [{"shape": [2, 16], "dtype": "f16"},
+        {"shape": [4, 16], "dtype": "bf16", "name": "w"}],
+        "outputs": [{"shape": [2, 4], "dtype": "f16"}], "params": [1],
+        "memory": {"peak": 112}})";
+
+TEST_F(ArtifactTest, SignatureGivesEachTensorItsTypeAndShape) {
+  dir.write("signature.json", kSignature);
+  ASSERT_EQ(parse(kSignedProgram), SPARSEOPT_OK) << lastError();
+  EXPECT_STREQ(sparseopt_program_input_type(program, 0), "f16[2, 16]");
+  EXPECT_STREQ(sparseopt_program_param_type(program, 0), "bf16[4, 16]");
+  EXPECT_STREQ(sparseopt_program_output_type(program, 0), "f16[2, 4]");
+  EXPECT_EQ(sparseopt_program_output_type(program, 1), nullptr);
+  EXPECT_TRUE(contains(lastError(), "out of range"));
+}
+
+TEST_F(ArtifactTest, ProgramWithoutSignatureHasNoTypes) {
+  ASSERT_EQ(parse(kSignedProgram), SPARSEOPT_OK) << lastError();
+  EXPECT_STREQ(sparseopt_program_input_type(program, 0), "");
+  EXPECT_STREQ(sparseopt_program_output_type(program, 0), "");
+}
+
+struct BadSignature {
+  const char *name;
+  std::string text;
+  const char *expected;
+};
+
+std::ostream &operator<<(std::ostream &os, const BadSignature &c) {
+  return os << c.name;
+}
+
+class SignatureCheck : public ArtifactTest,
+                       public ::testing::WithParamInterface<BadSignature> {};
+
+TEST_P(SignatureCheck, DisagreementIsAParseError) {
+  dir.write("signature.json", GetParam().text);
+  EXPECT_EQ(parse(kSignedProgram), SPARSEOPT_ERROR_PARSE);
+  EXPECT_EQ(program, nullptr);
+  EXPECT_TRUE(contains(lastError(), "signature.json: "));
+  EXPECT_TRUE(contains(lastError(), GetParam().expected));
+}
+
+std::string replaced(std::string text, const std::string &from,
+                     const std::string &to) {
+  size_t at = text.find(from);
+  return at == std::string::npos ? text : text.replace(at, from.size(), to);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Signature, SignatureCheck,
+    ::testing::Values(
+        BadSignature{"NotJson", "{\"function\": ", "invalid JSON at byte 13"},
+        BadSignature{"Truncated", std::string(kSignature).substr(0, 60),
+                     "invalid JSON"},
+        BadSignature{"DeeplyNested", std::string(100000, '['),
+                     "nested more than 16 levels deep"},
+        BadSignature{"NoFunction", replaced(kSignature, "\"function\"", "\"fn\""),
+                     "no \"function\" name"},
+        BadSignature{"NegativeDims",
+                     replaced(kSignature, "[2, 16]", "[-2, -16]"),
+                     "input 0 dimension 0 is -2: every dimension must be a "
+                     "positive integer"},
+        BadSignature{"ZeroDim", replaced(kSignature, "[2, 4]", "[0, 4]"),
+                     "output 0 dimension 0 is 0"},
+        BadSignature{"FractionalDim", replaced(kSignature, "[2, 16]", "[2.5, 16]"),
+                     "dimension 0 is 2.5"},
+        BadSignature{"UnknownType", replaced(kSignature, "\"bf16\"", "\"float\""),
+                     "input 1 has an unknown element type \"float\""},
+        BadSignature{"WrongBytes", replaced(kSignature, "[2, 16]", "[4, 16]"),
+                     "input 0 is f16[4, 16] (128 bytes) but program.txt line 2 "
+                     "gives it 64 bytes"},
+        BadSignature{"ParamNotAnArgument",
+                     replaced(kSignature, "\"params\": [1]", "\"params\": [2]"),
+                     "param position 2 is not an argument position"},
+        BadSignature{"NoParams", replaced(kSignature, "\"params\": [1]",
+                                          "\"params\": []"),
+                     "it describes 2 input(s) but program.txt has 1"},
+        BadSignature{"HugeTensor",
+                     replaced(kSignature, "[2, 4]", "[4294967296, 4294967296]"),
+                     "output 0 is 2^62 bytes or more"}),
+    [](const ::testing::TestParamInfo<BadSignature> &info) {
+      return std::string(info.param.name);
+    });
+
 TEST_F(ArtifactTest, EmptyManifestHasNoHeader) {
   dir.write("program.txt", "# nothing here\n\n");
   EXPECT_EQ(sparseopt_program_parse(dir.c_str(), &program),
