@@ -599,8 +599,11 @@ private:
                 Value slot = im.add(first, r * kWarpSize);
                 Value ok = partial ? im.lt(slot, s.slots) : Value();
                 Value sc = im.clamp(slot, ok);
-                Value p = arith::MulFOp::create(b, loc, loadVec(x, row, sc),
-                                                loadVec(wu, j, sc));
+                // Named loads: the op order must not depend on the host
+                // compiler's order of evaluating call arguments.
+                Value wv = loadVec(wu, j, sc);
+                Value xv = loadVec(x, row, sc);
+                Value p = arith::MulFOp::create(b, loc, xv, wv);
                 if (ok)
                   p = arith::SelectOp::create(b, loc, ok, p, splat(0.0));
                 acc = arith::AddFOp::create(b, loc, acc, p);
