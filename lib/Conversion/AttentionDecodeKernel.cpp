@@ -29,8 +29,8 @@
 //     (padding, p < 0).
 //
 // `splits` (sgpu.config `splits`, else chosen here) makes about
-// kTargetBlocks blocks: enough resident warps per multiprocessor to keep
-// the cache reads in flight.
+// kBlocksPerSM blocks per multiprocessor of the device: enough resident
+// warps to keep the cache reads in flight.
 //
 //===----------------------------------------------------------------------===//
 
@@ -52,8 +52,8 @@ namespace {
 
 constexpr int64_t kLanes = 32;
 constexpr int64_t kWarps = 8;
-// Four blocks of kWarps warps per multiprocessor of a 132-SM H100/H200.
-constexpr int64_t kTargetBlocks = 4 * 132;
+// Four blocks of kWarps warps per multiprocessor.
+constexpr int64_t kBlocksPerSM = 4;
 // Loop-carried f32 values per lane (per head: m, l and V accumulators).
 constexpr int64_t kMaxCarried = 80;
 constexpr int64_t kCombineThreads = 256;
@@ -109,7 +109,7 @@ int64_t groupOf(AttentionOp op) {
          op.getKey().getType().getDimSize(1);
 }
 
-DecodeShape shapeOf(AttentionOp op) {
+DecodeShape shapeOf(AttentionOp op, int64_t numSMs) {
   auto qt = op.getQuery().getType(), kt = op.getKey().getType();
   DecodeShape s;
   s.batch = qt.getDimSize(0);
@@ -124,7 +124,7 @@ DecodeShape shapeOf(AttentionOp op) {
   s.keys = kLanes / s.lanes;
   s.unroll = configInt(op, "unroll", kDefaultUnroll);
   int64_t rows = s.batch * s.kvHeads;
-  int64_t splits = (kTargetBlocks + rows - 1) / rows;
+  int64_t splits = (kBlocksPerSM * numSMs + rows - 1) / rows;
   // At least a few keys per warp at full capacity.
   splits = std::max<int64_t>(1, std::min(splits, s.capacity / (4 * kWarps)));
   s.splits = configInt(op, "splits", splits);
@@ -414,7 +414,7 @@ std::string mlir::sgpu::whyNoAttentionDecode(AttentionOp op) {
 Value mlir::sgpu::buildAttentionDecode(OpBuilder &b, Location loc,
                                        AttentionOp op, KernelSink &sink,
                                        ValueRange args, Value out) {
-  DecodeShape s = shapeOf(op);
+  DecodeShape s = shapeOf(op, sink.budget.numSMs);
   Type et = op.getQuery().getType().getElementType();
   Type f32 = b.getF32Type();
   // Scratch: per (b, h, split) an accumulator row and (m, l).

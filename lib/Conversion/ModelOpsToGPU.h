@@ -13,6 +13,7 @@
 #ifndef SPARSEOPT_LIB_CONVERSION_MODELOPSTOGPU_H
 #define SPARSEOPT_LIB_CONVERSION_MODELOPSTOGPU_H
 
+#include "sparse-opt/Conversion/DeviceInfo.h"
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -27,11 +28,13 @@ namespace mlir {
 namespace sgpu {
 
 /// Where the patterns put their kernels: the gpu.module, its symbol table
-/// and a counter per kernel family for unique names.
+/// and a counter per kernel family for unique names; and what the device
+/// gives the kernels that size their grids by it.
 struct KernelSink {
   gpu::GPUModuleOp module;
   SymbolTable &symbols;
   llvm::StringMap<size_t> counts;
+  KernelBudget budget;
 
   KernelSink(gpu::GPUModuleOp module, SymbolTable &symbols)
       : module(module), symbols(symbols) {}

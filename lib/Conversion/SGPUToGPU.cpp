@@ -28,6 +28,7 @@
 #include "sparse-opt/Dialect/SGPU/BufferLimits.h"
 #include "sparse-opt/Dialect/SGPU/ConstantWeights.h"
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
+#include "sparse-opt/Conversion/DeviceInfo.h"
 #include "sparse-opt/Conversion/TargetInfo.h"
 #include "CollectivesToRuntime.h"
 #include "ElementwiseToGPU.h"
@@ -329,6 +330,13 @@ struct ConvertSGPUToGPUPass
       module.emitError() << message;
       return signalPassFailure();
     }
+    FailureOr<const DeviceInfo *> part =
+        resolveDevice(device, target->smVersion, &message);
+    if (failed(part)) {
+      module.emitError() << "invalid convert-sgpu-to-gpu option: " << message;
+      return signalPassFailure();
+    }
+    budget = KernelBudget(**part, reserveSMs);
 
     liftMode = lift;
     if (!isLiftMode(lift)) {
@@ -382,7 +390,7 @@ struct ConvertSGPUToGPUPass
     // auto: the warpgroup kernel where the target can express it.
     useWgmma = kernel == "wgmma" ||
                (kernel == "auto" && target->hasSparseWGMMA());
-    std::string overrides = verifyTmaSpmmOverrides(tileN, stages, splitK, reserveSMs);
+    std::string overrides = verifyTmaSpmmOverrides(tileN, stages, splitK, budget);
     if (!overrides.empty()) {
       module.emitError() << "invalid convert-sgpu-to-gpu option: "
                          << overrides;
@@ -651,6 +659,7 @@ struct ConvertSGPUToGPUPass
     for (auto [idx, op] : llvm::enumerate(reductionGenerics))
       lowerReductionToGPU(op, gpuModule, symbols, idx);
     KernelSink sink(gpuModule, symbols);
+    sink.budget = budget;
     if (modelOps && failed(convertModelOpsToGPU(module, sink)))
       return signalPassFailure();
     // TwELL: each pack before its consumers (program order), the packs
@@ -680,7 +689,7 @@ struct ConvertSGPUToGPUPass
         packed[pack.getResult()] =
             producer != producerOfPack.end()
                 ? lowerFusedTwellProducer(producer->second, pack, gpuModule,
-                                          symbols, packs.size(), reserveSMs,
+                                          symbols, packs.size(), budget,
                                           cluster ? int64_t(cluster) : 1)
                 : lowerTwellPackToGPU(pack, gpuModule, symbols, packs.size());
         packs.push_back(pack);
@@ -696,7 +705,7 @@ struct ConvertSGPUToGPUPass
                              symbols, ffnCount++);
         else if (blocks != blockPacked.end())
           lowerTwellFFNToTensorCores(ffn, blocks->second, downT, gpuModule,
-                                     symbols, ffnCount++, reserveSMs,
+                                     symbols, ffnCount++, budget,
                                      twellGather == "tma");
         else
           lowerTwellFFNToGPU(ffn, packed.lookup(ffn.getPacked()), downT,
@@ -720,6 +729,8 @@ struct ConvertSGPUToGPUPass
   /// Whether spmm ops get a warpgroup (wgmma) kernel: the kernel option,
   /// with auto resolved against the target.
   bool useWgmma = false;
+  /// What the device gives the kernels (device and reserve-sms options).
+  KernelBudget budget;
   /// twell-producer=fused: the packs produced by the fused GEMM, and the
   /// matmuls it replaces.
   DenseMap<Operation *, MatmulOp> producerOfPack;
@@ -932,25 +943,25 @@ struct ConvertSGPUToGPUPass
     int64_t blocksPerCluster =
         cluster ? int64_t(cluster) : shape.m >= kClusterMinTokens ? 2 : 1;
     TmaSpmmConfig tma = getTmaSpmmConfig(
-        shape, tileN, stages, splitK, persistent, reserveSMs, fused,
+        shape, tileN, stages, splitK, persistent, budget, fused,
         blocksPerCluster, epilogue != "registers", splitLift);
     if (useTma && epilogue == "tma" && !tma.tmaStore)
       spmm.emitRemark() << "epilogue=tma not used for this spmm: "
-                        << whyNoTmaStore(shape, tma, stages);
+                        << whyNoTmaStore(shape, tma, stages, budget);
     // The TMA kernel writes Y through a tensor map (after the operands'
     // maps) instead of taking the buffer.
     bool yByTma = useTma && tma.tmaStore;
     if (useTma && cluster > 1 && tma.cluster == 1)
       spmm.emitRemark() << "cluster=" << int64_t(cluster)
                         << " not used for this spmm: "
-                        << whyNoTmaCluster(tma, reserveSMs, cluster);
-    if (fused && tma.dynamicSharedBytes > tmaSpmmSharedLimit()) {
+                        << whyNoTmaCluster(tma, budget, cluster);
+    if (fused && tma.dynamicSharedBytes > budget.sharedPerBlock) {
       spmm.emitError() << "stages=" << tma.stages << " with "
                        << tma.tokensPerBlock
                        << "-token tiles and the fused 6:8 lift needs "
                        << tma.dynamicSharedBytes
                        << " bytes of shared memory; a block has "
-                       << tmaSpmmSharedLimit();
+                       << budget.sharedPerBlock;
       failedLowering = true;
       return;
     }

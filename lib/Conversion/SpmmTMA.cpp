@@ -88,10 +88,11 @@
 // Tile table (getTmaSpmmConfig), from the H200 sweeps in
 // docs/performance.md: BN starts at the power of two >= M (16 .. 256) and
 // halves, down to 64, while the grid has fewer blocks than half the
-// multiprocessors (132 on H100/H200 SXM); 256 becomes 128 where the
-// 128-token tiles' waves cost less (a mostly empty last wave); stages are
-// as many as fit in 227 KiB, at most 8 (4 for BN = 256) and at most the
-// number of k-tiles.
+// multiprocessors (the device's, DeviceInfo.h: 132 on H100 SXM/H200); 256
+// becomes 128 where the 128-token tiles' waves cost less (a mostly empty
+// last wave); stages are as many as fit in a block's shared memory (227
+// KiB on sm_90), at most 8 (4 for BN = 256) and at most the number of
+// k-tiles.
 //
 //===----------------------------------------------------------------------===//
 
@@ -120,14 +121,12 @@ constexpr int64_t kSteps = kKTile / 32; // k32 wgmmas per stage
 constexpr int64_t kABytes = kBlockRows * kKTile / 2 * 2; // 8 KiB
 constexpr int64_t kEWords = kBlockRows / 16 * kSteps * 16; // 256 words
 constexpr int64_t kEBytes = kEWords * 4;                   // 1 KiB
-constexpr int64_t kSharedLimit = 227 * 1024; // per block, sm_90
 constexpr int64_t kAlignSlack = 1024;
 constexpr int64_t kMaxStages = 8;
 constexpr int64_t kMaxStages256 = 4; // a fifth 41 KiB stage measured no faster
 /// The TMA-store epilogue's smallest box: 16 tokens (one stmatrix.x4 per
 /// warp).
 constexpr int64_t kMinYBox = 16;
-constexpr int64_t kNumSMs = 132;
 /// The time of a 128-token tile relative to a 256-token one (measured).
 constexpr double kHalfTileCost = 0.57;
 constexpr int64_t kGroup = 8; // token blocks per group of the block order
@@ -1405,14 +1404,13 @@ bool mlir::sgpu::tmaSplitLiftApplies(const SpmmShape &s, int64_t xCols) {
          s.paddedK == (xCols + 2 * kKTile - 1) / (2 * kKTile) * 3 * kKTile;
 }
 
-int64_t mlir::sgpu::tmaSpmmSharedLimit() { return kSharedLimit; }
-
 std::string mlir::sgpu::verifyTmaSpmmOverrides(int64_t tileN, int64_t stages,
                                                int64_t splitK,
-                                               int64_t reserveSMs) {
-  if (reserveSMs < 0 || reserveSMs >= kNumSMs)
+                                               const KernelBudget &budget) {
+  int64_t reserveSMs = budget.reservedSMs;
+  if (reserveSMs < 0 || reserveSMs >= budget.numSMs)
     return "reserve-sms=" + std::to_string(reserveSMs) + " is not 0 to " +
-           std::to_string(kNumSMs - 1);
+           std::to_string(budget.numSMs - 1);
   if (tileN != 0 && (tileN < 16 || tileN > 256 || (tileN & (tileN - 1))))
     return "tile-n=" + std::to_string(tileN) +
            " is not 0 or a power of two from 16 to 256";
@@ -1423,19 +1421,20 @@ std::string mlir::sgpu::verifyTmaSpmmOverrides(int64_t tileN, int64_t stages,
            std::to_string(kMaxSplits);
   int64_t bytes = stages * stageBytes(tileN ? tileN : 256) + 16 * stages +
                   kAlignSlack;
-  if (stages && bytes > kSharedLimit)
+  if (stages && bytes > budget.sharedPerBlock)
     return "stages=" + std::to_string(stages) + " with " +
            std::to_string(tileN ? tileN : 256) + "-token tiles needs " +
            std::to_string(bytes) + " bytes of shared memory; a block has " +
-           std::to_string(kSharedLimit);
+           std::to_string(budget.sharedPerBlock);
   return "";
 }
 
 std::string mlir::sgpu::whyNoTmaCluster(const TmaSpmmConfig &cfg,
-                                        int64_t reserveSMs, int64_t cluster) {
+                                        const KernelBudget &budget,
+                                        int64_t cluster) {
   std::string n = std::to_string(cluster);
-  if (cfg.persistent && kNumSMs - reserveSMs < cluster)
-    return "reserve-sms=" + std::to_string(reserveSMs) +
+  if (cfg.persistent && budget.persistentBlocks() < cluster)
+    return "reserve-sms=" + std::to_string(budget.reservedSMs) +
            " leaves fewer than the " + n + " multiprocessors of a cluster";
   if (cfg.splits > 1)
     return "the grid is split along K";
@@ -1453,7 +1452,8 @@ std::string mlir::sgpu::whyNoTmaCluster(const TmaSpmmConfig &cfg,
 
 std::string mlir::sgpu::whyNoTmaStore(const SpmmShape &s,
                                       const TmaSpmmConfig &cfg,
-                                      int64_t forcedStages) {
+                                      int64_t forcedStages,
+                                      const KernelBudget &budget) {
   if (cfg.dense)
     return "the kernel is in dense mode";
   if (cfg.splits > 1)
@@ -1475,7 +1475,7 @@ std::string mlir::sgpu::whyNoTmaStore(const SpmmShape &s,
                   staging +
                   (cfg.fusedLift ? 24 : 16) * std::max(stages, kMaxStages) +
                   kAlignSlack;
-  if (bytes > kSharedLimit)
+  if (bytes > budget.sharedPerBlock)
     return "stages=" + std::to_string(stages) + " leave no room for the " +
            std::to_string(staging) + "-byte staging buffer";
   return "";
@@ -1486,12 +1486,12 @@ std::string mlir::sgpu::whyNoTmaStore(const SpmmShape &s,
 /// staging, at most `maxStages` and the k-tiles of a block; `forced` when
 /// not 0) and the shared-memory layout: the stages, the staging buffer,
 /// then the barriers, plus the alignment slack.
-static void placeStages(TmaSpmmConfig &cfg, int64_t stageBytes,
-                        int64_t barrierBytes, int64_t maxStages,
-                        int64_t forced = 0) {
+static void placeStages(TmaSpmmConfig &cfg, const KernelBudget &budget,
+                        int64_t stageBytes, int64_t barrierBytes,
+                        int64_t maxStages, int64_t forced = 0) {
   cfg.stages = std::min<int64_t>(
       {maxStages, cfg.kTilesPerSplit,
-       (kSharedLimit - kAlignSlack - barrierBytes * kMaxStages -
+       (budget.sharedPerBlock - kAlignSlack - barrierBytes * kMaxStages -
         cfg.stagingBytes) /
            stageBytes});
   if (forced)
@@ -1505,22 +1505,25 @@ static void placeStages(TmaSpmmConfig &cfg, int64_t stageBytes,
 /// whyNoTmaCluster allows (see TmaSpmmConfig::cluster): the grid becomes a
 /// whole number of clusters and each block loads 1/cluster of the B box.
 static void applyCluster(TmaSpmmConfig &cfg, int64_t cluster,
-                         int64_t reserveSMs) {
-  if (cluster < 2 || !whyNoTmaCluster(cfg, reserveSMs, cluster).empty())
+                         const KernelBudget &budget) {
+  if (cluster < 2 || !whyNoTmaCluster(cfg, budget, cluster).empty())
     return;
   cfg.cluster = cluster;
   int64_t groups = cfg.gridX * cfg.gridY / cluster;
   cfg.gridSize =
-      cluster * (cfg.persistent ? std::min(groups, (kNumSMs - reserveSMs) / cluster)
-                                : groups);
+      cluster * (cfg.persistent
+                     ? std::min(groups, budget.persistentBlocks() / cluster)
+                     : groups);
   cfg.bBox[0] = cfg.tokensPerBlock / cluster;
 }
 
 TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
                                            int64_t stages, int64_t splitK,
-                                           bool persistent, int64_t reserveSMs,
+                                           bool persistent,
+                                           const KernelBudget &budget,
                                            bool fusedLift, int64_t cluster,
                                            bool tmaStore, bool liftByTma) {
+  const int64_t numSMs = budget.numSMs;
   TmaSpmmConfig cfg;
   cfg.threads = kThreads;
   cfg.fusedLift = fusedLift;
@@ -1530,9 +1533,9 @@ TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
   int64_t bn = 16;
   while (bn < 256 && bn < s.m)
     bn *= 2;
-  while (bn > 64 && ((s.m + bn - 1) / bn) * cfg.gridY < kNumSMs / 2)
+  while (bn > 64 && ((s.m + bn - 1) / bn) * cfg.gridY < numSMs / 2)
     bn /= 2;
-  // Waves: every block of the grid walks ceil(tiles / 132) tiles, so a
+  // Waves: every block of the grid walks ceil(tiles / SMs) tiles, so a
   // last wave that is mostly empty costs a whole one. 128-token tiles
   // take 0.54-0.60 of a 256-token tile's time (H200, 512 tokens,
   // bench/results/spmm_mid_*_h200.json): take them where their waves cost
@@ -1540,7 +1543,7 @@ TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
   // 14336: 4 x 0.57 > 2, kept).
   auto waves = [&](int64_t tokens) {
     int64_t tiles = ((s.m + tokens - 1) / tokens) * cfg.gridY;
-    return (tiles + kNumSMs - 1) / kNumSMs;
+    return (tiles + numSMs - 1) / numSMs;
   };
   if (bn == 256 && waves(128) * kHalfTileCost < waves(256))
     bn = 128;
@@ -1553,9 +1556,9 @@ TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
   // splits as bring it to one wave, each of at least kMinSplitTiles.
   int64_t blocks = cfg.gridX * cfg.gridY;
   int64_t splits = 1;
-  if (blocks < kNumSMs / 2)
+  if (blocks < numSMs / 2)
     splits = std::max<int64_t>(
-        1, std::min(kNumSMs / blocks, kTiles / kMinSplitTiles));
+        1, std::min(numSMs / blocks, kTiles / kMinSplitTiles));
   if (splitK)
     splits = std::min(splitK, kTiles);
   cfg.kTilesPerSplit = (kTiles + splits - 1) / splits;
@@ -1566,14 +1569,15 @@ TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
   cfg.persistent = persistent;
   // Multiprocessors left free keep NCCL's kernels from waiting behind a
   // grid that occupies every one (tensor-parallel overlap).
-  cfg.gridSize = persistent ? std::min(tiles, kNumSMs - reserveSMs) : tiles;
+  cfg.gridSize =
+      persistent ? std::min(tiles, budget.persistentBlocks()) : tiles;
   // full and empty barriers per stage, and with the fused lift `ready`.
   auto place = [&] {
-    placeStages(cfg, stageBytes(bn, fusedLift), fusedLift ? 24 : 16,
+    placeStages(cfg, budget, stageBytes(bn, fusedLift), fusedLift ? 24 : 16,
                 bn == 256 ? kMaxStages256 : kMaxStages, stages);
   };
   place();
-  if (tmaStore && whyNoTmaStore(s, cfg, stages).empty()) {
+  if (tmaStore && whyNoTmaStore(s, cfg, stages, budget).empty()) {
     // Boxes of up to 128 tokens x 64 features (128 B rows), one staging
     // box per consumer warpgroup, halved (more boxes per tile, down to 16
     // tokens) while the staging would cost a stage: at 128-token tiles 8
@@ -1584,7 +1588,7 @@ TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
     for (cfg.yBox[0] = std::min<int64_t>(bn, 128);; cfg.yBox[0] /= 2) {
       cfg.stagingBytes = 2 * cfg.yBox[0] * 128;
       place();
-      bool fits = cfg.dynamicSharedBytes <= kSharedLimit;
+      bool fits = cfg.dynamicSharedBytes <= budget.sharedPerBlock;
       if ((fits && cfg.stages >= fullStages) || cfg.yBox[0] <= kMinYBox)
         break;
     }
@@ -1600,12 +1604,13 @@ TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
   cfg.bSwizzle = 128;
   cfg.aSwizzle = 64;
   cfg.a2Swizzle = 32;
-  applyCluster(cfg, cluster, reserveSMs);
+  applyCluster(cfg, cluster, budget);
   return cfg;
 }
 
 TmaSpmmConfig mlir::sgpu::getTmaDenseConfig(int64_t m, int64_t n, int64_t k,
-                                            int64_t tileN, int64_t reserveSMs,
+                                            int64_t tileN,
+                                            const KernelBudget &budget,
                                             int64_t cluster) {
   TmaSpmmConfig cfg;
   cfg.threads = kThreads;
@@ -1617,8 +1622,8 @@ TmaSpmmConfig mlir::sgpu::getTmaDenseConfig(int64_t m, int64_t n, int64_t k,
   cfg.splits = 1;
   cfg.kTilesPerSplit = (k + kKTile - 1) / kKTile;
   cfg.persistent = true;
-  cfg.gridSize = std::min(cfg.gridX * cfg.gridY, kNumSMs - reserveSMs);
-  placeStages(cfg, stageBytes(tileN, false, true), 16, kMaxStages256);
+  cfg.gridSize = std::min(cfg.gridX * cfg.gridY, budget.persistentBlocks());
+  placeStages(cfg, budget, stageBytes(tileN, false, true), 16, kMaxStages256);
   // A single stage only where a tile has a single k-tile: the consumers
   // release a stage one k-tile late, so one stage would wait on itself.
   assert((cfg.stages >= 2 || cfg.kTilesPerSplit == 1) &&
@@ -1628,13 +1633,14 @@ TmaSpmmConfig mlir::sgpu::getTmaDenseConfig(int64_t m, int64_t n, int64_t k,
   cfg.bBox[0] = tileN;
   cfg.bBox[1] = kKTile;
   cfg.aSwizzle = cfg.bSwizzle = 128;
-  applyCluster(cfg, cluster, reserveSMs);
+  applyCluster(cfg, cluster, budget);
   return cfg;
 }
 
 TmaSpmmConfig mlir::sgpu::getTmaGatherConfig(TmaGatherKind kind,
                                              int64_t blocks, int64_t n,
-                                             int64_t k, int64_t reserveSMs,
+                                             int64_t k,
+                                             const KernelBudget &budget,
                                              bool byTma) {
   TmaSpmmConfig cfg;
   cfg.threads = kThreads;
@@ -1648,11 +1654,12 @@ TmaSpmmConfig mlir::sgpu::getTmaGatherConfig(TmaGatherKind kind,
   cfg.splits = 1;
   cfg.kTilesPerSplit = std::max<int64_t>(1, (k + kKTile - 1) / kKTile);
   cfg.persistent = true;
-  cfg.gridSize = std::min(cfg.gridX * cfg.gridY, kNumSMs - reserveSMs);
-  placeStages(cfg, kGatherABytes + kGatherBBytes, 16, kGatherMaxStages);
+  cfg.gridSize = std::min(cfg.gridX * cfg.gridY, budget.persistentBlocks());
+  placeStages(cfg, budget, kGatherABytes + kGatherBBytes, 16, kGatherMaxStages);
   // Two stages at least: a tile's k-tile count is known only at run time.
   if (cfg.stages < 2)
-    placeStages(cfg, kGatherABytes + kGatherBBytes, 16, kGatherMaxStages, 2);
+    placeStages(cfg, budget, kGatherABytes + kGatherBBytes, 16,
+                kGatherMaxStages, 2);
   cfg.aBox[0] = kTmaGatherRows;
   cfg.aBox[1] = kKTile;
   cfg.aSwizzle = 128;

@@ -14,6 +14,7 @@
 #define SPARSEOPT_LIB_CONVERSION_SPMMTMA_H
 
 #include "SpmmWGMMA.h"
+#include "sparse-opt/Conversion/DeviceInfo.h"
 
 #include <functional>
 #include <string>
@@ -161,7 +162,8 @@ bool tmaSplitLiftApplies(const SpmmShape &s, int64_t xCols);
 /// first with verifyTmaSpmmOverrides.
 TmaSpmmConfig getTmaSpmmConfig(const SpmmShape &s, int64_t tileN = 0,
                                int64_t stages = 0, int64_t splitK = 0,
-                               bool persistent = true, int64_t reserveSMs = 0,
+                               bool persistent = true,
+                               const KernelBudget &budget = KernelBudget(),
                                bool fusedLift = false, int64_t cluster = 1,
                                bool tmaStore = false, bool liftByTma = false);
 
@@ -170,23 +172,23 @@ TmaSpmmConfig getTmaSpmmConfig(const SpmmShape &s, int64_t tileN = 0,
 /// stages override (0: the table's), which may leave no room for the
 /// staging buffer.
 std::string whyNoTmaStore(const SpmmShape &s, const TmaSpmmConfig &cfg,
-                          int64_t forcedStages = 0);
+                          int64_t forcedStages = 0,
+                          const KernelBudget &budget = KernelBudget());
 
 /// Why the configuration cannot run in clusters of `cluster` (2 or 4; empty when it
 /// can): see TmaSpmmConfig::cluster. A configuration asked for a cluster
 /// of two keeps cluster = 1 when this is not empty.
-std::string whyNoTmaCluster(const TmaSpmmConfig &cfg, int64_t reserveSMs = 0,
+std::string whyNoTmaCluster(const TmaSpmmConfig &cfg,
+                            const KernelBudget &budget = KernelBudget(),
                             int64_t cluster = 2);
-
-/// Shared-memory bytes the configuration needs, and the most a block has;
-/// a forced `stages` can exceed it with the fused lift's larger stages.
-int64_t tmaSpmmSharedLimit();
 
 /// Why the overrides cannot be used (empty when they can): tileN must be 0
 /// or a power of two in [16, 256]; stages 0 or at least 2, and the stages
-/// must fit in shared memory; splitK from 0 to 32.
+/// must fit in the budget's shared memory; splitK from 0 to 32; the
+/// reserved multiprocessors fewer than the device has.
 std::string verifyTmaSpmmOverrides(int64_t tileN, int64_t stages,
-                                   int64_t splitK = 0, int64_t reserveSMs = 0);
+                                   int64_t splitK = 0,
+                                   const KernelBudget &budget = KernelBudget());
 
 /// Builds the kernel body into `func`, whose arguments are: the tensor maps
 /// of X, of the compressed values, (with the fused lift) of the values of
@@ -201,18 +203,20 @@ void buildTmaSpmmKernel(OpBuilder &b, Location loc, const SpmmShape &s,
 
 /// The dense configuration for D[m, n] = A[m, k] . B[n, k]^T with BN =
 /// `tileN` columns per block (64, 128 or 256): stages as many as fit (at
-/// most 4), a persistent grid of at most 132 - reserveSMs blocks, in
+/// most 4), a persistent grid of at most budget.persistentBlocks(), in
 /// clusters of `cluster` (1, 2 or 4) where whyNoTmaCluster allows.
 TmaSpmmConfig getTmaDenseConfig(int64_t m, int64_t n, int64_t k,
-                                int64_t tileN, int64_t reserveSMs = 0,
+                                int64_t tileN,
+                                const KernelBudget &budget = KernelBudget(),
                                 int64_t cluster = 1);
 
 /// The gathered configuration (see TmaGatherKind) for `blocks` blocks of 64
 /// rows of A, `n` columns of D (tiles of 256) and at most `k` of K (A's
 /// columns; the k-tiles of `rows` mode), a persistent grid of at most
-/// 132 - reserveSMs blocks.
+/// budget.persistentBlocks() blocks.
 TmaSpmmConfig getTmaGatherConfig(TmaGatherKind kind, int64_t blocks,
-                                 int64_t n, int64_t k, int64_t reserveSMs = 0,
+                                 int64_t n, int64_t k,
+                                 const KernelBudget &budget = KernelBudget(),
                                  bool byTma = false);
 
 /// The rows of A and the columns of D per tile in gathered mode.

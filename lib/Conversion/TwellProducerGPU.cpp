@@ -371,7 +371,7 @@ TwellBuffers mlir::sgpu::lowerFusedTwellProducer(MatmulOp matmul,
                                                  gpu::GPUModuleOp gpuModule,
                                                  SymbolTable &symbols,
                                                  size_t index,
-                                                 int64_t reserveSMs,
+                                                 const KernelBudget &budget,
                                                  int64_t cluster) {
   Location loc = pack.getLoc();
   TwellType tt = pack.getResult().getType();
@@ -427,11 +427,11 @@ TwellBuffers mlir::sgpu::lowerFusedTwellProducer(MatmulOp matmul,
                     kb.getI32IntegerAttr(1));
   symbols.insert(producer);
   TmaSpmmConfig cfg =
-      getTmaDenseConfig(p.m, p.f, p.k, kProducerTileN, reserveSMs, cluster);
+      getTmaDenseConfig(p.m, p.f, p.k, kProducerTileN, budget, cluster);
   if (cluster > 1 && cfg.cluster == 1)
     pack.emitRemark() << "cluster=" << cluster
                       << " not used for the TwELL producer: "
-                      << whyNoTmaCluster(cfg, reserveSMs, cluster);
+                      << whyNoTmaCluster(cfg, budget, cluster);
   if (cfg.cluster > 1)
     producer->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
                       kb.getDenseI32ArrayAttr({int32_t(cfg.cluster), 1, 1}));

@@ -375,10 +375,10 @@ void emitGatherGemm(OpBuilder &b, Location loc, gpu::GPUModuleOp gpuModule,
                     SymbolTable &symbols, const std::string &name,
                     TmaGatherKind kind, Value a, Value source, Value idx,
                     Value count, ValueRange outs, int64_t blocks, int64_t n,
-                    int64_t k, int64_t rowLength, Type et, int64_t reserveSMs,
+                    int64_t k, int64_t rowLength, Type et, const KernelBudget &budget,
                     bool byTma, const TmaDenseEpilogue &epilogue) {
   Type ptrType = LLVM::LLVMPointerType::get(b.getContext());
-  TmaSpmmConfig cfg = getTmaGatherConfig(kind, blocks, n, k, reserveSMs, byTma);
+  TmaSpmmConfig cfg = getTmaGatherConfig(kind, blocks, n, k, budget, byTma);
   // By TMA the source is a tensor map of one-row boxes.
   Value src = byTma ? TensorMapOp::create(b, loc, ptrType, source,
                                           b.getDenseI64ArrayAttr({1, 64}),
@@ -512,7 +512,7 @@ void mlir::sgpu::lowerTwellFFNToTensorCores(TwellFFNOp op,
                                             Value downT,
                                             gpu::GPUModuleOp gpuModule,
                                             SymbolTable &symbols, size_t index,
-                                            int64_t reserveSMs,
+                                            const KernelBudget &budget,
                                             bool gatherByTma) {
   Location loc = op.getLoc();
   TwellType tt = op.getPacked().getType();
@@ -538,14 +538,14 @@ void mlir::sgpu::lowerTwellFFNToTensorCores(TwellFFNOp op,
     emitGatherGemm(
         b, loc, gpuModule, symbols, "sgpu_twell_up_" + suffix,
         TmaGatherKind::rows, x, wu, blocks.idx, blocks.count,
-        ValueRange{blocks.coef, p}, nb, fp, d, d, et, reserveSMs, gatherByTma,
+        ValueRange{blocks.coef, p}, nb, fp, d, d, et, budget, gatherByTma,
         [&](OpBuilder &eb, ArrayRef<Value> acc, const TmaFragment &at,
             ValueRange args) { buildUpEpilogue(eb, loc, acc, at, args, et); });
   }
   Value y = memref::AllocOp::create(b, loc, memrefTypeOf(yt));
   emitGatherGemm(b, loc, gpuModule, symbols, "sgpu_twell_down_" + suffix,
                  TmaGatherKind::kRows, p, downT, blocks.idx,
-                 blocks.count, ValueRange{y}, nb, d, fp, d, et, reserveSMs,
+                 blocks.count, ValueRange{y}, nb, d, fp, d, et, budget,
                  gatherByTma,
                  [&](OpBuilder &eb, ArrayRef<Value> acc, const TmaFragment &at,
                      ValueRange args) {

@@ -10,6 +10,7 @@
 #define SPARSEOPT_LIB_CONVERSION_TWELLTOGPU_H
 
 #include "TwellToLoops.h"
+#include "sparse-opt/Conversion/DeviceInfo.h"
 #include "sparse-opt/Conversion/TargetInfo.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -86,7 +87,7 @@ TwellBlocks lowerTwellPackToBlocks(TwellPackOp pack,
 void lowerTwellFFNToTensorCores(TwellFFNOp op, const TwellBlocks &blocks,
                                 Value downT, gpu::GPUModuleOp gpuModule,
                                 SymbolTable &symbols, size_t index,
-                                int64_t reserveSMs, bool gatherByTma = false);
+                                const KernelBudget &budget, bool gatherByTma = false);
 
 /// Why `matmul` and the `pack` of its output cannot become the fused
 /// sm_90a producer (empty when they can): the matmul must have a ReLU
@@ -107,7 +108,7 @@ std::string whyNoFusedTwellProducer(MatmulOp matmul, TwellPackOp pack);
 TwellBuffers lowerFusedTwellProducer(MatmulOp matmul, TwellPackOp pack,
                                      gpu::GPUModuleOp gpuModule,
                                      SymbolTable &symbols, size_t index,
-                                     int64_t reserveSMs, int64_t cluster = 1);
+                                     const KernelBudget &budget, int64_t cluster = 1);
 
 /// Emits, before `op`, the buffers of the concrete form (memref.alloc), a
 /// launch of `sgpu_twell_clear_<index>` (fallback-row count := 0) and one of

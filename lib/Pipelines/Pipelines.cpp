@@ -20,6 +20,12 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
       llvm::cl::desc("PTX ISA features (+ptx85 .. +ptx88); sparse MMA with "
                      "ordered metadata needs +ptx85"),
       llvm::cl::init("+ptx85")};
+  PassOptions::Option<std::string> device{
+      *this, "device",
+      llvm::cl::desc("GPU part the grids and pipeline depths are sized for "
+                     "(h200, h100-sxm, h100-pcie, a100; empty = the chip's "
+                     "reference part, h200 for sm_90a)"),
+      llvm::cl::init("")};
   PassOptions::Option<std::string> kernel{
       *this, "kernel",
       llvm::cl::desc("spmm kernel: auto (wgmma where the chip has it, else "
@@ -50,7 +56,8 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
   PassOptions::Option<int64_t> reserveSMs{
       *this, "reserve-sms",
       llvm::cl::desc("wgmma TMA kernel: multiprocessors a persistent grid "
-                     "leaves free for communication kernels (0..131)"),
+                     "leaves free for communication kernels (0 to the "
+                     "device's multiprocessors less one)"),
       llvm::cl::init(0)};
   PassOptions::Option<std::string> sparsePolicy{
       *this, "sparse-policy",
@@ -131,13 +138,20 @@ struct ReferenceOptions : public PassPipelineOptions<ReferenceOptions> {
       llvm::cl::init(false)};
 };
 
+/// ` device=NAME`, or nothing for the chip's reference part (an empty
+/// value cannot be written in a pipeline string).
+std::string deviceOption(StringRef device) {
+  return device.empty() ? std::string() : (" device=" + device).str();
+}
+
 /// Front half shared by both pipelines: recognize and rewrite. Sparse
 /// weights first (the policy may keep some dense), then the dense linear
 /// layers, then the epilogues of both.
 std::string rewritePasses(StringRef chip = "sm_90a",
-                          StringRef policy = "auto", StringRef lift = "auto") {
+                          StringRef policy = "auto", StringRef lift = "auto",
+                          StringRef device = "") {
   return ("sgpu-slide-sparse{chip=" + chip + " policy=" + policy +
-          " lift=" + lift +
+          " lift=" + lift + deviceOption(device) +
           "},sgpu-dense-matmul,sgpu-fuse-epilogue,canonicalize")
       .str();
 }
@@ -153,7 +167,8 @@ LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
   // takes the plain order (no padding of K to whole tiles).
   std::string lift =
       opts.kernel.getValue() == "mma" ? "separate" : opts.lift.getValue();
-  os << rewritePasses(opts.chip.getValue(), opts.sparsePolicy.getValue(), lift)
+  os << rewritePasses(opts.chip.getValue(), opts.sparsePolicy.getValue(), lift,
+                      opts.device.getValue())
      << ",sgpu-async-collectives,";
   // Element-wise arith / math ops on tensors (a residual `arith.addf`)
   // become linalg.generic for the element-wise kernels of
@@ -168,6 +183,7 @@ LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
   os << "sgpu-decompose-aggregates,";
   os << "convert-sgpu-to-gpu{chip=" << opts.chip.getValue()
      << " features=" << opts.features.getValue()
+     << deviceOption(opts.device.getValue())
      << " kernel=" << opts.kernel.getValue()
      << " tile-n=" << opts.tileN.getValue()
      << " stages=" << opts.stages.getValue()

@@ -10,6 +10,7 @@
 #include "sparse-opt/Dialect/SGPU/ConstantWeights.h"
 #include "sparse-opt/Transforms/Passes.h"
 
+#include "sparse-opt/Conversion/DeviceInfo.h"
 #include "sparse-opt/Conversion/TargetInfo.h"
 
 #include "MatmulMatch.h"
@@ -45,6 +46,9 @@ struct SlideSparsePass
     : public sgpu::impl::SGPUSlideSparseBase<SlideSparsePass> {
   using Base::Base;
 
+  /// The device's multiprocessors (device option), for the cost model.
+  int64_t numSMs = 0;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<MatchedMatmul> matches;
@@ -63,10 +67,18 @@ struct SlideSparsePass
     // The chip picks the kernels the cost model weighs: one it does not
     // know is an error, not a silent default.
     std::string message;
-    if (mlir::failed(parseTarget(chip, "", &message))) {
+    FailureOr<TargetInfo> target = parseTarget(chip, "", &message);
+    if (mlir::failed(target)) {
       module.emitError() << "invalid sgpu-slide-sparse chip: " << message;
       return signalPassFailure();
     }
+    FailureOr<const DeviceInfo *> part =
+        resolveDevice(device, target->smVersion, &message);
+    if (mlir::failed(part)) {
+      module.emitError() << "invalid sgpu-slide-sparse device: " << message;
+      return signalPassFailure();
+    }
+    numSMs = (*part)->numSMs;
 
     module.walk([&](linalg::MatmulOp op) {
       LinearMatch lin = matchLinear(op);
@@ -272,7 +284,7 @@ struct SlideSparsePass
     auto x = cast<RankedTensorType>(m.input.getType());
     auto w = cast<RankedTensorType>(m.weight.getType());
     SparseOrDense choice =
-        chooseSparseOrDense(chip, x.getDimSize(0), w.getDimSize(0),
+        chooseSparseOrDense(chip, numSMs, x.getDimSize(0), w.getDimSize(0),
                             w.getDimSize(1), m.pattern.getM());
     if (!choice.dense)
       return failure();

@@ -38,11 +38,11 @@ using namespace mlir::sgpu;
 
 namespace {
 constexpr int64_t kBlockRows = 128; // weight rows per block of the kernel
-constexpr int64_t kNumSMs = 132;    // H100 / H200 SXM
 constexpr int64_t kLargeTokens = 4096; // the measured prefill sizes
 } // namespace
 
-SparseOrDense mlir::sgpu::chooseSparseOrDense(llvm::StringRef chip, int64_t m,
+SparseOrDense mlir::sgpu::chooseSparseOrDense(llvm::StringRef chip,
+                                              int64_t numSMs, int64_t m,
                                               int64_t n, int64_t k,
                                               unsigned patternM) {
   SparseOrDense keep;
@@ -56,19 +56,22 @@ SparseOrDense mlir::sgpu::chooseSparseOrDense(llvm::StringRef chip, int64_t m,
   SparseOrDense dense;
   dense.dense = true;
   // At M <= 16 on one wave: 4:6 with or without split-K; 6:8 only on
-  // 66..132 blocks (1.02-1.06x), as with split-K (32 blocks) it measured
+  // half to all of the multiprocessors' blocks (66..132 on the H200:
+  // 1.02-1.06x), as with split-K (32 blocks) it measured
   // 0.997-1.03x, a tie, and ties go to the library.
-  if (patternM == 6 && m <= 16 && blocks <= kNumSMs)
+  if (patternM == 6 && m <= 16 && blocks <= numSMs)
     return keep;
-  if (patternM == 8 && m <= 16 && blocks >= kNumSMs / 2 && blocks <= kNumSMs)
+  if (patternM == 8 && m <= 16 && blocks >= numSMs / 2 && blocks <= numSMs)
     return keep;
   if ((patternM == 6 || patternM == 8) && m >= kLargeTokens && n > k)
     return keep;
   if (patternM == 6 || patternM == 8)
     dense.reason = "the 4:6 and 6:8 kernels measured 0.64-1.02x of the "
                    "library GEMM unless M <= 16 on at most one wave of "
-                   "blocks (6:8: 66 to 132 blocks) or M >= 4096 with N > K "
-                   "(" +
+                   "blocks (6:8: " +
+                   std::to_string(numSMs / 2) + " to " +
+                   std::to_string(numSMs) +
+                   " blocks) or M >= 4096 with N > K (" +
                    shape + ")";
   else
     dense.reason = "the 8:10 kernel measured 0.57-0.95x of the library "

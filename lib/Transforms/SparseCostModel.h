@@ -30,9 +30,11 @@ struct SparseOrDense {
 /// Only the measured target (sm_90a, where the sparse kernel is the TMA
 /// wgmma kernel) and weights of the measured size (at least
 /// kMeasuredWeightElements) can choose dense; elsewhere the declared
-/// sparsity is kept.
-SparseOrDense chooseSparseOrDense(llvm::StringRef chip, int64_t m, int64_t n,
-                                  int64_t k, unsigned patternM);
+/// sparsity is kept. `numSMs` is the device's multiprocessor count
+/// (DeviceInfo.h): the rules speak of grids of one wave.
+SparseOrDense chooseSparseOrDense(llvm::StringRef chip, int64_t numSMs,
+                                  int64_t m, int64_t n, int64_t k,
+                                  unsigned patternM);
 
 /// The smallest weight (N * K elements) the rules were measured on is 58.7 M
 /// elements (14336 x 4096); below 32 M elements the choice is not made.

@@ -274,7 +274,7 @@ class Module(Handle):
 
     def compile(self, output_dir, chip="sm_90a", features="+ptx85", sparse_policy="auto",
                 ladder=False, twell=False, twell_producer="auto", twell_consumer="auto",
-                twell_passes=0, twell_pack="auto", lift="auto"):
+                twell_passes=0, twell_pack="auto", lift="auto", device=""):
         """Runs sgpu-compile on this module (which becomes the compiled IR),
         writes the artifacts and compiled.mlir to output_dir and returns the
         Artifact. `sparse_policy`: "auto" keeps a sparse-annotated layer
@@ -314,7 +314,10 @@ class Module(Handle):
         windows, a third of the lifted bytes, and the GEMM reads X itself
         for the rest), "separate" (a gather kernel writes the whole lifted
         X) or "auto" (fused up to 16 tokens, split above: the fastest on the
-        H200)."""
+        H200). `device`: the GPU part the grids and pipeline depths are
+        sized for ("h200", "h100-sxm", "h100-pcie", "a100"; empty: the
+        chip's reference part, the H200 for sm_90a): one chip name covers
+        parts with different multiprocessor counts."""
         if sparse_policy not in ("auto", "sparse"):
             raise ValueError("sparse_policy must be 'auto' or 'sparse', got %r" % (sparse_policy,))
         if twell_producer not in ("auto", "library", "fused"):
@@ -346,18 +349,20 @@ class Module(Handle):
             twell_notes = list(self.compiler.last_diagnostics)
         output_dir = os.path.abspath(os.fspath(output_dir))
         if (sparse_policy == "auto" and twell_producer == "auto" and twell_consumer == "auto"
-                and twell_passes == 0 and twell_pack == "auto" and lift == "auto"):
+                and twell_passes == 0 and twell_pack == "auto" and lift == "auto" and not device):
             self.compiler._call("compilation for %s (%s) failed" % (chip, features), "compile",
                                 self._h(), chip, features, output_dir)
         else:
-            for name, value in (("chip", chip), ("features", features), ("output directory", output_dir)):
+            for name, value in (("chip", chip), ("features", features), ("output directory", output_dir),
+                                ("device", device or "-")):
                 if not value or any(c in value for c in " \t'\"{}"):
                     raise CompileError("%s %r must be non-empty, without spaces, quotes or braces"
                                        % (name, value))
             self.run("sgpu-compile{chip=%s features=%s sparse-policy=%s twell-producer=%s "
-                     "twell-consumer=%s twell-passes=%d twell-pack=%s lift=%s output-dir=%s}"
+                     "twell-consumer=%s twell-passes=%d twell-pack=%s lift=%s%s output-dir=%s}"
                      % (chip, features, sparse_policy, twell_producer, twell_consumer,
-                        twell_passes, twell_pack, lift, output_dir))
+                        twell_passes, twell_pack, lift, " device=%s" % device if device else "",
+                        output_dir))
         # The TwELL choices stay visible after compilation's own diagnostics.
         self.compiler.last_diagnostics = twell_notes + list(self.compiler.last_diagnostics)
         with open(os.path.join(output_dir, "compiled.mlir"), "w") as f:

@@ -98,6 +98,18 @@ func.func @spmm(%x: tensor<70x40xf16>, %v: tensor<32x32xf16>, %m: tensor<64xi32>
 // RESERVE-LABEL: func.func @spmm_bf16
 // RESERVE: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%c120,
 // RESERVE: scf.for %{{.*}} = %{{.*}} to %c512{{.*}} step %c120
+// An H100 PCIe has 114 multiprocessors (sm_90a, like the H200's 132):
+// device=h100-pcie sizes the persistent grid by them.
+// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma cluster=1 device=h100-pcie" | FileCheck %s --check-prefix=PCIE
+// PCIE-LABEL: func.func @spmm_bf16
+// PCIE: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%c114,
+// PCIE: scf.for %{{.*}} = %{{.*}} to %c512{{.*}} step %c114
+// RUN: not sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma device=h300" 2>&1 | FileCheck %s --check-prefix=BADDEVICE
+// BADDEVICE: error: invalid convert-sgpu-to-gpu option: unknown device 'h300' (known: h200, h100-sxm, h100-pcie, a100)
+// RUN: not sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma device=a100" 2>&1 | FileCheck %s --check-prefix=FOREIGN
+// FOREIGN: error: invalid convert-sgpu-to-gpu option: device 'a100' is an sm_80 part, not sm_90
+// RUN: not sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma device=h100-pcie reserve-sms=114" 2>&1 | FileCheck %s --check-prefix=PCIERESERVE
+// PCIERESERVE: reserve-sms=114 is not 0 to 113
 // CHECK: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%c132, %c1{{.*}}, %c1{{.*}}) threads in (%c384, {{.*}} dynamic_shared_memory_size %[[SMEM]]
 // CHECK: gpu.func @sgpu_spmm_0
 // CHECK-COUNT-8: mbarrier.init

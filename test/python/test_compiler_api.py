@@ -299,3 +299,41 @@ def test_name_only_locations_are_kept(build_dir):
         with pytest.raises(CompileError) as e:
             c.parse(text)
     assert e.value.errors[0].message.startswith('loc("layers.0.norm"): \'sgpu.rms_norm\' op expects')
+
+
+# 16 x 8 = 128 output tiles of 256 tokens x 128 features: more than an
+# H100 PCIe's 114 multiprocessors, fewer than an H200's 132.
+WIDE_24 = """func.func @forward(%x: tensor<4096x256xf16>) -> tensor<4096x1024xf16> {
+  %w = arith.constant dense<0.0> : tensor<1024x256xf16, #sgpu.nm<2:4>>
+  %z = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<4096x1024xf16>
+  %acc = linalg.fill ins(%z : f16) outs(%e : tensor<4096x1024xf16>) -> tensor<4096x1024xf16>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>,
+                                      affine_map<(m, n, k) -> (n, k)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : tensor<4096x256xf16>, tensor<1024x256xf16, #sgpu.nm<2:4>>)
+      outs(%acc : tensor<4096x1024xf16>) -> tensor<4096x1024xf16>
+  return %y : tensor<4096x1024xf16>
+}
+"""
+
+
+def test_device_sizes_the_persistent_grid(compiler, tmp_path):
+    """One chip name (sm_90a) covers parts with 132 and 114
+    multiprocessors: `device` picks the part, and a persistent grid has one
+    block per multiprocessor of it (the H200 by default)."""
+    def grid(device, name):
+        art = compiler.parse(WIDE_24).compile(tmp_path / name, device=device)
+        launch = next(l for l in (tmp_path / name / "program.txt").read_text().splitlines()
+                      if l.startswith("launch sgpu_spmm_0 "))
+        assert art.signature.outputs[0].shape == (4096, 1024)
+        return int(launch.split()[3])
+    assert grid("", "default") == 128
+    assert grid("h200", "h200") == 128
+    assert grid("h100-pcie", "pcie") == 114
+    with pytest.raises(CompileError) as e:
+        compiler.parse(WIDE_24).compile(tmp_path / "bad", device="h300")
+    assert "unknown device 'h300' (known: h200, h100-sxm, h100-pcie, a100)" in str(e.value)
+    with pytest.raises(CompileError) as e:
+        compiler.parse(WIDE_24).compile(tmp_path / "bad2", device="a b")
+    assert "without spaces" in str(e.value)

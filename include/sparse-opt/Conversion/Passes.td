@@ -84,10 +84,11 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
     least 8 k-tiles each, `split-k` overrides the count): each writes f32
     partial sums to a workspace and a generated reduce kernel adds them,
     the bias and the activation. The grid is persistent (`persistent`,
-    default true): at most one block per multiprocessor (132), each walking
+    default true): at most one block per multiprocessor of the `device`
+    (132 on the H200, 114 on an H100 PCIe), each walking
     the output tiles in the grouped order with its stage ring running on
     across tiles, so the next tile's loads overlap this tile's epilogue;
-    `reserve-sms=R` caps it at 132 - R blocks, leaving R multiprocessors to
+    `reserve-sms=R` caps it at that count less R, leaving R multiprocessors to
     the communication kernels of a tensor-parallel program.
     Output tiles leave through TMA (`epilogue=auto`, where the result is
     16-bit, N % 8 == 0 and there is no split-K): each consumer warpgroup
@@ -218,6 +219,12 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
            "Target GPU architecture (sm_80, sm_86, sm_89, sm_90, sm_90a, ...)">,
     Option<"features", "features", "std::string", /*default=*/"\"+ptx85\"",
            "PTX ISA feature string of the target (e.g. +ptx85)">,
+    Option<"device", "device", "std::string", /*default=*/"\"\"",
+           "GPU part the grids and pipeline depths are sized for (h200, "
+           "h100-sxm, h100-pcie, a100; empty = the chip's reference part, "
+           "h200 for sm_90a): its multiprocessor count sizes persistent, "
+           "split-K and decode-attention grids, its shared memory the "
+           "stages">,
     Option<"kernel", "kernel", "std::string", /*default=*/"\"auto\"",
            "spmm kernel: auto (wgmma where the chip and PTX ISA have it, "
            "else mma), mma (warp-level mma.sp, any chip >= sm_80) or "
@@ -299,7 +306,8 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
            "measured faster on the H200, else 1 (the TwELL producer: 1)">,
     Option<"reserveSMs", "reserve-sms", "int64_t", /*default=*/"0",
            "kernel=wgmma, TMA kernel: multiprocessors a persistent grid "
-           "leaves free (0..131), e.g. for NCCL kernels running alongside">,
+           "leaves free (0 to the device's count less one), e.g. for NCCL "
+           "kernels running alongside">,
     Option<"splitK", "split-k", "int64_t", /*default=*/"0",
            "kernel=wgmma, TMA kernel: split-K block count (1 to 32; 0 = the "
            "tile table)">,

@@ -57,6 +57,10 @@ def SGPUSlideSparse : Pass<"sgpu-slide-sparse", "::mlir::ModuleOp"> {
            "sparsity">,
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
            "Target GPU whose measurements the auto policy uses">,
+    Option<"device", "device", "std::string", /*default=*/"\"\"",
+           "GPU part of the chip (h200, h100-sxm, h100-pcie, ...; empty = "
+           "the chip's reference part): its multiprocessor count decides "
+           "which grids are one wave">,
     Option<"lift", "lift", "std::string", /*default=*/"\"auto\"",
            "the window order of 6:8 on sm_90a, for the TMA kernel's lift: "
            "auto (tile_groups = 8, lifted inside the kernel's operand "

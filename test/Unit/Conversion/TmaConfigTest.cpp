@@ -26,6 +26,13 @@ protected:
   MLIRContext ctx;
   Builder b{&ctx};
 
+  /// The part named `name` (its chip's reference part when empty) with
+  /// `reserved` multiprocessors left free.
+  static KernelBudget reserving(int64_t reserved, StringRef name = "") {
+    std::string message;
+    return KernelBudget(**resolveDevice(name, 90, &message), reserved);
+  }
+
   SpmmShape shape(int64_t m, int64_t n, int64_t k, Type result = {}) {
     SpmmShape s;
     s.m = m;
@@ -47,8 +54,8 @@ TEST_F(TmaConfig, EveryAcceptedOverrideFitsWithTheStaging) {
       if (!verifyTmaSpmmOverrides(tileN, stages).empty())
         continue;
       TmaSpmmConfig c = getTmaSpmmConfig(shape(4096, 4096, 4096), tileN,
-                                         stages, 1, true, 0, false, 1, true);
-      EXPECT_LE(c.dynamicSharedBytes, tmaSpmmSharedLimit())
+                                         stages, 1, true, KernelBudget(), false, 1, true);
+      EXPECT_LE(c.dynamicSharedBytes, KernelBudget().sharedPerBlock)
           << "tile-n=" << tileN << " stages=" << stages;
       if (!c.tmaStore)
         continue;
@@ -69,14 +76,14 @@ TEST_F(TmaConfig, TheStagingNeverCostsAStage) {
                         {4096, 14336},
                         {18944, 3584}}) {
       SpmmShape s = shape(m, n, k);
-      TmaSpmmConfig regs = getTmaSpmmConfig(s, 0, 0, 0, true, 0, false, 2,
+      TmaSpmmConfig regs = getTmaSpmmConfig(s, 0, 0, 0, true, KernelBudget(), false, 2,
                                             /*tmaStore=*/false);
-      TmaSpmmConfig tma = getTmaSpmmConfig(s, 0, 0, 0, true, 0, false, 2,
+      TmaSpmmConfig tma = getTmaSpmmConfig(s, 0, 0, 0, true, KernelBudget(), false, 2,
                                            /*tmaStore=*/true);
       EXPECT_EQ(tma.stages, regs.stages) << m << " x " << n << " x " << k;
       EXPECT_EQ(tma.tokensPerBlock, regs.tokensPerBlock);
       EXPECT_EQ(tma.gridSize, regs.gridSize);
-      EXPECT_LE(tma.dynamicSharedBytes, tmaSpmmSharedLimit());
+      EXPECT_LE(tma.dynamicSharedBytes, KernelBudget().sharedPerBlock);
       // Split-K grids keep the register epilogue (f32 partial sums).
       EXPECT_EQ(tma.tmaStore, regs.splits == 1) << m << " x " << n;
     }
@@ -85,19 +92,19 @@ TEST_F(TmaConfig, TheStagingNeverCostsAStage) {
 TEST_F(TmaConfig, BoxesOfTheMeasuredLayers) {
   // 256-token tiles: 4 stages beside 128-token boxes.
   TmaSpmmConfig big = getTmaSpmmConfig(shape(4096, 14336, 4096), 0, 0, 0,
-                                       true, 0, false, 2, true);
+                                       true, KernelBudget(), false, 2, true);
   EXPECT_EQ(big.tokensPerBlock, 256);
   EXPECT_EQ(big.stages, 4);
   EXPECT_EQ(big.yBox[0], 128);
   // 128-token tiles with 8 stages: only 64-token boxes fit.
   TmaSpmmConfig mid = getTmaSpmmConfig(shape(512, 4096, 14336), 0, 0, 0, true,
-                                       0, false, 1, true);
+                                       KernelBudget(), false, 1, true);
   EXPECT_EQ(mid.tokensPerBlock, 128);
   EXPECT_EQ(mid.stages, 8);
   EXPECT_EQ(mid.yBox[0], 64);
   // 16-token tiles: one box of 16.
   TmaSpmmConfig decode = getTmaSpmmConfig(shape(16, 14336, 4096), 0, 0, 0,
-                                          true, 0, false, 1, true);
+                                          true, KernelBudget(), false, 1, true);
   EXPECT_EQ(decode.tokensPerBlock, 16);
   EXPECT_EQ(decode.yBox[0], 16);
 }
@@ -134,7 +141,7 @@ TEST_F(TmaConfig, GatheredStagesFit) {
       EXPECT_EQ(cfg.gather, kind);
       EXPECT_GE(cfg.stages, 2) << k;
       EXPECT_LE(cfg.stages, 5) << k;
-      EXPECT_LE(cfg.dynamicSharedBytes, tmaSpmmSharedLimit()) << k;
+      EXPECT_LE(cfg.dynamicSharedBytes, KernelBudget().sharedPerBlock) << k;
       EXPECT_EQ(cfg.aBox[0], kTmaGatherRows);
       EXPECT_EQ(cfg.aBox[1], 64);
       EXPECT_EQ(cfg.gridX, 22);
@@ -149,21 +156,37 @@ TEST_F(TmaConfig, GatheredStagesFit) {
 // that splits into four boxes of at least 8 rows.
 TEST_F(TmaConfig, WhyNoClusterOfFour) {
   TmaSpmmConfig four = getTmaSpmmConfig(shape(4096, 4096, 4096));
-  EXPECT_EQ(whyNoTmaCluster(four, 0, 4), "");
+  EXPECT_EQ(whyNoTmaCluster(four, KernelBudget(), 4), "");
   TmaSpmmConfig three = getTmaSpmmConfig(shape(4096, 384, 4096));
-  EXPECT_EQ(whyNoTmaCluster(three, 0, 4),
+  EXPECT_EQ(whyNoTmaCluster(three, KernelBudget(), 4),
             "the 3 blocks of 128 A rows do not form groups of 4");
-  EXPECT_EQ(whyNoTmaCluster(three, 0, 2), "the 3 blocks of 128 A rows do not pair up");
+  EXPECT_EQ(whyNoTmaCluster(three, KernelBudget(), 2), "the 3 blocks of 128 A rows do not pair up");
   TmaSpmmConfig small = getTmaSpmmConfig(shape(16, 4096, 4096), 16, 0, 1);
-  EXPECT_NE(whyNoTmaCluster(small, 0, 4).find("does not split into 4 boxes"),
+  EXPECT_NE(whyNoTmaCluster(small, KernelBudget(), 4).find("does not split into 4 boxes"),
             std::string::npos);
-  EXPECT_EQ(whyNoTmaCluster(four, 129, 4),
+  EXPECT_EQ(whyNoTmaCluster(four, reserving(129), 4),
             "reserve-sms=129 leaves fewer than the 4 multiprocessors of a cluster");
-  TmaSpmmConfig applied = getTmaSpmmConfig(shape(4096, 4096, 4096), 0, 0, 0, true, 0,
+  TmaSpmmConfig applied = getTmaSpmmConfig(shape(4096, 4096, 4096), 0, 0, 0, true, KernelBudget(),
                                            false, 4);
   EXPECT_EQ(applied.cluster, 4);
   EXPECT_EQ(applied.bBox[0], applied.tokensPerBlock / 4);
   EXPECT_EQ(applied.gridSize % 4, 0);
+}
+
+// The persistent grid is one block per multiprocessor the part has, less
+// those reserved; sm_90a covers parts with 132 and with 114.
+TEST_F(TmaConfig, PersistentGridOfTheDevice) {
+  SpmmShape s = shape(4096, 4096, 4096);
+  EXPECT_EQ(getTmaSpmmConfig(s, 0, 0, 0, true, reserving(0)).gridSize, 132);
+  EXPECT_EQ(getTmaSpmmConfig(s, 0, 0, 0, true, reserving(0, "h100-pcie")).gridSize,
+            114);
+  EXPECT_EQ(getTmaSpmmConfig(s, 0, 0, 0, true, reserving(14, "h100-pcie")).gridSize,
+            100);
+  EXPECT_EQ(getTmaDenseConfig(4096, 4096, 4096, 128, reserving(0, "h100-pcie"))
+                .gridSize,
+            114);
+  EXPECT_EQ(verifyTmaSpmmOverrides(0, 0, 0, reserving(114, "h100-pcie")),
+            "reserve-sms=114 is not 0 to 113");
 }
 
 } // namespace

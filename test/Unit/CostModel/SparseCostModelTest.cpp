@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "SparseCostModel.h"
+#include "sparse-opt/Conversion/DeviceInfo.h"
 
 #include <gtest/gtest.h>
 
@@ -14,8 +15,12 @@ using mlir::sgpu::chooseSparseOrDense;
 
 namespace {
 
-bool dense(const char *chip, int64_t m, int64_t n, int64_t k, unsigned p) {
-  return chooseSparseOrDense(chip, m, n, k, p).dense;
+// The measured part's multiprocessors (H200).
+const int64_t kSMs = mlir::sgpu::KernelBudget().numSMs;
+
+bool dense(const char *chip, int64_t m, int64_t n, int64_t k, unsigned p,
+           int64_t sms = kSMs) {
+  return chooseSparseOrDense(chip, sms, m, n, k, p).dense;
 }
 
 // The three measured layers.
@@ -39,7 +44,7 @@ TEST(SparseCostModel, FourSixAndSixEightWinAtDecodeOnOneWaveAndInPrefill) {
   for (unsigned p : {6u, 8u}) {
     EXPECT_FALSE(dense("sm_90a", 16, kWideN, kWideK, p));
     // Two waves of blocks.
-    auto c = chooseSparseOrDense("sm_90a", 16, kTwoWaveN, kTwoWaveK, p);
+    auto c = chooseSparseOrDense("sm_90a", kSMs, 16, kTwoWaveN, kTwoWaveK, p);
     EXPECT_TRUE(c.dense);
     EXPECT_NE(c.reason.find("148 blocks"), std::string::npos) << c.reason;
     for (int64_t m : {17, 128, 512, 4095}) {
@@ -51,7 +56,7 @@ TEST(SparseCostModel, FourSixAndSixEightWinAtDecodeOnOneWaveAndInPrefill) {
     for (int64_t m : {4096, 16384}) {
       EXPECT_FALSE(dense("sm_90a", m, kWideN, kWideK, p)) << m;
       EXPECT_FALSE(dense("sm_90a", m, kTwoWaveN, kTwoWaveK, p)) << m;
-      auto c = chooseSparseOrDense("sm_90a", m, kNarrowN, kNarrowK, p);
+      auto c = chooseSparseOrDense("sm_90a", kSMs, m, kNarrowN, kNarrowK, p);
       EXPECT_TRUE(c.dense) << m;
       EXPECT_NE(c.reason.find("M >= 4096 with N > K"), std::string::npos)
           << c.reason;
@@ -62,7 +67,7 @@ TEST(SparseCostModel, FourSixAndSixEightWinAtDecodeOnOneWaveAndInPrefill) {
 TEST(SparseCostModel, EightTenAndWiderGoDense) {
   for (unsigned p : {10u, 12u, 16u})
     for (int64_t m : {1, 16, 128, 4096}) {
-      auto c = chooseSparseOrDense("sm_90a", m, kWideN, kWideK, p);
+      auto c = chooseSparseOrDense("sm_90a", kSMs, m, kWideN, kWideK, p);
       EXPECT_TRUE(c.dense);
       EXPECT_NE(c.reason.find("8:10"), std::string::npos) << c.reason;
     }
@@ -74,7 +79,24 @@ TEST(SparseCostModel, UnmeasuredChipsAndSizesKeepTheDeclaredSparsity) {
   // 4096 x 4096 = 16.8 M weights: below the measured sizes.
   EXPECT_FALSE(dense("sm_90a", 16, 4096, 4096, 8));
   EXPECT_FALSE(dense("sm_90", 4096, kWideN, kWideK, 8));
-  EXPECT_TRUE(chooseSparseOrDense("sm_90a", 16, 4096, 4096, 8).reason.empty());
+  EXPECT_TRUE(chooseSparseOrDense("sm_90a", kSMs, 16, 4096, 4096, 8).reason.empty());
+}
+
+} // namespace
+
+namespace {
+
+TEST(SparseCostModel, OneWaveIsTheDevicesMultiprocessorCount) {
+  // 124 blocks of 128 weight rows: one wave on an H200 (132
+  // multiprocessors), two on an H100 PCIe (114).
+  constexpr int64_t n = 124 * 128, k = 4096;
+  EXPECT_FALSE(dense("sm_90a", 16, n, k, 6));
+  EXPECT_FALSE(dense("sm_90a", 16, n, k, 8));
+  EXPECT_TRUE(dense("sm_90a", 16, n, k, 6, 114));
+  auto c = chooseSparseOrDense("sm_90a", 114, 16, n, k, 8);
+  EXPECT_TRUE(c.dense);
+  EXPECT_NE(c.reason.find("6:8: 57 to 114 blocks"), std::string::npos)
+      << c.reason;
 }
 
 } // namespace
