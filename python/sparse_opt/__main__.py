@@ -163,7 +163,7 @@ def cmd_run(args):
     gen = torch.Generator().manual_seed(args.seed)
     tensors = []
     for i, s in enumerate(specs):
-        tdt = getattr(torch, runtime._TO_TORCH[s.dtype])
+        tdt = getattr(torch, runtime.TORCH_DTYPES[s.dtype])
         if args.input:
             t = torch.from_numpy(np.load(args.input[i]))
             if tuple(t.shape) != tuple(s.shape):

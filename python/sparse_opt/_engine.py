@@ -22,6 +22,9 @@ import subprocess
 import sys
 import tempfile
 
+from . import _compiler_lib as compiler_lib
+
+
 class EngineCrash(Exception):
     """The compiler's process died during a call."""
 
@@ -30,18 +33,16 @@ class LocalEngine:
     """The C library in this process."""
 
     def __init__(self):
-        from . import compiler
-        self._c = compiler
-        self.lib = compiler._lib()
+        self.lib = compiler_lib.load()
         handle = ctypes.c_void_p()
         if self.lib.sparseopt_compiler_create(ctypes.byref(handle)) != 0:
-            raise compiler.CompileError("cannot create a SparseOpt compiler")
+            raise compiler_lib.CompileError("cannot create a SparseOpt compiler")
         self.handle = handle
         self.modules = {}
         self.next_id = 1
 
     def _diagnostics(self):
-        return self._c._take_string(self.lib, self.lib.sparseopt_compiler_take_diagnostics(self.handle)) or ""
+        return compiler_lib.take_string(self.lib, self.lib.sparseopt_compiler_take_diagnostics(self.handle)) or ""
 
     def _adopt(self, status, handle):
         if status != 0:
@@ -68,7 +69,7 @@ class LocalEngine:
         elif name == "verify":
             status = lib.sparseopt_ir_verify(self.modules[args[0]])
         elif name == "print":
-            value = self._c._take_string(lib, lib.sparseopt_ir_print(self.modules[args[0]], 1 if args[1] else 0))
+            value = compiler_lib.take_string(lib, lib.sparseopt_ir_print(self.modules[args[0]], 1 if args[1] else 0))
             status = 0 if value is not None else 1
         elif name == "compile":
             mid, chip, features, output_dir = args

@@ -103,7 +103,7 @@ def export(module, directory, prefill=(1, 128), decode_batches=(1,), dtype=None,
     if added:
         module, positions = _with_cache(module, added, export=True), "shared"
     from .compiler import Compiler
-    from .reference import arguments, _state_names
+    from .reference import arguments, state_buffer_names
     directory = pathlib.Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     pb, ps = (int(x) for x in prefill)
@@ -123,7 +123,7 @@ def export(module, directory, prefill=(1, 128), decode_batches=(1,), dtype=None,
         sub = directory / name
         sub.mkdir(exist_ok=True)
         (sub / "model.mlir").write_text(text)
-        names = _state_names(text)
+        names = state_buffer_names(text)
         if not names:
             raise DecoderError("the model keeps no KV cache: write it with sparse_opt.markers.cache_write "
                                "into buffers of the model (docs/models.md)")

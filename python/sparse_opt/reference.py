@@ -158,7 +158,7 @@ def _param_constant(a, type_text):
     return _literal(a.astype(_NP[dt]))
 
 
-def _state_names(text, function="forward"):
+def state_buffer_names(text, function="forward"):
     """The qualified names of @function's state params (sgpu.state)."""
     return [n for _, n, state in _argument_parts(text, function) if state]
 
@@ -187,7 +187,7 @@ def run_reference(text, inputs, params=None, states=None, timeout=600):
         if not r.endswith("xf32>") and r != "tensor<f32>":
             raise ValueError("reference runner prints f32 results only, got %s" % r)
     args = arguments(text)
-    state_names = set(_state_names(text))
+    state_names = set(state_buffer_names(text))
     if state_names and states is None:
         raise ValueError("@forward updates state (%s): pass states={name: array}" % ", ".join(sorted(state_names)))
     n_inputs = sum(1 for _, n in args if n is None)

@@ -210,9 +210,10 @@ _FROM_TORCH = {"torch.float16": "f16", "torch.bfloat16": "bf16", "torch.float32"
                "torch.float64": "f64", "torch.int8": "i8", "torch.int16": "i16",
                "torch.int32": "i32", "torch.int64": "i64", "torch.uint8": "ui8",
                "torch.bool": "i1"}
-_TO_TORCH = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64",
-             "i8": "int8", "si8": "int8", "i16": "int16", "si16": "int16", "i32": "int32",
-             "si32": "int32", "i64": "int64", "si64": "int64", "ui8": "uint8", "i1": "bool"}
+# The torch dtype name of each element type a signature can hold.
+TORCH_DTYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64",
+                "i8": "int8", "si8": "int8", "i16": "int16", "si16": "int16", "i32": "int32",
+                "si32": "int32", "i64": "int64", "si64": "int64", "ui8": "uint8", "i1": "bool"}
 _FROM_TYPESTR = {"<f2": "f16", "<f4": "f32", "<f8": "f64", "|i1": "i8", "<i2": "i16",
                  "<i4": "i32", "<i8": "i64", "|u1": "ui8", "|b1": "i1"}
 
@@ -355,7 +356,7 @@ def match_params(signature, state, source="the given tensors"):
         if tuple(t.shape) != tuple(spec.shape):
             raise SignatureError("%s: '%s' has shape %s, the program declares %s"
                                  % (where, spec.name, list(t.shape), list(spec.shape)))
-        if _tensor_kind(torch, t) != _kind(spec.dtype) or spec.dtype not in _TO_TORCH:
+        if _tensor_kind(torch, t) != _kind(spec.dtype) or spec.dtype not in TORCH_DTYPES:
             raise SignatureError("%s: '%s' is %s, which does not cast to the program's %s"
                                  % (where, spec.name, str(t.dtype).replace("torch.", ""), spec.dtype))
         if t.is_meta:
@@ -368,7 +369,7 @@ def match_params(signature, state, source="the given tensors"):
 def _device_param(torch, t, spec, device):
     """`t` as the program binds it: the declared dtype, on cuda:<device>,
     C-contiguous and 16-byte aligned (the caller's tensor when it already is)."""
-    t = t.detach().to(device="cuda:%d" % device, dtype=getattr(torch, _TO_TORCH[spec.dtype]))
+    t = t.detach().to(device="cuda:%d" % device, dtype=getattr(torch, TORCH_DTYPES[spec.dtype]))
     if not t.is_contiguous() or t.data_ptr() % _ALIGNMENT:
         t = _usable_copy(t)
     return t
@@ -781,7 +782,7 @@ class Program(Handle):
                 self._bind(ptrs, ts.cuda_stream, key, copies)
             ins = [a if a.contiguous else describe(_usable_copy(a.obj)) for a in ins]
             if outs is None:
-                outputs = [torch.empty(s.shape, dtype=getattr(torch, _TO_TORCH[s.dtype]),
+                outputs = [torch.empty(s.shape, dtype=getattr(torch, TORCH_DTYPES[s.dtype]),
                                        device="cuda:%d" % self.device)
                            for s in self.signature.outputs]
                 outs = [describe(o) for o in outputs]

@@ -17,7 +17,7 @@ from typing import Optional
 import torch
 
 from .emitter import ImportError_
-from .fx_ops import Call
+from .fx_call import Call
 
 _TABLE: dict = {}   # "aten::op.overload" -> (kind, convert(bound args) -> call args, info)
 

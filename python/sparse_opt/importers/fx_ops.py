@@ -12,7 +12,6 @@ from __future__ import annotations
 import builtins
 import math
 import operator
-from dataclasses import dataclass, field
 from typing import Optional
 
 import torch
@@ -21,7 +20,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .. import markers
-from . import fx_cache
+from . import fx_aten, fx_cache
+from .fx_call import Call, NoValue, ParamRef
+from .fx_masks import is_causal_mask
 from .emitter import FLOAT_TYPES, ImportError_, Value, promote
 
 REQUIRED = object()
@@ -35,28 +36,6 @@ def mlir_dtype(dt: torch.dtype) -> str:
     if dt not in TORCH_TO_MLIR:
         raise ImportError_("unsupported element type %s" % dt)
     return TORCH_TO_MLIR[dt]
-
-
-@dataclass(frozen=True)
-class ParamRef:
-    """A parameter or buffer of the model by qualified name (a module's weight)."""
-    name: str
-
-
-@dataclass
-class Call:
-    kind: str
-    args: dict
-    module: Optional[nn.Module] = None
-    extra: dict = field(default_factory=dict)
-
-
-class NoValue:
-    """A result of a multi-result ATen op that the importer does not compute
-    (native_layer_norm's mean and rstd, an attention's logsumexp, ...)."""
-
-    def __init__(self, what):
-        self.what = what
 
 
 class FoldedTranspose:
@@ -329,8 +308,7 @@ def classify(node, gm) -> Optional[Call]:
     if node.op == "call_function":
         f = node.target
         if isinstance(f, torch._ops.OpOverload):
-            from . import fx_aten  # an ATen op (a torch.export graph)
-            return fx_aten.classify(node, what)
+            return fx_aten.classify(node, what)  # an ATen op (a torch.export graph)
         entry = _FN.get(f) if _hashable(f) else None
         if entry is None and _marker(f) is not None:
             entry = _FN[_marker(f)]
@@ -393,7 +371,7 @@ def _dims(dim, rank):
     return [_norm_dim(dim, rank)]
 
 
-def _cast(ctx, x: Value, dt: str) -> Value:
+def cast_to(ctx, x: Value, dt: str) -> Value:
     return x if x.dtype == dt else ctx.e.unary("cast", x, ctx.loc, out_dtype=dt)
 
 
@@ -401,7 +379,7 @@ def _is_scalar(x):
     return isinstance(x, (int, float, bool)) and not isinstance(x, Value)
 
 
-def _i1(ctx, b) -> Value:
+def i1_constant(ctx, b) -> Value:
     """A boolean scalar as a rank-0 splat: the emitter renders an i1 scalar in a
     body as `arith.constant false : i1`, which MLIR does not parse."""
     return ctx.e.splat(bool(b), (), "i1", ctx.loc)
@@ -413,15 +391,15 @@ def _scalar_operands(ctx, x, y):
     def fix(t, s):
         if isinstance(t, Value) and _is_scalar(s):
             if isinstance(s, float) and t.dtype not in FLOAT_TYPES:
-                return _cast(ctx, t, "f32")
+                return cast_to(ctx, t, "f32")
             if isinstance(s, int) and not isinstance(s, bool) and t.dtype == "i1":
-                return _cast(ctx, t, "i64")
+                return cast_to(ctx, t, "i64")
         return t
     x, y = fix(x, y), fix(y, x)
     if isinstance(x, Value) and x.dtype == "i1" and isinstance(y, bool):
-        y = _i1(ctx, y)
+        y = i1_constant(ctx, y)
     if isinstance(y, Value) and y.dtype == "i1" and isinstance(x, bool):
-        x = _i1(ctx, x)
+        x = i1_constant(ctx, x)
     return x, y
 
 
@@ -449,7 +427,7 @@ def _float_unary(kind):
 def _float_unary_value(ctx, c, kind):
     x = ctx.value(c.args["input"])
     if x.dtype not in FLOAT_TYPES and kind not in ("relu", "abs"):
-        x = _cast(ctx, x, "f32")
+        x = cast_to(ctx, x, "f32")
     if kind == "gelu":
         approx = c.args.get("approximate", "none")
         if approx not in ("none", "tanh"):
@@ -488,7 +466,7 @@ def _pow(ctx, c):
     if isinstance(x, Value) and _is_scalar(y) and float(y) == 2.0:
         return ctx.e.binary("mul", x, x, ctx.loc)
     if isinstance(x, Value) and x.dtype not in FLOAT_TYPES:
-        x = _cast(ctx, x, "f32")
+        x = cast_to(ctx, x, "f32")
     return ctx.e.binary("pow", x, y, ctx.loc)
 
 
@@ -519,7 +497,7 @@ def _softmax(ctx, c):
     if c.args["dim"] is None:
         raise ImportError_("softmax without dim (implicit dim) is not supported")
     if c.args.get("dtype") is not None:
-        x = _cast(ctx, x, mlir_dtype(ctx.operand(c.args["dtype"])))
+        x = cast_to(ctx, x, mlir_dtype(ctx.operand(c.args["dtype"])))
     return ctx.e.softmax(x, _norm_dim(c.args["dim"], x.rank), ctx.loc)
 
 
@@ -528,7 +506,7 @@ def _masked_fill(ctx, c):
     if mask.dtype != "i1":
         raise ImportError_("masked_fill needs a boolean mask, got %s" % mask.dtype)
     if isinstance(v, Value) and v.dtype != x.dtype:
-        v = _cast(ctx, v, x.dtype)
+        v = cast_to(ctx, v, x.dtype)
     return ctx.e.masked_fill(x, mask, v, ctx.loc)
 
 
@@ -544,11 +522,11 @@ def _where(ctx, c):
     a, b = ctx.operand(c.args["input"]), ctx.operand(c.args["other"])
     vals = [v for v in (a, b) if isinstance(v, Value)]
     if all(v.dtype == "i1" for v in vals) and any(isinstance(v, bool) for v in (a, b)):
-        a, b = (_i1(ctx, v) if isinstance(v, bool) else v for v in (a, b))
+        a, b = (i1_constant(ctx, v) if isinstance(v, bool) else v for v in (a, b))
         vals = [a, b]
     if len(vals) == 2 and a.dtype != b.dtype:
         dt = promote(a.dtype, b.dtype)
-        a, b = _cast(ctx, a, dt), _cast(ctx, b, dt)
+        a, b = cast_to(ctx, a, dt), cast_to(ctx, b, dt)
     return ctx.e.where(cond, a, b, ctx.loc)
 
 
@@ -564,7 +542,7 @@ def _logical_not(ctx, c):
     if x.dtype != "i1" and (c.extra.get("bitwise") or ctx.node.target in ("bitwise_not", operator.invert) or
                             ctx.node.target is getattr(torch, "bitwise_not", None)):
         raise ImportError_("bitwise not of a %s tensor is not supported" % x.dtype)
-    return ctx.e.compare("eq", x, _i1(ctx, False) if x.dtype == "i1" else 0, ctx.loc)
+    return ctx.e.compare("eq", x, i1_constant(ctx, False) if x.dtype == "i1" else 0, ctx.loc)
 
 
 def _logical(kind):
@@ -573,10 +551,10 @@ def _logical(kind):
         if not isinstance(a, Value):
             a, b = b, a
         if not isinstance(b, Value):
-            b = _i1(ctx, b)
+            b = i1_constant(ctx, b)
         if kind == "and":
-            return ctx.e.where(a, b, _i1(ctx, False), ctx.loc)
-        return ctx.e.where(a, _i1(ctx, True), b, ctx.loc)
+            return ctx.e.where(a, b, i1_constant(ctx, False), ctx.loc)
+        return ctx.e.where(a, i1_constant(ctx, True), b, ctx.loc)
     return h
 
 
@@ -584,7 +562,7 @@ def _reduce(kind):
     def h(ctx, c):
         x = ctx.value(c.args["input"])
         if c.args.get("dtype") is not None:
-            x = _cast(ctx, x, mlir_dtype(ctx.operand(c.args["dtype"])))
+            x = cast_to(ctx, x, mlir_dtype(ctx.operand(c.args["dtype"])))
         if kind == "mean" and x.dtype not in FLOAT_TYPES:
             raise ImportError_("mean of an integer tensor (%s)" % x.dtype)
         dims = _dims(ctx.operand(c.args["dim"]), x.rank)
@@ -597,7 +575,7 @@ def _any(ctx, c):
     x = ctx.value(c.args["input"])
     b = x if x.dtype == "i1" else ctx.e.compare("ne", x, 0, ctx.loc)
     dims = _dims(ctx.operand(c.args["dim"]), x.rank)
-    r = ctx.e.reduce("max", _cast(ctx, b, "i32"), dims, bool(ctx.operand(c.args["keepdim"])), ctx.loc)
+    r = ctx.e.reduce("max", cast_to(ctx, b, "i32"), dims, bool(ctx.operand(c.args["keepdim"])), ctx.loc)
     return ctx.e.compare("ne", r, 0, ctx.loc)
 
 
@@ -631,7 +609,7 @@ def _addmm(ctx, c):
     if beta != 1:
         b = ctx.e.binary("mul", b, beta, ctx.loc) if isinstance(b, Value) else b * beta
     if isinstance(b, Value) and b.dtype != y.dtype:
-        b = _cast(ctx, b, y.dtype)
+        b = cast_to(ctx, b, y.dtype)
     return ctx.e.binary("add", y, b, ctx.loc)
 
 
@@ -640,9 +618,9 @@ def _linear(ctx, c):
     w = ctx.value(c.args["weight"], sparse_ok=True)
     b = ctx.operand(c.args["bias"])
     if isinstance(b, Value) and b.dtype != x.dtype:
-        b = _cast(ctx, b, x.dtype)
+        b = cast_to(ctx, b, x.dtype)
     if w.dtype != x.dtype and not ctx.is_sparse(w):
-        w = _cast(ctx, w, x.dtype)
+        w = cast_to(ctx, w, x.dtype)
     return ctx.e.linear(x, w, b, ctx.loc)
 
 
@@ -780,12 +758,12 @@ def _cast_op(ctx, c):
             raise ImportError_("type(%r) is not supported; use .to(dtype)" % t)
     if dt is None:
         return x
-    return _cast(ctx, x, mlir_dtype(dt))
+    return cast_to(ctx, x, mlir_dtype(dt))
 
 
 def _promote_all(ctx, xs):
     dt = promote(*[x.dtype for x in xs])
-    return [_cast(ctx, x, dt) for x in xs]
+    return [cast_to(ctx, x, dt) for x in xs]
 
 
 def _cat(ctx, c):
@@ -921,7 +899,7 @@ def _feature_param(ctx, ref, x, fill):
     if ref is None:
         return ctx.e.splat(fill, (d,), x.dtype, ctx.loc)
     w = ctx.value(ref)
-    return _cast(ctx, w, x.dtype)
+    return cast_to(ctx, w, x.dtype)
 
 
 def _check_last_dim(x, shape, what):
@@ -975,7 +953,7 @@ def attention(ctx, q: Value, k: Value, v: Value, mask=None, causal=False, scale=
         mask = ctx.constant_tensor(keep, "causal_mask")
         causal = False
     if isinstance(mask, Value) and mask.dtype != "i1" and mask.dtype not in (q.dtype, "f32"):
-        mask = _cast(ctx, mask, q.dtype)
+        mask = cast_to(ctx, mask, q.dtype)
     out = ctx.e.attention(q, k, v, mask, causal, scale, ctx.loc)
     return ctx.e.reshape(out, (out.shape[0],) + out.shape[2:], ctx.loc) if squeeze else out
 
@@ -1003,7 +981,6 @@ def _sdpa(ctx, c):
         raise ImportError_("query heads %d != key heads %d without enable_gqa" % (q.shape[1], k.shape[1]))
     causal = bool(a["is_causal"])
     if isinstance(mask, Value) and q.rank == 4 and k.rank == 4:
-        from .fx_patterns import is_causal_mask
         known = ctx.known_data(c.args["attn_mask"], "to tell whether the attention mask is causal")
         if is_causal_mask(known, q.shape[2], k.shape[2], "keep" if mask.dtype == "i1" else "add"):
             # A mask that is the causal one, aligned to the end as sgpu's causal is.

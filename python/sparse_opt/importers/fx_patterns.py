@@ -38,6 +38,7 @@ import torch
 from torch.fx import Node
 
 from . import fx_cache, fx_ops
+from .fx_masks import is_causal_mask
 from .emitter import ImportError_, Value, promote
 
 
@@ -193,8 +194,8 @@ def emit_rms_norm(imp, m: RMSNormMatch) -> Value:
     dt = promote(inner, w.dtype) if w is not None else inner
     if dt not in ("f16", "bf16", "f32"):
         dt = "f32"
-    x = fx_ops._cast(imp, x, dt)
-    w = fx_ops._cast(imp, w, dt) if w is not None else imp.e.splat(1.0, (x.shape[-1],), dt, imp.loc)
+    x = fx_ops.cast_to(imp, x, dt)
+    w = fx_ops.cast_to(imp, w, dt) if w is not None else imp.e.splat(1.0, (x.shape[-1],), dt, imp.loc)
     return imp.e.rms_norm(x, w, m.eps, imp.loc)
 
 
@@ -259,26 +260,6 @@ def _scores(imp, cur, prev, allow_fill):
 def _broadcasts(shape, full) -> bool:
     return shape is not None and len(shape) <= len(full) and all(
         d in (1, f) for d, f in zip(reversed(shape), reversed(full)))
-
-
-def is_causal_mask(t, sq, sk, kind) -> bool:
-    """Whether a mask known at import time is exactly the causal mask (key j
-    hidden from query i when j > i + sk - sq): `kind` "fill" (True = masked),
-    "keep" (True = kept) or "add" (0 kept, <= -1e4 or -inf masked)."""
-    if not isinstance(t, torch.Tensor) or t.dim() < 2 or t.dim() > 4 or tuple(t.shape[-2:]) != (sq, sk):
-        return False
-    masked = torch.ones(sq, sk, dtype=torch.bool).triu(sk - sq + 1)
-    for m in t.detach().reshape(-1, sq, sk):
-        if kind in ("fill", "keep"):
-            if m.dtype != torch.bool or not torch.equal(m if kind == "fill" else ~m, masked):
-                return False
-        else:
-            if not m.is_floating_point():
-                return False
-            m = m.float()
-            if not bool(((m <= -1e4) == masked).all()) or not bool((m[~masked] == 0).all()):
-                return False
-    return True
 
 
 def _peel_scale(imp, n, user):
@@ -506,7 +487,7 @@ def emit_attention(imp, m: AttentionMatch) -> Value:
         if m.mask_kind == "fill":
             # sgpu.attention keeps where true: not(mask), with a splat operand
             # (the emitter's i1 scalar literal does not parse).
-            mask = imp.e.compare("eq", mask, fx_ops._i1(imp, False), imp.loc)
+            mask = imp.e.compare("eq", mask, fx_ops.i1_constant(imp, False), imp.loc)
     if m.positions is not None:
         return fx_cache.attend_cache(imp, q, k, v, m.scale, m.positions)
     return fx_ops.attention(imp, q, k, v, mask, m.causal, m.scale)
@@ -639,7 +620,7 @@ def emit_rope(imp, m: RoPEMatch) -> Value:
     x = imp.value(m.x)
     ops = []
     for t in (m.cos, m.sin):
-        v = fx_ops._cast(imp, imp.value(t), x.dtype)  # differ only where dtype= cast one side
+        v = fx_ops.cast_to(imp, imp.value(t), x.dtype)  # differ only where dtype= cast one side
         if v.rank < x.rank:
             v = imp.e.reshape(v, (1,) * (x.rank - v.rank) + v.shape, imp.loc)
         ops.append(v)

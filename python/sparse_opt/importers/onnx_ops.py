@@ -351,7 +351,7 @@ def _gemm(imp, node, xs, at):
             # (a param scaled by beta is multiplied at run time, below)
             bias = c if beta == 1.0 else Const(c.array.reshape(n) * np.asarray(beta, c.array.dtype), c.dtype)
             c = None
-        y = imp.e.linear(x, w, _bias(imp, bias, x.dtype, n, loc) if bias is not None else None, loc)
+        y = imp.e.linear(x, w, bias_constant(imp, bias, x.dtype, n, loc) if bias is not None else None, loc)
     else:
         y = imp.e.matmul(x, _value(imp, b), trans_b, loc)
     if alpha != 1.0:
@@ -364,7 +364,7 @@ def _gemm(imp, node, xs, at):
     return [y]
 
 
-def _bias(imp, c: Const, dtype, n=None, loc=None) -> Value:
+def bias_constant(imp, c: Const, dtype, n=None, loc=None) -> Value:
     """A linear layer's bias as an [n] tensor of `dtype` (a param is reshaped
     at run time, a constant at import time)."""
     if n is not None and c.shape != (n,) and not is_param(c):

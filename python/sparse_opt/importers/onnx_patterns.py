@@ -48,7 +48,7 @@ import numpy as np
 
 from .emitter import FLOAT_TYPES, ImportError_, Value, broadcast_shapes
 from .onnx_fold import Const, attrs_of, axes_arg, ints, reduce_axes, reshape_target, slice_params
-from .onnx_ops import _bias, feature_param, logical_not
+from .onnx_ops import bias_constant, feature_param, logical_not
 
 STANDARD = ("", "ai.onnx")
 
@@ -403,7 +403,7 @@ def _emit_linear_bias(imp, m):
     if x.shape[-1] != k or b.array.size != n or b.shape[-1] != n or b.rank > x.rank:
         raise Fallback
     weight = imp.linear_weight(w, transposed, mm)
-    bias = _bias(imp, b, x.dtype, n, imp.loc(imp.nodes[m.root]))
+    bias = bias_constant(imp, b, x.dtype, n, imp.loc(imp.nodes[m.root]))
     return [imp.e.linear(x, weight, bias, imp.loc(imp.nodes[m.root]))]
 
 
