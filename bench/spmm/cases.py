@@ -14,14 +14,15 @@ CORRECTNESS = [(1, 64, 64), (70, 20, 40), (5, 48, 37), (100, 1000, 200), (333, 7
                # split-K: 4 ranges of 9 k-tiles, the last past K (odd k32
                # step count); 4 even ranges of 16
                (40, 300, 2056), (16, 4096, 4096)]
-# The layers of the sliding-window issue: (N_out, K) of Llama-3-8B's MLP
-# (up/gate, down) and Qwen2-7B's up/gate, at decode to prefill token counts.
+# The benchmark layers of the sliding-window kernels: (N_out, K) of
+# Llama-3-8B's MLP (up/gate, down) and Qwen2-7B's up/gate, at decode to
+# prefill token counts.
 ISSUE_LAYERS = [(14336, 4096), (4096, 14336), (18944, 3584)]
 ISSUE_TOKENS = [16, 128, 512, 4096, 16384]
 QUICK = [(128, 4096, 4096), (4096, 4096, 4096), (16384, 14336, 4096)]
 DTYPES = ["f16", "bf16"]
 VARIANTS = ["2:4", "4:6", "6:8", "8:10"]
-# Tile and stage sweeps: 2:4 f16 on the issue's first layer and its
+# Tile and stage sweeps: 2:4 f16 on the first benchmark layer and its
 # transpose, from decode to prefill.
 SWEEP = [(16, 14336, 4096), (128, 14336, 4096), (512, 14336, 4096), (4096, 14336, 4096),
          (16384, 14336, 4096), (4096, 4096, 14336)]
@@ -29,11 +30,11 @@ SWEEP = [(16, 14336, 4096), (128, 14336, 4096), (512, 14336, 4096), (4096, 14336
 # 8:10 (6560) for K = 4096 are not multiples of 64 elements (128 B); 2:4 at
 # those K and at their neighbours that are.
 KALIGN = [(4096, 14336, k) for k in (5440, 5464, 5504, 6528, 6560, 6592)]
-# The decode end of the issue grid, where the compiler may keep a layer dense
+# The decode end of the benchmark grid, where the compiler may keep a layer dense
 # (sgpu-slide-sparse policy=auto): compiled with --policy auto.
 SMALL_TOKENS = [16, 128]
 # Split-K sweeps (--options split-k=S): 2:4 f16 at decode token counts on
-# the three issue layers (32, 112 and 148 blocks of 128 weight rows).
+# the three benchmark layers (32, 112 and 148 blocks of 128 weight rows).
 SPLITK = [(m, n, k) for n, k in ISSUE_LAYERS for m in SMALL_TOKENS]
 SETS = ("issue", "quick", "correctness", "sweep", "kalign", "small", "splitk", "large", "lift",
         "mid", "large68", "bars")
@@ -46,13 +47,13 @@ def family(variant):
 
 def cases(which="issue"):
     """(variant, dtype, kind, M, N, K) of a case set: "issue" (correctness
-    for every variant and dtype, then the issue's timing grid), "quick"
+    for every variant and dtype, then the benchmark timing grid), "quick"
     (correctness, then a few 2:4 and 6:8 timings), "correctness",
     "sweep" (2:4 f16 timings only, for tile/stage sweeps) or "small" (the
-    issue grid's M <= 128 timings, for the sparse-or-dense choice)."""
+    benchmark grid's M <= 128 timings, for the sparse-or-dense choice)."""
     assert which in SETS, which
     if which == "bars":
-        # The cases of the issue's large-M bars, 2:4 and 6:8 from 4096 tokens
+        # The cases of the large-M target bars, 2:4 and 6:8 from 4096 tokens
         # (artifacts as in "issue"; run_spmm.py --interleaved re-times them).
         for variant in ("2:4", "6:8"):
             for dtype in DTYPES:
@@ -61,7 +62,7 @@ def cases(which="issue"):
                         yield variant, dtype, "timing", m, n, k
         return
     if which in ("large", "large68"):
-        # The prefill end of the issue grid, 2:4 ("large") or 6:8
+        # The prefill end of the benchmark grid, 2:4 ("large") or 6:8
         # ("large68") only (schedule A/B runs).
         variant = "2:4" if which == "large" else "6:8"
         for dtype in DTYPES:
@@ -70,7 +71,7 @@ def cases(which="issue"):
                     yield variant, dtype, "timing", m, n, k
         return
     if which == "mid":
-        # 2:4 at 512 tokens on the issue layers (tile sweeps where
+        # 2:4 at 512 tokens on the benchmark layers (tile sweeps where
         # cuSPARSELt is closest).
         for dtype in DTYPES:
             for n, k in ISSUE_LAYERS:
@@ -78,7 +79,7 @@ def cases(which="issue"):
         return
     if which == "lift":
         # The fused lift against the gather kernel (make_cases.py --lift):
-        # 6:8 over the issue grid.
+        # 6:8 over the benchmark grid.
         for dtype in DTYPES:
             for n, k in ISSUE_LAYERS:
                 for m in ISSUE_TOKENS:

@@ -2,7 +2,7 @@
 """Turns the spmm records in bench/results/ into the tables and plots of
 docs/performance.md (between its spmm markers):
 
-  spmm_issue24_h200.json, spmm_issue_slide_h200.json   the issue grid (2:4; 4:6,
+  spmm_issue24_h200.json, spmm_issue_slide_h200.json   the benchmark grid (2:4; 4:6,
                                6:8, 8:10), TMA warpgroup kernel
                                -> spmm-issue, spmm-bars; docs/img/spmm_issue_h200.png
   spmm_lift_split{,3steps,halves}{,_separate}_h200.json   the split 6:8 lift against
@@ -87,7 +87,7 @@ VARIANTS = ["2:4", "4:6", "6:8", "8:10"]
 
 
 def issue_records():
-    """The issue grid (2:4, then the sliding-window variants; the current
+    """The benchmark grid (2:4, then the sliding-window variants; the current
     kernels, one session)."""
     out = []
     for part in ("issue24", "issue_slide"):
@@ -261,7 +261,7 @@ def ab_table(before, after, labels):
 
 
 def cluster_table():
-    """2:4 over the issue grid with single blocks and with clusters of two,
+    """2:4 over the benchmark grid with single blocks and with clusters of two,
     measured in the same session (spmm_issue24_cluster{1,2}_h200.json)."""
     return ab_table("spmm_issue24_cluster1_h200.json", "spmm_issue24_cluster2_h200.json",
                     ("single blocks", "clusters of 2", "pairs / single", "pairs"))
@@ -369,7 +369,7 @@ def issue_table(records):
 
 
 def bars_table(records, chosen):
-    """The issue's bars, checked against the records (the M <= 128 bar on
+    """The target bars, checked against the records (the M <= 128 bar on
     the compiler's choice, `chosen`, when measured)."""
     t = [r for r in records if r["kind"] == "timing"]
 

@@ -11,9 +11,10 @@
 #   epicheck/     test/Integration/GPU/check_spmm_epilogue.py build/lib .carry/epicheck --compile build/bin/sparse-opt --no-run
 # and build/lib (runtime and formats libraries). `$1` picks the part:
 # "ab" (lift check, SASS, the epilogue A/B, the 6:8 lift set, 4:6 and
-# 8:10 over the issue grid) or "issue" (2:4 and 6:8 over the issue grid,
-# then the compiler's sparse-or-dense choice at M <= 128) or "checks" (the
-# bit-exact lift check and the epilogue check against numpy, bias included).
+# 8:10 over the benchmark grid) or "issue" (2:4 and 6:8 over the
+# benchmark grid, then the compiler's sparse-or-dense choice at M <= 128)
+# or "checks" (the bit-exact lift check and the epilogue check against
+# numpy, bias included).
 # Results go to $OUT.
 part="${1:-ab}"
 source "$(dirname "$0")/../device_env.sh" /tmp/epilogue-out
@@ -41,13 +42,13 @@ elif [ "$part" = ab ]; then
     run large "large_$v" "spmm_epilogue_${v}_h200.json" --options "$opts"
   done
 
-  step "6:8 over the issue grid (new lift kernel, TMA store)"
+  step "6:8 over the benchmark grid (new lift kernel, TMA store)"
   TAILN=32 run lift lift68 spmm_lift_auto_h200.json --no-cusparselt
 
-  step "4:6 and 8:10 over the issue grid"
+  step "4:6 and 8:10 over the benchmark grid"
   TAILN=4 run issue issue spmm_issue_b_h200.json --variants 4:6,8:10
 else
-  step "2:4 and 6:8 over the issue grid"
+  step "2:4 and 6:8 over the benchmark grid"
   TAILN=4 run issue issue spmm_issue_a_h200.json --variants 2:4,6:8
   step "the compiler's choice at M <= 128 (sparse-policy=auto)"
   TAILN=4 run small small_auto spmm_small_auto_h200.json --no-cusparselt

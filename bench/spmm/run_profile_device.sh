@@ -4,7 +4,7 @@
 # the spmm kernel, and the ncu durations of the lift and spmm kernels of
 # three 6:8 cases. Built on the compiler's machine into .carry/:
 #   large/    make_cases.py --set large --out .carry/large    (2:4, M >= 4096)
-#   lift68/   make_cases.py --set lift --out .carry/lift68    (6:8, the issue grid)
+#   lift68/   make_cases.py --set lift --out .carry/lift68    (6:8, the benchmark grid)
 # and build/lib. `$1` names the 2:4 case (default f16 4096 x 14336 x 4096).
 # Results go to $OUT: the SASS, ncu_details.txt, ncu_source.csv (read the
 # "Warp Stall Sampling" columns: where consumers wait on `full` barriers

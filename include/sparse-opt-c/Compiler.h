@@ -103,15 +103,23 @@ SPARSEOPT_COMPILER_EXPORT int sparseopt_ir_run_pipeline(sparseopt_ir ir,
 SPARSEOPT_COMPILER_EXPORT char *sparseopt_ir_print(sparseopt_ir ir,
                                                    int generic);
 
-/* Runs sgpu-compile{chip features output-dir} on the module, writing
- * kernels.ptx, program.txt, signature.json, const<N>.bin and summary.txt to
- * output_dir (created if missing). chip / features may be NULL for the
+/* Runs sgpu-compile{chip features} on the module, then writes its artifacts
+ * (sparseopt_ir_write_artifacts): kernels.ptx, program.txt, signature.json,
+ * const<N>.bin and summary.txt in output_dir (created if missing). chip / features may be NULL for the
  * defaults sm_90a / +ptx85. The three strings must not contain spaces,
  * quotes or braces (that is an error diagnostic). */
 SPARSEOPT_COMPILER_EXPORT int sparseopt_ir_compile(sparseopt_ir ir,
                                                    const char *chip,
                                                    const char *features,
                                                    const char *output_dir);
+
+/* Writes the artifacts of a module that sgpu-compile has compiled (its
+ * host function and gpu.binary of PTX) into output_dir, created if
+ * missing: the translation that follows the pipeline. Returns 0, or 1 with
+ * the reasons as diagnostics (a module not compiled, an op the program
+ * format cannot express, a directory that cannot be written). */
+SPARSEOPT_COMPILER_EXPORT int sparseopt_ir_write_artifacts(sparseopt_ir ir,
+                                                           const char *output_dir);
 
 /* Frees a string returned by this API. NULL is a no-op. */
 SPARSEOPT_COMPILER_EXPORT void sparseopt_string_free(char *s);

@@ -10,6 +10,7 @@
 
 #include "sparse-opt/InitSparseOpt.h"
 #include "sparse-opt/Pipelines/InputNesting.h"
+#include "sparse-opt/Transforms/Artifacts.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -424,10 +425,22 @@ int sparseopt_ir_compile(sparseopt_ir ir, const char *chip,
       return 1;
     }
   }
-  std::string pipeline = ("sgpu-compile{chip=" + chipValue + " features=" +
-                          featureValue + " output-dir=" + dir + "}")
-                             .str();
-  return sparseopt_ir_run_pipeline(ir, pipeline.c_str());
+  std::string pipeline =
+      ("sgpu-compile{chip=" + chipValue + " features=" + featureValue + "}")
+          .str();
+  if (sparseopt_ir_run_pipeline(ir, pipeline.c_str()) != 0)
+    return 1;
+  return sparseopt_ir_write_artifacts(ir, output_dir);
+}
+
+int sparseopt_ir_write_artifacts(sparseopt_ir ir, const char *output_dir) {
+  if (!ir)
+    return 1;
+  if (!output_dir || !*output_dir) {
+    ir->module->emitError() << "the output directory must be non-empty";
+    return 1;
+  }
+  return failed(sgpu::writeArtifacts(*ir->module, output_dir)) ? 1 : 0;
 }
 
 void sparseopt_string_free(char *s) { std::free(s); }

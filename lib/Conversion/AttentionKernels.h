@@ -1,6 +1,6 @@
 //===- AttentionKernels.h - the kernels of sgpu.attention -------*- C++ -*-===//
 //
-// Two kernel builders for sgpu.attention, chosen by AttentionToGPU.cpp:
+// Three kernel builders for sgpu.attention, chosen by AttentionToGPU.cpp:
 //
 //  * cuda-cores (AttentionToGPU.cpp): one warp per query row, any dtype,
 //    masks, head sizes up to 256; the correctness baseline.

@@ -29,8 +29,9 @@
 //     ldmatrix.x4.trans of the row-major V tile.
 // Finally l is summed over the quad and O / l is written.
 //
-// What it does not do yet (the speed issue's levers): wgmma with TMA, a
-// producer warp, skipping the mask selects on tiles below the diagonal.
+// What it does not do yet (the levers for future speed work): wgmma with
+// TMA and a producer warp. The mask selects are already skipped on tiles
+// that reach neither past Sk nor above the diagonal (maskScores).
 //
 //===----------------------------------------------------------------------===//
 

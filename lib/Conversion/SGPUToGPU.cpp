@@ -11,11 +11,16 @@
 // program (CollectivesToRuntime.cpp). A sparse weight that is a function argument
 // is compressed by a generated kernel of the program's prepare stage
 // (WeightPrepare.cpp), once, when the runtime binds it. sgpu.rms_norm and
-// sgpu.layer_norm become one-block-per-row kernels (NormToGPU.cpp), TwELL
-// packs and consumers one-block-per-row kernels (TwellToGPU.cpp), and
-// every element-wise linalg op of the host (residual adds, activations,
-// broadcasts, fills) a one-thread-per-element kernel (ElementwiseToGPU.cpp);
-// any other linalg op left in the host is an error at the op.
+// sgpu.layer_norm become one-block-per-row kernels (NormToGPU.cpp); a TwELL
+// pack becomes a one-block-per-row pack kernel (TwellToGPU.cpp) or, with
+// twell-producer=fused on sm_90a, the epilogue of a tensor-core GEMM
+// (TwellProducerGPU.cpp); a TwELL consumer becomes a one-block-per-row
+// CUDA-core kernel (TwellConsumerGPU.cpp, which can also take the pack in,
+// reading H) or, on sm_90a, the wgmma consumer over blocks of 64 rows
+// (TwellTensorCoreGPU.cpp); every element-wise linalg op of the host
+// (residual adds, activations, broadcasts, fills) becomes a
+// one-thread-per-element kernel (ElementwiseToGPU.cpp); any other linalg
+// op left in the host is an error at the op.
 //
 // Mapping Y[M, N] = X[M, K] . W[N, K]^T onto the MMA: the sparse A operand is
 // the weight (MMA rows = output features), B is X^T (MMA columns = tokens),

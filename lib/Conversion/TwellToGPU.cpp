@@ -38,9 +38,11 @@
 //   The running count goes on past the capacity (entries past it are not
 //   stored), so word 0 is the true count.
 //
-// What a faster version would do: the pack fused into the epilogue of the
-// GEMM producing H (per-tile shared-memory counts, no pass over H in
-// memory).
+// The pack fused into the epilogue of the GEMM producing H (no pass over
+// H in memory) is the fused producer, TwellProducerGPU.cpp
+// (twell-producer=fused), and the pack read by its one consumer is
+// TwellConsumerGPU.cpp's (twell-pack=consumer); this kernel is the path
+// where neither applies.
 //
 //===----------------------------------------------------------------------===//
 

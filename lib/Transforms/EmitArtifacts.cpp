@@ -1,13 +1,16 @@
 //===- EmitArtifacts.cpp - write PTX, constants and the runtime program ---===//
 //
-// The last step of sgpu-compile: turns the host function (buffers and kernel
-// launches) into the line-based program the runtime executes, next to the
-// PTX of the generated kernels, the raw bytes of every constant buffer and
-// the function's signature (shapes and element types, for callers).
+// The translation after sgpu-compile (writeArtifacts, Artifacts.h): turns
+// the host function (buffers and kernel launches) into the line-based
+// program the runtime executes, next to the PTX of the generated kernels,
+// the raw bytes of every constant buffer and the function's signature
+// (shapes and element types, for callers). The sgpu-emit-artifacts pass
+// only calls it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "sparse-opt/Transforms/Passes.h"
+#include "sparse-opt/Transforms/Artifacts.h"
 
 #include "TempArena.h"
 
@@ -210,27 +213,31 @@ static std::string signatureJson(func::FuncOp host,
                                  const MemoryBytes &memory) {
   std::string text;
   llvm::raw_string_ostream os(text);
+  llvm::json::OStream j(os);
   // `names` (when given) parallels `types`: a non-empty name is written as
   // the tensor's "name" (a param's qualified name).
   // `states` (when given) parallels `types`: true marks a state param (a
   // KV cache the program updates in place), written as "state": true.
   auto tensors = [&](TypeRange types, ArrayRef<StringRef> names,
                      ArrayRef<bool> states = {}) {
-    os << "[";
-    llvm::interleaveComma(llvm::enumerate(types), os, [&](auto it) {
-      auto memref = cast<MemRefType>(it.value());
+    j.arrayBegin();
+    for (auto [index, type] : llvm::enumerate(types)) {
+      auto memref = cast<MemRefType>(type);
       std::string dtype;
       llvm::raw_string_ostream(dtype) << memref.getElementType();
-      os << "{\"shape\": [";
-      llvm::interleaveComma(memref.getShape(), os);
-      os << "], \"dtype\": " << llvm::json::Value(dtype);
-      if (it.index() < names.size() && !names[it.index()].empty())
-        os << ", \"name\": " << llvm::json::Value(names[it.index()].str());
-      if (it.index() < states.size() && states[it.index()])
-        os << ", \"state\": true";
-      os << "}";
-    });
-    os << "]";
+      j.objectBegin();
+      j.attributeArray("shape", [&] {
+        for (int64_t d : memref.getShape())
+          j.value(d);
+      });
+      j.attribute("dtype", dtype);
+      if (index < names.size() && !names[index].empty())
+        j.attribute("name", names[index]);
+      if (index < states.size() && states[index])
+        j.attribute("state", true);
+      j.objectEnd();
+    }
+    j.arrayEnd();
   };
   SmallVector<StringRef> names;
   SmallVector<bool> states;
@@ -239,59 +246,67 @@ static std::string signatureJson(func::FuncOp host,
     states.push_back(
         static_cast<bool>(host.getArgAttr(i, sgpu::SGPUDialect::kStateAttr)));
   }
-  os << "{\"function\": " << llvm::json::Value(host.getName().str())
-     << ", \"inputs\": ";
+  j.objectBegin();
+  j.attribute("function", host.getName());
+  j.attributeBegin("inputs");
   tensors(host.getArgumentTypes(), names, states);
-  os << ", \"outputs\": ";
+  j.attributeEnd();
+  j.attributeBegin("outputs");
   tensors(host.getResultTypes(), {});
-  if (!params.empty()) {
-    os << ", \"params\": [";
-    llvm::interleaveComma(params, os);
-    os << "]";
-  }
-  os << ", \"memory\": {\"params\": " << memory.params
-     << ", \"inputs\": " << memory.inputs
-     << ", \"outputs\": " << memory.outputs
-     << ", \"constants\": " << memory.constants
-     << ", \"temps\": " << memory.temps << ", \"arena\": " << memory.arena
-     << ", \"temps_unpacked\": " << memory.temps + memory.unpackedArena
-     << ", \"peak\": " << memory.peak() << "}";
-  os << "}\n";
+  j.attributeEnd();
+  if (!params.empty())
+    j.attributeArray("params", [&] {
+      for (int64_t p : params)
+        j.value(p);
+    });
+  j.attributeObject("memory", [&] {
+    j.attribute("params", memory.params);
+    j.attribute("inputs", memory.inputs);
+    j.attribute("outputs", memory.outputs);
+    j.attribute("constants", memory.constants);
+    j.attribute("temps", memory.temps);
+    j.attribute("arena", memory.arena);
+    j.attribute("temps_unpacked", memory.temps + memory.unpackedArena);
+    j.attribute("peak", memory.peak());
+  });
+  j.objectEnd();
+  os << "\n";
   return text;
 }
 
-struct EmitArtifactsPass
-    : public sgpu::impl::SGPUEmitArtifactsBase<EmitArtifactsPass> {
-  using Base::Base;
+/// Writes the artifacts of one compiled module (writeArtifacts).
+class ArtifactWriter {
+public:
+  ArtifactWriter(ModuleOp module, StringRef outputDir, StringRef entry)
+      : module(module), outputDir(outputDir.str()), entry(entry.str()) {}
 
-  void runOnOperation() override {
-    ModuleOp module = getOperation();
+  LogicalResult write() {
     if (outputDir.empty()) {
       module.emitError() << "sgpu-emit-artifacts needs output-dir=<directory>";
-      return signalPassFailure();
+      return failure();
     }
     func::FuncOp host = findEntry(module);
     if (!host)
-      return signalPassFailure();
+      return failure();
 
     // The PTX of the (single) kernel binary.
     SmallVector<gpu::BinaryOp> binaries(module.getOps<gpu::BinaryOp>());
     std::string ptx;
     if (binaries.size() > 1) {
       binaries[1].emitError() << "expected at most one gpu.binary";
-      return signalPassFailure();
+      return failure();
     }
     if (!binaries.empty()) {
       auto objects = binaries[0].getObjects();
       if (objects.size() != 1) {
         binaries[0].emitError() << "expected one object (one target)";
-        return signalPassFailure();
+        return failure();
       }
       auto obj = cast<gpu::ObjectAttr>(objects[0]);
       if (obj.getFormat() != gpu::CompilationTarget::Assembly) {
         binaries[0].emitError()
             << "expected PTX (gpu-module-to-binary format=isa)";
-        return signalPassFailure();
+        return failure();
       }
       ptx = obj.getObject().getValue().str();
       std::string missing = firstExternFunction(ptx);
@@ -302,34 +317,34 @@ struct EmitArtifactsPass
                "a math op that gpu-module-to-binary did not link (point "
                "CUDA_ROOT, CUDA_PATH or CUDA_HOME at a CUDA toolkit with "
                "nvvm/libdevice)";
-        return signalPassFailure();
+        return failure();
       }
     }
 
     if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {
       module.emitError() << "cannot create output directory '" << outputDir
                          << "': " << ec.message();
-      return signalPassFailure();
+      return failure();
     }
 
     std::string program;
     llvm::raw_string_ostream os(program);
-    os << "sparseopt-program " << SPARSEOPT_PROGRAM_VERSION << "\n";
+    os << SPARSEOPT_DIRECTIVE_HEADER " " << SPARSEOPT_PROGRAM_VERSION << "\n";
     os << "# host function @" << host.getName() << "\n";
     // A program of library calls only has no kernels and no module.
     if (!binaries.empty() ||
         !host.getBody().front().getOps<gpu::LaunchFuncOp>().empty())
-      os << "module kernels.ptx\n";
+      os << SPARSEOPT_DIRECTIVE_MODULE " kernels.ptx\n";
     if (failed(exportHost(host, os)))
-      return signalPassFailure();
-    os << "end\n";
+      return failure();
+    os << SPARSEOPT_DIRECTIVE_END "\n";
 
     if (failed(writeFile("kernels.ptx", ptx)) ||
         failed(writeFile("program.txt", program)) ||
         failed(writeFile("signature.json",
                          signatureJson(host, paramPositions(host),
                                        memory))))
-      return signalPassFailure();
+      return failure();
 
     std::string summary;
     llvm::raw_string_ostream ss(summary);
@@ -342,9 +357,12 @@ struct EmitArtifactsPass
        << ", temporaries " << memory.temps + memory.arena << ", of which "
        << memory.arena << " in the arena shared by liveness instead of "
        << memory.unpackedArena << ")\n";
-    if (failed(writeFile("summary.txt", summary)))
-      return signalPassFailure();
+    return writeFile("summary.txt", summary);
   }
+
+private:
+  ModuleOp module;
+  std::string outputDir, entry;
 
   func::FuncOp findEntry(ModuleOp module) {
     func::FuncOp found;
@@ -373,7 +391,7 @@ struct EmitArtifactsPass
     std::error_code ec;
     llvm::raw_fd_ostream f(path, ec);
     if (ec)
-      return getOperation().emitError()
+      return module.emitError()
              << "cannot write '" << path << "': " << ec.message();
     f << data;
     return success();
@@ -394,8 +412,8 @@ struct EmitArtifactsPass
     if (failed(exportBuffersAndSteps(host, os, steps, prepareOs)))
       return failure();
     if (staged)
-      out << bufferText << "stage prepare\n"
-          << prepareText << "stage run\n"
+      out << bufferText << SPARSEOPT_DIRECTIVE_STAGE " prepare\n"
+          << prepareText << SPARSEOPT_DIRECTIVE_STAGE " run\n"
           << runText;
     return success();
   }
@@ -403,7 +421,6 @@ struct EmitArtifactsPass
   LogicalResult exportBuffersAndSteps(func::FuncOp host, raw_ostream &os,
                                       raw_ostream &steps,
                                       raw_ostream &prepare) {
-    ModuleOp module = getOperation();
     if (!host.getBody().hasOneBlock())
       return host.emitError() << "host function must have a single block";
     DenseMap<Value, int> ids;
@@ -434,7 +451,7 @@ struct EmitArtifactsPass
       bool param = isParam(host, arg);
       (param ? memory.params : memory.inputs) += *bytes;
       paramIndex[arg] = param ? params : -1;
-      os << "buffer " << ids[arg] << (param ? " param " : " input ")
+      os << SPARSEOPT_DIRECTIVE_BUFFER " " << ids[arg] << (param ? " param " : " input ")
          << (param ? params++ : inputs++) << " " << *bytes << "\n";
     }
 
@@ -481,7 +498,7 @@ struct EmitArtifactsPass
     memory.arena = arena.bytes;
     memory.unpackedArena = arena.unpackedBytes;
     if (arena.bytes)
-      os << "arena " << arena.bytes << "\n";
+      os << SPARSEOPT_DIRECTIVE_ARENA " " << arena.bytes << "\n";
 
     int constants = 0;
     for (Operation &op : host.getBody().front()) {
@@ -494,14 +511,14 @@ struct EmitArtifactsPass
         auto it = outputIndex.find(v);
         auto packed = arena.offsets.find(v);
         if (it != outputIndex.end()) {
-          os << "buffer " << ids[v] << " output " << it->second << " "
+          os << SPARSEOPT_DIRECTIVE_BUFFER " " << ids[v] << " output " << it->second << " "
              << *bytes << "\n";
           memory.outputs += *bytes;
         } else if (packed != arena.offsets.end()) {
-          os << "buffer " << ids[v] << " temp " << *bytes << " arena "
+          os << SPARSEOPT_DIRECTIVE_BUFFER " " << ids[v] << " temp " << *bytes << " arena "
              << packed->second << "\n";
         } else {
-          os << "buffer " << ids[v] << " temp " << *bytes << "\n";
+          os << SPARSEOPT_DIRECTIVE_BUFFER " " << ids[v] << " temp " << *bytes << "\n";
           memory.temps += *bytes;
         }
         if (auto stat =
@@ -510,7 +527,7 @@ struct EmitArtifactsPass
             return alloc.emitError() << "a program stat must be a temporary "
                                         "buffer, not a result";
           unsigned width = alloc.getType().getElementTypeBitWidth();
-          os << "stat " << stat.getValue() << " b" << ids[v] << " u" << width;
+          os << SPARSEOPT_DIRECTIVE_STAT " " << stat.getValue() << " b" << ids[v] << " u" << width;
           if (auto total = alloc->getAttrOfType<IntegerAttr>(
                   sgpu::SGPUDialect::kStatTotalAttr))
             os << " of " << total.getValue().getSExtValue();
@@ -564,7 +581,7 @@ struct EmitArtifactsPass
                                  << " bytes)";
         if (failed(writeFile(file, data)))
           return failure();
-        os << "buffer " << ids[get.getResult()] << " constant " << file << " "
+        os << SPARSEOPT_DIRECTIVE_BUFFER " " << ids[get.getResult()] << " constant " << file << " "
            << *bytes << "\n";
         memory.constants += *bytes;
         continue;
@@ -601,7 +618,7 @@ struct EmitArtifactsPass
         if (slot == slots.end())
           return sync.emitError() << "waits for an all-reduce the program "
                                      "has not started";
-        steps << "wait slot=" << slot->second << "\n";
+        steps << SPARSEOPT_DIRECTIVE_WAIT " slot=" << slot->second << "\n";
         freeSlots.push_back(slot->second);
         slots.erase(slot);
         continue;
@@ -649,7 +666,7 @@ struct EmitArtifactsPass
       ++nextSlot;
     slots[call] = slot;
     auto type = cast<MemRefType>(call.getSend().getType());
-    os << "allreduce slot=" << slot << " send=b" << send->second << " recv=b"
+    os << SPARSEOPT_DIRECTIVE_ALLREDUCE " slot=" << slot << " send=b" << send->second << " recv=b"
        << recv->second << " count=" << type.getNumElements()
        << " type=" << type.getElementType()
        << " op=" << sgpu::stringifyReduceKind(call.getKind()) << "\n";
@@ -698,7 +715,7 @@ struct EmitArtifactsPass
              << "a weight check needs a status buffer of the program and a "
                 "weight that is a param (a host argument read only by "
                 "prepare-stage steps)";
-    os << "check b" << status->second << " param "
+    os << SPARSEOPT_DIRECTIVE_CHECK " b" << status->second << " param "
        << paramIndex.lookup(weight) << " pattern "
        << check.getPattern().getN() << ":" << check.getPattern().getM()
        << " groups " << check.getGroups() << "\n";
@@ -727,7 +744,7 @@ struct EmitArtifactsPass
     auto xt = cast<MemRefType>(gemm.getInput().getType());
     auto wt = cast<MemRefType>(gemm.getWeight().getType());
     auto yt = cast<MemRefType>(gemm.getResult().getType());
-    os << "gemm m=" << xt.getDimSize(0) << " n=" << wt.getDimSize(0)
+    os << SPARSEOPT_DIRECTIVE_GEMM " m=" << xt.getDimSize(0) << " n=" << wt.getDimSize(0)
        << " k=" << xt.getDimSize(1) << " in=" << xt.getElementType()
        << " out=" << yt.getElementType() << " x=b" << *x << " w=b" << *w
        << " y=b" << *y;
@@ -782,7 +799,7 @@ struct EmitArtifactsPass
       return launch.emitError()
              << "the kernel needs " << smem
              << " bytes of shared memory, more than the 232448 a block can have";
-    os << "launch " << launch.getKernelName().getValue() << " grid " << g[0]
+    os << SPARSEOPT_DIRECTIVE_LAUNCH " " << launch.getKernelName().getValue() << " grid " << g[0]
        << " " << g[1] << " " << g[2] << " block " << bl[0] << " " << bl[1]
        << " " << bl[2] << " smem " << smem << " args";
     for (Value arg : launch.getKernelOperands()) {
@@ -812,4 +829,21 @@ struct EmitArtifactsPass
   }
 };
 
+/// The pass spelling of writeArtifacts, for pipelines (sgpu-compile's
+/// output-dir) and the command line.
+struct EmitArtifactsPass
+    : public sgpu::impl::SGPUEmitArtifactsBase<EmitArtifactsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (failed(sgpu::writeArtifacts(getOperation(), outputDir, entry)))
+      signalPassFailure();
+  }
+};
+
 } // namespace
+
+LogicalResult mlir::sgpu::writeArtifacts(ModuleOp module, StringRef outputDir,
+                                         StringRef entry) {
+  return ArtifactWriter(module, outputDir, entry).write();
+}

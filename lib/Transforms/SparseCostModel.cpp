@@ -2,8 +2,9 @@
 //
 // The rules, measured on an H200 (fp16 and bf16, one process, CUDA-graph
 // replay; N x K in {14336 x 4096, 4096 x 14336, 18944 x 3584}, M in {16,
-// 128, 512, 4096, 16384}; docs/performance.md, "Sliding-window sparse
-// GEMM"; split-K for small grids included):
+// 128, 512, 4096, 16384}; docs/performance.md, "Sparse matmul on sm_90a:
+// the TMA warpgroup kernel (2:4 and (2N-2):2N)" and its "Sparse or dense:
+// what the compiler runs at M ≤ 128"; split-K for small grids included):
 //
 //  * 2:4 beats cuBLAS at every measured shape (1.03-1.48x at M <= 128,
 //    1.23-1.63x at M >= 512 with the clusters of two from 4096 tokens):

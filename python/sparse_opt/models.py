@@ -222,10 +222,11 @@ class Decoder(nn.Module):
         return self.head(self.norm(x))
 
     def _ladder(self, x):
-        """Ladder residuals (DESIGN.md section 5), the form sgpu-ladder-residual
-        gives every layer: block i reads the stream one block stale,
-        x_i = x_{i-1} + all_reduce(f_i(norm(x_{i-2}))), the first two
-        blocks reading the embedding."""
+        """Ladder residuals (docs/design.md, "Collectives and the ladder
+        residual"), the form sgpu-ladder-residual gives every layer: block
+        i reads the stream one block stale, x_i = x_{i-1} +
+        all_reduce(f_i(norm(x_{i-2}))), the first two blocks reading the
+        embedding."""
         stale, current = x, x
         for layer in self.layers:
             attn = lambda h, layer=layer: layer.attn(h, self.cos, self.sin, self.mask)

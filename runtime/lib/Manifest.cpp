@@ -155,7 +155,7 @@ private:
 
   Status parseDirective() {
     const std::string &directive = tokens[0];
-    if (headerLine == 0 && directive != "sparseopt-program")
+    if (headerLine == 0 && directive != SPARSEOPT_DIRECTIVE_HEADER)
       return error("the first directive must be 'sparseopt-program " +
                    std::to_string(kManifestVersion) + "', got " +
                    quoted(directive));
@@ -163,29 +163,29 @@ private:
       return error("directive " + quoted(directive) +
                    " after the program's 'end' line (line " +
                    std::to_string(endLine) + ")");
-    if (directive == "sparseopt-program")
+    if (directive == SPARSEOPT_DIRECTIVE_HEADER)
       return parseHeader();
-    if (directive == "end")
+    if (directive == SPARSEOPT_DIRECTIVE_END)
       return parseEnd();
-    if (directive == "module")
+    if (directive == SPARSEOPT_DIRECTIVE_MODULE)
       return parseModule();
-    if (directive == "buffer")
+    if (directive == SPARSEOPT_DIRECTIVE_BUFFER)
       return parseBuffer();
-    if (directive == "launch")
+    if (directive == SPARSEOPT_DIRECTIVE_LAUNCH)
       return parseLaunch();
-    if (directive == "gemm")
+    if (directive == SPARSEOPT_DIRECTIVE_GEMM)
       return parseGemm();
-    if (directive == "stage")
+    if (directive == SPARSEOPT_DIRECTIVE_STAGE)
       return parseStage();
-    if (directive == "check")
+    if (directive == SPARSEOPT_DIRECTIVE_CHECK)
       return parseCheck();
-    if (directive == "allreduce")
+    if (directive == SPARSEOPT_DIRECTIVE_ALLREDUCE)
       return parseAllReduce();
-    if (directive == "wait")
+    if (directive == SPARSEOPT_DIRECTIVE_WAIT)
       return parseWait();
-    if (directive == "stat")
+    if (directive == SPARSEOPT_DIRECTIVE_STAT)
       return parseStat();
-    if (directive == "arena")
+    if (directive == SPARSEOPT_DIRECTIVE_ARENA)
       return parseArena();
     return error("unknown directive " + quoted(directive) +
                  " (expected 'module', 'buffer', 'launch', 'gemm', 'stage', "

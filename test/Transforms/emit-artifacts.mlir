@@ -23,7 +23,7 @@
 // SUMMARY: peak device memory: 360 bytes (params 0, inputs 64, outputs 32, constants 8, temporaries 256, of which 256 in the arena shared by liveness instead of 256)
 // The signature lists the host function's memref arguments and results,
 // and the program's device memory by role.
-// SIG: {"function": "forward", "inputs": [{"shape": [4, 8], "dtype": "f16"}], "outputs": [{"shape": [8], "dtype": "f32"}], "memory": {"params": 0, "inputs": 64, "outputs": 32, "constants": 8, "temps": 0, "arena": 256, "temps_unpacked": 256, "peak": 360}}
+// SIG: {"function":"forward","inputs":[{"shape":[4,8],"dtype":"f16"}],"outputs":[{"shape":[8],"dtype":"f32"}],"memory":{"params":0,"inputs":64,"outputs":32,"constants":8,"temps":0,"arena":256,"temps_unpacked":256,"peak":360}}
 module attributes {gpu.container_module} {
   memref.global "private" constant @c : memref<2xi32> = dense<1>
   func.func @forward(%x: memref<4x8xf16>) -> memref<8xf32> {

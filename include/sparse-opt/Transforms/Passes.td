@@ -105,9 +105,10 @@ def SGPULadderResidual : Pass<"sgpu-ladder-residual", "::mlir::ModuleOp"> {
     used only there; `norm` is `sgpu.rms_norm` or `sgpu.layer_norm`; the
     blocks alternate attention and MLP) and makes every converted block read
     the stream one block stale: `x_i = x_{i-1} + all_reduce(f_i(norm(x_{i-2})))`,
-    so the all-reduce of block i can overlap block i+1 (DESIGN.md §5). The
-    first two blocks read the embedding; the residual adds keep their
-    operands, each moved down to its first user (so the next block's work
+    so the all-reduce of block i can overlap block i+1 (docs/design.md,
+    "Collectives and the ladder residual"). The first two blocks read the
+    embedding; the residual adds keep their operands, each moved down to
+    its first user (so the next block's work
     sits between an all-reduce and the add that consumes it), and the last
     ones still wait for the outstanding reductions before the final norm. `layers=K` converts only the blocks of the last K
     layers (two blocks per layer); 0 takes the module's

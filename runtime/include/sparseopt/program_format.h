@@ -14,4 +14,22 @@
 
 #define SPARSEOPT_PROGRAM_VERSION 2
 
+/* The directives: the first word of each line. The writer
+ * (lib/Transforms/EmitArtifacts.cpp) and the reader
+ * (runtime/lib/Manifest.cpp) spell them only through these names, and a
+ * test (test/python/test_program_schema.py) compiles programs that use
+ * every one and reads each back. Lines starting with '#' are comments. */
+#define SPARSEOPT_DIRECTIVE_HEADER "sparseopt-program"
+#define SPARSEOPT_DIRECTIVE_MODULE "module"
+#define SPARSEOPT_DIRECTIVE_BUFFER "buffer"
+#define SPARSEOPT_DIRECTIVE_ARENA "arena"
+#define SPARSEOPT_DIRECTIVE_STAT "stat"
+#define SPARSEOPT_DIRECTIVE_STAGE "stage"
+#define SPARSEOPT_DIRECTIVE_LAUNCH "launch"
+#define SPARSEOPT_DIRECTIVE_GEMM "gemm"
+#define SPARSEOPT_DIRECTIVE_ALLREDUCE "allreduce"
+#define SPARSEOPT_DIRECTIVE_WAIT "wait"
+#define SPARSEOPT_DIRECTIVE_CHECK "check"
+#define SPARSEOPT_DIRECTIVE_END "end"
+
 #endif /* SPARSEOPT_PROGRAM_FORMAT_H */

@@ -1,0 +1,87 @@
+"""The program format is one schema: every directive that
+sparseopt/program_format.h names is written by the compiler for some
+program here, every program it writes is read back by the runtime's parser
+(no GPU needed), and the compiler writes no directive the header does not
+name. The programs: a 2:4 layer with a constant weight (compressed at
+compile time), one with its weight as an argument (a prepare stage and a
+weight check), a dense layer with a TwELL FFN in calibration mode (a
+library GEMM, program stats), and an all-reduce (a collective and its
+wait)."""
+import json
+import pathlib
+import re
+
+import pytest
+
+from conftest import ROOT
+from sparse_opt import runtime
+from sparse_opt.compiler import Compiler
+
+HEADER = ROOT / "runtime" / "include" / "sparseopt" / "program_format.h"
+
+LINEAR = """func.func @forward(%x: tensor<16x64xf16>{w}) -> tensor<16x32xf16> {{
+  {const}%zero = arith.constant 0.0 : f16
+  %e = tensor.empty() : tensor<16x32xf16>
+  %acc = linalg.fill ins(%zero : f16) outs(%e : tensor<16x32xf16>) -> tensor<16x32xf16>
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>,
+                                      affine_map<(m, n, k) -> (m, n)>]
+      ins(%x, %w : tensor<16x64xf16>, tensor<32x64xf16, #sgpu.nm<2:4>>)
+      outs(%acc : tensor<16x32xf16>) -> tensor<16x32xf16>
+  return %y : tensor<16x32xf16>
+}}
+"""
+
+ALL_REDUCE = """func.func @forward(%x: tensor<16x64xf32>) -> tensor<16x64xf32> {
+  %r = sgpu.all_reduce %x : tensor<16x64xf32>
+  %y = arith.addf %r, %x : tensor<16x64xf32>
+  return %y : tensor<16x64xf32>
+}
+"""
+
+
+def directives():
+    """The directives the header names."""
+    return set(re.findall(r'#define SPARSEOPT_DIRECTIVE_\w+ "([^"]+)"', HEADER.read_text()))
+
+
+def written(directory):
+    """The directives of a compiled program (comments skipped)."""
+    return {line.split()[0] for line in (pathlib.Path(directory) / "program.txt").read_text().splitlines()
+            if line.strip() and not line.startswith("#")}
+
+
+@pytest.fixture(scope="module")
+def programs(tmp_path_factory):
+    out = tmp_path_factory.mktemp("schema")
+    model = ROOT / "test" / "Transforms" / "sparsify-ffn-calibration.mlir"
+    with Compiler() as c:
+        dirs = [
+            c.parse(LINEAR.format(w="", const="%w = arith.constant dense<0.0> : tensor<32x64xf16, "
+                                  "#sgpu.nm<2:4>>\n  ")).compile(out / "constant").directory,
+            c.parse(LINEAR.format(w=", %w: tensor<32x64xf16, #sgpu.nm<2:4>>", const="")).compile(
+                out / "argument").directory,
+            c.parse_file(model).compile(out / "twell", twell=True).directory,
+            c.parse(ALL_REDUCE).compile(out / "collective").directory,
+        ]
+    return [pathlib.Path(d) for d in dirs]
+
+
+def test_the_header_names_the_directives():
+    assert {"sparseopt-program", "module", "buffer", "launch", "gemm", "end"} <= directives()
+
+
+def test_every_directive_is_written_and_nothing_else(programs):
+    seen = set().union(*(written(d) for d in programs))
+    assert seen == directives(), "written but not in the header: %s; in the header, never written: %s" % (
+        sorted(seen - directives()), sorted(directives() - seen))
+
+
+def test_every_program_is_read_back(programs):
+    for d in programs:
+        p = runtime.parse(d)
+        try:
+            sig = json.loads((d / "signature.json").read_text())
+            assert len(p.signature.inputs) == len(sig["inputs"]), d.name
+            assert len(p.signature.outputs) == len(sig["outputs"]), d.name
+        finally:
+            p.close()
