@@ -10,6 +10,7 @@
 #ifndef SPARSEOPT_LIB_TRANSFORMS_SPARSECOSTMODEL_H
 #define SPARSEOPT_LIB_TRANSFORMS_SPARSECOSTMODEL_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
@@ -35,6 +36,25 @@ struct SparseOrDense {
 SparseOrDense chooseSparseOrDense(llvm::StringRef chip, int64_t numSMs,
                                   int64_t m, int64_t n, int64_t k,
                                   unsigned patternM);
+
+/// One timed case of the benchmark grid (bench/results/, written into
+/// SparseCostTables.inc by bench/spmm/cost_tables.py): the sparse kernel's
+/// time over cuBLAS's for pattern (patternM-2):patternM at M x N x K.
+struct MeasuredCase {
+  unsigned patternM;
+  int64_t m, n, k;
+  bool bf16;
+  double speedup;
+};
+
+/// Every measured case the rules and their remarks are drawn from.
+llvm::ArrayRef<MeasuredCase> measuredCases();
+
+/// How far a measured case may lie on the other side of 1.0x from the
+/// rule's choice: the records' run-to-run and f16/bf16 noise (the widest,
+/// 6:8 at 4096 x 4096 x 14336: 1.10x in f16 and 0.96x in bf16), and ties
+/// go to the library GEMM.
+inline constexpr double kMeasuredTie = 0.12;
 
 /// The smallest weight (N * K elements) the rules were measured on is 58.7 M
 /// elements (14336 x 4096); below 32 M elements the choice is not made.

@@ -100,3 +100,39 @@ TEST(SparseCostModel, OneWaveIsTheDevicesMultiprocessorCount) {
 }
 
 } // namespace
+
+namespace {
+
+// Every timed case of the committed benchmark grid (SparseCostTables.inc,
+// generated from bench/results/) against the rules on the measured part:
+// where the rules keep the sparse kernel it measured at least 1.0x less the
+// tie band, and where they choose the library GEMM at most 1.0x plus it.
+TEST(SparseCostModel, TheRulesAgreeWithEveryMeasuredCase) {
+  ASSERT_EQ(mlir::sgpu::measuredCases().size(), 120u);
+  for (const mlir::sgpu::MeasuredCase &c : mlir::sgpu::measuredCases()) {
+    auto choice =
+        chooseSparseOrDense("sm_90a", kSMs, c.m, c.n, c.k, c.patternM);
+    std::string what = std::to_string(c.patternM - 2) + ":" +
+                       std::to_string(c.patternM) + " M=" +
+                       std::to_string(c.m) + " N=" + std::to_string(c.n) +
+                       " K=" + std::to_string(c.k) +
+                       (c.bf16 ? " bf16" : " f16") + " measured " +
+                       std::to_string(c.speedup);
+    if (choice.dense)
+      EXPECT_LE(c.speedup, 1.0 + mlir::sgpu::kMeasuredTie) << what;
+    else
+      EXPECT_GE(c.speedup, 1.0 - mlir::sgpu::kMeasuredTie) << what;
+  }
+}
+
+// The remarks quote the committed records, not hand-copied ranges.
+TEST(SparseCostModel, RemarksQuoteTheRecords) {
+  auto c = chooseSparseOrDense("sm_90a", kSMs, 512, kWideN, kWideK, 10);
+  EXPECT_NE(c.reason.find("the 8:10 kernel measured 0.58-1.09x of the library GEMM (median "),
+            std::string::npos)
+      << c.reason;
+  EXPECT_NE(c.reason.find("over the 30 measured shapes"), std::string::npos)
+      << c.reason;
+}
+
+} // namespace
