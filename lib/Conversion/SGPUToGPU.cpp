@@ -39,6 +39,7 @@
 #include "ElementwiseToGPU.h"
 #include "IndexMath.h"
 #include "LiftToGPU.h"
+#include "GPULoweringOptions.h"
 #include "ModelOpsToGPU.h"
 #include "NormToGPU.h"
 #include "ReductionToGPU.h"
@@ -349,34 +350,15 @@ struct ConvertSGPUToGPUPass
                          << kLiftModes;
       return signalPassFailure();
     }
-    if (epilogue != "auto" && epilogue != "tma" && epilogue != "registers") {
-      module.emitError() << "unknown epilogue '" << epilogue
-                         << "'; expected auto, tma or registers";
+    FailureOr<GPULoweringChoices> parsed = parseGPULoweringChoices(
+        {kernel, epilogue, twellProducer, twellConsumer, twellGather,
+         twellPack},
+        &message);
+    if (failed(parsed)) {
+      module.emitError() << message;
       return signalPassFailure();
     }
-    if (twellProducer != "auto" && twellProducer != "fused" &&
-        twellProducer != "library") {
-      module.emitError() << "unknown twell-producer '" << twellProducer
-                         << "'; expected auto, fused or library";
-      return signalPassFailure();
-    }
-    if (twellConsumer != "auto" && twellConsumer != "cuda-cores" &&
-        twellConsumer != "tensor-cores") {
-      module.emitError() << "unknown twell-consumer '" << twellConsumer
-                         << "'; expected auto, cuda-cores or tensor-cores";
-      return signalPassFailure();
-    }
-    if (twellGather != "cp-async" && twellGather != "tma") {
-      module.emitError() << "unknown twell-gather '" << twellGather
-                         << "'; expected cp-async or tma";
-      return signalPassFailure();
-    }
-    if (twellPack != "auto" && twellPack != "kernel" &&
-        twellPack != "consumer") {
-      module.emitError() << "unknown twell-pack '" << twellPack
-                         << "'; expected auto, kernel or consumer";
-      return signalPassFailure();
-    }
+    choices = *parsed;
     if (twellPasses < 0 || twellPasses > 64) {
       module.emitError() << "invalid convert-sgpu-to-gpu option: twell-passes="
                          << int64_t(twellPasses) << " is not 0 (auto) or 1..64";
@@ -387,14 +369,9 @@ struct ConvertSGPUToGPUPass
                          << int64_t(cluster) << " is not 0, 1, 2 or 4";
       return signalPassFailure();
     }
-    if (kernel != "auto" && kernel != "mma" && kernel != "wgmma") {
-      module.emitError() << "unknown kernel '" << kernel
-                         << "'; expected auto, mma or wgmma";
-      return signalPassFailure();
-    }
     // auto: the warpgroup kernel where the target can express it.
-    useWgmma = kernel == "wgmma" ||
-               (kernel == "auto" && target->hasSparseWGMMA());
+    useWgmma = choices.kernel == SpmmKernel::Wgmma ||
+               (choices.kernel == SpmmKernel::Auto && target->hasSparseWGMMA());
     std::string overrides = verifyTmaSpmmOverrides(tileN, stages, splitK, budget);
     if (!overrides.empty()) {
       module.emitError() << "invalid convert-sgpu-to-gpu option: "
@@ -519,7 +496,7 @@ struct ConvertSGPUToGPUPass
             return;
           }
         twellOps.push_back(op);
-        if (twellProducer == "fused")
+        if (choices.twellProducer == TwellProducer::Fused)
           chooseTwellProducer(pack, *target);
         return;
       }
@@ -711,7 +688,7 @@ struct ConvertSGPUToGPUPass
         else if (blocks != blockPacked.end())
           lowerTwellFFNToTensorCores(ffn, blocks->second, downT, gpuModule,
                                      symbols, ffnCount++, budget,
-                                     twellGather == "tma");
+                                     choices.twellGather == TwellGather::Tma);
         else
           lowerTwellFFNToGPU(ffn, packed.lookup(ffn.getPacked()), downT,
                              gpuModule, symbols, ffnCount++,
@@ -736,6 +713,8 @@ struct ConvertSGPUToGPUPass
   bool useWgmma = false;
   /// What the device gives the kernels (device and reserve-sms options).
   KernelBudget budget;
+  /// The string options, typed (GPULoweringOptions.h).
+  GPULoweringChoices choices;
   /// twell-producer=fused: the packs produced by the fused GEMM, and the
   /// matmuls it replaces.
   DenseMap<Operation *, MatmulOp> producerOfPack;
@@ -770,7 +749,7 @@ struct ConvertSGPUToGPUPass
   /// pack in one pass. Where consumer was asked for and cannot apply, a
   /// remark says why; auto falls back to the pack kernel silently.
   bool packIntoConsumer(TwellPackOp pack) {
-    if (twellPack == "kernel")
+    if (choices.twellPack == TwellPack::Kernel)
       return false;
     std::string why;
     auto users = llvm::to_vector(pack->getUsers());
@@ -785,7 +764,7 @@ struct ConvertSGPUToGPUPass
     else
       why = whyNoTwellPackInConsumer(cast<TwellFFNOp>(users.front()));
     if (!why.empty()) {
-      if (twellPack == "consumer")
+      if (choices.twellPack == TwellPack::Consumer)
         pack.emitRemark() << "TwELL pack: a pack kernel, not fused into the "
                              "consumer: "
                           << why;
@@ -800,15 +779,16 @@ struct ConvertSGPUToGPUPass
   /// the tensor cores were asked for and cannot run, a remark says why.
   bool chooseTwellConsumer(TwellFFNOp ffn, const TargetInfo &target) {
     auto pack = ffn.getPacked().getDefiningOp<TwellPackOp>();
-    bool wanted = twellConsumer == "tensor-cores";
-    if (twellConsumer == "auto")
+    bool wanted = choices.twellConsumer == TwellConsumer::TensorCores;
+    if (choices.twellConsumer == TwellConsumer::Auto)
       if (auto choice = pack->getAttrOfType<StringAttr>(
               SGPUDialect::kTwellConsumerAttr))
         wanted = choice.getValue() == "tensor-cores";
     if (!wanted)
       return false;
     std::string why = whyNoTwellTensorCores(
-        ffn, target, twellProducer == "fused" && producerOfPack.count(pack));
+        ffn, target, choices.twellProducer == TwellProducer::Fused &&
+                 producerOfPack.count(pack));
     for (Operation *user : pack->getUsers())
       if (user != ffn.getOperation() && why.empty() &&
           !whyNoTwellTensorCores(cast<TwellFFNOp>(user), target, false)
@@ -949,8 +929,8 @@ struct ConvertSGPUToGPUPass
         cluster ? int64_t(cluster) : shape.m >= kClusterMinTokens ? 2 : 1;
     TmaSpmmConfig tma = getTmaSpmmConfig(
         shape, tileN, stages, splitK, persistent, budget, fused,
-        blocksPerCluster, epilogue != "registers", splitLift);
-    if (useTma && epilogue == "tma" && !tma.tmaStore)
+        blocksPerCluster, choices.epilogue != SpmmEpilogue::Registers, splitLift);
+    if (useTma && choices.epilogue == SpmmEpilogue::Tma && !tma.tmaStore)
       spmm.emitRemark() << "epilogue=tma not used for this spmm: "
                         << whyNoTmaStore(shape, tma, stages, budget);
     // The TMA kernel writes Y through a tensor map (after the operands'
