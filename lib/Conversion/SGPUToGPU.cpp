@@ -40,6 +40,7 @@
 #include "IndexMath.h"
 #include "LiftToGPU.h"
 #include "GPULoweringOptions.h"
+#include "SpmmSelection.h"
 #include "ModelOpsToGPU.h"
 #include "NormToGPU.h"
 #include "ReductionToGPU.h"
@@ -71,26 +72,6 @@ namespace sgpu {
 
 using namespace mlir;
 using namespace mlir::sgpu;
-
-/// Why `lift` (one spmm's, lowered for the TMA kernel) cannot take the
-/// lowering `mode` asks for, fused (inside the operand loads) or split.
-static std::string whyNoTiledLift(LiftOp lift, StringRef mode, int64_t xCols) {
-  NMSparsityAttr p = lift.getPattern();
-  if (p.getM() != 8)
-    return "the pattern is " + std::to_string(p.getN()) + ":" +
-           std::to_string(p.getM()) + "; only 6:8 has these lifts";
-  int64_t want = mode == "fused" ? kFusedLiftTileGroups : kSplitLiftTileGroups;
-  int64_t have = getTileGroups(lift);
-  if (have != want)
-    return "its window order is " +
-           (have ? "tile_groups = " + std::to_string(have)
-                 : std::string("the plain one")) +
-           " and lift=" + mode.str() +
-           " needs tile_groups = " + std::to_string(want) +
-           " (sgpu-slide-sparse lift=" + mode.str() + ")";
-  return "K = " + std::to_string(xCols) +
-         " is not a multiple of 8 (TMA needs 16-byte row pitches)";
-}
 
 namespace {
 
@@ -811,8 +792,6 @@ struct ConvertSGPUToGPUPass
   bool failedLowering = false;
   /// The lift option (auto, fused, split or separate).
   std::string liftMode;
-  /// cluster=0 pairs the TMA spmm's blocks from this many tokens.
-  static constexpr int64_t kClusterMinTokens = 4096;
 
   /// Erases the element-wise ops that only initialized lowered ones (last
   /// first: one may initialize another) and the tensor.empty ops left
@@ -850,106 +829,32 @@ struct ConvertSGPUToGPUPass
   void lowerSpmm(SpmmOp spmm, gpu::GPUModuleOp gpuModule, SymbolTable &symbols,
                  size_t idx) {
     Location loc = spmm.getLoc();
-    auto xType = cast<RankedTensorType>(spmm.getInput().getType());
     CompressedType wType = spmm.getWeight().getType();
     auto yType = cast<RankedTensorType>(spmm.getResult().getType());
     auto assemble = spmm.getWeight().getDefiningOp<AssembleOp>();
-    SpmmShape shape{xType.getDimSize(0),  wType.getRows(),
-                    xType.getDimSize(1),  wType.getPaddedRows(),
-                    wType.getPaddedCols(), xType.getElementType(),
-                    yType.getElementType(), spmm.getActivationOrNone(),
-                    static_cast<bool>(spmm.getBias())};
+    MemRefType vm = memrefTypeOf(wType.getValuesType()),
+               mm = memrefTypeOf(wType.getMetadataType()), ym = memrefTypeOf(yType);
 
-    auto memrefOf = [](RankedTensorType t) {
-      return MemRefType::get(t.getShape(), t.getElementType());
-    };
-    MemRefType vm = memrefOf(wType.getValuesType()),
-               mm = memrefOf(wType.getMetadataType()), ym = memrefOf(yType);
-
-    // The kernel: on sm_90a with aligned activation rows the TMA kernel
-    // (SpmmTMA.cpp), else the kernel option's.
-    // A lift that only feeds this spmm is gathered into rows of the
-    // weight's padded K (64-byte multiples: TMA streams rows whose pitch is
-    // only 16-byte aligned about 30% slower, measured at K' = 5464), which
-    // also makes any lifted K TMA-loadable.
-    auto lift = spmm.getInput().getDefiningOp<LiftOp>();
-    bool padLift = useWgmma && lift && lift->hasOneUse();
-    // The fused lift: a 6:8 lift in the tiled window order that only this
-    // spmm reads is done inside the kernel's operand loads, from X itself
-    // (the shape's K is then X's own).
-    // Where the fused lift applies it measured 1.0-1.1x of the gather
-    // kernel path at 16 tokens but 0.65-0.75x at 128 and more (the gather's
-    // shared-memory traffic competes with wgmma's operand reads, H200,
-    // docs/performance.md): lift=auto fuses only up to 16 tokens.
-    // The split lift (a lift in the order of tile_groups 16): the kernel
-    // runs over the lifted K' but loads each k-tile from where its columns
-    // already are, X for two of three and, for the third, the shared
-    // windows that a small kernel copies into W1 [M, K'/3] (a third of the
-    // full lift's writes). Which order a 6:8 lift has is sgpu-slide-sparse's
-    // choice (lift=auto: 8 up to 16 tokens, else 16); `lift` here picks the
-    // lowering: auto follows the order, fused and split ask for one (a
-    // remark where the order does not allow it), separate is the gather
-    // kernel.
-    SpmmShape fusedShape = shape;
-    int64_t xCols = 0;
-    if (lift) {
-      xCols = cast<RankedTensorType>(lift.getInput().getType()).getDimSize(1);
-      fusedShape.k = xCols;
+    // Every choice is the plan's (SpmmSelection.cpp); this builds it.
+    FailureOr<SpmmPlan> plan = planSpmm(
+        spmm, {useWgmma, liftMode, int64_t(cluster), tileN, stages, splitK,
+               persistent, choices.epilogue, budget});
+    if (failed(plan)) {
+      failedLowering = true;
+      return;
     }
-    bool sixEight = padLift && lift.getPattern().getM() == 8;
-    bool gatherLift = sixEight && getTileGroups(lift) == kFusedLiftTileGroups &&
-                      tmaFusedLiftApplies(fusedShape) &&
-                      (liftMode == "fused" ||
-                       (liftMode == "auto" && shape.m <= kFusedLiftMaxTokens));
-    bool splitLift = sixEight && getTileGroups(lift) == kSplitLiftTileGroups &&
-                     tmaSplitLiftApplies(shape, xCols) &&
-                     (liftMode == "split" || liftMode == "auto");
-    if (padLift && ((liftMode == "fused" && !gatherLift) ||
-                    (liftMode == "split" && !splitLift)))
-      spmm.emitRemark() << "lift=" << liftMode
-                        << " not used for this spmm, a gather kernel lifts "
-                           "X: "
-                        << whyNoTiledLift(lift, liftMode, xCols);
-    bool fused = gatherLift;
-    if (fused) {
-      shape = fusedShape;
-      xType = cast<RankedTensorType>(lift.getInput().getType());
-      padLift = false;
-    }
-    bool useTma = useWgmma && (tmaSpmmApplies(shape) || padLift || fused);
+    const SpmmShape &shape = plan->shape;
+    RankedTensorType xType = plan->xType;
+    LiftOp lift = plan->lift;
+    bool padLift = plan->padLift, fused = plan->fused,
+         splitLift = plan->splitLift, useTma = plan->useTma,
+         yByTma = plan->yByTma;
+    const TmaSpmmConfig &tma = plan->tma;
     OpBuilder b(gpuModule.getBodyRegion());
     b.setInsertionPointToEnd(gpuModule.getBody());
     Type ptrType = LLVM::LLVMPointerType::get(b.getContext());
     WgmmaSpmmLaunch wg = getWgmmaSpmmLaunch(shape);
-    MemRefType xm = memrefOf(xType);
-    // cluster=0: pairs of blocks from kClusterMinTokens tokens, where the
-    // H200 measured them 4-21% faster (2:4; 6:8 up to 8%); 5-16% slower at
-    // 512 tokens (docs/performance.md, "Clusters of two").
-    int64_t blocksPerCluster =
-        cluster ? int64_t(cluster) : shape.m >= kClusterMinTokens ? 2 : 1;
-    TmaSpmmConfig tma = getTmaSpmmConfig(
-        shape, tileN, stages, splitK, persistent, budget, fused,
-        blocksPerCluster, choices.epilogue != SpmmEpilogue::Registers, splitLift);
-    if (useTma && choices.epilogue == SpmmEpilogue::Tma && !tma.tmaStore)
-      spmm.emitRemark() << "epilogue=tma not used for this spmm: "
-                        << whyNoTmaStore(shape, tma, stages, budget);
-    // The TMA kernel writes Y through a tensor map (after the operands'
-    // maps) instead of taking the buffer.
-    bool yByTma = useTma && tma.tmaStore;
-    if (useTma && cluster > 1 && tma.cluster == 1)
-      spmm.emitRemark() << "cluster=" << int64_t(cluster)
-                        << " not used for this spmm: "
-                        << whyNoTmaCluster(tma, budget, cluster);
-    if (fused && tma.dynamicSharedBytes > budget.sharedPerBlock) {
-      spmm.emitError() << "stages=" << tma.stages << " with "
-                       << tma.tokensPerBlock
-                       << "-token tiles and the fused 6:8 lift needs "
-                       << tma.dynamicSharedBytes
-                       << " bytes of shared memory; a block has "
-                       << budget.sharedPerBlock;
-      failedLowering = true;
-      return;
-    }
+    MemRefType xm = memrefTypeOf(xType);
     // Split-K: the kernel writes f32 partial sums [splits, M, N] and a
     // reduce kernel applies the epilogue.
     bool splitKernel = useTma && tma.splits > 1;
@@ -961,7 +866,7 @@ struct ConvertSGPUToGPUPass
           SmallVector<Type>((fused ? 4 : 3) + splitLift + yByTma, ptrType);
     MemRefType biasType;
     if (spmm.getBias())
-      biasType = memrefOf(cast<RankedTensorType>(spmm.getBias().getType()));
+      biasType = memrefTypeOf(cast<RankedTensorType>(spmm.getBias().getType()));
     if (splitKernel) {
       argTypes.push_back(wsType);
     } else {
@@ -1010,7 +915,7 @@ struct ConvertSGPUToGPUPass
       // The kernel reads X itself (and, split, the shared windows W1).
       xBuf =
           toBuffer(lift.getInput(),
-                   memrefOf(cast<RankedTensorType>(lift.getInput().getType())));
+                   memrefTypeOf(cast<RankedTensorType>(lift.getInput().getType())));
       if (splitLift)
         w1Buf = lowerLiftWindowsToGPU(lift, gpuModule, symbols, liftCount++);
       loweredLifts.insert(lift);
