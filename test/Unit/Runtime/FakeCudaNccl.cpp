@@ -89,21 +89,28 @@ bool writeAtomically(const std::string &file, const void *bytes, size_t size) {
   return ok && std::rename(tmp.c_str(), file.c_str()) == 0;
 }
 
-/// True when a peer that `c` waits for is gone: it reported a failure or
-/// its process has exited.
-bool peerFailed(FakeComm &c) {
+/// True when a peer that `c` still waits for is gone: it reported a
+/// failure or its process has exited, and the file `c` waits for from it
+/// (`waitedFile`, e.g. "join" or "op3") is still missing. The file is
+/// checked after the peer: a peer that wrote its part and then exited (or
+/// failed later) does not fail a step it completed, as with NCCL.
+bool peerFailed(FakeComm &c, const std::string &waitedFile) {
   for (int r = 0; r < c.size; ++r) {
     if (r == c.rank)
       continue;
+    std::string why;
     if (exists(path(c, "failed." + std::to_string(r)))) {
-      c.lastError = "rank " + std::to_string(r) + " reported a failure";
-      return true;
+      why = "rank " + std::to_string(r) + " reported a failure";
+    } else {
+      std::ifstream join(path(c, "join." + std::to_string(r)));
+      long pid = 0;
+      if (join >> pid && pid > 0 && kill(pid_t(pid), 0) != 0 && errno == ESRCH)
+        why = "rank " + std::to_string(r) + " (process " +
+              std::to_string(pid) + ") exited";
     }
-    std::ifstream join(path(c, "join." + std::to_string(r)));
-    long pid = 0;
-    if (join >> pid && pid > 0 && kill(pid_t(pid), 0) != 0 && errno == ESRCH) {
-      c.lastError = "rank " + std::to_string(r) + " (process " +
-                    std::to_string(pid) + ") exited";
+    if (!why.empty() &&
+        !exists(path(c, waitedFile + "." + std::to_string(r)))) {
+      c.lastError = why;
       return true;
     }
   }
@@ -121,7 +128,7 @@ void progress(FakeComm &c) {
       all = exists(path(c, "join." + std::to_string(r)));
     if (all)
       c.joined = true;
-    else if (peerFailed(c))
+    else if (peerFailed(c, "join"))
       c.error = ncclRemoteError;
     return;
   }
@@ -138,7 +145,7 @@ void progress(FakeComm &c) {
                          std::streamsize(op.count * sizeof(float))));
     }
     if (!all) {
-      if (peerFailed(c))
+      if (peerFailed(c, "op" + std::to_string(op.seq)))
         c.error = ncclRemoteError;
       return;
     }
