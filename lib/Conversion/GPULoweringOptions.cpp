@@ -47,5 +47,16 @@ mlir::sgpu::parseGPULoweringChoices(const GPULoweringSpelling &spelled,
       !parseChoice("kernel", spelled.kernel, {"auto", "mma", "wgmma"},
                    c.kernel, message))
     return failure();
+  if (spelled.twellPasses < 0 || spelled.twellPasses > 64) {
+    *message = "invalid convert-sgpu-to-gpu option: twell-passes=" +
+               std::to_string(spelled.twellPasses) +
+               " is not 0 (auto) or 1..64";
+    return failure();
+  }
+  if (spelled.cluster < 0 || spelled.cluster == 3 || spelled.cluster > 4) {
+    *message = "invalid convert-sgpu-to-gpu option: cluster=" +
+               std::to_string(spelled.cluster) + " is not 0, 1, 2 or 4";
+    return failure();
+  }
   return c;
 }

@@ -13,6 +13,7 @@
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <cstdint>
 #include <string>
 
 namespace mlir {
@@ -25,10 +26,13 @@ enum class TwellConsumer { Auto, CudaCores, TensorCores };
 enum class TwellGather { CpAsync, Tma };
 enum class TwellPack { Auto, Kernel, Consumer };
 
-/// The choices as the user spelled them.
+/// The choices as the user spelled them, and the numeric options checked
+/// with them.
 struct GPULoweringSpelling {
   llvm::StringRef kernel, epilogue, twellProducer, twellConsumer, twellGather,
       twellPack;
+  int64_t twellPasses; ///< 0 (auto) or 1..64
+  int64_t cluster;     ///< 0 (auto), 1, 2 or 4
 };
 
 /// The choices, typed.
@@ -42,7 +46,8 @@ struct GPULoweringChoices {
 };
 
 /// Parses every choice; on an unknown value, fails with "unknown <option>
-/// '<value>'; expected a, b or c" in `message`.
+/// '<value>'; expected a, b or c" in `message`, and on a number out of its
+/// range with "invalid convert-sgpu-to-gpu option: <option>=<n> is not ...".
 FailureOr<GPULoweringChoices>
 parseGPULoweringChoices(const GPULoweringSpelling &spelled,
                         std::string *message);

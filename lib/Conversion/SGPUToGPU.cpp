@@ -41,6 +41,7 @@
 #include "LiftToGPU.h"
 #include "GPULoweringOptions.h"
 #include "SpmmSelection.h"
+#include "TwellSelection.h"
 #include "ModelOpsToGPU.h"
 #include "NormToGPU.h"
 #include "ReductionToGPU.h"
@@ -62,6 +63,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseSet.h"
+
+#include <optional>
 
 namespace mlir {
 namespace sgpu {
@@ -333,23 +336,14 @@ struct ConvertSGPUToGPUPass
     }
     FailureOr<GPULoweringChoices> parsed = parseGPULoweringChoices(
         {kernel, epilogue, twellProducer, twellConsumer, twellGather,
-         twellPack},
+         twellPack, twellPasses, cluster},
         &message);
     if (failed(parsed)) {
       module.emitError() << message;
       return signalPassFailure();
     }
     choices = *parsed;
-    if (twellPasses < 0 || twellPasses > 64) {
-      module.emitError() << "invalid convert-sgpu-to-gpu option: twell-passes="
-                         << int64_t(twellPasses) << " is not 0 (auto) or 1..64";
-      return signalPassFailure();
-    }
-    if (cluster < 0 || cluster == 3 || cluster > 4) {
-      module.emitError() << "invalid convert-sgpu-to-gpu option: cluster="
-                         << int64_t(cluster) << " is not 0, 1, 2 or 4";
-      return signalPassFailure();
-    }
+    twell.emplace(choices, twellPasses, *target);
     // auto: the warpgroup kernel where the target can express it.
     useWgmma = choices.kernel == SpmmKernel::Wgmma ||
                (choices.kernel == SpmmKernel::Auto && target->hasSparseWGMMA());
@@ -478,7 +472,7 @@ struct ConvertSGPUToGPUPass
           }
         twellOps.push_back(op);
         if (choices.twellProducer == TwellProducer::Fused)
-          chooseTwellProducer(pack, *target);
+          twell->chooseProducer(pack);
         return;
       }
       if (auto ffn = dyn_cast<TwellFFNOp>(op)) {
@@ -490,7 +484,7 @@ struct ConvertSGPUToGPUPass
                              "!sgpu.twell value from elsewhere has no "
                              "concrete buffers here";
           failedAny = true;
-        } else if (chooseTwellConsumer(ffn, *target)) {
+        } else if (twell->chooseConsumer(ffn)) {
           // The tensor-core consumer has neither CUDA-core limit.
           twellOps.push_back(op);
         } else if (int64_t entries =
@@ -553,7 +547,7 @@ struct ConvertSGPUToGPUPass
     // Dense GEMMs are library calls, not kernels, except those that a
     // fused TwELL producer replaces.
     for (MatmulOp matmul : matmuls)
-      if (!fusedProducerOf.contains(matmul))
+      if (!twell->fusedProducerOf.contains(matmul))
         lowerMatmulToCall(matmul);
     // So are all-reduces: NCCL on the communicator's stream.
     if (failed(lowerCollectivesToRuntime(module)))
@@ -636,21 +630,21 @@ struct ConvertSGPUToGPUPass
     DenseMap<Value, Value> downAtBind;
     for (Operation *op : twellOps) {
       if (auto pack = dyn_cast<TwellPackOp>(op)) {
-        if (tensorCorePacks.contains(pack)) {
+        if (twell->tensorCorePacks.contains(pack)) {
           blockPacked[pack.getResult()] =
               lowerTwellPackToBlocks(pack, gpuModule, symbols, packs.size());
           packs.push_back(pack);
           continue;
         }
-        if (packIntoConsumer(pack)) {
+        if (twell->packIntoConsumer(pack)) {
           fromH[pack.getResult()] = lowerTwellPackIntoConsumer(
               pack, gpuModule, symbols, packs.size());
           packs.push_back(pack);
           continue;
         }
-        auto producer = producerOfPack.find(pack);
+        auto producer = twell->producerOfPack.find(pack);
         packed[pack.getResult()] =
-            producer != producerOfPack.end()
+            producer != twell->producerOfPack.end()
                 ? lowerFusedTwellProducer(producer->second, pack, gpuModule,
                                           symbols, packs.size(), budget,
                                           cluster ? int64_t(cluster) : 1)
@@ -678,7 +672,7 @@ struct ConvertSGPUToGPUPass
     }
     for (TwellPackOp pack : packs)
       pack.erase();
-    for (auto &entry : producerOfPack)
+    for (auto &entry : twell->producerOfPack)
       entry.second.erase();
     eraseDeadInits(module, deadInits);
 
@@ -696,93 +690,8 @@ struct ConvertSGPUToGPUPass
   KernelBudget budget;
   /// The string options, typed (GPULoweringOptions.h).
   GPULoweringChoices choices;
-  /// twell-producer=fused: the packs produced by the fused GEMM, and the
-  /// matmuls it replaces.
-  DenseMap<Operation *, MatmulOp> producerOfPack;
-  DenseSet<Operation *> fusedProducerOf;
-
-  /// Records `pack` and its producing matmul for the fused producer where
-  /// it applies; otherwise a remark says why the library path stays.
-  void chooseTwellProducer(TwellPackOp pack, const TargetInfo &target) {
-    std::string why;
-    auto matmul = pack.getInput().getDefiningOp<MatmulOp>();
-    if (!target.hasSparseWGMMA())
-      why = "the target has no wgmma (sm_90a with PTX ISA 8.2 or later)";
-    else if (!matmul)
-      why = "the packed value is not produced by sgpu.matmul";
-    else
-      why = whyNoFusedTwellProducer(matmul, pack);
-    if (!why.empty()) {
-      pack.emitRemark() << "TwELL producer: the library GEMM and the pack "
-                           "kernel, not the fused producer: "
-                        << why;
-      return;
-    }
-    producerOfPack[pack] = matmul;
-    fusedProducerOf.insert(matmul);
-  }
-  /// The packs whose consumers run on tensor cores (block form).
-  DenseSet<Operation *> tensorCorePacks;
-
-  /// Whether `pack` is fused into its consumer (twell-pack=consumer, and
-  /// auto, where it measured 2-3% faster than the pack kernel on the H200):
-  /// the library producer's H read by the one CUDA-core consumer of the
-  /// pack in one pass. Where consumer was asked for and cannot apply, a
-  /// remark says why; auto falls back to the pack kernel silently.
-  bool packIntoConsumer(TwellPackOp pack) {
-    if (choices.twellPack == TwellPack::Kernel)
-      return false;
-    std::string why;
-    auto users = llvm::to_vector(pack->getUsers());
-    // (Packs of the tensor-core consumer are lowered before this is asked.)
-    if (producerOfPack.count(pack))
-      why = "the fused producer packs it";
-    else if (users.size() != 1)
-      why = "it has more than one consumer";
-    else if (twellConsumerPasses(cast<TwellFFNOp>(users.front()),
-                                 twellPasses) != 1)
-      why = "its consumer runs in passes";
-    else
-      why = whyNoTwellPackInConsumer(cast<TwellFFNOp>(users.front()));
-    if (!why.empty()) {
-      if (choices.twellPack == TwellPack::Consumer)
-        pack.emitRemark() << "TwELL pack: a pack kernel, not fused into the "
-                             "consumer: "
-                          << why;
-      return false;
-    }
-    return true;
-  }
-
-  /// Whether `ffn` runs on the tensor-core consumer: twell-consumer, with
-  /// auto resolved by the pack's `sgpu.twell_consumer`; records its pack.
-  /// Every consumer of a pack must agree (the pack has one form); where
-  /// the tensor cores were asked for and cannot run, a remark says why.
-  bool chooseTwellConsumer(TwellFFNOp ffn, const TargetInfo &target) {
-    auto pack = ffn.getPacked().getDefiningOp<TwellPackOp>();
-    bool wanted = choices.twellConsumer == TwellConsumer::TensorCores;
-    if (choices.twellConsumer == TwellConsumer::Auto)
-      if (auto choice = pack->getAttrOfType<StringAttr>(
-              SGPUDialect::kTwellConsumerAttr))
-        wanted = choice.getValue() == "tensor-cores";
-    if (!wanted)
-      return false;
-    std::string why = whyNoTwellTensorCores(
-        ffn, target, choices.twellProducer == TwellProducer::Fused &&
-                 producerOfPack.count(pack));
-    for (Operation *user : pack->getUsers())
-      if (user != ffn.getOperation() && why.empty() &&
-          !whyNoTwellTensorCores(cast<TwellFFNOp>(user), target, false)
-               .empty())
-        why = "another consumer of the same pack cannot run on them";
-    if (!why.empty()) {
-      ffn.emitRemark() << "TwELL consumer: CUDA cores, not tensor cores: "
-                       << why;
-      return false;
-    }
-    tensorCorePacks.insert(pack);
-    return true;
-  }
+  /// The TwELL choices and what they recorded (TwellSelection.h).
+  std::optional<TwellSelection> twell;
 
   /// Lifts already lowered with the spmm they feed, and the lift kernels
   /// generated so far (their names).
