@@ -22,9 +22,7 @@ sys.path.insert(0, str(ROOT / "python"))
 sys.path.insert(0, str(ROOT / "bench" / "model"))
 
 import run_decode  # noqa: E402
-from sparse_opt import decoder  # noqa: E402
-
-TORCH_TYPES = {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}
+from sparse_opt import decoder, runtime  # noqa: E402
 
 
 def output_writer(program_dir):
@@ -51,7 +49,8 @@ def main():
     def run(name, ids, positions):
         prog = backend.programs[name]
         spec = prog.signature.outputs[0]
-        out = torch.full(spec.shape, float("nan"), dtype=TORCH_TYPES[spec.dtype], device=backend.dev)
+        dtype = getattr(torch, runtime.TORCH_DTYPES[spec.dtype])
+        out = torch.full(spec.shape, float("nan"), dtype=dtype, device=backend.dev)
         prog(ids, positions, outputs=out)
         unwritten = int(torch.isnan(out.float()).sum())
         calls.append(name)
