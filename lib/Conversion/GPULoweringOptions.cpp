@@ -2,6 +2,8 @@
 
 #include "GPULoweringOptions.h"
 
+#include "sparse-opt/Dialect/SGPU/SGPU.h"
+
 #include "llvm/ADT/ArrayRef.h"
 
 using namespace mlir;
@@ -31,7 +33,7 @@ bool parseChoice(llvm::StringRef option, llvm::StringRef value,
 
 FailureOr<GPULoweringChoices>
 mlir::sgpu::parseGPULoweringChoices(const GPULoweringSpelling &spelled,
-                                    std::string *message) {
+                                    StringRef passName, std::string *message) {
   GPULoweringChoices c;
   if (!parseChoice("epilogue", spelled.epilogue, {"auto", "tma", "registers"},
                    c.epilogue, message) ||
@@ -47,14 +49,15 @@ mlir::sgpu::parseGPULoweringChoices(const GPULoweringSpelling &spelled,
       !parseChoice("kernel", spelled.kernel, {"auto", "mma", "wgmma"},
                    c.kernel, message))
     return failure();
-  if (spelled.twellPasses < 0 || spelled.twellPasses > 64) {
-    *message = "invalid convert-sgpu-to-gpu option: twell-passes=" +
+  if (spelled.twellPasses < 0 || spelled.twellPasses > TwellFFNConfigAttr::kMaxPasses) {
+    *message = "invalid " + passName.str() + " option: twell-passes=" +
                std::to_string(spelled.twellPasses) +
-               " is not 0 (auto) or 1..64";
+               " is not 0 (auto) or 1.." +
+               std::to_string(TwellFFNConfigAttr::kMaxPasses);
     return failure();
   }
   if (spelled.cluster < 0 || spelled.cluster == 3 || spelled.cluster > 4) {
-    *message = "invalid convert-sgpu-to-gpu option: cluster=" +
+    *message = "invalid " + passName.str() + " option: cluster=" +
                std::to_string(spelled.cluster) + " is not 0, 1, 2 or 4";
     return failure();
   }

@@ -47,10 +47,10 @@ struct GPULoweringChoices {
 
 /// Parses every choice; on an unknown value, fails with "unknown <option>
 /// '<value>'; expected a, b or c" in `message`, and on a number out of its
-/// range with "invalid convert-sgpu-to-gpu option: <option>=<n> is not ...".
+/// range with "invalid <passName> option: <option>=<n> is not ...".
 FailureOr<GPULoweringChoices>
 parseGPULoweringChoices(const GPULoweringSpelling &spelled,
-                        std::string *message);
+                        StringRef passName, std::string *message);
 
 } // namespace sgpu
 } // namespace mlir

@@ -34,7 +34,7 @@
 #include "ElementwiseToGPU.h"
 #include "IndexMath.h"
 #include "LiftToGPU.h"
-#include "GPULoweringOptions.h"
+#include "KernelSelection.h"
 #include "SpmmSelection.h"
 #include "TwellSelection.h"
 #include "ModelOpsToGPU.h"
@@ -76,6 +76,8 @@ namespace {
 struct ConvertSGPUToGPUPass
     : public sgpu::impl::ConvertSGPUToGPUBase<ConvertSGPUToGPUPass> {
   using Base::Base;
+  // Reads the options the base declares (protected there).
+  friend KernelSelectionOptions selectionOptionsOf<>(const ConvertSGPUToGPUPass &);
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -97,57 +99,25 @@ struct ConvertSGPUToGPUPass
     });
     if (calls.wasInterrupted())
       return signalPassFailure();
-    std::string message;
-    FailureOr<TargetInfo> target = parseTarget(chip, features, &message);
-    if (failed(target)) {
-      module.emitError() << message;
+    // The choices: those recorded on the ops (sgpu-select-kernels, or by
+    // hand), the options' for the ops that arrive without one. (The
+    // selection checks the buffer limits first.)
+    FailureOr<KernelSelection> selection = KernelSelection::parse(
+        selectionOptionsOf(*this), module, getArgument());
+    if (failed(selection) || failed(selection->select(module)))
       return signalPassFailure();
-    }
-    FailureOr<const DeviceInfo *> part =
-        resolveDevice(device, target->smVersion, &message);
-    if (failed(part)) {
-      module.emitError() << "invalid convert-sgpu-to-gpu option: " << message;
-      return signalPassFailure();
-    }
-    budget = KernelBudget(**part, reserveSMs);
+    const TargetInfo &target = selection->target;
+    budget = selection->budget;
 
-    liftMode = lift;
-    if (!isLiftMode(lift)) {
-      module.emitError() << "unknown lift '" << lift << "'; expected "
-                         << kLiftModes;
-      return signalPassFailure();
-    }
-    FailureOr<GPULoweringChoices> parsed = parseGPULoweringChoices(
-        {kernel, epilogue, twellProducer, twellConsumer, twellGather,
-         twellPack, twellPasses, cluster},
-        &message);
-    if (failed(parsed)) {
-      module.emitError() << message;
-      return signalPassFailure();
-    }
-    choices = *parsed;
-    twell.emplace(choices, twellPasses, *target);
-    // auto: the warpgroup kernel where the target can express it.
-    useWgmma = choices.kernel == SpmmKernel::Wgmma ||
-               (choices.kernel == SpmmKernel::Auto && target->hasSparseWGMMA());
-    std::string overrides = verifyTmaSpmmOverrides(tileN, stages, splitK, budget);
-    if (!overrides.empty()) {
-      module.emitError() << "invalid convert-sgpu-to-gpu option: "
-                         << overrides;
-      return signalPassFailure();
-    }
-
-    // Shapes no GPU program can hold fail here, before any folding or
-    // kernel arithmetic divides by them or allocates them.
-    if (failed(checkBufferLimits(getOperation())))
-      return signalPassFailure();
     // Weights that are constants are compressed now, at compile time.
     if (failed(foldConstantCompresses(getOperation())))
       return signalPassFailure();
 
     // Every sgpu op must be lowerable here; report the rest at their ops.
     bool failedAny = false;
-    SmallVector<SpmmOp> spmms;
+    std::vector<std::pair<SpmmOp, SpmmPlan>> spmms;
+    // Dense GEMMs a fused TwELL producer replaces.
+    llvm::SmallPtrSet<Operation *, 4> fusedProducers;
     SmallVector<LiftOp> lifts;
     SmallVector<MatmulOp> matmuls;
     SmallVector<Operation *> norms;
@@ -160,33 +130,18 @@ struct ConvertSGPUToGPUPass
     size_t modelOps = 0;
     module.walk([&](Operation *op) {
       if (auto spmm = dyn_cast<SpmmOp>(op)) {
-        if (useWgmma && !target->hasSparseWGMMA()) {
-          if (target->smVersion != 90 || !target->archSpecific)
-            spmm.emitError() << "sgpu.spmm with kernel=wgmma uses "
-                                "wgmma.mma_async.sp, which needs chip "
-                                "sm_90a; chip '"
-                             << chip << "' has none (use kernel=mma)";
-          else
-            spmm.emitError() << "sgpu.spmm with kernel=wgmma uses "
-                                "wgmma.mma_async.sp, which needs PTX ISA "
-                                "8.2; features '"
-                             << features << "' give PTX ISA "
-                             << target->ptxVersion / 10 << "."
-                             << target->ptxVersion % 10
-                             << " (use features=+ptx82 or later)";
+        auto config =
+            spmm->getAttrOfType<SpmmConfigAttr>(SGPUDialect::kConfigAttr);
+        if (!config) {
+          spmm.emitError() << "sgpu.spmm has no #sgpu.spmm_config (its "
+                              "sgpu.config)";
           failedAny = true;
-        } else if (!target->hasSparseMMA()) {
-          spmm.emitError() << "sgpu.spmm needs sparse tensor cores (mma.sp, "
-                              "sm_80 or newer); chip '"
-                           << chip << "' has none";
-          failedAny = true;
-        } else if (!useWgmma && !target->hasOrderedMetadata()) {
-          spmm.emitError() << "sgpu.spmm uses mma.sp::ordered_metadata, "
-                              "which needs PTX ISA 8.5; features '"
-                           << features << "' give PTX ISA "
-                           << target->ptxVersion / 10 << "."
-                           << target->ptxVersion % 10
-                           << " (use features=+ptx85 or later)";
+          return;
+        }
+        std::string why =
+            whyNoSpmmKernel(config.getKernel(), target, chip, features);
+        if (!why.empty()) {
+          spmm.emitError() << why;
           failedAny = true;
         } else if (Operation *producer = spmm.getWeight().getDefiningOp();
                    !isa_and_nonnull<AssembleOp>(producer) &&
@@ -198,10 +153,14 @@ struct ConvertSGPUToGPUPass
                               "params are bound); a weight computed in the "
                               "function is not supported";
           failedAny = true;
+        } else if (FailureOr<SpmmPlan> plan =
+                       planFromConfig(spmm, config, budget);
+                   failed(plan)) {
+          failedAny = true;
         } else {
           if (!isa<AssembleOp>(producer))
             prepares.insert(producer);
-          spmms.push_back(spmm);
+          spmms.push_back({spmm, *plan});
         }
         return;
       }
@@ -253,9 +212,15 @@ struct ConvertSGPUToGPUPass
             failedAny = true;
             return;
           }
+        std::string why = whyNoTwellLowering(pack, target);
+        if (!why.empty()) {
+          pack.emitError() << why;
+          failedAny = true;
+          return;
+        }
         twellOps.push_back(op);
-        if (choices.twellProducer == TwellProducer::Fused)
-          twell->chooseProducer(pack);
+        if (getTwellPackConfig(pack).getForm() == TwellPackForm::fused_producer)
+          fusedProducers.insert(pack.getInput().getDefiningOp());
         return;
       }
       if (auto ffn = dyn_cast<TwellFFNOp>(op)) {
@@ -267,7 +232,11 @@ struct ConvertSGPUToGPUPass
                              "!sgpu.twell value from elsewhere has no "
                              "concrete buffers here";
           failedAny = true;
-        } else if (twell->chooseConsumer(ffn)) {
+        } else if (auto config = ffn->getAttrOfType<TwellFFNConfigAttr>(
+                       SGPUDialect::kConfigAttr);
+                   !config) {
+          // Reported at the pack (whyNoTwellLowering).
+        } else if (config.getConsumer() == TwellConsumerKind::tensor_cores) {
           // The tensor-core consumer has neither CUDA-core limit.
           twellOps.push_back(op);
         } else if (int64_t entries =
@@ -330,7 +299,7 @@ struct ConvertSGPUToGPUPass
     // Dense GEMMs are library calls, not kernels, except those that a
     // fused TwELL producer replaces.
     for (MatmulOp matmul : matmuls)
-      if (!twell->fusedProducerOf.contains(matmul))
+      if (!fusedProducers.contains(matmul))
         lowerMatmulToCall(matmul);
     // So are all-reduces: NCCL on the communicator's stream.
     if (failed(lowerCollectivesToRuntime(module)))
@@ -381,9 +350,7 @@ struct ConvertSGPUToGPUPass
     // Spmms next: a TMA spmm lowers the lift that feeds it itself (into
     // rows padded to the weight's padded K); the other lifts follow.
     for (auto [idx, spmm] : llvm::enumerate(spmms))
-      lowerSpmm(spmm, gpuModule, symbols, idx);
-    if (failedLowering)
-      return signalPassFailure();
+      lowerSpmm(spmm.first, spmm.second, gpuModule, symbols, idx);
     for (LiftOp lift : lifts)
       if (!loweredLifts.contains(lift))
         lowerLiftToGPU(lift, gpuModule, symbols, liftCount++);
@@ -413,28 +380,31 @@ struct ConvertSGPUToGPUPass
     DenseMap<Value, Value> downAtBind;
     for (Operation *op : twellOps) {
       if (auto pack = dyn_cast<TwellPackOp>(op)) {
-        if (twell->tensorCorePacks.contains(pack)) {
+        TwellPackConfigAttr config = getTwellPackConfig(pack);
+        if (config.getForm() == TwellPackForm::blocks) {
           blockPacked[pack.getResult()] =
               lowerTwellPackToBlocks(pack, gpuModule, symbols, packs.size());
           packs.push_back(pack);
           continue;
         }
-        if (twell->packIntoConsumer(pack)) {
+        if (config.getForm() == TwellPackForm::in_consumer) {
           fromH[pack.getResult()] = lowerTwellPackIntoConsumer(
               pack, gpuModule, symbols, packs.size());
           packs.push_back(pack);
           continue;
         }
-        auto producer = twell->producerOfPack.find(pack);
         packed[pack.getResult()] =
-            producer != twell->producerOfPack.end()
-                ? lowerFusedTwellProducer(producer->second, pack, gpuModule,
-                                          symbols, packs.size(), budget,
-                                          cluster ? int64_t(cluster) : 1)
+            config.getForm() == TwellPackForm::fused_producer
+                ? lowerFusedTwellProducer(
+                      pack.getInput().getDefiningOp<MatmulOp>(), pack,
+                      gpuModule, symbols, packs.size(), budget,
+                      config.getCluster())
                 : lowerTwellPackToGPU(pack, gpuModule, symbols, packs.size());
         packs.push_back(pack);
       } else {
         auto ffn = cast<TwellFFNOp>(op);
+        auto config =
+            ffn->getAttrOfType<TwellFFNConfigAttr>(SGPUDialect::kConfigAttr);
         Value downT = transposeTwellDown(ffn, downAtBind, gpuModule, symbols,
                                          transposeCount);
         auto blocks = blockPacked.find(ffn.getPacked());
@@ -446,17 +416,17 @@ struct ConvertSGPUToGPUPass
         else if (blocks != blockPacked.end())
           lowerTwellFFNToTensorCores(ffn, blocks->second, downT, gpuModule,
                                      symbols, ffnCount++, budget,
-                                     choices.twellGather == TwellGather::Tma);
+                                     config.getTmaGather());
         else
           lowerTwellFFNToGPU(ffn, packed.lookup(ffn.getPacked()), downT,
                              gpuModule, symbols, ffnCount++,
-                             twellConsumerPasses(ffn, twellPasses));
+                             config.getPasses());
       }
     }
     for (TwellPackOp pack : packs)
       pack.erase();
-    for (auto &entry : twell->producerOfPack)
-      entry.second.erase();
+    for (Operation *matmul : fusedProducers)
+      matmul->erase();
     eraseDeadInits(module, deadInits);
 
     // Drop compressed-weight views no longer used.
@@ -466,24 +436,13 @@ struct ConvertSGPUToGPUPass
     });
   }
 
-  /// Whether spmm ops get a warpgroup (wgmma) kernel: the kernel option,
-  /// with auto resolved against the target.
-  bool useWgmma = false;
   /// What the device gives the kernels (device and reserve-sms options).
   KernelBudget budget;
-  /// The string options, typed (GPULoweringOptions.h).
-  GPULoweringChoices choices;
-  /// The TwELL choices and what they recorded (TwellSelection.h).
-  std::optional<TwellSelection> twell;
 
   /// Lifts already lowered with the spmm they feed, and the lift kernels
   /// generated so far (their names).
   llvm::SmallPtrSet<Operation *, 4> loweredLifts;
   size_t liftCount = 0;
-  /// A spmm could not be lowered (reported at the op).
-  bool failedLowering = false;
-  /// The lift option (auto, fused, split or separate).
-  std::string liftMode;
 
   /// Erases the element-wise ops that only initialized lowered ones (last
   /// first: one may initialize another) and the tensor.empty ops left
@@ -518,7 +477,10 @@ struct ConvertSGPUToGPUPass
     op.erase();
   }
 
-  void lowerSpmm(SpmmOp spmm, gpu::GPUModuleOp gpuModule, SymbolTable &symbols,
+  /// Builds `plan` (planFromConfig, from the op's #sgpu.spmm_config) for
+  /// `spmm`: its kernel, the lift it lowers with it, and the host launch.
+  void lowerSpmm(SpmmOp spmm, const SpmmPlan &plan,
+                 gpu::GPUModuleOp gpuModule, SymbolTable &symbols,
                  size_t idx) {
     Location loc = spmm.getLoc();
     CompressedType wType = spmm.getWeight().getType();
@@ -527,21 +489,14 @@ struct ConvertSGPUToGPUPass
     MemRefType vm = memrefTypeOf(wType.getValuesType()),
                mm = memrefTypeOf(wType.getMetadataType()), ym = memrefTypeOf(yType);
 
-    // Every choice is the plan's (SpmmSelection.cpp); this builds it.
-    FailureOr<SpmmPlan> plan = planSpmm(
-        spmm, {useWgmma, liftMode, int64_t(cluster), tileN, stages, splitK,
-               persistent, choices.epilogue, budget});
-    if (failed(plan)) {
-      failedLowering = true;
-      return;
-    }
-    const SpmmShape &shape = plan->shape;
-    RankedTensorType xType = plan->xType;
-    LiftOp lift = plan->lift;
-    bool padLift = plan->padLift, fused = plan->fused,
-         splitLift = plan->splitLift, useTma = plan->useTma,
-         yByTma = plan->yByTma;
-    const TmaSpmmConfig &tma = plan->tma;
+    const SpmmShape &shape = plan.shape;
+    RankedTensorType xType = plan.xType;
+    LiftOp lift = plan.lift;
+    bool padLift = plan.padLift, fused = plan.fused,
+         splitLift = plan.splitLift, useTma = plan.useTma,
+         yByTma = plan.yByTma,
+         useWgmma = plan.kernel == SpmmKernelKind::wgmma;
+    const TmaSpmmConfig &tma = plan.tma;
     OpBuilder b(gpuModule.getBodyRegion());
     b.setInsertionPointToEnd(gpuModule.getBody());
     Type ptrType = LLVM::LLVMPointerType::get(b.getContext());

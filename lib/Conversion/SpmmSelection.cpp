@@ -30,16 +30,22 @@ static std::string whyNoTiledLift(LiftOp lift, StringRef mode, int64_t xCols) {
          " is not a multiple of 8 (TMA needs 16-byte row pitches)";
 }
 
-FailureOr<SpmmPlan> mlir::sgpu::planSpmm(SpmmOp spmm,
-                                         const SpmmSelectionOptions &o) {
+/// The GEMM shape of `spmm` as the op states it (K of its input).
+static SpmmShape shapeOf(SpmmOp spmm) {
   auto xType = cast<RankedTensorType>(spmm.getInput().getType());
   CompressedType wType = spmm.getWeight().getType();
   auto yType = cast<RankedTensorType>(spmm.getResult().getType());
-  SpmmShape shape{xType.getDimSize(0),  wType.getRows(),
-                  xType.getDimSize(1),  wType.getPaddedRows(),
-                  wType.getPaddedCols(), xType.getElementType(),
-                  yType.getElementType(), spmm.getActivationOrNone(),
-                  static_cast<bool>(spmm.getBias())};
+  return SpmmShape{xType.getDimSize(0),  wType.getRows(),
+                   xType.getDimSize(1),  wType.getPaddedRows(),
+                   wType.getPaddedCols(), xType.getElementType(),
+                   yType.getElementType(), spmm.getActivationOrNone(),
+                   static_cast<bool>(spmm.getBias())};
+}
+
+FailureOr<SpmmPlan> mlir::sgpu::planSpmm(SpmmOp spmm,
+                                         const SpmmSelectionOptions &o) {
+  auto xType = cast<RankedTensorType>(spmm.getInput().getType());
+  SpmmShape shape = shapeOf(spmm);
   // The kernel: on sm_90a with aligned activation rows the TMA kernel
   // (SpmmTMA.cpp), else the kernel option's.
   // A lift that only feeds this spmm is gathered into rows of the
@@ -119,6 +125,9 @@ FailureOr<SpmmPlan> mlir::sgpu::planSpmm(SpmmOp spmm,
     return failure();
   }
   SpmmPlan plan;
+  plan.kernel = useTma       ? SpmmKernelKind::tma
+                : o.useWgmma ? SpmmKernelKind::wgmma
+                             : SpmmKernelKind::mma;
   plan.shape = shape;
   plan.xType = xType;
   plan.lift = lift;
@@ -128,5 +137,137 @@ FailureOr<SpmmPlan> mlir::sgpu::planSpmm(SpmmOp spmm,
   plan.useTma = useTma;
   plan.yByTma = yByTma;
   plan.tma = tma;
+  return plan;
+}
+
+SpmmConfigAttr mlir::sgpu::recordSpmmPlan(MLIRContext *ctx,
+                                          const SpmmPlan &plan) {
+  if (!plan.useTma)
+    return SpmmConfigAttr::get(ctx, plan.kernel, LiftLowering::separate, 0,
+                               0, 1, 1, 0, true);
+  LiftLowering lift = plan.fused       ? LiftLowering::fused
+                      : plan.splitLift ? LiftLowering::split
+                      : plan.padLift   ? LiftLowering::padded
+                                       : LiftLowering::separate;
+  TmaSpmmTiling t = getTmaSpmmTiling(plan.tma);
+  return SpmmConfigAttr::get(ctx, SpmmKernelKind::tma, lift, t.tileN,
+                             t.stages, t.splits, t.cluster, t.storeBox,
+                             t.persistent);
+}
+
+std::string mlir::sgpu::whyNoSpmmKernel(SpmmKernelKind kernel,
+                                        const TargetInfo &target,
+                                        StringRef chip, StringRef features) {
+  auto ptx = [&] {
+    return std::to_string(target.ptxVersion / 10) + "." +
+           std::to_string(target.ptxVersion % 10);
+  };
+  if (kernel != SpmmKernelKind::mma && !target.hasSparseWGMMA()) {
+    if (target.smVersion != 90 || !target.archSpecific)
+      return "sgpu.spmm with kernel=wgmma uses wgmma.mma_async.sp, which "
+             "needs chip sm_90a; chip '" +
+             chip.str() + "' has none (use kernel=mma)";
+    return "sgpu.spmm with kernel=wgmma uses wgmma.mma_async.sp, which "
+           "needs PTX ISA 8.2; features '" +
+           features.str() + "' give PTX ISA " + ptx() +
+           " (use features=+ptx82 or later)";
+  }
+  if (!target.hasSparseMMA())
+    return "sgpu.spmm needs sparse tensor cores (mma.sp, sm_80 or newer); "
+           "chip '" +
+           chip.str() + "' has none";
+  if (kernel == SpmmKernelKind::mma && !target.hasOrderedMetadata())
+    return "sgpu.spmm uses mma.sp::ordered_metadata, which needs PTX ISA "
+           "8.5; features '" +
+           features.str() + "' give PTX ISA " + ptx() +
+           " (use features=+ptx85 or later)";
+  return "";
+}
+
+/// Why `config` cannot be built for `spmm` (empty when it can); `plan`
+/// holds what it describes.
+static std::string whyNotBuildable(SpmmOp spmm, SpmmConfigAttr config,
+                                   const KernelBudget &budget,
+                                   SpmmPlan &plan) {
+  plan.shape = shapeOf(spmm);
+  plan.xType = cast<RankedTensorType>(spmm.getInput().getType());
+  plan.lift = spmm.getInput().getDefiningOp<LiftOp>();
+  plan.kernel = config.getKernel();
+  LiftLowering lift = config.getLift();
+  if (config.getKernel() != SpmmKernelKind::tma)
+    return "";
+  plan.useTma = true;
+  LiftOp liftOp = plan.lift;
+  if (config.liftsInside() && !(liftOp && liftOp->hasOneUse()))
+    return "lift = " + stringifyLiftLowering(lift).str() +
+           " needs an sgpu.lift read only by this op";
+  int64_t xCols =
+      liftOp ? cast<RankedTensorType>(liftOp.getInput().getType())
+                   .getDimSize(1)
+             : 0;
+  bool sixEight = liftOp && liftOp.getPattern().getM() == 8;
+  if (lift == LiftLowering::fused) {
+    SpmmShape fusedShape = plan.shape;
+    fusedShape.k = xCols;
+    if (!sixEight || getTileGroups(liftOp) != kFusedLiftTileGroups ||
+        !tmaFusedLiftApplies(fusedShape))
+      return "lift = fused needs a 6:8 lift with tile_groups = " +
+             std::to_string(kFusedLiftTileGroups) +
+             " and K a multiple of 8";
+    plan.shape = fusedShape;
+    plan.xType = cast<RankedTensorType>(liftOp.getInput().getType());
+    plan.fused = true;
+  } else if (lift == LiftLowering::split) {
+    if (!sixEight || getTileGroups(liftOp) != kSplitLiftTileGroups ||
+        !tmaSplitLiftApplies(plan.shape, xCols))
+      return "lift = split needs a 6:8 lift with tile_groups = " +
+             std::to_string(kSplitLiftTileGroups) +
+             " and K a multiple of 8";
+    plan.splitLift = true;
+  } else if (lift == LiftLowering::padded) {
+    plan.padLift = true;
+  } else if (!tmaSpmmApplies(plan.shape)) {
+    return "kernel = tma needs K a multiple of 8 (TMA needs 16-byte row "
+           "pitches), K = " +
+           std::to_string(plan.shape.k);
+  }
+  TmaSpmmTiling tiling{config.getTileN(),   config.getStages(),
+                       config.getSplits(),  config.getCluster(),
+                       config.getStoreBox(), config.getPersistent()};
+  plan.tma = buildTmaSpmmConfig(plan.shape, tiling, budget, plan.fused,
+                                plan.splitLift);
+  plan.yByTma = plan.tma.tmaStore;
+  const TmaSpmmConfig &tma = plan.tma;
+  if (tiling.cluster > 1 && tma.cluster != tiling.cluster)
+    return "cluster = " + std::to_string(tiling.cluster) + ": " +
+           whyNoTmaCluster(tma, budget, tiling.cluster);
+  if (tiling.storeBox) {
+    std::string why = whyNoTmaStore(plan.shape, tma, 0, budget);
+    if (!why.empty())
+      return "store_box = " + std::to_string(tiling.storeBox) + ": " + why;
+  }
+  if (tma.stages < 2 && tma.kTilesPerSplit > 1)
+    return "stages = 1 with " + std::to_string(tma.kTilesPerSplit) +
+           " k-tiles per block: the consumers release a stage one k-tile "
+           "late, so one stage would wait on itself";
+  if (tma.dynamicSharedBytes > budget.sharedPerBlock)
+    return std::to_string(tma.stages) + " stages of " +
+           std::to_string(tma.tokensPerBlock) + "-token tiles need " +
+           std::to_string(tma.dynamicSharedBytes) +
+           " bytes of shared memory; a block has " +
+           std::to_string(budget.sharedPerBlock);
+  return "";
+}
+
+FailureOr<SpmmPlan> mlir::sgpu::planFromConfig(SpmmOp spmm,
+                                               SpmmConfigAttr config,
+                                               const KernelBudget &budget) {
+  SpmmPlan plan;
+  std::string why = whyNotBuildable(spmm, config, budget, plan);
+  if (!why.empty()) {
+    spmm.emitError() << "sgpu.config " << config
+                     << " cannot be built for this op: " << why;
+    return failure();
+  }
   return plan;
 }

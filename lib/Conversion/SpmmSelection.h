@@ -13,6 +13,7 @@
 
 #include "GPULoweringOptions.h"
 #include "SpmmTMA.h"
+#include "sparse-opt/Conversion/TargetInfo.h"
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
 
 namespace mlir {
@@ -31,6 +32,7 @@ struct SpmmSelectionOptions {
 
 /// What the lowering builds for one spmm.
 struct SpmmPlan {
+  SpmmKernelKind kernel = SpmmKernelKind::mma; ///< the kernel family
   SpmmShape shape;           ///< the kernel's (K of X itself when fused)
   RankedTensorType xType;    ///< the activation the kernel reads
   LiftOp lift;               ///< the lift feeding the spmm, if any
@@ -46,6 +48,21 @@ struct SpmmPlan {
 /// that does not apply. Fails (after an error at the spmm) when the
 /// choices cannot fit the device.
 FailureOr<SpmmPlan> planSpmm(SpmmOp spmm, const SpmmSelectionOptions &o);
+
+/// What `plan` chose, as the op's sgpu.config records it.
+SpmmConfigAttr recordSpmmPlan(MLIRContext *ctx, const SpmmPlan &plan);
+
+/// The plan `config` (an op's recorded or hand-written sgpu.config)
+/// describes for `spmm`, checked against the op and the device (the
+/// target is whyNoSpmmKernel's): an error at the op where it cannot be
+/// built.
+FailureOr<SpmmPlan> planFromConfig(SpmmOp spmm, SpmmConfigAttr config,
+                                   const KernelBudget &budget);
+
+/// Why `target` (chip `chip`, features `features`) cannot run `kernel`
+/// (empty when it can).
+std::string whyNoSpmmKernel(SpmmKernelKind kernel, const TargetInfo &target,
+                            StringRef chip, StringRef features);
 
 } // namespace sgpu
 } // namespace mlir

@@ -131,7 +131,7 @@ constexpr int64_t kMinYBox = 16;
 constexpr double kHalfTileCost = 0.57;
 constexpr int64_t kGroup = 8; // token blocks per group of the block order
 constexpr int64_t kMinSplitTiles = 8; // k-tiles per split-K block, at least
-constexpr int64_t kMaxSplits = 32;
+constexpr int64_t kMaxSplits = SpmmConfigAttr::kMaxSplits;
 constexpr int64_t kProducerRegs = 40, kConsumerRegs = 232;
 /// With the fused lift the producer warps also gather (a batch of loads in
 /// flight): 56 registers for them, 224 for the consumers (the kernel needs
@@ -1501,6 +1501,22 @@ static void placeStages(TmaSpmmConfig &cfg, const KernelBudget &budget,
       cfg.barriersOffset + barrierBytes * cfg.stages + kAlignSlack;
 }
 
+/// The spmm's TMA boxes and swizzles (before any cluster splits the B
+/// box).
+static void setTmaSpmmBoxes(TmaSpmmConfig &cfg) {
+  cfg.bBox[0] = cfg.tokensPerBlock;
+  cfg.bBox[1] = kKTile;
+  cfg.aBox[0] = kBlockRows;
+  cfg.aBox[1] = kKTile / 2;
+  cfg.metaBox[0] = kBlockRows / 16;
+  cfg.metaBox[1] = cfg.steps * 16;
+  cfg.a2Box[0] = kBlockRows;
+  cfg.a2Box[1] = 16;
+  cfg.bSwizzle = 128;
+  cfg.aSwizzle = 64;
+  cfg.a2Swizzle = 32;
+}
+
 /// Groups the blocks into clusters of `cluster` (2 or 4) where
 /// whyNoTmaCluster allows (see TmaSpmmConfig::cluster): the grid becomes a
 /// whole number of clusters and each block loads 1/cluster of the B box.
@@ -1593,18 +1609,48 @@ TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
         break;
     }
   }
-  cfg.bBox[0] = bn;
-  cfg.bBox[1] = kKTile;
-  cfg.aBox[0] = kBlockRows;
-  cfg.aBox[1] = kKTile / 2;
-  cfg.metaBox[0] = kBlockRows / 16;
-  cfg.metaBox[1] = cfg.steps * 16;
-  cfg.a2Box[0] = kBlockRows;
-  cfg.a2Box[1] = 16;
-  cfg.bSwizzle = 128;
-  cfg.aSwizzle = 64;
-  cfg.a2Swizzle = 32;
+  setTmaSpmmBoxes(cfg);
   applyCluster(cfg, cluster, budget);
+  return cfg;
+}
+
+TmaSpmmTiling mlir::sgpu::getTmaSpmmTiling(const TmaSpmmConfig &cfg) {
+  return {cfg.tokensPerBlock, cfg.stages,
+          cfg.splits,         cfg.cluster,
+          cfg.tmaStore ? cfg.yBox[0] : 0, cfg.persistent};
+}
+
+TmaSpmmConfig mlir::sgpu::buildTmaSpmmConfig(const SpmmShape &s,
+                                             const TmaSpmmTiling &tiling,
+                                             const KernelBudget &budget,
+                                             bool fusedLift, bool liftByTma) {
+  TmaSpmmConfig cfg;
+  cfg.threads = kThreads;
+  cfg.fusedLift = fusedLift;
+  cfg.liftByTma = liftByTma && !fusedLift;
+  cfg.steps = fusedLift ? 3 : kSteps;
+  cfg.gridY = (s.paddedN + kBlockRows - 1) / kBlockRows;
+  int64_t bn = tiling.tileN;
+  cfg.tokensPerBlock = bn;
+  cfg.gridX = (s.m + bn - 1) / bn;
+  int64_t kTiles = (s.paddedK / 32 + cfg.steps - 1) / cfg.steps;
+  int64_t splits = std::min(tiling.splits, kTiles);
+  cfg.kTilesPerSplit = (kTiles + splits - 1) / splits;
+  cfg.splits = (kTiles + cfg.kTilesPerSplit - 1) / cfg.kTilesPerSplit;
+  int64_t tiles = cfg.gridX * cfg.gridY * cfg.splits;
+  cfg.persistent = tiling.persistent;
+  cfg.gridSize =
+      tiling.persistent ? std::min(tiles, budget.persistentBlocks()) : tiles;
+  if (tiling.storeBox) {
+    cfg.tmaStore = true;
+    cfg.yBox[0] = tiling.storeBox;
+    cfg.yBox[1] = 64;
+    cfg.stagingBytes = 2 * cfg.yBox[0] * 128;
+  }
+  placeStages(cfg, budget, stageBytes(bn, fusedLift), fusedLift ? 24 : 16,
+              bn == 256 ? kMaxStages256 : kMaxStages, tiling.stages);
+  setTmaSpmmBoxes(cfg);
+  applyCluster(cfg, tiling.cluster, budget);
   return cfg;
 }
 

@@ -167,6 +167,29 @@ TmaSpmmConfig getTmaSpmmConfig(const SpmmShape &s, int64_t tileN = 0,
                                bool fusedLift = false, int64_t cluster = 1,
                                bool tmaStore = false, bool liftByTma = false);
 
+/// The resolved choices of one TMA spmm configuration, as
+/// #sgpu.spmm_config records them: what getTmaSpmmConfig decided, from
+/// which buildTmaSpmmConfig derives the rest (grid, boxes, the
+/// shared-memory layout).
+struct TmaSpmmTiling {
+  int64_t tileN;     ///< tokens per block
+  int64_t stages;    ///< shared-memory stages
+  int64_t splits;    ///< split-K blocks per tile (1: none)
+  int64_t cluster;   ///< blocks per cluster
+  int64_t storeBox;  ///< TMA-store box tokens (0: stores from registers)
+  bool persistent;
+};
+
+/// The choices `cfg` made.
+TmaSpmmTiling getTmaSpmmTiling(const TmaSpmmConfig &cfg);
+
+/// The configuration of `tiling` for `s` (with the fused or split lift);
+/// for a tiling taken from getTmaSpmmConfig, the same configuration.
+TmaSpmmConfig buildTmaSpmmConfig(const SpmmShape &s,
+                                 const TmaSpmmTiling &tiling,
+                                 const KernelBudget &budget, bool fusedLift,
+                                 bool liftByTma);
+
 /// Why the output tiles of `cfg` cannot be written by TMA stores (empty
 /// when they can): see TmaSpmmConfig::tmaStore. `forcedStages` is the
 /// stages override (0: the table's), which may leave no room for the

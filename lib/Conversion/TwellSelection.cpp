@@ -74,3 +74,62 @@ bool TwellSelection::chooseConsumer(TwellFFNOp ffn) {
   tensorCorePacks.insert(pack);
   return true;
 }
+
+TwellPackConfigAttr mlir::sgpu::getTwellPackConfig(TwellPackOp pack) {
+  return pack->getAttrOfType<TwellPackConfigAttr>(SGPUDialect::kConfigAttr);
+}
+
+std::string mlir::sgpu::whyNoTwellLowering(TwellPackOp pack,
+                                           const TargetInfo &target) {
+  TwellPackConfigAttr config = getTwellPackConfig(pack);
+  if (!config)
+    return "sgpu.twell_pack has no #sgpu.twell_pack_config (its "
+           "sgpu.config); configure a pack and its consumers together";
+  std::string form = stringifyTwellPackForm(config.getForm()).str();
+  SmallVector<std::pair<TwellFFNOp, TwellFFNConfigAttr>> consumers;
+  for (Operation *user : pack->getUsers()) {
+    auto ffn = cast<TwellFFNOp>(user);
+    auto ffnConfig =
+        ffn->getAttrOfType<TwellFFNConfigAttr>(SGPUDialect::kConfigAttr);
+    if (!ffnConfig)
+      return "a consumer of this pack has no #sgpu.twell_ffn_config (its "
+             "sgpu.config); configure a pack and its consumers together";
+    consumers.push_back({ffn, ffnConfig});
+  }
+  bool blocks = config.getForm() == TwellPackForm::blocks;
+  for (auto [ffn, ffnConfig] : consumers) {
+    bool tensorCores =
+        ffnConfig.getConsumer() == TwellConsumerKind::tensor_cores;
+    if (tensorCores != blocks)
+      return "form = " + form + " and a consumer with consumer = " +
+             stringifyTwellConsumerKind(ffnConfig.getConsumer()).str() +
+             ": the block form is the tensor-core consumer's, and only its";
+    if (tensorCores) {
+      std::string why = whyNoTwellTensorCores(ffn, target, false);
+      if (!why.empty())
+        return "consumer = tensor_cores: " + why;
+    }
+  }
+  if (config.getForm() == TwellPackForm::in_consumer) {
+    if (consumers.size() != 1)
+      return "form = in_consumer needs exactly one consumer";
+    if (consumers.front().second.getPasses() != 1)
+      return "form = in_consumer needs a consumer in one pass";
+    std::string why = whyNoTwellPackInConsumer(consumers.front().first);
+    if (!why.empty())
+      return "form = in_consumer: " + why;
+  }
+  if (config.getForm() == TwellPackForm::fused_producer) {
+    if (!target.hasSparseWGMMA())
+      return "form = fused_producer: the target has no wgmma (sm_90a with "
+             "PTX ISA 8.2 or later)";
+    auto matmul = pack.getInput().getDefiningOp<MatmulOp>();
+    if (!matmul)
+      return "form = fused_producer: the packed value is not produced by "
+             "sgpu.matmul";
+    std::string why = whyNoFusedTwellProducer(matmul, pack);
+    if (!why.empty())
+      return "form = fused_producer: " + why;
+  }
+  return "";
+}

@@ -3,8 +3,9 @@
 // Policy apart from mechanism for TwELL FFNs: the choices of
 // convert-sgpu-to-gpu's twell-producer, twell-consumer and twell-pack
 // options (with auto resolved against the target and the packs'
-// calibration), made here with the remarks that say why, and recorded for
-// the lowerings (SGPUToGPU.cpp, TwellToGPU.h) to build.
+// calibration), made here with the remarks that say why; KernelSelection
+// records them as the ops' sgpu.config, which the lowerings (SGPUToGPU.cpp,
+// TwellToGPU.h) build after whyNoTwellLowering.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,6 +57,15 @@ private:
   int64_t twellPasses;
   TargetInfo target;
 };
+
+/// `pack`'s #sgpu.twell_pack_config (checked by whyNoTwellLowering).
+TwellPackConfigAttr getTwellPackConfig(TwellPackOp pack);
+
+/// Why the recorded configurations of `pack` and its consumers (their
+/// sgpu.config, every user an sgpu.twell_ffn) cannot be built on `target`
+/// (empty when they can): each has one, they agree (the block form and
+/// only the tensor-core consumers), and each form applies to its ops.
+std::string whyNoTwellLowering(TwellPackOp pack, const TargetInfo &target);
 
 } // namespace sgpu
 } // namespace mlir

@@ -181,24 +181,30 @@ LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
   // linalg.softmax outside the recognized attention becomes its max,
   // subtract, exp, sum and divide (element-wise and reduction kernels).
   os << "sgpu-decompose-aggregates,";
-  os << "convert-sgpu-to-gpu{chip=" << opts.chip.getValue()
+  // Every kernel choice is recorded on its op first (sgpu.config), where
+  // -mlir-print-ir-after=sgpu-select-kernels shows it; the lowering then
+  // builds what the ops say. Both take the target and the device.
+  std::string target;
+  llvm::raw_string_ostream ts(target);
+  ts << "chip=" << opts.chip.getValue()
      << " features=" << opts.features.getValue()
      << deviceOption(opts.device.getValue())
+     << " reserve-sms=" << opts.reserveSMs.getValue();
+  os << "sgpu-select-kernels{" << target
      << " kernel=" << opts.kernel.getValue()
      << " tile-n=" << opts.tileN.getValue()
      << " stages=" << opts.stages.getValue()
      << " split-k=" << opts.splitK.getValue()
      << " lift=" << opts.lift.getValue()
      << " persistent=" << (opts.persistent.getValue() ? "true" : "false")
-     << " reserve-sms=" << opts.reserveSMs.getValue()
      << " twell-producer=" << opts.twellProducer.getValue()
      << " twell-consumer=" << opts.twellConsumer.getValue()
      << " twell-gather=" << opts.twellGather.getValue()
      << " twell-passes=" << opts.twellPasses.getValue()
      << " twell-pack=" << opts.twellPack.getValue()
      << " cluster=" << opts.cluster.getValue()
-     << " epilogue=" << opts.epilogue.getValue()
-     << "},";
+     << " epilogue=" << opts.epilogue.getValue() << "},";
+  os << "convert-sgpu-to-gpu{" << target << "},";
   os << "sgpu-merge-identical-kernels,";
   os << "one-shot-bufferize{bufferize-function-boundaries=true "
         "function-boundary-type-conversion=identity-layout-map},";

@@ -46,9 +46,154 @@ def ConvertSGPUToLoops : Pass<"convert-sgpu-to-loops", "::mlir::ModuleOp"> {
                            "::mlir::vector::VectorDialect"];
 }
 
+// The options of every kernel choice, shared by sgpu-select-kernels (which
+// records the choices on the ops) and convert-sgpu-to-gpu (which makes them
+// for ops that arrive without one).
+defvar KernelSelectionOptions = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "Target GPU architecture (sm_80, sm_86, sm_89, sm_90, sm_90a, ...)">,
+    Option<"features", "features", "std::string", /*default=*/"\"+ptx85\"",
+           "PTX ISA feature string of the target (e.g. +ptx85)">,
+    Option<"device", "device", "std::string", /*default=*/"\"\"",
+           "GPU part the grids and pipeline depths are sized for (h200, "
+           "h100-sxm, h100-pcie, a100; empty = the chip's reference part, "
+           "h200 for sm_90a): its multiprocessor count sizes persistent, "
+           "split-K and decode-attention grids, its shared memory the "
+           "stages">,
+    Option<"kernel", "kernel", "std::string", /*default=*/"\"auto\"",
+           "spmm kernel: auto (wgmma where the chip and PTX ISA have it, "
+           "else mma), mma (warp-level mma.sp, any chip >= sm_80) or "
+           "wgmma (warpgroup wgmma.mma_async.sp, sm_90a only)">,
+    Option<"tileN", "tile-n", "int64_t", /*default=*/"0",
+           "kernel=wgmma, TMA kernel: tokens per block (16, 32, 64, 128 or "
+           "256; 0 = the tile table)">,
+    Option<"stages", "stages", "int64_t", /*default=*/"0",
+           "kernel=wgmma, TMA kernel: shared-memory pipeline stages (2 or "
+           "more; 0 = as many as fit, at most 8)">,
+    Option<"persistent", "persistent", "bool", /*default=*/"true",
+           "kernel=wgmma, TMA kernel: one block per multiprocessor walking "
+           "the output tiles (the producer loads the next tile during the "
+           "epilogue); false: one block per tile">,
+    Option<"lift", "lift", "std::string", /*default=*/"\"auto\"",
+           "6:8 lifts in the tiled window order (tile_groups = 8) feeding the "
+           "TMA kernel: auto (fused up to 16 tokens, where it measured "
+           "fastest, split above), fused (the kernel loads X and its "
+           "producer warps gather the shared windows in shared memory), "
+           "split (the kernel loads X, and by TMA the shared windows, which "
+           "a small kernel copies into an [M, K'/3] array: a third of the "
+           "lifted bytes) or separate (a gather kernel writes the whole "
+           "lifted [M, K'] activation)">,
+    Option<"twellProducer", "twell-producer", "std::string",
+           /*default=*/"\"auto\"",
+           "producer of each sgpu.twell_pack whose input is a ReLU "
+           "sgpu.matmul: library (the cuBLASLt GEMM, then the pack kernel "
+           "over H), fused (sm_90a: a generated TMA + wgmma GEMM whose "
+           "epilogue packs, H never written; where it applies, else the "
+           "library path with a remark) or auto (library: the fused "
+           "producer measured a tie with it on the H200)">,
+    Option<"twellConsumer", "twell-consumer", "std::string",
+           /*default=*/"\"auto\"",
+           "consumer of each sgpu.twell_ffn: cuda-cores (one block per row "
+           "over its active neurons), tensor-cores (sm_90a: wgmma over "
+           "blocks of 64 rows and the union of their active neurons; where "
+           "it applies, else the CUDA cores with a remark) or auto (the "
+           "choice sgpu-sparsify-ffn recorded on the pack, else cuda-cores)">,
+    Option<"twellGather", "twell-gather", "std::string",
+           /*default=*/"\"cp-async\"",
+           "how the tensor-core TwELL consumer's GEMMs copy their gathered "
+           "weight rows into shared memory: cp-async (16 bytes per thread, "
+           "the default) or tma (a TMA box of one row and 64 columns per "
+           "row)">,
+    Option<"twellPack", "twell-pack", "std::string", /*default=*/"\"auto\"",
+           "where a TwELL pack fed by the library GEMM runs: kernel (the "
+           "pack kernel writes the packed form), consumer (fused into its "
+           "one CUDA-core consumer, which finds each row's active neurons "
+           "in H itself: no pack kernel and no packed form; needs one pass "
+           "and F a multiple of 8, at most 64 columns per consumer thread; "
+           "where it cannot apply, a remark says why) or auto (consumer where it applies, "
+           "else kernel: the fused form measured 2-3% faster end to end on "
+           "the H200 at d = 2048 and 4096, F = 5632)">,
+    Option<"twellPasses", "twell-passes", "int64_t", /*default=*/"0",
+           "passes of the CUDA-core TwELL consumer over the neurons (1..64, "
+           "capped at the tile count): each pass visits a range of the "
+           "tiles, so the weight rows it reads can stay in L2, and the rows' "
+           "f32 partial sums wait in a buffer between passes. 0 (the "
+           "default): one pass, except for rows of at most 4 KiB whose Wu "
+           "and Wd rows exceed 64 MiB: then enough passes that each visits "
+           "at most 40 MiB (3 at d = 2048, F = 14336, gated bf16)">,
+    Option<"epilogue", "epilogue", "std::string", /*default=*/"\"auto\"",
+           "kernel=wgmma, TMA spmm kernel: how output tiles reach Y. tma: "
+           "each consumer warpgroup writes its tile into shared memory "
+           "(stmatrix) and one thread issues TMA bulk tensor stores, so the "
+           "tensor cores resume while the copy engine writes; needs a 16-bit "
+           "result, no split-K and N % 8 == 0, elsewhere a remark says why. "
+           "registers: stores from the accumulator registers. auto (the "
+           "default): tma wherever it applies, silently registers elsewhere">,
+    Option<"cluster", "cluster", "int64_t", /*default=*/"0",
+           "kernel=wgmma, TMA kernels (spmm and the fused TwELL producer): "
+           "blocks per cluster, 0, 1, 2 or 4. With 2 (4) the blocks of a "
+           "cluster share their B tile (the spmm's X, the producer's W): each "
+           "loads half (a quarter) and multicasts it to all, halving "
+           "(quartering) those L2 reads. Only where the grid has no split-K "
+           "and a number of 128-row blocks that is a multiple of the cluster, "
+           "without the fused 6:8 lift; elsewhere a remark says why. "
+           "0 (the default): 2 for spmms of at least 4096 tokens, where it "
+           "measured faster on the H200, else 1 (the TwELL producer: 1)">,
+    Option<"reserveSMs", "reserve-sms", "int64_t", /*default=*/"0",
+           "kernel=wgmma, TMA kernel: multiprocessors a persistent grid "
+           "leaves free (0 to the device's count less one), e.g. for NCCL "
+           "kernels running alongside">,
+    Option<"splitK", "split-k", "int64_t", /*default=*/"0",
+           "kernel=wgmma, TMA kernel: split-K block count (1 to 32; 0 = the "
+           "tile table)">,
+];
+
+def SGPUSelectKernels : Pass<"sgpu-select-kernels", "::mlir::ModuleOp"> {
+  let summary = "Choose the kernel configuration of every sparse GEMM and TwELL op and record it on the op";
+  let description = [{
+    Makes every choice of the GPU lowering of `sgpu.spmm`, `sgpu.twell_pack`
+    and `sgpu.twell_ffn` and records it, typed, as the op's `sgpu.config`;
+    `convert-sgpu-to-gpu` then builds exactly what the attribute says. Each
+    choice an option asked for that does not apply gets a remark that says
+    why (as `convert-sgpu-to-gpu` would give).
+
+    * `sgpu.spmm` gets `#sgpu.spmm_config`: the kernel (`tma` on sm_90a
+      where K allows TMA, `wgmma` for other K, `mma` elsewhere), how the
+      feeding `sgpu.lift` is lowered (`separate`, `padded`, `fused` or
+      `split`) and, for `tma`, the tile table's tokens per block, stages,
+      split-K, cluster, the TMA-store box and the persistent grid, for the
+      `device`'s multiprocessors and shared memory.
+    * `sgpu.twell_pack` gets `#sgpu.twell_pack_config` (the pack kernel,
+      the fused producer, packed inside its consumer, or the tensor-core
+      block form) and each `sgpu.twell_ffn` `#sgpu.twell_ffn_config` (CUDA
+      or tensor cores, passes, the TMA gather).
+
+    An op that already has an `sgpu.config` keeps it (a configuration
+    written by hand, or a tuner's); a pack and its consumers are chosen
+    together, so where one of them has a configuration the others are left
+    alone. The options are `convert-sgpu-to-gpu`'s, with the same meaning.
+    `sgpu-compile` runs this pass before `convert-sgpu-to-gpu`.
+
+    Example: `sparse-opt --sgpu-slide-sparse --sgpu-select-kernels` shows
+    what the compiler will build, and an edited `sgpu.config` is what it
+    then builds.
+  }];
+  let options = KernelSelectionOptions;
+}
+
 def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Generate GPU kernels (sparse tensor cores, norms, TwELL, element-wise ops) and their host launches for sgpu and element-wise linalg ops";
   let description = [{
+    Every kernel choice of `sgpu.spmm`, `sgpu.twell_pack` and
+    `sgpu.twell_ffn` is read from the op's typed `sgpu.config`
+    (`#sgpu.spmm_config`, `#sgpu.twell_pack_config`,
+    `#sgpu.twell_ffn_config`), as `sgpu-select-kernels` recorded it or as
+    written by hand; an op that arrives without one is configured here
+    first, by the same selection and this pass's options (which are
+    `sgpu-select-kernels`'s). A configuration that does not fit its op, the
+    target or the device's shared memory is an error at the op that says
+    why. What the options below describe is what the selection chooses.
+
     Replaces each `sgpu.spmm` by a generated `gpu.func` in a `gpu.module`
     and a `gpu.launch_func` on the host; each `sgpu.lift` (the activation
     gather of a sliding-window matmul) by a generated gather kernel, one
@@ -214,104 +359,7 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
     `linalg.index`, dynamic shapes, several results) is an error at the op:
     `'linalg.generic' has no GPU lowering: <why>`.
   }];
-  let options = [
-    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
-           "Target GPU architecture (sm_80, sm_86, sm_89, sm_90, sm_90a, ...)">,
-    Option<"features", "features", "std::string", /*default=*/"\"+ptx85\"",
-           "PTX ISA feature string of the target (e.g. +ptx85)">,
-    Option<"device", "device", "std::string", /*default=*/"\"\"",
-           "GPU part the grids and pipeline depths are sized for (h200, "
-           "h100-sxm, h100-pcie, a100; empty = the chip's reference part, "
-           "h200 for sm_90a): its multiprocessor count sizes persistent, "
-           "split-K and decode-attention grids, its shared memory the "
-           "stages">,
-    Option<"kernel", "kernel", "std::string", /*default=*/"\"auto\"",
-           "spmm kernel: auto (wgmma where the chip and PTX ISA have it, "
-           "else mma), mma (warp-level mma.sp, any chip >= sm_80) or "
-           "wgmma (warpgroup wgmma.mma_async.sp, sm_90a only)">,
-    Option<"tileN", "tile-n", "int64_t", /*default=*/"0",
-           "kernel=wgmma, TMA kernel: tokens per block (16, 32, 64, 128 or "
-           "256; 0 = the tile table)">,
-    Option<"stages", "stages", "int64_t", /*default=*/"0",
-           "kernel=wgmma, TMA kernel: shared-memory pipeline stages (2 or "
-           "more; 0 = as many as fit, at most 8)">,
-    Option<"persistent", "persistent", "bool", /*default=*/"true",
-           "kernel=wgmma, TMA kernel: one block per multiprocessor walking "
-           "the output tiles (the producer loads the next tile during the "
-           "epilogue); false: one block per tile">,
-    Option<"lift", "lift", "std::string", /*default=*/"\"auto\"",
-           "6:8 lifts in the tiled window order (tile_groups = 8) feeding the "
-           "TMA kernel: auto (fused up to 16 tokens, where it measured "
-           "fastest, split above), fused (the kernel loads X and its "
-           "producer warps gather the shared windows in shared memory), "
-           "split (the kernel loads X, and by TMA the shared windows, which "
-           "a small kernel copies into an [M, K'/3] array: a third of the "
-           "lifted bytes) or separate (a gather kernel writes the whole "
-           "lifted [M, K'] activation)">,
-    Option<"twellProducer", "twell-producer", "std::string",
-           /*default=*/"\"auto\"",
-           "producer of each sgpu.twell_pack whose input is a ReLU "
-           "sgpu.matmul: library (the cuBLASLt GEMM, then the pack kernel "
-           "over H), fused (sm_90a: a generated TMA + wgmma GEMM whose "
-           "epilogue packs, H never written; where it applies, else the "
-           "library path with a remark) or auto (library: the fused "
-           "producer measured a tie with it on the H200)">,
-    Option<"twellConsumer", "twell-consumer", "std::string",
-           /*default=*/"\"auto\"",
-           "consumer of each sgpu.twell_ffn: cuda-cores (one block per row "
-           "over its active neurons), tensor-cores (sm_90a: wgmma over "
-           "blocks of 64 rows and the union of their active neurons; where "
-           "it applies, else the CUDA cores with a remark) or auto (the "
-           "choice sgpu-sparsify-ffn recorded on the pack, else cuda-cores)">,
-    Option<"twellGather", "twell-gather", "std::string",
-           /*default=*/"\"cp-async\"",
-           "how the tensor-core TwELL consumer's GEMMs copy their gathered "
-           "weight rows into shared memory: cp-async (16 bytes per thread, "
-           "the default) or tma (a TMA box of one row and 64 columns per "
-           "row)">,
-    Option<"twellPack", "twell-pack", "std::string", /*default=*/"\"auto\"",
-           "where a TwELL pack fed by the library GEMM runs: kernel (the "
-           "pack kernel writes the packed form), consumer (fused into its "
-           "one CUDA-core consumer, which finds each row's active neurons "
-           "in H itself: no pack kernel and no packed form; needs one pass "
-           "and F a multiple of 8, at most 64 columns per consumer thread; "
-           "where it cannot apply, a remark says why) or auto (consumer where it applies, "
-           "else kernel: the fused form measured 2-3% faster end to end on "
-           "the H200 at d = 2048 and 4096, F = 5632)">,
-    Option<"twellPasses", "twell-passes", "int64_t", /*default=*/"0",
-           "passes of the CUDA-core TwELL consumer over the neurons (1..64, "
-           "capped at the tile count): each pass visits a range of the "
-           "tiles, so the weight rows it reads can stay in L2, and the rows' "
-           "f32 partial sums wait in a buffer between passes. 0 (the "
-           "default): one pass, except for rows of at most 4 KiB whose Wu "
-           "and Wd rows exceed 64 MiB: then enough passes that each visits "
-           "at most 40 MiB (3 at d = 2048, F = 14336, gated bf16)">,
-    Option<"epilogue", "epilogue", "std::string", /*default=*/"\"auto\"",
-           "kernel=wgmma, TMA spmm kernel: how output tiles reach Y. tma: "
-           "each consumer warpgroup writes its tile into shared memory "
-           "(stmatrix) and one thread issues TMA bulk tensor stores, so the "
-           "tensor cores resume while the copy engine writes; needs a 16-bit "
-           "result, no split-K and N % 8 == 0, elsewhere a remark says why. "
-           "registers: stores from the accumulator registers. auto (the "
-           "default): tma wherever it applies, silently registers elsewhere">,
-    Option<"cluster", "cluster", "int64_t", /*default=*/"0",
-           "kernel=wgmma, TMA kernels (spmm and the fused TwELL producer): "
-           "blocks per cluster, 0, 1, 2 or 4. With 2 (4) the blocks of a "
-           "cluster share their B tile (the spmm's X, the producer's W): each "
-           "loads half (a quarter) and multicasts it to all, halving "
-           "(quartering) those L2 reads. Only where the grid has no split-K "
-           "and a number of 128-row blocks that is a multiple of the cluster, "
-           "without the fused 6:8 lift; elsewhere a remark says why. "
-           "0 (the default): 2 for spmms of at least 4096 tokens, where it "
-           "measured faster on the H200, else 1 (the TwELL producer: 1)">,
-    Option<"reserveSMs", "reserve-sms", "int64_t", /*default=*/"0",
-           "kernel=wgmma, TMA kernel: multiprocessors a persistent grid "
-           "leaves free (0 to the device's count less one), e.g. for NCCL "
-           "kernels running alongside">,
-    Option<"splitK", "split-k", "int64_t", /*default=*/"0",
-           "kernel=wgmma, TMA kernel: split-K block count (1 to 32; 0 = the "
-           "tile table)">,
-  ];
+  let options = KernelSelectionOptions;
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::gpu::GPUDialect",

@@ -184,11 +184,33 @@ LogicalResult SGPUDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
   if (name == kConfigAttr) {
-    if (!isa<DictionaryAttr>(attr.getValue()))
+    Attribute value = attr.getValue();
+    // The typed configurations belong to their op; the dictionary to the
+    // model-block ops' patterns.
+    auto onlyOn = [&](StringRef owner, bool isOwner) -> LogicalResult {
+      if (isOwner)
+        return success();
+      return op->emitError() << "'" << name << "' = " << value
+                             << " configures " << owner << ", not '"
+                             << op->getName() << "'";
+    };
+    if (isa<SpmmConfigAttr>(value))
+      return onlyOn("sgpu.spmm", isa<SpmmOp>(op));
+    if (isa<TwellPackConfigAttr>(value))
+      return onlyOn("sgpu.twell_pack", isa<TwellPackOp>(op));
+    if (isa<TwellFFNConfigAttr>(value))
+      return onlyOn("sgpu.twell_ffn", isa<TwellFFNOp>(op));
+    if (!isa<DictionaryAttr>(value))
       return op->emitError() << "'" << name
-                             << "' must be a dictionary of a lowering's "
-                                "choices, got "
-                             << attr.getValue();
+                             << "' must be #sgpu.spmm_config, "
+                                "#sgpu.twell_pack_config, "
+                                "#sgpu.twell_ffn_config or a dictionary of a "
+                                "lowering's choices, got "
+                             << value;
+    if (isa<SpmmOp, TwellPackOp, TwellFFNOp>(op))
+      return op->emitError() << "'" << name << "' of '" << op->getName()
+                             << "' is its typed configuration, not a "
+                                "dictionary";
     return success();
   }
   if (name == kParamAttr)

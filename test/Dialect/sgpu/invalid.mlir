@@ -927,7 +927,7 @@ func.func @param_on_op() attributes {sgpu.param = "w"} { return }
 // -----
 
 func.func @config_not_dict(%q: tensor<1x1x4x16xf16>) {
-  // expected-error @+1 {{'sgpu.config' must be a dictionary of a lowering's choices, got "fast"}}
+  // expected-error @+1 {{'sgpu.config' must be #sgpu.spmm_config, #sgpu.twell_pack_config, #sgpu.twell_ffn_config or a dictionary of a lowering's choices, got "fast"}}
   %o = sgpu.attention %q, %q, %q {scale = 0.25 : f32, sgpu.config = "fast"} : tensor<1x1x4x16xf16>, tensor<1x1x4x16xf16>, tensor<1x1x4x16xf16> -> tensor<1x1x4x16xf16>
   return
 }
@@ -1041,4 +1041,138 @@ func.func @attn_positions_cache_batch(%q: tensor<3x4x1x8xf32>, %k: tensor<2x2x16
   // expected-error @+1 {{'sgpu.attention' op the key/value cache batch (2, 2) must be equal and at least the query batch (3)}}
   %o = sgpu.attention %q, %k, %k positions(%p : tensor<3x1xi32>) {causal, scale = 0.125 : f32} : tensor<3x4x1x8xf32>, tensor<2x2x16x8xf32>, tensor<2x2x16x8xf32> -> tensor<3x4x1x8xf32>
   return
+}
+
+// -----
+
+// The typed lowering configurations: their own checks, and each on its op.
+func.func @spmm_mma_lift(%x: tensor<16x64xf16>, %w: !sgpu.compressed<64x64xf16, #sgpu.nm<2:4>>) -> tensor<16x64xf16> {
+  // expected-error @+1 {{lift = fused needs kernel = tma (kernel = mma reads a lift's result)}}
+  %y = sgpu.spmm %x, %w {sgpu.config = #sgpu.spmm_config<kernel = mma, lift = fused>} : tensor<16x64xf16>, !sgpu.compressed<64x64xf16, #sgpu.nm<2:4>> -> tensor<16x64xf16>
+  return %y : tensor<16x64xf16>
+}
+
+// -----
+
+func.func @spmm_mma_tiles(%x: tensor<16x64xf16>, %w: !sgpu.compressed<64x64xf16, #sgpu.nm<2:4>>) -> tensor<16x64xf16> {
+  // expected-error @+1 {{tile_n, stages, splits, cluster, store_box and persistent configure kernel = tma; kernel = wgmma takes none}}
+  %y = sgpu.spmm %x, %w {sgpu.config = #sgpu.spmm_config<kernel = wgmma, tile_n = 64>} : tensor<16x64xf16>, !sgpu.compressed<64x64xf16, #sgpu.nm<2:4>> -> tensor<16x64xf16>
+  return %y : tensor<16x64xf16>
+}
+
+// -----
+
+func.func @spmm_tile_n(%x: tensor<16x64xf16>, %w: !sgpu.compressed<64x64xf16, #sgpu.nm<2:4>>) -> tensor<16x64xf16> {
+  // expected-error @+1 {{tile_n = 100 is not a power of two from 16 to 256}}
+  %y = sgpu.spmm %x, %w {sgpu.config = #sgpu.spmm_config<kernel = tma, tile_n = 100, stages = 2>} : tensor<16x64xf16>, !sgpu.compressed<64x64xf16, #sgpu.nm<2:4>> -> tensor<16x64xf16>
+  return %y : tensor<16x64xf16>
+}
+
+// -----
+
+func.func @spmm_no_tile(%x: tensor<16x64xf16>, %w: !sgpu.compressed<64x64xf16, #sgpu.nm<2:4>>) -> tensor<16x64xf16> {
+  // expected-error @+1 {{tile_n = 0 is not a power of two from 16 to 256}}
+  %y = sgpu.spmm %x, %w {sgpu.config = #sgpu.spmm_config<kernel = tma>} : tensor<16x64xf16>, !sgpu.compressed<64x64xf16, #sgpu.nm<2:4>> -> tensor<16x64xf16>
+  return %y : tensor<16x64xf16>
+}
+
+// -----
+
+func.func @spmm_stages(%x: tensor<16x64xf16>, %w: !sgpu.compressed<64x64xf16, #sgpu.nm<2:4>>) -> tensor<16x64xf16> {
+  // expected-error @+1 {{stages = 0 is not at least 1}}
+  %y = sgpu.spmm %x, %w {sgpu.config = #sgpu.spmm_config<kernel = tma, tile_n = 64, stages = 0>} : tensor<16x64xf16>, !sgpu.compressed<64x64xf16, #sgpu.nm<2:4>> -> tensor<16x64xf16>
+  return %y : tensor<16x64xf16>
+}
+
+// -----
+
+func.func @spmm_splits(%x: tensor<16x64xf16>, %w: !sgpu.compressed<64x64xf16, #sgpu.nm<2:4>>) -> tensor<16x64xf16> {
+  // expected-error @+1 {{splits = 33 is not 1 to 32}}
+  %y = sgpu.spmm %x, %w {sgpu.config = #sgpu.spmm_config<kernel = tma, tile_n = 64, stages = 2, splits = 33>} : tensor<16x64xf16>, !sgpu.compressed<64x64xf16, #sgpu.nm<2:4>> -> tensor<16x64xf16>
+  return %y : tensor<16x64xf16>
+}
+
+// -----
+
+func.func @spmm_cluster(%x: tensor<16x64xf16>, %w: !sgpu.compressed<64x64xf16, #sgpu.nm<2:4>>) -> tensor<16x64xf16> {
+  // expected-error @+1 {{cluster = 3 is not 1, 2 or 4}}
+  %y = sgpu.spmm %x, %w {sgpu.config = #sgpu.spmm_config<kernel = tma, tile_n = 64, stages = 2, cluster = 3>} : tensor<16x64xf16>, !sgpu.compressed<64x64xf16, #sgpu.nm<2:4>> -> tensor<16x64xf16>
+  return %y : tensor<16x64xf16>
+}
+
+// -----
+
+func.func @spmm_box(%x: tensor<16x64xf16>, %w: !sgpu.compressed<64x64xf16, #sgpu.nm<2:4>>) -> tensor<16x64xf16> {
+  // expected-error @+1 {{store_box = 24 is not 0 (stores from registers) or a power of two from 16 to 128}}
+  %y = sgpu.spmm %x, %w {sgpu.config = #sgpu.spmm_config<kernel = tma, tile_n = 64, stages = 2, store_box = 24>} : tensor<16x64xf16>, !sgpu.compressed<64x64xf16, #sgpu.nm<2:4>> -> tensor<16x64xf16>
+  return %y : tensor<16x64xf16>
+}
+
+// -----
+
+func.func @spmm_box_tile(%x: tensor<16x64xf16>, %w: !sgpu.compressed<64x64xf16, #sgpu.nm<2:4>>) -> tensor<16x64xf16> {
+  // expected-error @+1 {{store_box = 64 is larger than the tile's 32 tokens}}
+  %y = sgpu.spmm %x, %w {sgpu.config = #sgpu.spmm_config<kernel = tma, tile_n = 32, stages = 2, store_box = 64>} : tensor<16x64xf16>, !sgpu.compressed<64x64xf16, #sgpu.nm<2:4>> -> tensor<16x64xf16>
+  return %y : tensor<16x64xf16>
+}
+
+// -----
+
+func.func @pack_cluster(%h: tensor<16x1024xbf16>, %wd: tensor<64x1024xbf16>) -> tensor<16x64xbf16> {
+  // expected-error @+1 {{cluster = 2 configures form = fused_producer, not form = kernel}}
+  %p = sgpu.twell_pack %h {sgpu.config = #sgpu.twell_pack_config<form = kernel, cluster = 2>} : tensor<16x1024xbf16> -> !sgpu.twell<16x1024xbf16, #sgpu.twell<tile = 256, compression = 4>>
+  %y = sgpu.twell_ffn %p, %wd : !sgpu.twell<16x1024xbf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<64x1024xbf16> -> tensor<16x64xbf16>
+  return %y : tensor<16x64xbf16>
+}
+
+// -----
+
+func.func @pack_cluster3(%h: tensor<16x1024xbf16>, %wd: tensor<64x1024xbf16>) -> tensor<16x64xbf16> {
+  // expected-error @+1 {{cluster = 3 is not 1, 2 or 4}}
+  %p = sgpu.twell_pack %h {sgpu.config = #sgpu.twell_pack_config<form = fused_producer, cluster = 3>} : tensor<16x1024xbf16> -> !sgpu.twell<16x1024xbf16, #sgpu.twell<tile = 256, compression = 4>>
+  %y = sgpu.twell_ffn %p, %wd : !sgpu.twell<16x1024xbf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<64x1024xbf16> -> tensor<16x64xbf16>
+  return %y : tensor<16x64xbf16>
+}
+
+// -----
+
+func.func @ffn_passes(%h: tensor<16x1024xbf16>, %wd: tensor<64x1024xbf16>) -> tensor<16x64xbf16> {
+  %p = sgpu.twell_pack %h : tensor<16x1024xbf16> -> !sgpu.twell<16x1024xbf16, #sgpu.twell<tile = 256, compression = 4>>
+  // expected-error @+1 {{passes = 0 is not 1 to 64}}
+  %y = sgpu.twell_ffn %p, %wd {sgpu.config = #sgpu.twell_ffn_config<consumer = cuda_cores, passes = 0>} : !sgpu.twell<16x1024xbf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<64x1024xbf16> -> tensor<16x64xbf16>
+  return %y : tensor<16x64xbf16>
+}
+
+// -----
+
+func.func @ffn_tc_passes(%h: tensor<16x1024xbf16>, %wd: tensor<64x1024xbf16>) -> tensor<16x64xbf16> {
+  %p = sgpu.twell_pack %h : tensor<16x1024xbf16> -> !sgpu.twell<16x1024xbf16, #sgpu.twell<tile = 256, compression = 4>>
+  // expected-error @+1 {{passes = 2 configures the CUDA-core consumer; the tensor-core consumer runs in one}}
+  %y = sgpu.twell_ffn %p, %wd {sgpu.config = #sgpu.twell_ffn_config<consumer = tensor_cores, passes = 2>} : !sgpu.twell<16x1024xbf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<64x1024xbf16> -> tensor<16x64xbf16>
+  return %y : tensor<16x64xbf16>
+}
+
+// -----
+
+func.func @ffn_cuda_gather(%h: tensor<16x1024xbf16>, %wd: tensor<64x1024xbf16>) -> tensor<16x64xbf16> {
+  %p = sgpu.twell_pack %h : tensor<16x1024xbf16> -> !sgpu.twell<16x1024xbf16, #sgpu.twell<tile = 256, compression = 4>>
+  // expected-error @+1 {{tma_gather configures the tensor-core consumer}}
+  %y = sgpu.twell_ffn %p, %wd {sgpu.config = #sgpu.twell_ffn_config<consumer = cuda_cores, tma_gather = true>} : !sgpu.twell<16x1024xbf16, #sgpu.twell<tile = 256, compression = 4>>, tensor<64x1024xbf16> -> tensor<16x64xbf16>
+  return %y : tensor<16x64xbf16>
+}
+
+// -----
+
+func.func @config_on_other_op(%h: tensor<16x1024xbf16>) -> !sgpu.twell<16x1024xbf16, #sgpu.twell<tile = 256, compression = 4>> {
+  // expected-error @+1 {{'sgpu.config' = #sgpu.spmm_config<kernel = mma> configures sgpu.spmm, not 'sgpu.twell_pack'}}
+  %p = sgpu.twell_pack %h {sgpu.config = #sgpu.spmm_config<kernel = mma>} : tensor<16x1024xbf16> -> !sgpu.twell<16x1024xbf16, #sgpu.twell<tile = 256, compression = 4>>
+  return %p : !sgpu.twell<16x1024xbf16, #sgpu.twell<tile = 256, compression = 4>>
+}
+
+// -----
+
+func.func @dict_on_spmm(%x: tensor<16x64xf16>, %w: !sgpu.compressed<64x64xf16, #sgpu.nm<2:4>>) -> tensor<16x64xf16> {
+  // expected-error @+1 {{'sgpu.config' of 'sgpu.spmm' is its typed configuration, not a dictionary}}
+  %y = sgpu.spmm %x, %w {sgpu.config = {tile_n = 64}} : tensor<16x64xf16>, !sgpu.compressed<64x64xf16, #sgpu.nm<2:4>> -> tensor<16x64xf16>
+  return %y : tensor<16x64xf16>
 }

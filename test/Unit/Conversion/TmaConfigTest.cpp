@@ -189,4 +189,79 @@ TEST_F(TmaConfig, PersistentGridOfTheDevice) {
             "reserve-sms=114 is not 0 to 113");
 }
 
+
+/// Every field a kernel or its launch reads.
+static void expectSameConfig(const TmaSpmmConfig &a, const TmaSpmmConfig &b,
+                             const std::string &what) {
+  EXPECT_EQ(a.tokensPerBlock, b.tokensPerBlock) << what;
+  EXPECT_EQ(a.stages, b.stages) << what;
+  EXPECT_EQ(a.threads, b.threads) << what;
+  EXPECT_EQ(a.gridX, b.gridX) << what;
+  EXPECT_EQ(a.gridY, b.gridY) << what;
+  EXPECT_EQ(a.splits, b.splits) << what;
+  EXPECT_EQ(a.kTilesPerSplit, b.kTilesPerSplit) << what;
+  EXPECT_EQ(a.persistent, b.persistent) << what;
+  EXPECT_EQ(a.gridSize, b.gridSize) << what;
+  EXPECT_EQ(a.dynamicSharedBytes, b.dynamicSharedBytes) << what;
+  EXPECT_EQ(a.barriersOffset, b.barriersOffset) << what;
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(a.bBox[i], b.bBox[i]) << what;
+    EXPECT_EQ(a.aBox[i], b.aBox[i]) << what;
+    EXPECT_EQ(a.metaBox[i], b.metaBox[i]) << what;
+    EXPECT_EQ(a.a2Box[i], b.a2Box[i]) << what;
+    EXPECT_EQ(a.yBox[i], b.yBox[i]) << what;
+  }
+  EXPECT_EQ(a.bSwizzle, b.bSwizzle) << what;
+  EXPECT_EQ(a.aSwizzle, b.aSwizzle) << what;
+  EXPECT_EQ(a.a2Swizzle, b.a2Swizzle) << what;
+  EXPECT_EQ(a.fusedLift, b.fusedLift) << what;
+  EXPECT_EQ(a.liftByTma, b.liftByTma) << what;
+  EXPECT_EQ(a.steps, b.steps) << what;
+  EXPECT_EQ(a.cluster, b.cluster) << what;
+  EXPECT_EQ(a.tmaStore, b.tmaStore) << what;
+  EXPECT_EQ(a.stagingBytes, b.stagingBytes) << what;
+}
+
+// What #sgpu.spmm_config records (getTmaSpmmTiling) rebuilds the table's
+// configuration exactly: the selection and the lowering agree on every
+// shape, override, lift and device.
+TEST_F(TmaConfig, RecordedTilingRebuildsTheConfiguration) {
+  int64_t cases = 0;
+  for (StringRef part : {"h200", "h100-pcie"})
+    for (int64_t m : {1, 16, 100, 512, 4096, 16384})
+      for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096},
+                          {14336, 4096}, {4096, 14336}, {1000, 968},
+                          {128, 64}})
+        for (bool fused : {false, true})
+          for (bool store : {false, true})
+            for (int64_t cluster : {1, 2, 4})
+              for (int64_t tileN : {0, 64, 256})
+                for (int64_t splitK : {0, 3})
+                  for (bool persistent : {true, false}) {
+                    KernelBudget budget = reserving(0, part);
+                    SpmmShape s = shape(m, n, k);
+                    // The fused lift's K: 64 columns of X per 96 of K'.
+                    if (fused && k < 96) {
+                      ++cases;
+                      continue;
+                    }
+                    if (fused) {
+                      s.k = k / 96 * 64;
+                      s.paddedK = k / 96 * 96;
+                    }
+                    TmaSpmmConfig want =
+                        getTmaSpmmConfig(s, tileN, 0, splitK, persistent,
+                                         budget, fused, cluster, store);
+                    TmaSpmmConfig got = buildTmaSpmmConfig(
+                        s, getTmaSpmmTiling(want), budget, fused, false);
+                    expectSameConfig(want, got,
+                                     (part + " m=" + std::to_string(m) +
+                                      " n=" + std::to_string(n) +
+                                      " k=" + std::to_string(k))
+                                         .str());
+                    ++cases;
+                  }
+  EXPECT_EQ(cases, 2 * 6 * 5 * 2 * 2 * 3 * 3 * 2 * 2);
+}
+
 } // namespace

@@ -93,4 +93,141 @@ def SGPU_ReduceKindAttr : EnumAttr<SGPU_Dialect, SGPU_ReduceKind, "reduce"> {
   let assemblyFormat = "`<` $value `>`";
 }
 
+//===----------------------------------------------------------------------===//
+// Lowering configurations: what sgpu-select-kernels chose for one op, read
+// by convert-sgpu-to-gpu (the op's `sgpu.config`).
+//===----------------------------------------------------------------------===//
+
+def SGPU_SpmmKernelKind : I32EnumAttr<"SpmmKernelKind",
+    "the generated kernel of an sgpu.spmm", [
+  I32EnumAttrCase<"mma", 0>,
+  I32EnumAttrCase<"wgmma", 1>,
+  I32EnumAttrCase<"tma", 2>
+]> {
+  let cppNamespace = "::mlir::sgpu";
+  let genSpecializedAttr = 0;
+}
+
+def SGPU_LiftLowering : I32EnumAttr<"LiftLowering",
+    "how the sgpu.lift feeding an sgpu.spmm is lowered", [
+  I32EnumAttrCase<"separate", 0>,
+  I32EnumAttrCase<"padded", 1>,
+  I32EnumAttrCase<"fused", 2>,
+  I32EnumAttrCase<"split", 3>
+]> {
+  let cppNamespace = "::mlir::sgpu";
+  let genSpecializedAttr = 0;
+}
+
+def SGPU_SpmmConfigAttr : SGPU_Attr<"SpmmConfig", "spmm_config"> {
+  let summary = "the kernel configuration of one sgpu.spmm";
+  let description = [{
+    `#sgpu.spmm_config<kernel = K, ...>` is the lowering of one `sgpu.spmm`,
+    as `sgpu-select-kernels` chose it (or as written by hand), under the
+    op's `sgpu.config`. `convert-sgpu-to-gpu` builds exactly this.
+
+    * `kernel`: `mma` (the warp-level `mma.sp` kernel), `wgmma` (the
+      register-staged warpgroup kernel) or `tma` (the warp-specialized TMA
+      pipeline, sm_90a).
+    * `lift` (default `separate`): the `sgpu.lift` feeding the op is lowered
+      on its own (`separate`, also when there is none), gathered into rows
+      of the weight's padded K by the spmm's lowering (`padded`), done in the
+      kernel's operand loads (`fused`, 6:8 in the order of
+      `tile_groups = 8`) or split (`split`, `tile_groups = 16`: only the
+      shared windows are copied).
+    * For `tma` only: `tile_n` (tokens per block, a power of two from 16 to
+      256), `stages` (the shared-memory ring), `splits` (split-K, 1 for
+      none), `cluster` (1, 2 or 4 blocks), `store_box` (0: the epilogue
+      stores from registers; else the TMA store's box, 16 to 128 tokens)
+      and `persistent` (one block per multiprocessor walks the tiles).
+
+    Example:
+
+    ```mlir
+    %y = sgpu.spmm %x, %w {sgpu.config = #sgpu.spmm_config<kernel = tma,
+        tile_n = 128, stages = 6, store_box = 64>} : ...
+    ```
+  }];
+  let parameters = (ins
+    EnumParameter<SGPU_SpmmKernelKind>:$kernel,
+    DefaultValuedParameter<"::mlir::sgpu::LiftLowering",
+                           "::mlir::sgpu::LiftLowering::separate">:$lift,
+    DefaultValuedParameter<"int64_t", "0">:$tile_n,
+    DefaultValuedParameter<"int64_t", "0">:$stages,
+    DefaultValuedParameter<"int64_t", "1">:$splits,
+    DefaultValuedParameter<"int64_t", "1">:$cluster,
+    DefaultValuedParameter<"int64_t", "0">:$store_box,
+    DefaultValuedParameter<"bool", "true">:$persistent);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The most blocks one tile's k-tiles are split over.
+    static constexpr int64_t kMaxSplits = 32;
+    /// Whether the lift feeding the op is lowered with it (not on its own).
+    bool liftsInside() const {
+      return getLift() != ::mlir::sgpu::LiftLowering::separate;
+    }
+  }];
+}
+
+def SGPU_TwellPackForm : I32EnumAttr<"TwellPackForm",
+    "how an sgpu.twell_pack is lowered", [
+  I32EnumAttrCase<"kernel", 0>,
+  I32EnumAttrCase<"fused_producer", 1>,
+  I32EnumAttrCase<"in_consumer", 2>,
+  I32EnumAttrCase<"blocks", 3>
+]> {
+  let cppNamespace = "::mlir::sgpu";
+  let genSpecializedAttr = 0;
+}
+
+def SGPU_TwellPackConfigAttr
+    : SGPU_Attr<"TwellPackConfig", "twell_pack_config"> {
+  let summary = "the lowering of one sgpu.twell_pack";
+  let description = [{
+    `#sgpu.twell_pack_config<form = F>`: `kernel` (the one-block-per-row
+    pack kernel after the producing GEMM), `fused_producer` (the producing
+    `sgpu.matmul {activation = relu}` and the pack become one generated
+    GEMM whose epilogue packs, sm_90a), `in_consumer` (no pack: the one
+    CUDA-core consumer reads H and packs as it goes) or `blocks` (the block
+    form of the tensor-core consumer). `cluster` (1, 2 or 4; only with
+    `fused_producer`): blocks per cluster of the fused producer's GEMM.
+  }];
+  let parameters = (ins EnumParameter<SGPU_TwellPackForm>:$form,
+                        DefaultValuedParameter<"int64_t", "1">:$cluster);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def SGPU_TwellConsumerKind : I32EnumAttr<"TwellConsumerKind",
+    "the consumer kernel of an sgpu.twell_ffn", [
+  I32EnumAttrCase<"cuda_cores", 0>,
+  I32EnumAttrCase<"tensor_cores", 1>
+]> {
+  let cppNamespace = "::mlir::sgpu";
+  let genSpecializedAttr = 0;
+}
+
+def SGPU_TwellFFNConfigAttr
+    : SGPU_Attr<"TwellFFNConfig", "twell_ffn_config"> {
+  let summary = "the lowering of one sgpu.twell_ffn";
+  let description = [{
+    `#sgpu.twell_ffn_config<consumer = C, passes = P, tma_gather = G>`:
+    `cuda_cores` (one block per token; `passes` launches over the tiles,
+    1 to 64) or `tensor_cores` (sm_90a, blocks of 64 rows; its pack has the
+    `blocks` form; `tma_gather` gathers the active rows of the weights
+    with TMA instead of cp.async).
+  }];
+  let parameters = (ins
+    EnumParameter<SGPU_TwellConsumerKind>:$consumer,
+    DefaultValuedParameter<"int64_t", "1">:$passes,
+    DefaultValuedParameter<"bool", "false">:$tma_gather);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The most launches a CUDA-core consumer spreads its tiles over.
+    static constexpr int64_t kMaxPasses = 64;
+  }];
+}
+
 #endif // SPARSEOPT_DIALECT_SGPU_SGPUATTRS_TD

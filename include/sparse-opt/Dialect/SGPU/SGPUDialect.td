@@ -54,6 +54,13 @@ def SGPU_Dialect : Dialect {
       belongs to the program's prepare stage, run once when the runtime
       binds the program's params (weights compressed on the GPU), not at
       every run. `sgpu-emit-artifacts` writes it under `stage prepare`.
+    * `sgpu.config` (op): the lowering's choices for the op. On
+      `sgpu.spmm`, `sgpu.twell_pack` and `sgpu.twell_ffn` it is typed
+      (`#sgpu.spmm_config`, `#sgpu.twell_pack_config`,
+      `#sgpu.twell_ffn_config`, recorded by `sgpu-select-kernels`); on the
+      model-block ops (`sgpu.attention`, ...) a dictionary whose absent keys
+      take the pattern's defaults. A typed configuration on another op is
+      an error.
     * `sgpu.replicated` (unit, on a function argument): the argument holds
       the same value on every rank of the tensor-parallel group (an
       embedding, a norm weight), as opposed to a per-rank shard.
@@ -85,10 +92,10 @@ def SGPU_Dialect : Dialect {
     /// state the program updates in place (a KV cache), kept by the caller
     /// between runs and shared by the programs bound to it.
     static constexpr ::llvm::StringLiteral kStateAttr = "sgpu.state";
-    /// Op attribute (dictionary): a lowering's choices for this op (e.g.
+    /// Op attribute: a lowering's choices for this op, typed on sgpu.spmm
+    /// and the TwELL ops (#sgpu.spmm_config, ...), else a dictionary (e.g.
     /// sgpu.attention: kernel = "auto" | "cuda-cores" | "tensor-cores",
-    /// rows_per_block = N), read by its conversion pattern; absent keys
-    /// take the pattern's defaults.
+    /// rows_per_block = N) whose absent keys take the pattern's defaults.
     static constexpr ::llvm::StringLiteral kConfigAttr = "sgpu.config";
     /// Launch attribute: the program stage of a gpu.launch_func ("prepare").
     static constexpr ::llvm::StringLiteral kStageAttr = "sgpu.stage";
