@@ -1533,6 +1533,19 @@ static void applyCluster(TmaSpmmConfig &cfg, int64_t cluster,
   cfg.bBox[0] = cfg.tokensPerBlock / cluster;
 }
 
+/// What every spmm configuration starts from: the threads, the lift's
+/// k32 steps per k-tile and the blocks of 128 weight rows.
+static TmaSpmmConfig startTmaSpmmConfig(const SpmmShape &s, bool fusedLift,
+                                        bool liftByTma) {
+  TmaSpmmConfig cfg;
+  cfg.threads = kThreads;
+  cfg.fusedLift = fusedLift;
+  cfg.liftByTma = liftByTma && !fusedLift;
+  cfg.steps = fusedLift ? 3 : kSteps;
+  cfg.gridY = (s.paddedN + kBlockRows - 1) / kBlockRows;
+  return cfg;
+}
+
 TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
                                            int64_t stages, int64_t splitK,
                                            bool persistent,
@@ -1540,12 +1553,7 @@ TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
                                            bool fusedLift, int64_t cluster,
                                            bool tmaStore, bool liftByTma) {
   const int64_t numSMs = budget.numSMs;
-  TmaSpmmConfig cfg;
-  cfg.threads = kThreads;
-  cfg.fusedLift = fusedLift;
-  cfg.liftByTma = liftByTma && !fusedLift;
-  cfg.steps = fusedLift ? 3 : kSteps;
-  cfg.gridY = (s.paddedN + kBlockRows - 1) / kBlockRows;
+  TmaSpmmConfig cfg = startTmaSpmmConfig(s, fusedLift, liftByTma);
   int64_t bn = 16;
   while (bn < 256 && bn < s.m)
     bn *= 2;
@@ -1624,12 +1632,7 @@ TmaSpmmConfig mlir::sgpu::buildTmaSpmmConfig(const SpmmShape &s,
                                              const TmaSpmmTiling &tiling,
                                              const KernelBudget &budget,
                                              bool fusedLift, bool liftByTma) {
-  TmaSpmmConfig cfg;
-  cfg.threads = kThreads;
-  cfg.fusedLift = fusedLift;
-  cfg.liftByTma = liftByTma && !fusedLift;
-  cfg.steps = fusedLift ? 3 : kSteps;
-  cfg.gridY = (s.paddedN + kBlockRows - 1) / kBlockRows;
+  TmaSpmmConfig cfg = startTmaSpmmConfig(s, fusedLift, liftByTma);
   int64_t bn = tiling.tileN;
   cfg.tokensPerBlock = bn;
   cfg.gridX = (s.m + bn - 1) / bn;
