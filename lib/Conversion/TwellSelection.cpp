@@ -21,7 +21,6 @@ void TwellSelection::chooseProducer(TwellPackOp pack) {
     return;
   }
   producerOfPack[pack] = matmul;
-  fusedProducerOf.insert(matmul);
 }
 
 bool TwellSelection::packIntoConsumer(TwellPackOp pack) {

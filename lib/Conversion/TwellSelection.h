@@ -44,11 +44,10 @@ public:
   /// the tensor cores were asked for and cannot run, a remark says why.
   bool chooseConsumer(TwellFFNOp ffn);
 
-  // What the choices recorded, for the lowerings.
-  /// twell-producer=fused: the packs produced by the fused GEMM, and the
-  /// matmuls it replaces.
+  // What the choices recorded, for KernelSelection to write on the ops.
+  /// twell-producer=fused: the packs produced by the fused GEMM, with the
+  /// matmul it replaces.
   DenseMap<Operation *, MatmulOp> producerOfPack;
-  DenseSet<Operation *> fusedProducerOf;
   /// The packs whose consumers run on tensor cores (block form).
   DenseSet<Operation *> tensorCorePacks;
 
