@@ -69,39 +69,53 @@ Value finish(OpBuilder &b, Location loc, Started started, Value input) {
 
 } // namespace
 
-LogicalResult mlir::sgpu::lowerCollectivesToRuntime(ModuleOp module) {
-  SmallVector<Operation *> ops;
-  module.walk([&](Operation *op) {
-    if (isa<AllReduceOp, AllReduceStartOp>(op))
-      ops.push_back(op);
-  });
+LogicalResult mlir::sgpu::checkCollectivesAtTopLevel(ModuleOp module) {
   bool failedAny = false;
-  for (Operation *op : ops) {
-    failedAny |= failed(checkTopLevel(op));
-    if (auto startOp = dyn_cast<AllReduceStartOp>(op))
-      for (Operation *wait : startOp.getToken().getUsers())
-        failedAny |= failed(checkTopLevel(wait));
-  }
-  if (failedAny)
-    return failure();
+  module.walk([&](Operation *op) {
+    if (isa<AllReduceOp, AllReduceStartOp, AllReduceWaitOp>(op))
+      failedAny |= failed(checkTopLevel(op));
+  });
+  return failure(failedAny);
+}
 
-  for (Operation *op : ops) {
-    OpBuilder b(op);
-    Location loc = op->getLoc();
-    if (auto ar = dyn_cast<AllReduceOp>(op)) {
-      Started s = start(b, loc, ar.getInput(), ar.getKindAttr());
-      ar.replaceAllUsesWith(finish(b, loc, s, ar.getInput()));
-      ar.erase();
-      continue;
-    }
-    auto startOp = cast<AllReduceStartOp>(op);
-    // The verifier guarantees exactly one wait, after the start.
-    auto wait = cast<AllReduceWaitOp>(*startOp.getToken().getUsers().begin());
-    Started s = start(b, loc, startOp.getInput(), startOp.getKindAttr());
-    b.setInsertionPoint(wait);
-    wait.replaceAllUsesWith(finish(b, wait.getLoc(), s, wait.getInput()));
-    wait.erase();
-    startOp.erase();
+namespace {
+
+/// sgpu.all_reduce: the start and the wait back to back.
+struct AllReduceToRuntime : OpConversionPattern<AllReduceOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(AllReduceOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Started s = start(rewriter, loc, op.getInput(), op.getKindAttr());
+    rewriter.replaceOp(op, finish(rewriter, loc, s, op.getInput()));
+    return success();
   }
-  return success();
+};
+
+/// sgpu.all_reduce_start with its wait (the verifier guarantees exactly
+/// one, after the start): the call, and the sync where the wait was.
+struct AllReduceStartToRuntime : OpConversionPattern<AllReduceStartOp> {
+  using OpConversionPattern::OpConversionPattern;
+
+  LogicalResult
+  matchAndRewrite(AllReduceStartOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto wait = cast<AllReduceWaitOp>(*op.getToken().getUsers().begin());
+    Started s = start(rewriter, op.getLoc(), op.getInput(), op.getKindAttr());
+    rewriter.setInsertionPoint(wait);
+    rewriter.replaceOp(
+        wait, finish(rewriter, wait.getLoc(), s, wait.getInput()));
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::sgpu::populateCollectivesToRuntimePatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<AllReduceToRuntime, AllReduceStartToRuntime>(
+      patterns.getContext());
 }

@@ -5,16 +5,20 @@
 
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
 
+#include "mlir/Transforms/DialectConversion.h"
+
 namespace mlir {
 namespace sgpu {
 
-/// Rewrites every collective of `module` onto buffers: sgpu.all_reduce_start
-/// into sgpu.all_reduce_call (send: the input's buffer, recv: a new buffer),
-/// its sgpu.all_reduce_wait into sgpu.all_reduce_sync plus the result
-/// tensor over recv, and a plain sgpu.all_reduce into both, back to back.
-/// Fails (with an error at the op) for a collective inside a region: the
-/// runtime program is one straight line of host steps.
-LogicalResult lowerCollectivesToRuntime(ModuleOp module);
+/// The patterns putting the collectives onto buffers:
+/// sgpu.all_reduce_start into sgpu.all_reduce_call (send: the input's
+/// buffer, recv: a new buffer), its sgpu.all_reduce_wait into
+/// sgpu.all_reduce_sync plus the result tensor over recv, and a plain
+/// sgpu.all_reduce into both, back to back.
+void populateCollectivesToRuntimePatterns(RewritePatternSet &patterns);
+/// An error at each collective of `module` inside a region: the runtime
+/// program is one straight line of host steps.
+LogicalResult checkCollectivesAtTopLevel(ModuleOp module);
 
 } // namespace sgpu
 } // namespace mlir

@@ -377,9 +377,13 @@ struct ElementwiseKernelBuilder {
 
 } // namespace
 
-void mlir::sgpu::lowerElementwiseToGPU(linalg::GenericOp op,
-                                       gpu::GPUModuleOp gpuModule,
-                                       SymbolTable &symbols, size_t index) {
+namespace {
+
+/// The element-wise generic `op` (whyNotElementwise is empty) as a launch
+/// at `b` of `sgpu_elementwise_<n>`, one thread per `vec` result elements:
+/// returns the result tensor.
+Value buildElementwiseLaunch(OpBuilder &b, linalg::GenericOp op,
+                             KernelSink &sink) {
   Location loc = op.getLoc();
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
   int64_t total = resultType.getNumElements();
@@ -400,18 +404,25 @@ void mlir::sgpu::lowerElementwiseToGPU(linalg::GenericOp op,
   if (readsInit)
     addTensor(init->get());
 
-  OpBuilder b(op);
   // The host launch: enough blocks for one thread per `vec` elements.
   int64_t vec = elementsPerThread(op);
   int64_t threadsNeeded = total / vec;
-  Value result = kernelOnTensors(
-      b, loc, gpuModule, symbols, "sgpu_elementwise_" + std::to_string(index),
-      tensors, resultType, kElementwiseThreads,
+  return kernelOnTensors(
+      b, loc, sink, sink.name("sgpu_elementwise"), tensors, resultType,
+      kElementwiseThreads,
       (threadsNeeded + kElementwiseThreads - 1) / kElementwiseThreads,
       [&](OpBuilder &kb, gpu::GPUFuncOp func) {
         ElementwiseKernelBuilder{kb, loc, IndexMath{kb, loc}, op, vec}.build(
             func, argOf, readsInit);
       });
-  op->getResult(0).replaceAllUsesWith(result);
-  op.erase();
+}
+
+} // namespace
+
+void mlir::sgpu::populateElementwiseToGPUPatterns(RewritePatternSet &patterns,
+                                                  KernelSink &sink) {
+  // (Named ops are generalized before: generalizeElementwise.)
+  patterns.add<KernelLaunchPattern<linalg::GenericOp>>(
+      patterns.getContext(), sink, buildElementwiseLaunch,
+      [](linalg::GenericOp op) { return whyNotElementwise(op).empty(); });
 }

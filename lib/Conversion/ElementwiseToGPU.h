@@ -3,9 +3,11 @@
 #ifndef SPARSEOPT_LIB_CONVERSION_ELEMENTWISETOGPU_H
 #define SPARSEOPT_LIB_CONVERSION_ELEMENTWISETOGPU_H
 
+#include "KernelSink.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 #include <string>
 
@@ -34,11 +36,12 @@ std::string whyNotLoopKernel(linalg::LinalgOp op, bool reductions);
 /// named op cannot be rewritten.
 FailureOr<linalg::GenericOp> generalizeElementwise(linalg::LinalgOp op);
 
-/// Replaces the element-wise `op` (whyNotElementwise is empty) by a launch
-/// of a generated kernel, one thread per result element, added to
-/// `gpuModule` as `sgpu_elementwise_<index>`.
-void lowerElementwiseToGPU(linalg::GenericOp op, gpu::GPUModuleOp gpuModule,
-                           SymbolTable &symbols, size_t index);
+/// The pattern replacing an element-wise linalg.generic (whyNotElementwise
+/// is empty) by a launch of a generated kernel, one thread per result
+/// element (or a vector of them), added to the sink as
+/// `sgpu_elementwise_<n>`.
+void populateElementwiseToGPUPatterns(RewritePatternSet &patterns,
+                                      KernelSink &sink);
 
 /// Whether `op` is dead once the element-wise generics are lowered: its
 /// result is only the init of element-wise generics whose bodies do not

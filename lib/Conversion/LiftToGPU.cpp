@@ -171,12 +171,11 @@ static void buildChunkBody(IndexMath &im, Value x, Value y, Value t, int64_t k,
                           /*nontemporal=*/false, llvm::Align(8 * chunks));
 }
 
-/// Builds the gather kernel and its launch before `op` into a new
-/// `M x pitch` buffer (pitch 0: the lifted width, or with `windowsOnly`
-/// the shared-window width K'/3), which it returns.
-static Value buildLift(LiftOp op, int64_t pitch, gpu::GPUModuleOp gpuModule,
-                       SymbolTable &symbols, size_t index,
-                       bool windowsOnly = false) {
+/// Builds the gather kernel `sgpu_lift_<n>` in the sink and its launch at
+/// `host` into a new `M x pitch` buffer (pitch 0: the lifted width, or
+/// with `windowsOnly` the shared-window width K'/3), which it returns.
+static Value buildLift(OpBuilder &host, LiftOp op, int64_t pitch,
+                       KernelSink &sink, bool windowsOnly = false) {
   Location loc = op.getLoc();
   auto xt = cast<RankedTensorType>(op.getInput().getType());
   auto lifted = cast<RankedTensorType>(op.getResult().getType());
@@ -202,9 +201,8 @@ static Value buildLift(LiftOp op, int64_t pitch, gpu::GPUModuleOp gpuModule,
   auto ym = MemRefType::get(yt.getShape(), et);
 
   // The kernel.
-  OpBuilder b(gpuModule.getBodyRegion());
-  b.setInsertionPointToEnd(gpuModule.getBody());
-  auto func = createKernel(b, loc, symbols, "sgpu_lift_" + std::to_string(index),
+  OpBuilder b = sink.builder();
+  auto func = createKernel(b, loc, sink.symbols, sink.name("sgpu_lift"),
                            {xm, ym}, {}, kThreads);
   Block &entry = func.getBody().front();
   IndexMath im{b, loc};
@@ -222,36 +220,58 @@ static Value buildLift(LiftOp op, int64_t pitch, gpu::GPUModuleOp gpuModule,
   gpu::ReturnOp::create(b, loc);
 
   // The host launch.
-  b.setInsertionPoint(op);
-  Value xb = bufferization::ToBufferOp::create(b, loc, xm, op.getInput(),
-                                               b.getUnitAttr());
-  Value yb = memref::AllocOp::create(b, loc, ym);
-  launchKernel(b, loc, func, (items + kThreads - 1) / kThreads, kThreads,
+  Value xb = bufferization::ToBufferOp::create(host, loc, xm, op.getInput(),
+                                               host.getUnitAttr());
+  Value yb = memref::AllocOp::create(host, loc, ym);
+  launchKernel(host, loc, func, (items + kThreads - 1) / kThreads, kThreads,
                ValueRange{xb, yb});
   return yb;
 }
 
-void mlir::sgpu::lowerLiftToGPU(LiftOp op, gpu::GPUModuleOp gpuModule,
-                                SymbolTable &symbols, size_t index) {
-  Value yb = buildLift(op, 0, gpuModule, symbols, index);
-  OpBuilder b(op);
-  Value t = bufferization::ToTensorOp::create(
-      b, op.getLoc(), op.getResult().getType(), yb, b.getUnitAttr(),
-      b.getUnitAttr());
-  op.getResult().replaceAllUsesWith(t);
-  op.erase();
+namespace {
+
+/// sgpu.lift: the launch of its gather kernel, or nothing when the spmm it
+/// feeds lowered it into its own kernel or buffer.
+struct LiftToGPU : OpConversionPattern<LiftOp> {
+  KernelSink &sink;
+  const llvm::SmallPtrSetImpl<Operation *> &loweredWithSpmm;
+  LiftToGPU(MLIRContext *ctx, KernelSink &sink,
+            const llvm::SmallPtrSetImpl<Operation *> &loweredWithSpmm)
+      : OpConversionPattern(ctx), sink(sink),
+        loweredWithSpmm(loweredWithSpmm) {}
+
+  LogicalResult
+  matchAndRewrite(LiftOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (loweredWithSpmm.contains(op)) {
+      rewriter.eraseOp(op);
+      return success();
+    }
+    Value yb = buildLift(rewriter, op, 0, sink);
+    rewriter.replaceOpWithNewOp<bufferization::ToTensorOp>(
+        op, op.getResult().getType(), yb, rewriter.getUnitAttr(),
+        rewriter.getUnitAttr());
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::sgpu::populateLiftToGPUPatterns(
+    RewritePatternSet &patterns, KernelSink &sink,
+    const llvm::SmallPtrSetImpl<Operation *> &loweredWithSpmm) {
+  patterns.add<LiftToGPU>(patterns.getContext(), sink, loweredWithSpmm);
 }
 
-Value mlir::sgpu::lowerLiftToGPUPadded(LiftOp op, int64_t pitch,
-                                       gpu::GPUModuleOp gpuModule,
-                                       SymbolTable &symbols, size_t index) {
-  return buildLift(op, pitch, gpuModule, symbols, index);
+Value mlir::sgpu::lowerLiftToGPUPadded(OpBuilder &host, LiftOp op,
+                                       int64_t pitch, KernelSink &sink) {
+  return buildLift(host, op, pitch, sink);
 }
 
-Value mlir::sgpu::lowerLiftWindowsToGPU(LiftOp op, gpu::GPUModuleOp gpuModule,
-                                        SymbolTable &symbols, size_t index) {
+Value mlir::sgpu::lowerLiftWindowsToGPU(OpBuilder &host, LiftOp op,
+                                        KernelSink &sink) {
   assert(op.getPattern().getM() == 8 &&
          getTileGroups(op) == kSplitLiftTileGroups &&
          "the split lift is the 6:8 order of 16 groups'");
-  return buildLift(op, 0, gpuModule, symbols, index, /*windowsOnly=*/true);
+  return buildLift(host, op, 0, sink, /*windowsOnly=*/true);
 }

@@ -13,42 +13,16 @@
 #ifndef SPARSEOPT_LIB_CONVERSION_MODELOPSTOGPU_H
 #define SPARSEOPT_LIB_CONVERSION_MODELOPSTOGPU_H
 
-#include "sparse-opt/Conversion/DeviceInfo.h"
+#include "KernelSink.h"
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
 
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/SymbolTable.h"
 #include "mlir/Transforms/DialectConversion.h"
-#include "llvm/ADT/StringMap.h"
 
 #include <string>
 
 namespace mlir {
 namespace sgpu {
-
-/// Where the patterns put their kernels: the gpu.module, its symbol table
-/// and a counter per kernel family for unique names; and what the device
-/// gives the kernels that size their grids by it.
-struct KernelSink {
-  gpu::GPUModuleOp module;
-  SymbolTable &symbols;
-  llvm::StringMap<size_t> counts;
-  KernelBudget budget;
-
-  KernelSink(gpu::GPUModuleOp module, SymbolTable &symbols)
-      : module(module), symbols(symbols) {}
-  /// `base_<n>`, n counting the kernels of that family.
-  std::string name(StringRef base) {
-    return (base + "_" + std::to_string(counts[base]++)).str();
-  }
-  /// A builder at the end of the gpu.module's body.
-  OpBuilder builder() {
-    OpBuilder kb(module.getBodyRegion());
-    kb.setInsertionPointToEnd(module.getBody());
-    return kb;
-  }
-};
 
 /// An integer choice of `op`'s `sgpu.config` dictionary, or `fallback`.
 int64_t configInt(Operation *op, StringRef key, int64_t fallback);

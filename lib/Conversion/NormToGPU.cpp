@@ -184,8 +184,12 @@ int64_t mlir::sgpu::normBlockThreads(int64_t d) {
                       kWarpSize);
 }
 
-void mlir::sgpu::lowerNormToGPU(Operation *op, gpu::GPUModuleOp gpuModule,
-                                SymbolTable &symbols, size_t index) {
+namespace {
+
+/// `op` (sgpu.rms_norm or sgpu.layer_norm) as a launch at `b` of a kernel
+/// `sgpu_rms_norm_<n>` / `sgpu_layer_norm_<n>`, one block per row: returns
+/// the result tensor.
+Value buildNormLaunch(OpBuilder &b, Operation *op, KernelSink &sink) {
   auto layer = dyn_cast<LayerNormOp>(op);
   auto rms = dyn_cast<RMSNormOp>(op);
   assert((layer || rms) && "expected sgpu.rms_norm or sgpu.layer_norm");
@@ -198,13 +202,12 @@ void mlir::sgpu::lowerNormToGPU(Operation *op, gpu::GPUModuleOp gpuModule,
   int64_t elems = t.getNumElements();
   int64_t rows = elems ? elems / d : 0;
   Type et = t.getElementType();
+  std::string name = sink.name(layer ? "sgpu_layer_norm" : "sgpu_rms_norm");
 
-  OpBuilder b(op);
   Value out = memref::AllocOp::create(b, loc, memrefTypeOf(t));
   if (elems != 0) {
     // The kernel.
-    OpBuilder kb(gpuModule.getBodyRegion());
-    kb.setInsertionPointToEnd(gpuModule.getBody());
+    OpBuilder kb = sink.builder();
     NormKernelBuilder builder(kb, loc, d);
     auto rowsType = MemRefType::get({rows, d}, et);
     auto paramType = MemRefType::get({d}, et);
@@ -217,9 +220,7 @@ void mlir::sgpu::lowerNormToGPU(Operation *op, gpu::GPUModuleOp gpuModule,
     if (builder.warps > 1)
       workgroup.push_back(workgroupBuffer(
           kb, (layer ? 2 : 1) * builder.warps, kb.getF32Type()));
-    std::string name =
-        (layer ? "sgpu_layer_norm_" : "sgpu_rms_norm_") + std::to_string(index);
-    auto func = createKernel(kb, loc, symbols, name, argTypes, workgroup,
+    auto func = createKernel(kb, loc, sink.symbols, name, argTypes, workgroup,
                              builder.threads);
     builder.build(func, static_cast<bool>(layer), eps);
 
@@ -231,9 +232,22 @@ void mlir::sgpu::lowerNormToGPU(Operation *op, gpu::GPUModuleOp gpuModule,
     args.push_back(viewAsRows(b, loc, out));
     launchKernel(b, loc, func, rows, builder.threads, args);
   }
-  Value result = bufferization::ToTensorOp::create(
-      b, loc, t, out, /*restrict=*/b.getUnitAttr(),
-      /*writable=*/b.getUnitAttr());
-  op->getResult(0).replaceAllUsesWith(result);
-  op->erase();
+  return bufferization::ToTensorOp::create(b, loc, t, out,
+                                           /*restrict=*/b.getUnitAttr(),
+                                           /*writable=*/b.getUnitAttr());
+}
+
+} // namespace
+
+void mlir::sgpu::populateNormToGPUPatterns(RewritePatternSet &patterns,
+                                           KernelSink &sink) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<KernelLaunchPattern<RMSNormOp>>(
+      ctx, sink, [](OpBuilder &b, RMSNormOp op, KernelSink &sink) {
+        return buildNormLaunch(b, op, sink);
+      });
+  patterns.add<KernelLaunchPattern<LayerNormOp>>(
+      ctx, sink, [](OpBuilder &b, LayerNormOp op, KernelSink &sink) {
+        return buildNormLaunch(b, op, sink);
+      });
 }

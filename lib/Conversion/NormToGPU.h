@@ -3,10 +3,10 @@
 #ifndef SPARSEOPT_LIB_CONVERSION_NORMTOGPU_H
 #define SPARSEOPT_LIB_CONVERSION_NORMTOGPU_H
 
+#include "KernelSink.h"
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
 
-#include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir {
 namespace sgpu {
@@ -15,11 +15,10 @@ namespace sgpu {
 /// 256, or the fewest whole warps covering `d` when that is less.
 int64_t normBlockThreads(int64_t d);
 
-/// Replaces `op` (sgpu.rms_norm or sgpu.layer_norm) by a launch of a
-/// generated kernel, one block per row, added to `gpuModule` as
-/// `sgpu_rms_norm_<index>` / `sgpu_layer_norm_<index>`.
-void lowerNormToGPU(Operation *op, gpu::GPUModuleOp gpuModule,
-                    SymbolTable &symbols, size_t index);
+/// The patterns replacing sgpu.rms_norm and sgpu.layer_norm by a launch
+/// of a generated kernel, one block per row, added to the sink as
+/// `sgpu_rms_norm_<n>` / `sgpu_layer_norm_<n>`.
+void populateNormToGPUPatterns(RewritePatternSet &patterns, KernelSink &sink);
 
 } // namespace sgpu
 } // namespace mlir

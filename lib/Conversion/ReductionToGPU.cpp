@@ -162,9 +162,13 @@ std::string mlir::sgpu::whyNotReduction(linalg::LinalgOp op) {
   return "";
 }
 
-void mlir::sgpu::lowerReductionToGPU(linalg::GenericOp op,
-                                     gpu::GPUModuleOp gpuModule,
-                                     SymbolTable &symbols, size_t index) {
+namespace {
+
+/// The generic `op` (whyNotReduction empty) as a launch at `b` of
+/// `sgpu_reduction_<n>`, one thread per result element: returns the
+/// result tensor.
+Value buildReductionLaunch(OpBuilder &b, linalg::GenericOp op,
+                           KernelSink &sink) {
   Location loc = op.getLoc();
   auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
   int64_t total = resultType.getNumElements();
@@ -180,14 +184,22 @@ void mlir::sgpu::lowerReductionToGPU(linalg::GenericOp op,
   unsigned initArg = tensors.size();
   tensors.push_back(init->get());
 
-  OpBuilder b(op);
-  Value result = kernelOnTensors(
-      b, loc, gpuModule, symbols, "sgpu_reduction_" + std::to_string(index),
-      tensors, resultType, kThreads, (total + kThreads - 1) / kThreads,
+  return kernelOnTensors(
+      b, loc, sink, sink.name("sgpu_reduction"), tensors, resultType,
+      kThreads, (total + kThreads - 1) / kThreads,
       [&](OpBuilder &kb, gpu::GPUFuncOp func) {
         ReductionKernelBuilder{kb, loc, IndexMath{kb, loc}, op}.build(
             func, argOf, initArg);
       });
-  op->getResult(0).replaceAllUsesWith(result);
-  op.erase();
+}
+
+} // namespace
+
+void mlir::sgpu::populateReductionToGPUPatterns(RewritePatternSet &patterns,
+                                                KernelSink &sink) {
+  patterns.add<KernelLaunchPattern<linalg::GenericOp>>(
+      patterns.getContext(), sink, buildReductionLaunch,
+      [](linalg::GenericOp op) {
+        return op.getNumReductionLoops() > 0 && whyNotReduction(op).empty();
+      });
 }

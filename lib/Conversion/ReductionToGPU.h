@@ -13,9 +13,11 @@
 #ifndef SPARSEOPT_LIB_CONVERSION_REDUCTIONTOGPU_H
 #define SPARSEOPT_LIB_CONVERSION_REDUCTIONTOGPU_H
 
+#include "KernelSink.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 #include <string>
 
@@ -28,10 +30,11 @@ namespace sgpu {
 /// of the reduction loops per result element.
 std::string whyNotReduction(linalg::LinalgOp op);
 
-/// Replaces the generic `op` (whyNotReduction empty) by a launch of a
-/// generated kernel `sgpu_reduction_<index>` in `gpuModule`.
-void lowerReductionToGPU(linalg::GenericOp op, gpu::GPUModuleOp gpuModule,
-                         SymbolTable &symbols, size_t index);
+/// The pattern replacing a generic with reduction loops (whyNotReduction
+/// empty) by a launch of a generated kernel `sgpu_reduction_<n>` in the
+/// sink.
+void populateReductionToGPUPatterns(RewritePatternSet &patterns,
+                                    KernelSink &sink);
 
 } // namespace sgpu
 } // namespace mlir

@@ -49,7 +49,7 @@ void emitCopyKernel(ConversionPatternRewriter &rewriter, KernelSink &sink,
   Location loc = op->getLoc();
   int64_t total = resultType.getNumElements();
   Value result = kernelOnTensors(
-      rewriter, loc, sink.module, sink.symbols, sink.name(name), tensors,
+      rewriter, loc, sink, sink.name(name), tensors,
       resultType, kThreads, (total + kThreads - 1) / kThreads,
       [&](OpBuilder &kb, gpu::GPUFuncOp func) {
         IndexMath im{kb, loc};

@@ -4,7 +4,8 @@
 // one sgpu.spmm (the TMA kernel or not, the lift inside the kernel, split
 // or by a gather kernel, the tile table's configuration, clusters, the
 // TMA-store epilogue), made here with the remarks that say why; the
-// lowering (SGPUToGPU.cpp's lowerSpmm) only builds what the plan says.
+// lowering (the SpmmToGPU pattern, SpmmToGPU.cpp) only builds what the
+// plan says.
 //
 //===----------------------------------------------------------------------===//
 

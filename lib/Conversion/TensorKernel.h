@@ -12,29 +12,29 @@
 
 #include "GPUKernel.h"
 #include "IndexMath.h"
+#include "KernelSink.h"
 
 namespace mlir {
 namespace sgpu {
 
 /// At `b` (on the host): allocates the result of type `resultType`, and
 /// unless it is empty creates kernel `name` (arguments: the buffers of
-/// `tensors`, then the result) in `gpuModule`, lets `build` write its whole
+/// `tensors`, then the result) in the sink's gpu.module, lets `build` write its whole
 /// body (gpu.return included) and launches it on `blocks` x `threads`.
 /// Returns the result as a tensor (bufferization.to_tensor).
 inline Value kernelOnTensors(
-    OpBuilder &b, Location loc, gpu::GPUModuleOp gpuModule,
-    SymbolTable &symbols, const std::string &name, ValueRange tensors,
+    OpBuilder &b, Location loc, KernelSink &sink, const std::string &name,
+    ValueRange tensors,
     RankedTensorType resultType, int64_t threads, int64_t blocks,
     function_ref<void(OpBuilder &, gpu::GPUFuncOp)> build) {
   Value out = memref::AllocOp::create(b, loc, memrefTypeOf(resultType));
   if (resultType.getNumElements() != 0) {
-    OpBuilder kb(gpuModule.getBodyRegion());
-    kb.setInsertionPointToEnd(gpuModule.getBody());
+    OpBuilder kb = sink.builder();
     SmallVector<Type> argTypes;
     for (Value t : tensors)
       argTypes.push_back(memrefTypeOf(t.getType()));
     argTypes.push_back(memrefTypeOf(resultType));
-    auto func = createKernel(kb, loc, symbols, name, argTypes, {}, threads);
+    auto func = createKernel(kb, loc, sink.symbols, name, argTypes, {}, threads);
     build(kb, func);
     SmallVector<Value> args;
     for (Value t : tensors)

@@ -731,10 +731,9 @@ bool transposeAtBind(Value down) {
 
 } // namespace
 
-Value mlir::sgpu::transposeTwellDown(TwellFFNOp op,
+Value mlir::sgpu::transposeTwellDown(OpBuilder &b, TwellFFNOp op,
                                      DenseMap<Value, Value> &atBind,
-                                     gpu::GPUModuleOp gpuModule,
-                                     SymbolTable &symbols, size_t &count) {
+                                     KernelSink &sink, size_t &count) {
   Location loc = op.getLoc();
   Value down = op.getDown();
   if (Value done = atBind.lookup(down))
@@ -745,10 +744,9 @@ Value mlir::sgpu::transposeTwellDown(TwellFFNOp op,
   Type et = dt.getElementType();
   auto outType = MemRefType::get({cols, rows}, et);
 
-  OpBuilder kb(gpuModule.getBodyRegion());
-  kb.setInsertionPointToEnd(gpuModule.getBody());
+  OpBuilder kb = sink.builder();
   auto func = createKernel(
-      kb, loc, symbols, "sgpu_twell_down_t_" + std::to_string(index),
+      kb, loc, sink.symbols, "sgpu_twell_down_t_" + std::to_string(index),
       {memrefTypeOf(dt), outType},
       {workgroupBuffer(kb, kTransposeTile * (kTransposeTile + 1), et)},
       kTransposeThreads);
@@ -757,7 +755,7 @@ Value mlir::sgpu::transposeTwellDown(TwellFFNOp op,
 
   // At bind time the transpose goes right after the weight is defined (the
   // function's entry for an argument), so that every consumer can read it.
-  OpBuilder b(op);
+  OpBuilder::InsertionGuard guard(b);
   bool once = transposeAtBind(down);
   if (once) {
     if (Operation *def = down.getDefiningOp())
@@ -804,18 +802,15 @@ static ConsumerShape shapeOf(TwellFFNOp op, int64_t passes) {
                        static_cast<bool>(op.getInput()), passes);
 }
 
-/// Replaces `op` by the tensor of its output buffer `y` and erases it.
-static void replaceByOutput(OpBuilder &b, TwellFFNOp op, Value y) {
-  Value result = bufferization::ToTensorOp::create(
+/// The tensor of `op`'s output buffer `y`, which replaces it.
+static Value outputTensor(OpBuilder &b, TwellFFNOp op, Value y) {
+  return bufferization::ToTensorOp::create(
       b, op.getLoc(), op.getResult().getType(), y,
       /*restrict=*/b.getUnitAttr(), /*writable=*/b.getUnitAttr());
-  op.replaceAllUsesWith(result);
-  op.erase();
 }
 
-void mlir::sgpu::lowerTwellFFNToGPU(TwellFFNOp op, const TwellBuffers &packed,
-                                    Value downT, gpu::GPUModuleOp gpuModule,
-                                    SymbolTable &symbols, size_t index,
+Value mlir::sgpu::lowerTwellFFNToGPU(OpBuilder &b, TwellFFNOp op, const TwellBuffers &packed,
+                                    Value downT, KernelSink &sink, size_t index,
                                     int64_t passes) {
   Location loc = op.getLoc();
   TwellType tt = op.getPacked().getType();
@@ -824,7 +819,6 @@ void mlir::sgpu::lowerTwellFFNToGPU(TwellFFNOp op, const TwellBuffers &packed,
   ConsumerShape shape = shapeOf(op, passes);
   Type et = tt.getElementType();
 
-  OpBuilder b(op);
   SmallVector<Value> args = {packed.words, packed.flags, packed.fallback,
                              downT};
   if (gated) {
@@ -842,13 +836,12 @@ void mlir::sgpu::lowerTwellFFNToGPU(TwellFFNOp op, const TwellBuffers &packed,
     args.push_back(arith::ConstantIndexOp::create(b, loc, 0));
   }
 
-  OpBuilder kb(gpuModule.getBodyRegion());
-  kb.setInsertionPointToEnd(gpuModule.getBody());
+  OpBuilder kb = sink.builder();
   Type i32 = kb.getI32Type(), f32 = kb.getF32Type();
   SmallVector<Type> workgroup = {workgroupBuffer(kb, shape.stage, i32),
                                  workgroupBuffer(kb, shape.stage, f32),
                                  workgroupBuffer(kb, 1, i32)};
-  auto func = createKernel(kb, loc, symbols,
+  auto func = createKernel(kb, loc, sink.symbols,
                            "sgpu_twell_ffn_" + std::to_string(index),
                            llvm::to_vector(ValueRange(args).getTypes()),
                            workgroup, shape.threads);
@@ -866,7 +859,7 @@ void mlir::sgpu::lowerTwellFFNToGPU(TwellFFNOp op, const TwellBuffers &packed,
     }
     launchKernel(b, loc, func, tt.getShape()[0], shape.threads, args);
   }
-  replaceByOutput(b, op, y);
+  return outputTensor(b, op, y);
 }
 
 std::string mlir::sgpu::whyNoTwellPackInConsumer(TwellFFNOp op) {
@@ -882,9 +875,8 @@ std::string mlir::sgpu::whyNoTwellPackInConsumer(TwellFFNOp op) {
   return "";
 }
 
-void mlir::sgpu::lowerTwellFFNFromH(TwellFFNOp op, Value h, Value active,
-                                    Value downT, gpu::GPUModuleOp gpuModule,
-                                    SymbolTable &symbols, size_t index) {
+Value mlir::sgpu::lowerTwellFFNFromH(OpBuilder &b, TwellFFNOp op, Value h, Value active,
+                                    Value downT, KernelSink &sink, size_t index) {
   Location loc = op.getLoc();
   TwellType tt = op.getPacked().getType();
   auto yt = cast<RankedTensorType>(op.getResult().getType());
@@ -892,7 +884,6 @@ void mlir::sgpu::lowerTwellFFNFromH(TwellFFNOp op, Value h, Value active,
   ConsumerShape shape = shapeOf(op, 1);
   Type et = tt.getElementType();
 
-  OpBuilder b(op);
   SmallVector<Value> args = {h, downT};
   if (gated) {
     args.push_back(readBuffer(b, loc, op.getInput()));
@@ -902,14 +893,13 @@ void mlir::sgpu::lowerTwellFFNFromH(TwellFFNOp op, Value h, Value active,
   args.push_back(y);
   args.push_back(active);
 
-  OpBuilder kb(gpuModule.getBodyRegion());
-  kb.setInsertionPointToEnd(gpuModule.getBody());
+  OpBuilder kb = sink.builder();
   Type i32 = kb.getI32Type(), f32 = kb.getF32Type();
   SmallVector<Type> workgroup = {workgroupBuffer(kb, shape.stage, i32),
                                  workgroupBuffer(kb, shape.stage, f32),
                                  workgroupBuffer(kb, 1, i32),
                                  workgroupBuffer(kb, 4 * shape.warps, i32)};
-  auto func = createKernel(kb, loc, symbols,
+  auto func = createKernel(kb, loc, sink.symbols,
                            "sgpu_twell_ffn_" + std::to_string(index),
                            llvm::to_vector(ValueRange(args).getTypes()),
                            workgroup, shape.threads);
@@ -917,5 +907,5 @@ void mlir::sgpu::lowerTwellFFNFromH(TwellFFNOp op, Value h, Value active,
   finishKernel(kb, loc, func);
 
   launchKernel(b, loc, func, tt.getShape()[0], shape.threads, args);
-  replaceByOutput(b, op, y);
+  return outputTensor(b, op, y);
 }

@@ -366,10 +366,9 @@ std::string mlir::sgpu::whyNoFusedTwellProducer(MatmulOp matmul,
   return "";
 }
 
-TwellBuffers mlir::sgpu::lowerFusedTwellProducer(MatmulOp matmul,
+TwellBuffers mlir::sgpu::lowerFusedTwellProducer(OpBuilder &b, MatmulOp matmul,
                                                  TwellPackOp pack,
-                                                 gpu::GPUModuleOp gpuModule,
-                                                 SymbolTable &symbols,
+                                                 KernelSink &sink,
                                                  size_t index,
                                                  const KernelBudget &budget,
                                                  int64_t cluster) {
@@ -387,7 +386,6 @@ TwellBuffers mlir::sgpu::lowerFusedTwellProducer(MatmulOp matmul,
   p.et = tt.getElementType();
   p.hasBias = static_cast<bool>(matmul.getBias());
 
-  OpBuilder b(pack);
   Value x = readBuffer(b, loc, matmul.getInput());
   Value w = readBuffer(b, loc, matmul.getWeight());
   Value bias = p.hasBias ? readBuffer(b, loc, matmul.getBias()) : Value();
@@ -396,10 +394,9 @@ TwellBuffers mlir::sgpu::lowerFusedTwellProducer(MatmulOp matmul,
   std::string suffix = std::to_string(index);
   Type ptrType = LLVM::LLVMPointerType::get(b.getContext());
 
-  OpBuilder kb(gpuModule.getBodyRegion());
-  kb.setInsertionPointToEnd(gpuModule.getBody());
+  OpBuilder kb = sink.builder();
   auto clear = createKernel(
-      kb, loc, symbols, "sgpu_twell_clear_" + suffix,
+      kb, loc, sink.symbols, "sgpu_twell_clear_" + suffix,
       {out.fallbackRows.getType(), active.getType(), out.flags.getType()}, {},
       kClearThreads);
   buildClearKernel(kb, loc, clear, p.m);
@@ -414,7 +411,7 @@ TwellBuffers mlir::sgpu::lowerFusedTwellProducer(MatmulOp matmul,
                        active});
   for (Value v : epilogueArgs)
     types.push_back(v.getType());
-  kb.setInsertionPointToEnd(gpuModule.getBody());
+  kb.setInsertionPointToEnd(sink.module.getBody());
   auto producer = gpu::GPUFuncOp::create(kb, loc,
                                          "sgpu_twell_producer_" + suffix,
                                          kb.getFunctionType(types, {}));
@@ -425,7 +422,7 @@ TwellBuffers mlir::sgpu::lowerFusedTwellProducer(MatmulOp matmul,
   producer->setAttr("sgpu.tensor_map_args", kb.getDenseI64ArrayAttr({0, 1}));
   producer->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                     kb.getI32IntegerAttr(1));
-  symbols.insert(producer);
+  sink.symbols.insert(producer);
   TmaSpmmConfig cfg =
       getTmaDenseConfig(p.m, p.f, p.k, kProducerTileN, budget, cluster);
   if (cluster > 1 && cfg.cluster == 1)
@@ -443,9 +440,9 @@ TwellBuffers mlir::sgpu::lowerFusedTwellProducer(MatmulOp matmul,
   };
   buildTmaDenseKernel(kb, loc, s, cfg, producer, epilogue);
 
-  kb.setInsertionPointToEnd(gpuModule.getBody());
+  kb.setInsertionPointToEnd(sink.module.getBody());
   auto fixup = createKernel(
-      kb, loc, symbols, "sgpu_twell_fixup_" + suffix,
+      kb, loc, sink.symbols, "sgpu_twell_fixup_" + suffix,
       {out.words.getType(), out.flags.getType(), out.fallback.getType()}, {},
       kFixupWarps * 32);
   buildFixupKernel(kb, loc, fixup, p);

@@ -371,8 +371,7 @@ void buildDownEpilogue(OpBuilder &b, Location loc, ArrayRef<Value> acc,
 /// A gathered-mode kernel `name` with its arguments (the tensor map of A,
 /// the source of B's rows, idx, count, then `outs`, what the epilogue
 /// reads and writes) and launch, at `b`.
-void emitGatherGemm(OpBuilder &b, Location loc, gpu::GPUModuleOp gpuModule,
-                    SymbolTable &symbols, const std::string &name,
+void emitGatherGemm(OpBuilder &b, Location loc, KernelSink &sink, const std::string &name,
                     TmaGatherKind kind, Value a, Value source, Value idx,
                     Value count, ValueRange outs, int64_t blocks, int64_t n,
                     int64_t k, int64_t rowLength, Type et, const KernelBudget &budget,
@@ -390,8 +389,7 @@ void emitGatherGemm(OpBuilder &b, Location loc, gpu::GPUModuleOp gpuModule,
   SmallVector<Type> types = {ptrType};
   for (Value v : operands)
     types.push_back(v.getType());
-  OpBuilder kb(gpuModule.getBodyRegion());
-  kb.setInsertionPointToEnd(gpuModule.getBody());
+  OpBuilder kb = sink.builder();
   auto func =
       gpu::GPUFuncOp::create(kb, loc, name, kb.getFunctionType(types, {}));
   func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), kb.getUnitAttr());
@@ -402,7 +400,7 @@ void emitGatherGemm(OpBuilder &b, Location loc, gpu::GPUModuleOp gpuModule,
                       : kb.getDenseI64ArrayAttr({0}));
   func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                 kb.getI32IntegerAttr(1));
-  symbols.insert(func);
+  sink.symbols.insert(func);
   SpmmShape s{blocks * kTmaGatherRows, n, rowLength, n, rowLength, et, et,
               Activation::none, false};
   buildTmaDenseKernel(kb, loc, s, cfg, func, epilogue);
@@ -447,9 +445,8 @@ std::string mlir::sgpu::whyNoTwellTensorCores(TwellFFNOp ffn,
   return "";
 }
 
-TwellBlocks mlir::sgpu::lowerTwellPackToBlocks(TwellPackOp pack,
-                                               gpu::GPUModuleOp gpuModule,
-                                               SymbolTable &symbols,
+TwellBlocks mlir::sgpu::lowerTwellPackToBlocks(OpBuilder &b, TwellPackOp pack,
+                                               KernelSink &sink,
                                                size_t index) {
   Location loc = pack.getLoc();
   TwellType tt = pack.getResult().getType();
@@ -457,7 +454,6 @@ TwellBlocks mlir::sgpu::lowerTwellPackToBlocks(TwellPackOp pack,
   int64_t nb = (m + kBlockRows - 1) / kBlockRows;
   Type et = tt.getElementType(), i32 = IntegerType::get(pack.getContext(), 32);
 
-  OpBuilder b(pack);
   Value h = readBuffer(b, loc, pack.getInput());
   TwellBlocks out;
   out.fallbackRows = allocTwellStats(b, pack, index, out.active);
@@ -480,16 +476,15 @@ TwellBlocks mlir::sgpu::lowerTwellPackToBlocks(TwellPackOp pack,
     out.active.getDefiningOp()->removeAttr(SGPUDialect::kStatLimitAttr);
   }
 
-  OpBuilder kb(gpuModule.getBodyRegion());
-  kb.setInsertionPointToEnd(gpuModule.getBody());
+  OpBuilder kb = sink.builder();
   auto clear = buildTwellClearKernel(
-      kb, loc, symbols, {out.fallbackRows, out.active, out.blockNeurons},
+      kb, loc, sink.symbols, {out.fallbackRows, out.active, out.blockNeurons},
       index);
-  kb.setInsertionPointToEnd(gpuModule.getBody());
+  kb.setInsertionPointToEnd(sink.module.getBody());
   SmallVector<Type> types = {h.getType(),          out.idx.getType(),
                              out.coef.getType(),    out.count.getType(),
                              out.active.getType(), out.blockNeurons.getType()};
-  auto blocks = createKernel(kb, loc, symbols,
+  auto blocks = createKernel(kb, loc, sink.symbols,
                              "sgpu_twell_blocks_" + std::to_string(index),
                              types,
                              {workgroupBuffer(kb, fp / 32, i32),
@@ -507,11 +502,10 @@ TwellBlocks mlir::sgpu::lowerTwellPackToBlocks(TwellPackOp pack,
   return out;
 }
 
-void mlir::sgpu::lowerTwellFFNToTensorCores(TwellFFNOp op,
+Value mlir::sgpu::lowerTwellFFNToTensorCores(OpBuilder &b, TwellFFNOp op,
                                             const TwellBlocks &blocks,
                                             Value downT,
-                                            gpu::GPUModuleOp gpuModule,
-                                            SymbolTable &symbols, size_t index,
+                                            KernelSink &sink, size_t index,
                                             const KernelBudget &budget,
                                             bool gatherByTma) {
   Location loc = op.getLoc();
@@ -523,7 +517,6 @@ void mlir::sgpu::lowerTwellFFNToTensorCores(TwellFFNOp op,
   Type et = tt.getElementType();
   std::string suffix = std::to_string(index);
 
-  OpBuilder b(op);
   // The down GEMM's A: the block pack's coef (ungated), or P, which the up
   // GEMM writes over coef when this is the pack's only consumer, else into
   // a buffer of this consumer's own (coef stays H's values for the
@@ -536,14 +529,14 @@ void mlir::sgpu::lowerTwellFFNToTensorCores(TwellFFNOp op,
       p = memref::AllocOp::create(b, loc,
                                   cast<MemRefType>(blocks.coef.getType()));
     emitGatherGemm(
-        b, loc, gpuModule, symbols, "sgpu_twell_up_" + suffix,
+        b, loc, sink, "sgpu_twell_up_" + suffix,
         TmaGatherKind::rows, x, wu, blocks.idx, blocks.count,
         ValueRange{blocks.coef, p}, nb, fp, d, d, et, budget, gatherByTma,
         [&](OpBuilder &eb, ArrayRef<Value> acc, const TmaFragment &at,
             ValueRange args) { buildUpEpilogue(eb, loc, acc, at, args, et); });
   }
   Value y = memref::AllocOp::create(b, loc, memrefTypeOf(yt));
-  emitGatherGemm(b, loc, gpuModule, symbols, "sgpu_twell_down_" + suffix,
+  emitGatherGemm(b, loc, sink, "sgpu_twell_down_" + suffix,
                  TmaGatherKind::kRows, p, downT, blocks.idx,
                  blocks.count, ValueRange{y}, nb, d, fp, d, et, budget,
                  gatherByTma,
@@ -551,9 +544,7 @@ void mlir::sgpu::lowerTwellFFNToTensorCores(TwellFFNOp op,
                      ValueRange args) {
                    buildDownEpilogue(eb, loc, acc, at, args, et, m, d);
                  });
-  Value result = bufferization::ToTensorOp::create(
-      b, loc, yt, y, /*restrict=*/b.getUnitAttr(),
-      /*writable=*/b.getUnitAttr());
-  op.replaceAllUsesWith(result);
-  op.erase();
+  return bufferization::ToTensorOp::create(b, loc, yt, y,
+                                           /*restrict=*/b.getUnitAttr(),
+                                           /*writable=*/b.getUnitAttr());
 }

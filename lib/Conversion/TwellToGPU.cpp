@@ -304,9 +304,8 @@ gpu::GPUFuncOp mlir::sgpu::buildTwellClearKernel(OpBuilder &kb, Location loc,
   return clear;
 }
 
-TwellBuffers mlir::sgpu::lowerTwellPackToGPU(TwellPackOp op,
-                                             gpu::GPUModuleOp gpuModule,
-                                             SymbolTable &symbols,
+TwellBuffers mlir::sgpu::lowerTwellPackToGPU(OpBuilder &b, TwellPackOp op,
+                                             KernelSink &sink,
                                              size_t index) {
   Location loc = op.getLoc();
   TwellType tt = op.getResult().getType();
@@ -315,7 +314,6 @@ TwellBuffers mlir::sgpu::lowerTwellPackToGPU(TwellPackOp op,
   int64_t words = tt.getLayout().getWordsPerTile();
   Type et = tt.getElementType();
 
-  OpBuilder b(op);
   Value h = readBuffer(b, loc, op.getInput());
   Value active;
   TwellBuffers out = allocTwellPackBuffers(b, op, index, active);
@@ -327,14 +325,13 @@ TwellBuffers mlir::sgpu::lowerTwellPackToGPU(TwellPackOp op,
   std::string suffix = std::to_string(index);
   Type i32 = b.getI32Type();
 
-  OpBuilder kb(gpuModule.getBodyRegion());
-  kb.setInsertionPointToEnd(gpuModule.getBody());
+  OpBuilder kb = sink.builder();
   auto clear =
-      buildTwellClearKernel(kb, loc, symbols, {out.fallbackRows, active}, index);
+      buildTwellClearKernel(kb, loc, sink.symbols, {out.fallbackRows, active}, index);
 
-  kb.setInsertionPointToEnd(gpuModule.getBody());
+  kb.setInsertionPointToEnd(sink.module.getBody());
   int64_t warps = std::min(kPackMaxWarps, tiles);
-  auto pack = createKernel(kb, loc, symbols, "sgpu_twell_pack_" + suffix,
+  auto pack = createKernel(kb, loc, sink.symbols, "sgpu_twell_pack_" + suffix,
                            {hType, wordsType, flagsType, hType, rowsType,
                             activeType},
                            {workgroupBuffer(kb, 2, i32)}, warps * kWarpSize);
@@ -349,17 +346,14 @@ TwellBuffers mlir::sgpu::lowerTwellPackToGPU(TwellPackOp op,
 }
 
 std::pair<Value, Value>
-mlir::sgpu::lowerTwellPackIntoConsumer(TwellPackOp pack,
-                                       gpu::GPUModuleOp gpuModule,
-                                       SymbolTable &symbols, size_t index) {
+mlir::sgpu::lowerTwellPackIntoConsumer(OpBuilder &b, TwellPackOp pack,
+                                       KernelSink &sink, size_t index) {
   Location loc = pack.getLoc();
-  OpBuilder b(pack);
   Value h = readBuffer(b, loc, pack.getInput());
   Value active;
   Value rows = allocTwellStats(b, pack, index, active);
-  OpBuilder kb(gpuModule.getBodyRegion());
-  kb.setInsertionPointToEnd(gpuModule.getBody());
-  auto clear = buildTwellClearKernel(kb, loc, symbols, {rows, active}, index);
+  OpBuilder kb = sink.builder();
+  auto clear = buildTwellClearKernel(kb, loc, sink.symbols, {rows, active}, index);
   launchKernel(b, loc, clear, 1, 1, {rows, active});
   return {h, active};
 }

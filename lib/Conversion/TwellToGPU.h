@@ -9,6 +9,7 @@
 #ifndef SPARSEOPT_LIB_CONVERSION_TWELLTOGPU_H
 #define SPARSEOPT_LIB_CONVERSION_TWELLTOGPU_H
 
+#include "KernelSink.h"
 #include "TwellToLoops.h"
 #include "sparse-opt/Conversion/DeviceInfo.h"
 #include "sparse-opt/Conversion/TargetInfo.h"
@@ -70,24 +71,24 @@ struct TwellBlocks {
   Value blockNeurons;
 };
 
-/// Emits, before `pack`, the buffers of the block form, the clear kernel
+/// Emits at `b` (before `pack`) the buffers of the block form, the clear kernel
 /// and `sgpu_twell_blocks_<index>` (one block of 256 threads per 64 rows)
 /// filling them from the pack's input H. (TwellTensorCoreGPU.cpp)
-TwellBlocks lowerTwellPackToBlocks(TwellPackOp pack,
-                                   gpu::GPUModuleOp gpuModule,
-                                   SymbolTable &symbols, size_t index);
+TwellBlocks lowerTwellPackToBlocks(OpBuilder &b, TwellPackOp pack,
+                                   KernelSink &sink, size_t index);
 
-/// Replaces `op` by the tensor-core consumer: for a gated FFN
+/// At `b`: the tensor-core consumer of `op`, returning its result: for a gated FFN
 /// `sgpu_twell_up_<index>`, the gathered GEMM P = (X . Wu[idx]^T) * coef,
 /// over coef, or into a buffer of its own when the pack has other
 /// consumers; then `sgpu_twell_down_<index>`, Y = P . WdT[idx]
 /// (both the gathered mode of the TMA pipeline, SpmmTMA.h; `gatherByTma`:
 /// the gathered rows by TMA boxes instead of cp.async).
 /// (TwellTensorCoreGPU.cpp)
-void lowerTwellFFNToTensorCores(TwellFFNOp op, const TwellBlocks &blocks,
-                                Value downT, gpu::GPUModuleOp gpuModule,
-                                SymbolTable &symbols, size_t index,
-                                const KernelBudget &budget, bool gatherByTma = false);
+Value lowerTwellFFNToTensorCores(OpBuilder &b, TwellFFNOp op,
+                                 const TwellBlocks &blocks, Value downT,
+                                 KernelSink &sink, size_t index,
+                                 const KernelBudget &budget,
+                                 bool gatherByTma = false);
 
 /// Why `matmul` and the `pack` of its output cannot become the fused
 /// sm_90a producer (empty when they can): the matmul must have a ReLU
@@ -96,7 +97,7 @@ void lowerTwellFFNToTensorCores(TwellFFNOp op, const TwellBlocks &blocks,
 /// wgmma N). (TwellProducerGPU.cpp)
 std::string whyNoFusedTwellProducer(MatmulOp matmul, TwellPackOp pack);
 
-/// Emits, before `pack`, the fused producer of its value: the buffers of
+/// Emits at `b` (before `pack`) the fused producer of its value: the buffers of
 /// allocTwellPackBuffers, a clear kernel (counters and flags), the TMA +
 /// wgmma GEMM `sgpu_twell_producer_<index>` of `matmul` whose epilogue
 /// applies bias and ReLU and packs every (row, tile) from the accumulators,
@@ -105,17 +106,17 @@ std::string whyNoFusedTwellProducer(MatmulOp matmul, TwellPackOp pack);
 /// into clusters sharing W's tile (a remark where they cannot pair).
 /// `matmul` and `pack` stay until the consumers are lowered; the caller
 /// erases them. (TwellProducerGPU.cpp)
-TwellBuffers lowerFusedTwellProducer(MatmulOp matmul, TwellPackOp pack,
-                                     gpu::GPUModuleOp gpuModule,
-                                     SymbolTable &symbols, size_t index,
-                                     const KernelBudget &budget, int64_t cluster = 1);
+TwellBuffers lowerFusedTwellProducer(OpBuilder &b, MatmulOp matmul,
+                                     TwellPackOp pack, KernelSink &sink,
+                                     size_t index, const KernelBudget &budget,
+                                     int64_t cluster = 1);
 
-/// Emits, before `op`, the buffers of the concrete form (memref.alloc), a
+/// Emits at `b` (before `op`) the buffers of the concrete form (memref.alloc), a
 /// launch of `sgpu_twell_clear_<index>` (fallback-row count := 0) and one of
 /// `sgpu_twell_pack_<index>` (one block per row) filling them. `op` stays
 /// until its users are lowered; the caller erases it.
-TwellBuffers lowerTwellPackToGPU(TwellPackOp op, gpu::GPUModuleOp gpuModule,
-                                 SymbolTable &symbols, size_t index);
+TwellBuffers lowerTwellPackToGPU(OpBuilder &b, TwellPackOp op,
+                                 KernelSink &sink, size_t index);
 
 /// Emits a launch of `sgpu_twell_down_t_<index>` writing `op`'s down
 /// projection Wd [d, F] transposed, [F, d], into a new buffer, which it
@@ -125,8 +126,8 @@ TwellBuffers lowerTwellPackToGPU(TwellPackOp op, gpu::GPUModuleOp gpuModule,
 /// defined, and reused by every consumer of the same Wd through `atBind`;
 /// otherwise it runs before `op`. `count` numbers the kernels.
 /// (TwellConsumerGPU.cpp)
-Value transposeTwellDown(TwellFFNOp op, DenseMap<Value, Value> &atBind,
-                         gpu::GPUModuleOp gpuModule, SymbolTable &symbols,
+Value transposeTwellDown(OpBuilder &b, TwellFFNOp op,
+                         DenseMap<Value, Value> &atBind, KernelSink &sink,
                          size_t &count);
 
 /// The automatic pass count of the CUDA-core consumer (measured on an H200,
@@ -147,28 +148,27 @@ constexpr int64_t kTwellPassWeightBytes = 40 << 20;
 /// above. (TwellConsumerGPU.cpp)
 int64_t twellConsumerPasses(TwellFFNOp op, int64_t requested);
 
-/// Replaces `op` by `passes` launches of `sgpu_twell_ffn_<index>` (one
+/// At `b`: `passes` launches of `sgpu_twell_ffn_<index>` (one
 /// block per row) reading the concrete parts of its packed operand and
 /// `downT`, the down projection transposed by transposeTwellDown. Each pass
 /// visits a range of the tiles; with several, the rows' f32 partial sums
 /// wait in a buffer of the program between them. (TwellConsumerGPU.cpp)
-void lowerTwellFFNToGPU(TwellFFNOp op, const TwellBuffers &packed,
-                        Value downT, gpu::GPUModuleOp gpuModule,
-                        SymbolTable &symbols, size_t index,
-                        int64_t passes = 1);
+Value lowerTwellFFNToGPU(OpBuilder &b, TwellFFNOp op,
+                         const TwellBuffers &packed, Value downT,
+                         KernelSink &sink, size_t index, int64_t passes = 1);
 
 /// Elements per load of H when the consumer reads it (16 bytes): the pack
 /// is fused into its consumer only when F is a multiple of it.
 constexpr int64_t kTwellFromHVector = 8;
 
 /// The pack fused into its only consumer (convert-sgpu-to-gpu
-/// twell-pack=consumer): emits, before `pack`, its two stats (the fallback
+/// twell-pack=consumer): emits at `b` (before `pack`) its two stats (the fallback
 /// rows stay 0: nothing has a capacity) and their clear kernel, and returns
 /// H (the pack's input) and the nonzero stat `active`; no pack kernel runs.
 /// (TwellToGPU.cpp)
-std::pair<Value, Value> lowerTwellPackIntoConsumer(TwellPackOp pack,
-                                                   gpu::GPUModuleOp gpuModule,
-                                                   SymbolTable &symbols,
+std::pair<Value, Value> lowerTwellPackIntoConsumer(OpBuilder &b,
+                                                   TwellPackOp pack,
+                                                   KernelSink &sink,
                                                    size_t index);
 
 /// Why the pack of `op` cannot be fused into it (empty when it can): F a
@@ -176,14 +176,13 @@ std::pair<Value, Value> lowerTwellPackIntoConsumer(TwellPackOp pack,
 /// consumer (F <= 8192 at d <= 2048). (TwellConsumerGPU.cpp)
 std::string whyNoTwellPackInConsumer(TwellFFNOp op);
 
-/// Replaces `op` by a launch of `sgpu_twell_ffn_<index>` (one block per
+/// At `b`: a launch of `sgpu_twell_ffn_<index>` (one block per
 /// row) that finds the row's active neurons in `h` itself (a scan of the
 /// row, a block-wide prefix of the counts placing the entries),
 /// adds the row's count to `active` and then runs as lowerTwellFFNToGPU's
 /// kernel. (TwellConsumerGPU.cpp)
-void lowerTwellFFNFromH(TwellFFNOp op, Value h, Value active, Value downT,
-                        gpu::GPUModuleOp gpuModule, SymbolTable &symbols,
-                        size_t index);
+Value lowerTwellFFNFromH(OpBuilder &b, TwellFFNOp op, Value h, Value active,
+                         Value downT, KernelSink &sink, size_t index);
 
 } // namespace sgpu
 } // namespace mlir

@@ -237,21 +237,19 @@ private:
       paddedRows;
 };
 
-/// Replaces `op` (a compress or decompose) by sgpu.assemble of the
-/// `values` and `meta` buffers it was lowered into.
-void replaceByAssembled(OpBuilder &b, Operation *op, CompressedType ctype,
-                        Value values, Value meta) {
+/// At `b`: sgpu.assemble of the `values` and `meta` buffers that `op` (a
+/// compress or decompose) was lowered into, the value replacing it.
+Value assembled(OpBuilder &b, Operation *op, CompressedType ctype,
+                Value values, Value meta) {
   Location loc = op->getLoc();
   auto toTensor = [&](Value buf, Type t) -> Value {
     return bufferization::ToTensorOp::create(b, loc, t, buf,
                                              /*restrict=*/b.getUnitAttr(),
                                              /*writable=*/b.getUnitAttr());
   };
-  Value assembled = AssembleOp::create(
-      b, loc, ctype, toTensor(values, ctype.getValuesType()),
-      toTensor(meta, ctype.getMetadataType()));
-  op->getResult(0).replaceAllUsesWith(assembled);
-  op->erase();
+  return AssembleOp::create(b, loc, ctype,
+                            toTensor(values, ctype.getValuesType()),
+                            toTensor(meta, ctype.getMetadataType()));
 }
 
 /// The declared pattern of the weight `op` compresses (2:4 for a weight
@@ -273,8 +271,12 @@ bool mlir::sgpu::isPreparableWeight(Operation *op) {
   return func && arg.getOwner() == &func.getBody().front();
 }
 
-void mlir::sgpu::lowerWeightPrepare(Operation *op, gpu::GPUModuleOp gpuModule,
-                                    SymbolTable &symbols, size_t index) {
+namespace {
+
+/// At `b`: the prepare-stage launch of `sgpu_prepare_<n>` compressing the
+/// weight argument that `op` reads, the check of its status word, and the
+/// assembled result, which it returns.
+Value buildWeightPrepare(OpBuilder &b, Operation *op, KernelSink &sink) {
   Location loc = op->getLoc();
   Value weight = op->getOperand(0);
   auto wt = cast<RankedTensorType>(weight.getType());
@@ -286,16 +288,13 @@ void mlir::sgpu::lowerWeightPrepare(Operation *op, gpu::GPUModuleOp gpuModule,
   MemRefType mm = memrefTypeOf(ctype.getMetadataType());
   MemRefType sm = MemRefType::get({1}, IntegerType::get(op->getContext(), 32));
 
-  OpBuilder kb(gpuModule.getBodyRegion());
-  kb.setInsertionPointToEnd(gpuModule.getBody());
-  auto func = createKernel(kb, loc, symbols,
-                           "sgpu_prepare_" + std::to_string(index),
+  OpBuilder kb = sink.builder();
+  auto func = createKernel(kb, loc, sink.symbols, sink.name("sgpu_prepare"),
                            {wm, vm, mm, sm}, {}, kThreads);
   PrepareKernelBuilder builder(kb, loc, wt.getDimSize(0), wt.getDimSize(1),
                                familyN, getTileGroups(op), ctype);
   builder.build(func);
 
-  OpBuilder b(op);
   Value w = readBuffer(b, loc, weight);
   Value values = memref::AllocOp::create(b, loc, vm);
   Value meta = memref::AllocOp::create(b, loc, mm);
@@ -307,7 +306,27 @@ void mlir::sgpu::lowerWeightPrepare(Operation *op, gpu::GPUModuleOp gpuModule,
   launch->setAttr(SGPUDialect::kStageAttr, b.getStringAttr("prepare"));
   WeightCheckOp::create(b, loc, status, w, pattern,
                         b.getI64IntegerAttr(builder.realGroups()));
-  replaceByAssembled(b, op, ctype, values, meta);
+  return assembled(b, op, ctype, values, meta);
+}
+
+} // namespace
+
+void mlir::sgpu::populateWeightPreparePatterns(RewritePatternSet &patterns,
+                                               KernelSink &sink) {
+  // Only the compressions of weight arguments (isPreparableWeight).
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<KernelLaunchPattern<CompressOp>>(
+      ctx, sink,
+      [](OpBuilder &b, CompressOp op, KernelSink &sink) {
+        return buildWeightPrepare(b, op, sink);
+      },
+      [](CompressOp op) { return isPreparableWeight(op); });
+  patterns.add<KernelLaunchPattern<NMDecomposeOp>>(
+      ctx, sink,
+      [](OpBuilder &b, NMDecomposeOp op, KernelSink &sink) {
+        return buildWeightPrepare(b, op, sink);
+      },
+      [](NMDecomposeOp op) { return isPreparableWeight(op); });
 }
 
 /// The C library's `name` of `type`, declared in the module of `op` once.
@@ -404,5 +423,6 @@ void mlir::sgpu::lowerWeightPrepareToLoops(Operation *op) {
     vector::PrintOp::create(b, loc, group);
     exitWithFailure(b, loc, op);
   }
-  replaceByAssembled(b, op, ctype, values, meta);
+  op->getResult(0).replaceAllUsesWith(assembled(b, op, ctype, values, meta));
+  op->erase();
 }

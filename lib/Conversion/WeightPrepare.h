@@ -10,10 +10,11 @@
 #ifndef SPARSEOPT_LIB_CONVERSION_WEIGHTPREPARE_H
 #define SPARSEOPT_LIB_CONVERSION_WEIGHTPREPARE_H
 
+#include "KernelSink.h"
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
-#include "mlir/IR/SymbolTable.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir {
 namespace sgpu {
@@ -23,12 +24,13 @@ namespace sgpu {
 /// can bind once and prepare.
 bool isPreparableWeight(Operation *op);
 
-/// Replaces `op` (sgpu.compress or sgpu.nm_decompose, isPreparableWeight)
-/// by a launch of a generated kernel `sgpu_prepare_<index>` in the prepare
-/// stage, an sgpu.weight_check of its status word and sgpu.assemble of the
-/// compressed values and metadata it writes.
-void lowerWeightPrepare(Operation *op, gpu::GPUModuleOp gpuModule,
-                        SymbolTable &symbols, size_t index);
+/// The patterns replacing sgpu.compress and sgpu.nm_decompose of a weight
+/// argument (isPreparableWeight) by a launch of a generated kernel
+/// `sgpu_prepare_<n>` in the prepare stage, an sgpu.weight_check of its
+/// status word and sgpu.assemble of the compressed values and metadata it
+/// writes.
+void populateWeightPreparePatterns(RewritePatternSet &patterns,
+                                   KernelSink &sink);
 
 /// The CPU reference of the same: `op` becomes loops running the kernel's
 /// per-(row, group) work, a printed message naming the first row and group

@@ -194,6 +194,13 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
     target or the device's shared memory is an error at the op that says
     why. What the options below describe is what the selection chooses.
 
+    Every op is checked before anything is rewritten: one without a GPU
+    lowering is an error at the op that says why. The lowerings are
+    conversion patterns, one family at a time in a fixed order (weight
+    preparation, spmm, lift, norms, element-wise ops, reductions, the
+    model-block ops, TwELL), after the dense GEMMs and collectives became
+    runtime steps; a last conversion admits none of the ops they replace.
+
     Replaces each `sgpu.spmm` by a generated `gpu.func` in a `gpu.module`
     and a `gpu.launch_func` on the host; each `sgpu.lift` (the activation
     gather of a sliding-window matmul) by a generated gather kernel, one

@@ -1,0 +1,305 @@
+//===- SpmmToGPU.cpp - sgpu.spmm as a generated sparse kernel -------------===//
+//
+// Builds what an spmm's plan (SpmmSelection.h, from its #sgpu.spmm_config)
+// says: the kernel, the lift it takes in, and the launch on the host. The
+// TMA kernel reads its operands through tensor maps that the runtime
+// encodes from the buffers (sgpu.tensor_map); the other kernels take the
+// buffers themselves.
+//
+//===----------------------------------------------------------------------===//
+
+#include "SpmmToGPU.h"
+#include "IndexMath.h"
+#include "LiftToGPU.h"
+#include "SpmmMMA.h"
+#include "SpmmTMA.h"
+#include "SpmmWGMMA.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+using namespace mlir::sgpu;
+
+namespace {
+
+/// The memref types of one spmm's operands and workspace.
+struct SpmmTypes {
+  MemRefType x, values, meta, y, bias;
+  /// Split-K's f32 partial sums [splits, M, N].
+  MemRefType workspace;
+};
+
+SpmmTypes spmmTypes(SpmmOp spmm, const SpmmPlan &plan) {
+  CompressedType wType = spmm.getWeight().getType();
+  SpmmTypes t;
+  t.x = memrefTypeOf(plan.xType);
+  t.values = memrefTypeOf(wType.getValuesType());
+  t.meta = memrefTypeOf(wType.getMetadataType());
+  t.y = memrefTypeOf(spmm.getResult().getType());
+  if (Value bias = spmm.getBias())
+    t.bias = memrefTypeOf(bias.getType());
+  t.workspace = MemRefType::get({plan.tma.splits, plan.shape.m, plan.shape.n},
+                                Float32Type::get(spmm.getContext()));
+  return t;
+}
+
+bool isSplitK(const SpmmPlan &plan) {
+  return plan.useTma && plan.tma.splits > 1;
+}
+
+/// Threads per block of the plan's kernel.
+int64_t spmmThreads(const SpmmPlan &plan) {
+  if (plan.useTma)
+    return plan.tma.threads;
+  if (plan.kernel == SpmmKernelKind::wgmma)
+    return getWgmmaSpmmLaunch(plan.shape).threads;
+  return 32 * kMmaSpmmWarps;
+}
+
+/// The kernel `name` of `plan` in the sink. Its arguments: the TMA
+/// kernel's tensor maps (X, the values, for the fused lift the values
+/// again in their second box, for the split lift the shared windows, the
+/// metadata, and Y when stored by TMA), or the other kernels' X, values
+/// and metadata buffers; then the workspace (split-K) or the bias and Y.
+gpu::GPUFuncOp buildSpmmKernel(SpmmOp spmm, const SpmmPlan &plan,
+                               const SpmmTypes &t, KernelSink &sink,
+                               const std::string &name) {
+  Location loc = spmm.getLoc();
+  const TmaSpmmConfig &tma = plan.tma;
+  OpBuilder b = sink.builder();
+  Type ptrType = LLVM::LLVMPointerType::get(b.getContext());
+  SmallVector<Type> argTypes = {t.x, t.values, t.meta};
+  int64_t tensorMaps = 3 + plan.fused + plan.splitLift + plan.yByTma;
+  if (plan.useTma)
+    argTypes = SmallVector<Type>(tensorMaps, ptrType);
+  if (isSplitK(plan)) {
+    argTypes.push_back(t.workspace);
+  } else {
+    if (t.bias)
+      argTypes.push_back(t.bias);
+    if (!plan.yByTma)
+      argTypes.push_back(t.y);
+  }
+  auto func =
+      gpu::GPUFuncOp::create(b, loc, name, b.getFunctionType(argTypes, {}));
+  func->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  func.setKnownBlockSizeAttr(
+      b.getDenseI32ArrayAttr({int32_t(spmmThreads(plan)), 1, 1}));
+  sink.symbols.insert(func);
+  if (plan.useTma) {
+    // The tensor maps arrive as by-value grid-constant parameters; one
+    // block per multiprocessor caps the registers at entry, which
+    // setmaxnreg needs.
+    func->setAttr("sgpu.tensor_map_args",
+                  b.getDenseI64ArrayAttr(
+                      llvm::to_vector(llvm::seq<int64_t>(0, tensorMaps))));
+    func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                  b.getI32IntegerAttr(1));
+    if (tma.cluster > 1)
+      func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
+                    b.getDenseI32ArrayAttr({int32_t(tma.cluster), 1, 1}));
+    buildTmaSpmmKernel(b, loc, plan.shape, tma, func);
+  } else if (plan.kernel == SpmmKernelKind::wgmma) {
+    buildWgmmaSpmmKernel(b, loc, plan.shape, func);
+  } else {
+    buildMmaSpmmKernel(b, loc, plan.shape, func);
+  }
+  return func;
+}
+
+/// At `b`, before the spmm: the buffer of X the kernel reads. With the
+/// lift in the kernel, X before the lift (and, split, the shared windows
+/// written by the lift's kernel into `w1`); with a padded lift, the padded
+/// rows; else the spmm's input. A lift taken in joins `state`.
+Value spmmInputBuffer(OpBuilder &b, SpmmOp spmm, const SpmmPlan &plan,
+                      const SpmmTypes &t, KernelSink &sink,
+                      SpmmLowering &state, Value &w1) {
+  Location loc = spmm.getLoc();
+  LiftOp lift = plan.lift;
+  auto readOnly = [&](Value v, MemRefType type) -> Value {
+    return bufferization::ToBufferOp::create(b, loc, type, v,
+                                             /*read_only=*/b.getUnitAttr());
+  };
+  if (!plan.fused && !plan.splitLift && !(plan.useTma && plan.padLift))
+    return readOnly(spmm.getInput(), t.x);
+  state.loweredLifts.insert(lift);
+  if (plan.fused || plan.splitLift) {
+    // The kernel reads X itself (and, split, the shared windows W1).
+    Value x = readOnly(lift.getInput(), memrefTypeOf(lift.getInput().getType()));
+    if (plan.splitLift) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(lift);
+      w1 = lowerLiftWindowsToGPU(b, lift, sink);
+    }
+    return x;
+  }
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(lift);
+  return lowerLiftToGPUPadded(b, lift, plan.shape.paddedK, sink);
+}
+
+/// The TMA kernel's tensor maps over the buffers (X, values, metadata and
+/// the split lift's W1), in its argument order up to Y.
+SmallVector<Value> spmmTensorMaps(OpBuilder &b, Location loc,
+                                  const SpmmPlan &plan, const SpmmTypes &t,
+                                  Value xBuf, Value vBuf, Value mBuf,
+                                  Value w1Buf) {
+  const TmaSpmmConfig &tma = plan.tma;
+  Type ptrType = LLVM::LLVMPointerType::get(b.getContext());
+  auto tensorMap = [&](Value buf, ArrayRef<int64_t> box,
+                       int64_t swizzle) -> Value {
+    return TensorMapOp::create(b, loc, ptrType, buf,
+                               b.getDenseI64ArrayAttr(box),
+                               b.getI64IntegerAttr(swizzle));
+  };
+  // The metadata words seen as [N/16 row tiles, KS*16 words].
+  int64_t rowTiles = plan.shape.paddedN / 16;
+  auto meta2d = memref::ExpandShapeOp::create(
+      b, loc,
+      MemRefType::get({rowTiles, t.meta.getDimSize(0) / rowTiles},
+                      t.meta.getElementType()),
+      mBuf, ArrayRef<ReassociationIndices>{{0, 1}});
+  SmallVector<Value> maps = {tensorMap(xBuf, tma.bBox, tma.bSwizzle),
+                             tensorMap(vBuf, tma.aBox, tma.aSwizzle)};
+  if (plan.fused)
+    maps.push_back(tensorMap(vBuf, tma.a2Box, tma.a2Swizzle));
+  if (plan.splitLift)
+    maps.push_back(tensorMap(w1Buf, tma.bBox, tma.bSwizzle));
+  maps.push_back(tensorMap(meta2d, tma.metaBox, 0));
+  return maps;
+}
+
+/// The launch grid of the plan's kernel: (x, y) blocks and its dynamic
+/// shared memory (0: static only).
+struct SpmmGrid {
+  int64_t x, y, sharedBytes;
+};
+
+SpmmGrid spmmGrid(const SpmmPlan &plan) {
+  const SpmmShape &shape = plan.shape;
+  if (plan.useTma)
+    return {plan.tma.gridSize, 1, plan.tma.dynamicSharedBytes};
+  if (plan.kernel == SpmmKernelKind::wgmma) {
+    WgmmaSpmmLaunch wg = getWgmmaSpmmLaunch(shape);
+    return {wg.gridX, wg.gridY, 0};
+  }
+  return {llvm::divideCeil(shape.m, kMmaSpmmTokensPerBlock),
+          llvm::divideCeil(shape.paddedN, kMmaSpmmWarps * kMmaSpmmRowsPerWarp),
+          0};
+}
+
+/// Split-K's second kernel `name`, reducing the partial sums of `ws` into
+/// `yBuf` with the epilogue (and `biasBuf`), and its launch at `b`.
+void launchSplitKReduce(OpBuilder &b, Location loc, const SpmmPlan &plan,
+                        const SpmmTypes &t, KernelSink &sink,
+                        const std::string &name, Value ws, Value biasBuf,
+                        Value yBuf) {
+  SmallVector<Value> args = {ws};
+  SmallVector<Type> types = {t.workspace};
+  if (biasBuf) {
+    args.push_back(biasBuf);
+    types.push_back(t.bias);
+  }
+  args.push_back(yBuf);
+  types.push_back(t.y);
+  OpBuilder kb = sink.builder();
+  auto reduce =
+      gpu::GPUFuncOp::create(kb, loc, name, kb.getFunctionType(types, {}));
+  reduce->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), kb.getUnitAttr());
+  reduce.setKnownBlockSizeAttr(
+      kb.getDenseI32ArrayAttr({int32_t(kSplitKReduceThreads), 1, 1}));
+  sink.symbols.insert(reduce);
+  buildSplitKReduceKernel(kb, loc, plan.shape, plan.tma.splits, reduce);
+  int64_t elems = plan.shape.m * plan.shape.n;
+  auto c = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  // One call, as the spmm's own launch: the order of the dimension
+  // constants is the C++ compiler's order of evaluating arguments.
+  gpu::LaunchFuncOp::create(
+      b, loc, reduce,
+      gpu::KernelDim3{
+          c((elems + kSplitKReduceThreads - 1) / kSplitKReduceThreads), c(1),
+          c(1)},
+      gpu::KernelDim3{c(kSplitKReduceThreads), c(1), c(1)},
+      /*dynamicSharedMemorySize=*/Value(), args);
+}
+
+struct SpmmToGPU : StatefulKernelPattern<SpmmOp, SpmmLowering> {
+  using StatefulKernelPattern::StatefulKernelPattern;
+
+  LogicalResult
+  matchAndRewrite(SpmmOp spmm, OpAdaptor,
+                  ConversionPatternRewriter &b) const override {
+    auto found = state.plans.find(spmm);
+    if (found == state.plans.end())
+      return b.notifyMatchFailure(spmm, "no plan");
+    const SpmmPlan &plan = found->second;
+    Location loc = spmm.getLoc();
+    SpmmTypes t = spmmTypes(spmm, plan);
+    std::string name = sink.name("sgpu_spmm");
+    gpu::GPUFuncOp func = buildSpmmKernel(spmm, plan, t, sink, name);
+
+    // The host launch.
+    auto readOnly = [&](Value v, MemRefType type) -> Value {
+      return bufferization::ToBufferOp::create(b, loc, type, v,
+                                               /*read_only=*/b.getUnitAttr());
+    };
+    Value w1Buf;
+    Value xBuf = spmmInputBuffer(b, spmm, plan, t, sink, state, w1Buf);
+    auto assemble = spmm.getWeight().getDefiningOp<AssembleOp>();
+    Value vBuf = readOnly(assemble.getValues(), t.values);
+    Value mBuf = readOnly(assemble.getMetadata(), t.meta);
+    SmallVector<Value> args = {xBuf, vBuf, mBuf};
+    if (plan.useTma)
+      args = spmmTensorMaps(b, loc, plan, t, xBuf, vBuf, mBuf, w1Buf);
+    Value biasBuf = spmm.getBias() ? readOnly(spmm.getBias(), t.bias) : Value();
+    Value yBuf = memref::AllocOp::create(b, loc, t.y);
+    Value wsBuf;
+    if (isSplitK(plan)) {
+      wsBuf = memref::AllocOp::create(b, loc, t.workspace);
+      args.push_back(wsBuf);
+    } else {
+      if (plan.yByTma)
+        args.push_back(TensorMapOp::create(
+            b, loc, LLVM::LLVMPointerType::get(b.getContext()), yBuf,
+            b.getDenseI64ArrayAttr(plan.tma.yBox), b.getI64IntegerAttr(128)));
+      if (biasBuf)
+        args.push_back(biasBuf);
+      if (!plan.yByTma)
+        args.push_back(yBuf);
+    }
+    auto c = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    SpmmGrid grid = spmmGrid(plan);
+    Value smemBytes;
+    if (grid.sharedBytes)
+      smemBytes = arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                               grid.sharedBytes);
+    int64_t threads = spmmThreads(plan);
+    gpu::LaunchFuncOp::create(b, loc, func,
+                              gpu::KernelDim3{c(grid.x), c(grid.y), c(1)},
+                              gpu::KernelDim3{c(threads), c(1), c(1)},
+                              /*dynamicSharedMemorySize=*/smemBytes, args);
+    if (isSplitK(plan))
+      launchSplitKReduce(b, loc, plan, t, sink, name + "_reduce", wsBuf,
+                         biasBuf, yBuf);
+    b.replaceOpWithNewOp<bufferization::ToTensorOp>(
+        spmm, spmm.getResult().getType(), yBuf, /*restrict=*/b.getUnitAttr(),
+        /*writable=*/b.getUnitAttr());
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::sgpu::populateSpmmToGPUPatterns(RewritePatternSet &patterns,
+                                           KernelSink &sink,
+                                           SpmmLowering &state) {
+  patterns.add<SpmmToGPU>(patterns.getContext(), sink, state);
+}
