@@ -89,6 +89,41 @@ def lift_index(k, fam, device):
     return torch.where(src < k, src, torch.full_like(src, k))
 
 
+def load_case(adir, variant, x, w):
+    """The compiled program of one case in `adir`, bound to X and the weight
+    W (compressed here into the program's format, unless the compiler kept
+    the case dense). Returns (choice, run, y): "sparse" or "dense", a call
+    that runs the program on the current stream (raw pointers, no per-call
+    checks; the stream is read at each call so that graph capture records
+    the launch) and its output tensor."""
+    fam = cases.family(variant)
+    m, n = x.shape[0], w.shape[0]
+    prog = runtime.load(adir)
+    bits = w.cpu().view(torch.int16).numpy().view(np.uint16)
+    tg_file = adir / "tile_groups.txt"
+    tg = int(tg_file.read_text()) if tg_file.exists() else 0
+    if fam == 2:
+        values, meta = formats.compress(bits)
+    else:
+        values, meta = formats.compress(formats.decompose_sliding(bits, fam, tg))
+    v = torch.from_numpy(values.view(np.int16)).cuda()
+    e = torch.from_numpy(meta.view(np.int32)).cuda()
+    y = torch.empty(m, n, dtype=x.dtype, device="cuda")
+    # The compiler's choice (make_cases.py --policy auto): "dense" is a
+    # program of one library GEMM on X and the dense pruned weight.
+    choice_file = adir / "choice.txt"
+    choice = choice_file.read_text().strip() if choice_file.exists() else "sparse"
+    inputs = [x, v, e] if choice == "sparse" else [x, w]
+    assert prog.input_bytes == [t.numel() * t.element_size() for t in inputs], prog.input_bytes
+    assert prog.output_bytes == [y.numel() * 2]
+    ptrs = [t.data_ptr() for t in inputs]
+
+    def run():
+        prog.run(ptrs, [y.data_ptr()], torch.cuda.current_stream().cuda_stream)
+    run.keep = (prog, inputs)  # the program (closed by the caller) and its inputs
+    return choice, run, y
+
+
 def cusparselt_baselines(x, w, warmup, reps):
     """torch's 2:4 paths: to_sparse_semi_structured (cuSPARSELt backend) and
     _cslt_sparse_mm with the algorithm search. Returns (best_us, plan, rel_err)."""
@@ -158,31 +193,9 @@ def main():
         fam = cases.family(variant)
         tdt = TORCH_DTYPE[dtype]
         adir = pathlib.Path(args.artifacts) / cases.name(variant, dtype, m, n, k)
-        prog = runtime.load(adir)
         w = pruned_weight(n, k, tdt, gen, fam)
         x = torch.randn(m, k, generator=gen, device="cuda").to(tdt)
-        bits = w.cpu().view(torch.int16).numpy().view(np.uint16)
-        tg_file = adir / "tile_groups.txt"
-        tg = int(tg_file.read_text()) if tg_file.exists() else 0
-        if fam == 2:
-            values, meta = formats.compress(bits)
-        else:
-            values, meta = formats.compress(formats.decompose_sliding(bits, fam, tg))
-        v = torch.from_numpy(values.view(np.int16)).cuda()
-        e = torch.from_numpy(meta.view(np.int32)).cuda()
-        y = torch.empty(m, n, dtype=tdt, device="cuda")
-        # The compiler's choice (make_cases.py --policy auto): "dense" is a
-        # program of one library GEMM on X and the dense pruned weight.
-        choice_file = adir / "choice.txt"
-        choice = choice_file.read_text().strip() if choice_file.exists() else "sparse"
-        inputs = [x, v, e] if choice == "sparse" else [x, w]
-        assert prog.input_bytes == [t.numel() * t.element_size() for t in inputs], prog.input_bytes
-        assert prog.output_bytes == [y.numel() * 2]
-        ptrs = [t.data_ptr() for t in inputs]
-        # Raw pointers, no per-call checks; the stream is read at each call
-        # so that graph capture records the launch.
-        ours = lambda: prog.run(ptrs, [y.data_ptr()],  # noqa: E731
-                                torch.cuda.current_stream().cuda_stream)
+        choice, ours, y = load_case(adir, variant, x, w)
         ours()
         torch.cuda.synchronize()
         ref = x.float() @ w.float().t()
@@ -216,6 +229,7 @@ def main():
                 # the lift of X not counted for it.
                 idx = lift_index(k, fam, x.device)
                 xl = torch.cat([x, torch.zeros(m, 1, dtype=tdt, device=x.device)], 1)[:, idx].contiguous()
+                bits = w.cpu().view(torch.int16).numpy().view(np.uint16)
                 wl = torch.from_numpy(formats.decompose_sliding(bits, fam).view(np.int16)).cuda().view(tdt)
                 cslt_us, plan, cslt_err, _ = cusparselt_baselines(xl, wl, args.warmup, args.reps)
                 plan = plan and plan + ", lifted K' without the lift"
@@ -241,7 +255,7 @@ def main():
                 rec["ours_us"], rec["baselines"]["cublas"],
                 "%.1f" % rec["baselines"]["cusparselt"] if rec["baselines"]["cusparselt"] else "n/a",
                 rec["speedup"])))
-        prog.close()
+        ours.keep[0].close()
     pathlib.Path(args.out).write_text(json.dumps(records, indent=1) + "\n")
     print("%d cases, %d outside tolerance; wrote %s" % (len(records), failures, args.out))
     return 1 if failures else 0

@@ -1,6 +1,7 @@
 //===- GPUKernel.cpp - creating and launching generated kernels -----------===//
 
 #include "GPUKernel.h"
+#include "sparse-opt/Dialect/SGPU/SGPU.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -96,4 +97,11 @@ gpu::LaunchFuncOp mlir::sgpu::launchKernel(OpBuilder &b, Location loc,
                                         dynamicSharedBytes);
   return gpu::LaunchFuncOp::create(b, loc, func, gridDim, blockDim,
                                    /*dynamicSharedMemorySize=*/smem, args);
+}
+
+void mlir::sgpu::setPersistentGrid(gpu::LaunchFuncOp launch, int64_t units,
+                                   int64_t cluster, int64_t reserved) {
+  OpBuilder b(launch);
+  launch->setAttr(SGPUDialect::kPersistentGridAttr,
+                  b.getDenseI64ArrayAttr({units, cluster, reserved}));
 }

@@ -71,6 +71,13 @@ gpu::LaunchFuncOp launchKernel(OpBuilder &b, Location loc,
                                int64_t threads, ValueRange args,
                                int64_t dynamicSharedBytes = 0);
 
+/// Marks `launch` as a persistent grid that the runtime sizes when the
+/// program loads (SGPUDialect::kPersistentGridAttr): `cluster` * min(`units`,
+/// (multiprocessors - `reserved`) / `cluster`) blocks, `units` counting the
+/// clusters of work. The kernel must stride by its launch's grid.
+void setPersistentGrid(gpu::LaunchFuncOp launch, int64_t units,
+                       int64_t cluster, int64_t reserved);
+
 } // namespace sgpu
 } // namespace mlir
 

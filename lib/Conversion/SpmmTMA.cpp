@@ -412,21 +412,21 @@ private:
   }
 
   /// The block's loop over its tiles: tile = blockIdx, blockIdx + grid, ...
-  /// (one iteration unless the grid is persistent). `body` gets the tile
-  /// and the block's k-tile count before it (the ring of stages continues
-  /// from tile to tile). With a cluster the loop runs over the cluster's
-  /// tile pairs, clusterIdx, clusterIdx + clusters, ..., the same in both
-  /// blocks (they exchange B halves at every k-tile).
+  /// (one iteration unless the grid is persistent, sized at load time).
+  /// `body` gets the tile and the block's k-tile count before it (the ring
+  /// of stages continues from tile to tile). With a cluster the loop runs
+  /// over the cluster's tile pairs, clusterIdx, clusterIdx + clusters, ...,
+  /// the same in both blocks (they exchange B halves at every k-tile).
   void forEachTile(function_ref<void(Value tile, Value itBase)> body) {
     int64_t total = cfg.gridX * cfg.gridY * cfg.splits / cfg.cluster;
-    int64_t step = cfg.gridSize / cfg.cluster;
+    Value step = im.div(gpu::GridDimOp::create(b, loc, gpu::Dimension::x),
+                        cfg.cluster);
     Value first = cfg.cluster > 1 ? im.div(bid, cfg.cluster) : bid;
     scf::ForOp::create(
-        b, loc, first, im.c(total), im.c(step), ValueRange{},
-        [&](OpBuilder &, Location, Value tile, ValueRange) {
-          Value ordinal = im.div(im.sub(tile, first), step);
-          body(tile, im.mul(ordinal, blockTiles));
-          scf::YieldOp::create(b, loc);
+        b, loc, first, im.c(total), step, ValueRange{im.c(0)},
+        [&](OpBuilder &, Location, Value tile, ValueRange itBase) {
+          body(tile, itBase[0]);
+          scf::YieldOp::create(b, loc, im.add(itBase[0], blockTiles));
         });
   }
 

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "SpmmToGPU.h"
+#include "GPUKernel.h"
 #include "IndexMath.h"
 #include "LiftToGPU.h"
 #include "SpmmMMA.h"
@@ -282,10 +283,15 @@ struct SpmmToGPU : StatefulKernelPattern<SpmmOp, SpmmLowering> {
       smemBytes = arith::ConstantIntOp::create(b, loc, b.getI32Type(),
                                                grid.sharedBytes);
     int64_t threads = spmmThreads(plan);
-    gpu::LaunchFuncOp::create(b, loc, func,
-                              gpu::KernelDim3{c(grid.x), c(grid.y), c(1)},
-                              gpu::KernelDim3{c(threads), c(1), c(1)},
-                              /*dynamicSharedMemorySize=*/smemBytes, args);
+    auto launch = gpu::LaunchFuncOp::create(
+        b, loc, func, gpu::KernelDim3{c(grid.x), c(grid.y), c(1)},
+        gpu::KernelDim3{c(threads), c(1), c(1)},
+        /*dynamicSharedMemorySize=*/smemBytes, args);
+    if (plan.useTma && plan.tma.persistent)
+      setPersistentGrid(launch,
+                        plan.tma.gridX * plan.tma.gridY * plan.tma.splits /
+                            plan.tma.cluster,
+                        plan.tma.cluster, sink.budget.reservedSMs);
     if (isSplitK(plan))
       launchSplitKReduce(b, loc, plan, t, sink, name + "_reduce", wsBuf,
                          biasBuf, yBuf);

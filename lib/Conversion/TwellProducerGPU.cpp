@@ -462,12 +462,14 @@ TwellBuffers mlir::sgpu::lowerFusedTwellProducer(OpBuilder &b, MatmulOp matmul,
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
-  gpu::LaunchFuncOp::create(
+  auto launch = gpu::LaunchFuncOp::create(
       b, loc, producer, gpu::KernelDim3{c(cfg.gridSize), c(1), c(1)},
       gpu::KernelDim3{c(kProducerThreads), c(1), c(1)},
       arith::ConstantIntOp::create(b, loc, b.getI32Type(),
                                    cfg.dynamicSharedBytes),
       args);
+  setPersistentGrid(launch, cfg.gridX * cfg.gridY / cfg.cluster, cfg.cluster,
+                    budget.reservedSMs);
   launchKernel(b, loc, fixup, (p.m + kFixupWarps - 1) / kFixupWarps,
                kFixupWarps * 32, {out.words, out.flags, out.fallback});
   return out;

@@ -274,6 +274,26 @@ static std::string signatureJson(func::FuncOp host,
   return text;
 }
 
+/// A launch line up to its arguments: `launch <kernel> grid <x> <y> <z>
+/// block <x> <y> <z> smem <bytes> args`. A persistent grid's x
+/// (sgpu.persistent_grid, checked by the dialect) is the size the runtime
+/// resolves on the device the program loads on.
+static std::string launchHead(gpu::LaunchFuncOp launch, const int64_t g[3],
+                              const int64_t bl[3], int64_t smem) {
+  std::string x = std::to_string(g[0]);
+  if (auto persistent = launch->getAttrOfType<DenseI64ArrayAttr>(
+          sgpu::SGPUDialect::kPersistentGridAttr))
+    x = SPARSEOPT_PERSISTENT_GRID_PREFIX + std::to_string(persistent[0]) +
+        ":" + std::to_string(persistent[1]) + ":" +
+        std::to_string(persistent[2]);
+  return (SPARSEOPT_DIRECTIVE_LAUNCH " " + launch.getKernelName().getValue() +
+          " grid " + x + " " + std::to_string(g[1]) + " " +
+          std::to_string(g[2]) + " block " + std::to_string(bl[0]) + " " +
+          std::to_string(bl[1]) + " " + std::to_string(bl[2]) + " smem " +
+          std::to_string(smem) + " args")
+      .str();
+}
+
 /// Writes the artifacts of one compiled module (writeArtifacts).
 class ArtifactWriter {
 public:
@@ -799,9 +819,7 @@ private:
       return launch.emitError()
              << "the kernel needs " << smem
              << " bytes of shared memory, more than the 232448 a block can have";
-    os << SPARSEOPT_DIRECTIVE_LAUNCH " " << launch.getKernelName().getValue() << " grid " << g[0]
-       << " " << g[1] << " " << g[2] << " block " << bl[0] << " " << bl[1]
-       << " " << bl[2] << " smem " << smem << " args";
+    os << launchHead(launch, g, bl, smem);
     for (Value arg : launch.getKernelOperands()) {
       auto it = ids.find(arg);
       if (it != ids.end()) {

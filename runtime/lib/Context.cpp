@@ -15,6 +15,7 @@ struct DeviceState {
   int ordinal = -1;
   CUdevice device = 0;
   CUcontext context = nullptr; // retained primary context, never released
+  int multiprocessors = 0;     // what persistent grids are sized by
 };
 
 DeviceState state;
@@ -61,6 +62,12 @@ Status initializeLocked(int ordinal) {
   if (result != CUDA_SUCCESS)
     return cudaFail(result, api, "cuDeviceGet(" + std::to_string(ordinal) + ")");
 
+  int multiprocessors = 0;
+  result = cu.cuDeviceGetAttribute(
+      &multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, device);
+  if (result != CUDA_SUCCESS)
+    return cudaFail(result, api, "cuDeviceGetAttribute(multiprocessor count)");
+
   CUcontext context = nullptr;
   result = cu.cuDevicePrimaryCtxRetain(&context, device);
   if (result != CUDA_SUCCESS)
@@ -76,6 +83,7 @@ Status initializeLocked(int ordinal) {
   state.ordinal = ordinal;
   state.device = device;
   state.context = context;
+  state.multiprocessors = multiprocessors;
   state.ready.store(true, std::memory_order_release);
   return SPARSEOPT_OK;
 }
@@ -88,6 +96,8 @@ Status requireContext(const char *api) noexcept {
                 "the runtime is not initialized: call sparseopt_init() first");
   return bindContext(api);
 }
+
+int deviceMultiprocessors() noexcept { return state.multiprocessors; }
 
 } // namespace sparseopt
 

@@ -18,6 +18,9 @@ namespace sparseopt {
 /// naming `api`.
 Status requireContext(const char *api) noexcept;
 
+/// The multiprocessors of the initialized device (requireContext first).
+int deviceMultiprocessors() noexcept;
+
 /// Public handles for streams and events are the driver handles themselves.
 inline CUstream toCUstream(sparseopt_stream s) {
   return reinterpret_cast<CUstream>(s);

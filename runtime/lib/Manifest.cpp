@@ -104,6 +104,7 @@ private:
   int line = 0;                    ///< current line (1-based)
   std::vector<std::string> tokens; ///< tokens of the current line
   int headerLine = 0;
+  int version = 0; ///< the header's version
   int endLine = 0; ///< the `end` line (0 while not seen)
   std::map<uint64_t, size_t> bufferById;    ///< id -> index into m.buffers
   std::map<int, size_t> inputSlots;         ///< slot -> index into m.buffers
@@ -510,12 +511,12 @@ private:
                    std::to_string(headerLine) + ")");
     if (tokens.size() != 2)
       return error("expected 'sparseopt-program <version>'");
-    int version = 0;
     if (!parseNumber(tokens[1], version))
       return error("invalid manifest version " + quoted(tokens[1]));
-    if (version != kManifestVersion)
+    if (version < kOldestManifestVersion || version > kManifestVersion)
       return error("unsupported manifest version " + std::to_string(version) +
-                   " (this runtime reads version " +
+                   " (this runtime reads versions " +
+                   std::to_string(kOldestManifestVersion) + " to " +
                    std::to_string(kManifestVersion) +
                    "): recompile the model with this release's sparse-opt");
     headerLine = line;
@@ -689,6 +690,44 @@ private:
     return SPARSEOPT_OK;
   }
 
+  /// persistent:<units>:<cluster>:<reserved>, a launch's grid x (version 3
+  /// on): units and cluster at least 1, cluster at most 16, the largest
+  /// grid (units * cluster) within CUDA's limit.
+  Status parsePersistentGrid(const std::string &token, LaunchDecl &launch) {
+    const char *syntax = " (expected persistent:<units>:<cluster>:<reserved>)";
+    if (version < SPARSEOPT_PROGRAM_PERSISTENT_GRID_VERSION)
+      return error("a persistent grid needs program version " +
+                   std::to_string(SPARSEOPT_PROGRAM_PERSISTENT_GRID_VERSION) +
+                   ", this program is version " + std::to_string(version));
+    // Three decimal fields after the prefix, separated by ':'.
+    std::vector<std::string> parts;
+    std::string rest =
+        token.substr(std::strlen(SPARSEOPT_PERSISTENT_GRID_PREFIX)) + ":";
+    for (size_t at = 0, colon; (colon = rest.find(':', at)) != std::string::npos;
+         at = colon + 1)
+      parts.push_back(rest.substr(at, colon - at));
+    unsigned fields[3];
+    if (parts.size() != 3)
+      return error("invalid persistent grid " + quoted(token) + syntax);
+    for (int i = 0; i < 3; ++i) {
+      if (parts[i].empty() || parts[i].size() > 9 ||
+          parts[i].find_first_not_of("0123456789") != std::string::npos)
+        return error("invalid persistent grid " + quoted(token) + syntax);
+      fields[i] = unsigned(std::stoul(parts[i]));
+    }
+    PersistentGrid &p = launch.persistent;
+    p = {fields[0], fields[1], fields[2]};
+    if (p.units == 0 || p.cluster == 0 || p.cluster > 16)
+      return error("persistent grid " + quoted(token) +
+                   ": units must be >= 1 and the cluster 1 to 16");
+    uint64_t most = uint64_t(p.units) * p.cluster;
+    if (most > kMaxGridX)
+      return error("persistent grid " + quoted(token) +
+                   " exceeds CUDA's limit (x < 2^31)");
+    launch.grid[0] = unsigned(most);
+    return SPARSEOPT_OK;
+  }
+
   /// launch <kernel> grid x y z block x y z smem <bytes> args <arg>...
   Status parseLaunch() {
     LaunchDecl launch;
@@ -709,6 +748,12 @@ private:
         if (next >= tokens.size())
           return error(std::string("launch line ends early: expected 3 ") +
                        name + " dimensions");
+        if (dims == launch.grid && d == 0 &&
+            tokens[next].rfind(SPARSEOPT_PERSISTENT_GRID_PREFIX, 0) == 0) {
+          if (Status s = parsePersistentGrid(tokens[next], launch))
+            return s;
+          continue;
+        }
         if (Status s = unsignedField(next, name, UINT_MAX, dims[d]))
           return s;
         if (dims[d] == 0)

@@ -26,8 +26,10 @@ namespace sparseopt {
 
 /// The manifest file name inside an artifact directory.
 inline constexpr const char *kManifestFileName = "program.txt";
-/// The only manifest version understood (shared with the compiler).
+/// The manifest version the compiler writes (shared with it), and the
+/// oldest this runtime still reads.
 inline constexpr int kManifestVersion = SPARSEOPT_PROGRAM_VERSION;
+inline constexpr int kOldestManifestVersion = SPARSEOPT_PROGRAM_OLDEST_VERSION;
 
 enum class BufferKind { Input, Output, Param, Constant, Temp };
 
@@ -93,10 +95,26 @@ struct ArgDecl {
   TensorMapDecl tensorMap;
 };
 
+/// A persistent grid (`grid persistent:<units>:<cluster>:<reserved> 1 1`):
+/// cluster * min(units, (multiprocessors - reserved) / cluster) blocks, at
+/// least one cluster, on the device the program loads on.
+struct PersistentGrid {
+  unsigned units = 0; ///< 0: the launch's grid is fixed
+  unsigned cluster = 1;
+  unsigned reserved = 0;
+};
+
+/// The x size of a grid `persistent` on a device of `multiprocessors`.
+unsigned persistentGridX(const PersistentGrid &persistent,
+                         unsigned multiprocessors);
+
 /// One `launch` line.
 struct LaunchDecl {
   std::string kernel;
+  /// The grid; a persistent grid's x is its most blocks (units * cluster)
+  /// until the program loads (Program.cpp resolves it on the device).
   unsigned grid[3] = {1, 1, 1};
+  PersistentGrid persistent;
   unsigned block[3] = {1, 1, 1};
   unsigned sharedBytes = 0;
   std::vector<ArgDecl> args;

@@ -8,9 +8,20 @@
 
 #include "Manifest.h"
 
+#include <algorithm>
 #include <string>
 
 namespace sparseopt {
+
+unsigned persistentGridX(const PersistentGrid &persistent,
+                         unsigned multiprocessors) {
+  unsigned usable = multiprocessors > persistent.reserved
+                        ? multiprocessors - persistent.reserved
+                        : 0;
+  unsigned clusters = std::max(1u, std::min(persistent.units,
+                                            usable / persistent.cluster));
+  return clusters * persistent.cluster;
+}
 
 std::string Manifest::where(int line) const {
   return manifestPath + ":" + std::to_string(line);

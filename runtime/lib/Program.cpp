@@ -61,6 +61,7 @@ Status releaseResources(const char *api, sparseopt_program_s &p) {
     p.module = nullptr;
   }
   p.kernels.clear();
+  p.grids.clear();
   p.tensorMaps.clear();
   p.loaded = false;
   return first;
@@ -191,6 +192,12 @@ Status acquireResources(const char *api, sparseopt_program_s &p) {
     if (Status s = checkKernelParams(at(launch.line), kernel->handle, launch))
       return s;
     p.kernels.push_back(kernel);
+    std::array<unsigned, 3> grid = {launch.grid[0], launch.grid[1],
+                                    launch.grid[2]};
+    if (launch.persistent.units != 0)
+      grid[0] = persistentGridX(launch.persistent,
+                                unsigned(deviceMultiprocessors()));
+    p.grids.push_back(grid);
   }
   p.tensorMaps.assign(m.tensorMaps, EncodedTensorMap());
   p.memory.assign(m.buffers.size(), 0);
@@ -434,7 +441,8 @@ Status runLaunch(const char *api, sparseopt_program_s &p, size_t index,
       break;
     }
   }
-  return launchKernel(api, p.kernels[index], launch.grid, launch.block,
+  return launchKernel(api, p.kernels[index], p.grids[index].data(),
+                      launch.block,
                       launch.sharedBytes, stream,
                       params.empty() ? nullptr : params.data());
 }

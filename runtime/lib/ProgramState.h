@@ -14,6 +14,7 @@
 #include "Manifest.h"
 #include "Module.h"
 
+#include <array>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -46,6 +47,9 @@ struct sparseopt_program_s {
   sparseopt_module module = nullptr;
   /// The kernel of each launch, parallel to manifest.launches.
   std::vector<sparseopt_function> kernels;
+  /// Per launch, its grid on this device (a persistent grid resolved when
+  /// the program loaded).
+  std::vector<std::array<unsigned, 3>> grids;
   /// Device memory owned by the program, parallel to manifest.buffers
   /// (0 for input/output buffers and empty buffers).
   std::vector<CUdeviceptr> memory;

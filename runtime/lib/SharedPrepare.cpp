@@ -73,6 +73,9 @@ matchPrepareStages(const Manifest &p, const std::string &pPtx,
       return differ(step + ": kernels " + a.kernel + " and " + b.kernel +
                     " are not the same PTX");
     if (std::memcmp(a.grid, b.grid, sizeof(a.grid)) ||
+        a.persistent.units != b.persistent.units ||
+        a.persistent.cluster != b.persistent.cluster ||
+        a.persistent.reserved != b.persistent.reserved ||
         std::memcmp(a.block, b.block, sizeof(a.block)) ||
         a.sharedBytes != b.sharedBytes || a.args.size() != b.args.size())
       return differ(step + ": the launch shapes or argument counts differ");

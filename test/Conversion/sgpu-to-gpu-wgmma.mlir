@@ -33,12 +33,14 @@
 // CHECK-NOT: mbarrier.init
 // CHECK: "fence.mbarrier_init.release.cluster;"
 // CHECK: gpu.barrier
-// The producer warpgroup. It walks the block's output tiles (here the
-// grid has one block per tile: 2 tiles, 2 blocks), each in the grouped
-// order: 8 token blocks per group, feature blocks fastest.
+// The producer warpgroup. It walks the block's output tiles, striding by
+// the launch's grid (here one block per tile: 2 tiles, 2 blocks), each in
+// the grouped order: 8 token blocks per group, feature blocks fastest.
 // CHECK: "setmaxnreg.dec.sync.aligned.u32 40;"
 // CHECK-COUNT-3: "prefetch.tensormap [$0];"
-// CHECK: scf.for %[[TILE:.*]] = %[[BID]] to %c2{{.*}} step %c2
+// CHECK: %[[GRID:.*]] = gpu.grid_dim x
+// CHECK: %[[STEP:.*]] = arith.divui %[[GRID]], %c1
+// CHECK: scf.for %[[TILE:.*]] = %[[BID]] to %c2{{.*}} step %[[STEP]]
 // CHECK: arith.remui %[[TILE]]
 // CHECK: arith.minui
 // CHECK: scf.for
@@ -90,20 +92,21 @@ func.func @spmm(%x: tensor<70x40xf16>, %v: tensor<32x32xf16>, %m: tensor<64xi32>
 // persistent=false, one block per tile).
 // RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma cluster=1 persistent=false" | FileCheck %s --check-prefix=PERTILE
 // PERTILE-LABEL: func.func @spmm_bf16
-// PERTILE: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%c512,
-// PERTILE: scf.for %{{.*}} = %{{.*}} to %c512{{.*}} step %c512
+// PERTILE: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%c512, {{[^{}]*$}}
 // reserve-sms=12 leaves 12 multiprocessors to communication kernels: 120
 // blocks walk the same tiles.
 // RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma cluster=1 reserve-sms=12" | FileCheck %s --check-prefix=RESERVE
 // RESERVE-LABEL: func.func @spmm_bf16
+// (The runtime sizes the grid again on the device the program loads on:
+// sgpu.persistent_grid, 512 tiles, clusters of 1, 12 reserved.)
 // RESERVE: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%c120,
-// RESERVE: scf.for %{{.*}} = %{{.*}} to %c512{{.*}} step %c120
+// RESERVE-SAME: {sgpu.persistent_grid = array<i64: 512, 1, 12>}
 // An H100 PCIe has 114 multiprocessors (sm_90a, like the H200's 132):
 // device=h100-pcie sizes the persistent grid by them.
 // RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma cluster=1 device=h100-pcie" | FileCheck %s --check-prefix=PCIE
 // PCIE-LABEL: func.func @spmm_bf16
 // PCIE: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%c114,
-// PCIE: scf.for %{{.*}} = %{{.*}} to %c512{{.*}} step %c114
+// PCIE-SAME: {sgpu.persistent_grid = array<i64: 512, 1, 0>}
 // RUN: not sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma device=h300" 2>&1 | FileCheck %s --check-prefix=BADDEVICE
 // BADDEVICE: error: invalid convert-sgpu-to-gpu option: unknown device 'h300' (known: h200, h100-sxm, h100-pcie, a100)
 // RUN: not sparse-opt %s -split-input-file -convert-sgpu-to-gpu="kernel=wgmma device=a100" 2>&1 | FileCheck %s --check-prefix=FOREIGN
@@ -113,7 +116,8 @@ func.func @spmm(%x: tensor<70x40xf16>, %v: tensor<32x32xf16>, %m: tensor<64xi32>
 // CHECK: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%c132, %c1{{.*}}, %c1{{.*}}) threads in (%c384, {{.*}} dynamic_shared_memory_size %[[SMEM]]
 // CHECK: gpu.func @sgpu_spmm_0
 // CHECK-COUNT-8: mbarrier.init
-// CHECK: scf.for %{{.*}} = %{{.*}} to %c512{{.*}} step %c132
+// CHECK: %[[GRID:.*]] = gpu.grid_dim x
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c512{{.*}} step
 // 64 k-tiles: 32 pairs, each two tiles of two wgmmas, no odd tile.
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c32{{.*}} step
 // CHECK-COUNT-2: "wgmma.mma_async.sp.sync.aligned.m64n256k32.f32.bf16.bf16 {$0, {{.*}}, $127}, $128, $129, $130, 0, 1, 1, 1, 0, 0;"

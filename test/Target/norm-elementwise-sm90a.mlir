@@ -74,7 +74,7 @@
 // SPILLS-COUNT-5: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // SPILLS-NOT: bytes spill stores
 
-// BLOCK: sparseopt-program 2
+// BLOCK: sparseopt-program 3
 // BLOCK-NEXT: # host function @block
 // BLOCK-NEXT: module kernels.ptx
 // BLOCK-NEXT: buffer 0 input 0 8192

@@ -23,7 +23,7 @@
 
 // 70 tokens x 64 K of f16 in; 20 x 64 weight -> 32 x 32 values, 64 words;
 // 70 x 20 f16 out; 2 token blocks x 1 feature block.
-// PROGRAM: sparseopt-program 2
+// PROGRAM: sparseopt-program 3
 // PROGRAM: module kernels.ptx
 // PROGRAM: buffer 0 input 0 8960
 // PROGRAM-DAG: buffer {{[0-9]}} constant const{{[0-9]}}.bin 2048

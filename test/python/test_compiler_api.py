@@ -120,7 +120,7 @@ def test_compile_the_example(example_artifact):
     assert ".target sm_90a" in ptx and "wgmma.mma_async.sp" in ptx
     program = (out / "program.txt").read_text().splitlines()
     assert any(" tmap:b0:f16:128x256:" in line for line in program)
-    assert program[0] == "sparseopt-program 2"
+    assert program[0] == "sparseopt-program 3"
     assert "buffer 0 input 0 65536" in program
     assert any(line.startswith("launch sgpu_spmm_0 grid") for line in program)
     signature = json.loads((out / "signature.json").read_text())
@@ -320,17 +320,33 @@ WIDE_24 = """func.func @forward(%x: tensor<4096x256xf16>) -> tensor<4096x1024xf1
 
 def test_device_sizes_the_persistent_grid(compiler, tmp_path):
     """One chip name (sm_90a) covers parts with 132 and 114
-    multiprocessors: `device` picks the part, and a persistent grid has one
-    block per multiprocessor of it (the H200 by default)."""
-    def grid(device, name):
+    multiprocessors. A persistent grid is written as
+    `persistent:<units>:<cluster>:<reserved>` and sized by the runtime on
+    the device the program loads on (runtime/lib/Manifest.h,
+    persistentGridX, pinned by its unit test): one block per multiprocessor,
+    whole clusters, no more blocks than units. `device` (the H200 by
+    default) only decides the tiling."""
+    def persistent(device, name):
         art = compiler.parse(WIDE_24).compile(tmp_path / name, device=device)
         launch = next(l for l in (tmp_path / name / "program.txt").read_text().splitlines()
                       if l.startswith("launch sgpu_spmm_0 "))
         assert art.signature.outputs[0].shape == (4096, 1024)
-        return int(launch.split()[3])
-    assert grid("", "default") == 128
-    assert grid("h200", "h200") == 128
-    assert grid("h100-pcie", "pcie") == 114
+        token = launch.split()[3]
+        assert token.startswith("persistent:"), launch
+        return tuple(int(f) for f in token[len("persistent:"):].split(":"))
+
+    def blocks(grid, multiprocessors):
+        units, cluster, reserved = grid
+        return cluster * max(1, min(units, (multiprocessors - reserved) // cluster))
+    # 128 tiles of 128 x 256 in clusters of two on the H200's tiling.
+    assert persistent("", "default") == (64, 2, 0)
+    assert persistent("h200", "h200") == (64, 2, 0)
+    assert blocks((64, 2, 0), 132) == 128
+    # The same program on an H100 PCIe: 114 blocks, not 128.
+    assert blocks((64, 2, 0), 114) == 114
+    # Tiled for the H100 PCIe (smaller tiles, 256 of them).
+    assert persistent("h100-pcie", "pcie") == (128, 2, 0)
+    assert blocks((128, 2, 0), 114) == 114
     with pytest.raises(CompileError) as e:
         compiler.parse(WIDE_24).compile(tmp_path / "bad", device="h300")
     assert "unknown device 'h300' (known: h200, h100-sxm, h100-pcie, a100)" in str(e.value)

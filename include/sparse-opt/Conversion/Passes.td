@@ -73,7 +73,8 @@ defvar KernelSelectionOptions = [
     Option<"persistent", "persistent", "bool", /*default=*/"true",
            "kernel=wgmma, TMA kernel: one block per multiprocessor walking "
            "the output tiles (the producer loads the next tile during the "
-           "epilogue); false: one block per tile">,
+           "epilogue), counted again by the runtime on the device the "
+           "program loads on; false: one block per tile">,
     Option<"lift", "lift", "std::string", /*default=*/"\"auto\"",
            "6:8 lifts in the tiled window order (tile_groups = 8) feeding the "
            "TMA kernel: auto (fused up to 16 tokens, where it measured "

@@ -99,6 +99,17 @@ LogicalResult SGPUDialect::verifyOperationAttribute(Operation *op,
                              << attr.getValue();
     return success();
   }
+  if (name == kPersistentGridAttr) {
+    auto grid = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!isa<gpu::LaunchFuncOp>(op) || !grid || grid.size() != 3 ||
+        grid[0] < 1 || grid[1] < 1 || grid[1] > 16 || grid[2] < 0)
+      return op->emitError()
+             << "'" << name
+             << "' is a gpu.launch_func attribute array<i64: units >= 1, "
+                "cluster 1 to 16, reserved >= 0>, got "
+             << attr.getValue() << " on '" << op->getName() << "'";
+    return success();
+  }
   if (name == kTwellConsumerAttr) {
     auto value = dyn_cast<StringAttr>(attr.getValue());
     if (!value || (value.getValue() != "cuda-cores" &&
@@ -232,7 +243,8 @@ LogicalResult SGPUDialect::verifyOperationAttribute(Operation *op,
   return op->emitError() << "unknown sgpu attribute '" << name
                          << "' (known: " << kLadderLayersAttr << ", "
                          << kTwellAttr << ", " << kTensorMapArgsAttr << ", "
-                         << kStageAttr << ", " << kLadderBlockAttr << ", "
+                         << kStageAttr << ", " << kPersistentGridAttr << ", "
+                         << kLadderBlockAttr << ", "
                          << kStatAttr << ", " << kStatTotalAttr << ", "
                          << kStatLimitAttr << ", " << kTwellBreakEvenAttr
                          << ", " << kTwellConsumerAttr << ", "

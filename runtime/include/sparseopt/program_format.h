@@ -6,13 +6,22 @@
  *
  * Version 2 closes every program with an `end` line: a file cut short (a
  * partial copy, a full disk) is refused instead of parsing as a shorter,
- * valid program.
+ * valid program. Version 3 adds persistent grids, sized when the program
+ * loads on its device (`grid persistent:<units>:<cluster>:<reserved> 1 1`).
+ * The runtime reads versions SPARSEOPT_PROGRAM_OLDEST_VERSION up to
+ * SPARSEOPT_PROGRAM_VERSION; the compiler writes SPARSEOPT_PROGRAM_VERSION.
  *
  *===----------------------------------------------------------------------===*/
 #ifndef SPARSEOPT_PROGRAM_FORMAT_H
 #define SPARSEOPT_PROGRAM_FORMAT_H
 
-#define SPARSEOPT_PROGRAM_VERSION 2
+#define SPARSEOPT_PROGRAM_VERSION 3
+#define SPARSEOPT_PROGRAM_OLDEST_VERSION 2
+/* The first version with persistent grids. */
+#define SPARSEOPT_PROGRAM_PERSISTENT_GRID_VERSION 3
+
+/* The prefix of a launch's grid x that the runtime sizes at load time. */
+#define SPARSEOPT_PERSISTENT_GRID_PREFIX "persistent:"
 
 /* The directives: the first word of each line. The writer
  * (lib/Transforms/EmitArtifacts.cpp) and the reader

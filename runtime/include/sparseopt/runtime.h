@@ -272,7 +272,13 @@ SPARSEOPT_API sparseopt_status sparseopt_launch(sparseopt_function f,
  *                                         lifetimes do not overlap share
  *                                         bytes
  *   launch <kernel> grid <gx> <gy> <gz> block <bx> <by> <bz> smem <bytes>
- *          args <arg>...                  (one line)
+ *          args <arg>...                  (one line); <gx> may be
+ *                                         persistent:<units>:<cluster>:<reserved>
+ *                                         (version 3): sized at load,
+ *                                         cluster * min(units,
+ *                                         (multiprocessors - reserved) /
+ *                                         cluster) blocks, at least one
+ *                                         cluster
  *   gemm m=<M> n=<N> k=<K> in=<f16|bf16> out=<f16|bf16|f32> x=b<id> w=b<id>
  *        y=b<id> [bias=b<id>:<f16|bf16|f32>] [act=relu]     (one line)
  *   stage prepare                         the steps after this line run at

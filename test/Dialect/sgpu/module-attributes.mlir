@@ -19,7 +19,7 @@ module attributes {sgpu.twell = 256 : i64} {
 
 // -----
 
-// expected-error @+1 {{unknown sgpu attribute 'sgpu.ladder' (known: sgpu.ladder_layers, sgpu.twell, sgpu.tensor_map_args, sgpu.stage, sgpu.ladder_block, sgpu.stat, sgpu.stat_total, sgpu.stat_limit, sgpu.twell_break_even, sgpu.twell_consumer, sgpu.twell_union_break_even, sgpu.config)}}
+// expected-error @+1 {{unknown sgpu attribute 'sgpu.ladder' (known: sgpu.ladder_layers, sgpu.twell, sgpu.tensor_map_args, sgpu.stage, sgpu.persistent_grid, sgpu.ladder_block, sgpu.stat, sgpu.stat_total, sgpu.stat_limit, sgpu.twell_break_even, sgpu.twell_consumer, sgpu.twell_union_break_even, sgpu.config)}}
 module attributes {sgpu.ladder = 2 : i64} {
 }
 

@@ -216,6 +216,16 @@ CUresult cuDeviceGet(CUdevice *device, int ordinal) {
   *device = 0;
   return CUDA_SUCCESS;
 }
+/// Multiprocessors of the stand-in device: SPARSEOPT_FAKE_MULTIPROCESSORS,
+/// else 132 (an H200's).
+CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
+                              CUdevice) {
+  if (attribute != CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  const char *count = std::getenv("SPARSEOPT_FAKE_MULTIPROCESSORS");
+  *value = count && *count ? std::atoi(count) : 132;
+  return CUDA_SUCCESS;
+}
 CUresult cuDeviceGetName(char *name, int length, CUdevice) {
   std::snprintf(name, size_t(length), "SparseOpt stand-in device");
   return CUDA_SUCCESS;

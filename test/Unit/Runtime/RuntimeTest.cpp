@@ -316,6 +316,20 @@ TEST_F(ArtifactTest, ParsesValidManifest) {
   EXPECT_STREQ(sparseopt_program_launch_kernel(program, 1), "second");
 }
 
+TEST_F(ArtifactTest, ParsesPersistentGrids) {
+  // Version 3: a grid x the runtime sizes on the device at load time
+  // (units, cluster, reserved multiprocessors).
+  ASSERT_EQ(parse("sparseopt-program 3\n"
+                  "module kernels.ptx\n"
+                  "launch k grid persistent:256:1:0 1 1 block 384 1 1 smem 0 "
+                  "args\n"
+                  "launch c grid persistent:64:2:4 1 1 block 384 1 1 smem 0 "
+                  "args\n"),
+            SPARSEOPT_OK)
+      << lastError();
+  EXPECT_EQ(sparseopt_program_num_launches(program), 2);
+}
+
 TEST_F(ArtifactTest, ParsesTensorMapArguments) {
   // Every element type, ranks 1 to 5, every swizzle, the limits (a
   // 256-element box dimension, an innermost box as wide as the swizzle span,
@@ -542,7 +556,7 @@ TEST_F(ArtifactTest, EmptyManifestHasNoHeader) {
   dir.write("program.txt", "# nothing here\n\n");
   EXPECT_EQ(sparseopt_program_parse(dir.c_str(), &program),
             SPARSEOPT_ERROR_PARSE);
-  EXPECT_TRUE(contains(lastError(), "program.txt:2: missing 'sparseopt-program 2' header"));
+  EXPECT_TRUE(contains(lastError(), "program.txt:2: missing 'sparseopt-program 3' header"));
 }
 
 TEST_F(ArtifactTest, ProgramCutShortIsRefused) {
@@ -938,16 +952,44 @@ const MalformedCase kMalformedCases[] = {
      SPARSEOPT_ERROR_PARSE, 4, "unknown directive 'kernel'"},
     {"WrongVersion", "# header follows\nsparseopt-program 1\n",
      SPARSEOPT_ERROR_PARSE, 2,
-     "unsupported manifest version 1 (this runtime reads version 2): "
+     "unsupported manifest version 1 (this runtime reads versions 2 to 3): "
      "recompile"},
     {"NonNumericVersion", "sparseopt-program one\n", SPARSEOPT_ERROR_PARSE, 1,
      "invalid manifest version 'one'"},
+    {"PersistentGridInVersion2",
+     HEADER "launch k grid persistent:8:1:0 1 1 block 32 1 1 smem 0 args\n",
+     SPARSEOPT_ERROR_PARSE, 3,
+     "a persistent grid needs program version 3, this program is version 2"},
+    {"PersistentGridMissingField",
+     "sparseopt-program 3\nmodule kernels.ptx\n"
+     "launch k grid persistent:8:1 1 1 block 32 1 1 smem 0 args\n",
+     SPARSEOPT_ERROR_PARSE, 3,
+     "invalid persistent grid 'persistent:8:1' (expected "
+     "persistent:<units>:<cluster>:<reserved>)"},
+    {"PersistentGridNotANumber",
+     "sparseopt-program 3\nmodule kernels.ptx\n"
+     "launch k grid persistent:8:one:0 1 1 block 32 1 1 smem 0 args\n",
+     SPARSEOPT_ERROR_PARSE, 3, "invalid persistent grid 'persistent:8:one:0'"},
+    {"PersistentGridZeroUnits",
+     "sparseopt-program 3\nmodule kernels.ptx\n"
+     "launch k grid persistent:0:1:0 1 1 block 32 1 1 smem 0 args\n",
+     SPARSEOPT_ERROR_PARSE, 3,
+     "units must be >= 1 and the cluster 1 to 16"},
+    {"PersistentGridClusterTooLarge",
+     "sparseopt-program 3\nmodule kernels.ptx\n"
+     "launch k grid persistent:8:17:0 1 1 block 32 1 1 smem 0 args\n",
+     SPARSEOPT_ERROR_PARSE, 3,
+     "units must be >= 1 and the cluster 1 to 16"},
+    {"PersistentGridTooLarge",
+     "sparseopt-program 3\nmodule kernels.ptx\n"
+     "launch k grid persistent:999999999:16:0 1 1 block 32 1 1 smem 0 args\n",
+     SPARSEOPT_ERROR_PARSE, 3, "exceeds CUDA's limit (x < 2^31)"},
     {"HeaderNotFirst", "module kernels.ptx\nsparseopt-program 2\n",
-     SPARSEOPT_ERROR_PARSE, 1, "first directive must be 'sparseopt-program 2'"},
+     SPARSEOPT_ERROR_PARSE, 1, "first directive must be 'sparseopt-program 3'"},
     {"RepeatedHeader", HEADER "sparseopt-program 2\n", SPARSEOPT_ERROR_PARSE, 3,
      "repeated 'sparseopt-program' header (first at line 1)"},
     {"OnlyEnd", "# nothing here\n\n", SPARSEOPT_ERROR_PARSE, 3,
-     "the first directive must be 'sparseopt-program 2', got 'end'"},
+     "the first directive must be 'sparseopt-program 3', got 'end'"},
     {"DirectiveAfterEnd", HEADER "end\nbuffer 0 temp 8\n",
      SPARSEOPT_ERROR_PARSE, 4,
      "directive 'buffer' after the program's 'end' line (line 3)"},

@@ -99,6 +99,13 @@ def SGPU_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kConfigAttr = "sgpu.config";
     /// Launch attribute: the program stage of a gpu.launch_func ("prepare").
     static constexpr ::llvm::StringLiteral kStageAttr = "sgpu.stage";
+    /// Launch attribute (array<i64: units, cluster, reserved>): the grid of
+    /// a persistent kernel, sized when the program loads on its device:
+    /// cluster * min(units, (multiprocessors - reserved) / cluster) blocks
+    /// (at least one cluster). The launch's constant grid is that size on
+    /// the compile's `device`; the kernel strides by the real grid.
+    static constexpr ::llvm::StringLiteral kPersistentGridAttr =
+        "sgpu.persistent_grid";
     /// Allocation attribute: the buffer (memref<Nxi32> or memref<Nxi64>) is
     /// a program stat, a counter the run steps leave in its first element,
     /// under this name ([A-Za-z0-9_.]+), readable after a run.
