@@ -207,6 +207,39 @@ constexpr int64_t kGatherCopiesPerThread =
     kGatherBBytes / 16 / kGatherCopyThreads;
 constexpr int64_t kGatherBatch = 4;
 
+/// The block's loop over its tiles: tile = blockIdx, blockIdx + grid, ...
+/// (one iteration unless the grid loops over tiles; then sized at load).
+/// `body` gets the tile and the block's k-tile count before it (the ring
+/// of stages continues from tile to tile). With a cluster the loop runs
+/// over the cluster's tile pairs, clusterIdx, clusterIdx + clusters, ...,
+/// the same in both blocks (they exchange B halves at every k-tile).
+static void forEachTileOf(OpBuilder &b, Location loc, const TmaSpmmConfig &cfg,
+                          Value bid, int64_t blockTiles,
+                          function_ref<void(Value tile, Value itBase)> body) {
+  IndexMath im{b, loc};
+  int64_t total = cfg.gridX * cfg.gridY * cfg.splits / cfg.cluster;
+  Value first = cfg.cluster > 1 ? im.div(bid, cfg.cluster) : bid;
+  if (!cfg.loopsOverTiles()) {
+    int64_t step = cfg.gridSize / cfg.cluster;
+    scf::ForOp::create(
+        b, loc, first, im.c(total), im.c(step), ValueRange{},
+        [&](OpBuilder &, Location, Value tile, ValueRange) {
+          Value ordinal = im.div(im.sub(tile, first), step);
+          body(tile, im.mul(ordinal, blockTiles));
+          scf::YieldOp::create(b, loc);
+        });
+    return;
+  }
+  Value step = im.div(gpu::GridDimOp::create(b, loc, gpu::Dimension::x),
+                      cfg.cluster);
+  scf::ForOp::create(
+      b, loc, first, im.c(total), step, ValueRange{im.c(0)},
+      [&](OpBuilder &, Location, Value tile, ValueRange itBase) {
+        body(tile, itBase[0]);
+        scf::YieldOp::create(b, loc, im.add(itBase[0], blockTiles));
+      });
+}
+
 class TmaSpmmBuilder {
 public:
   TmaSpmmBuilder(OpBuilder &b, Location loc, const SpmmShape &s,
@@ -411,23 +444,9 @@ private:
     bRow0 = im.mul(bx, cfg.tokensPerBlock);
   }
 
-  /// The block's loop over its tiles: tile = blockIdx, blockIdx + grid, ...
-  /// (one iteration unless the grid is persistent, sized at load time).
-  /// `body` gets the tile and the block's k-tile count before it (the ring
-  /// of stages continues from tile to tile). With a cluster the loop runs
-  /// over the cluster's tile pairs, clusterIdx, clusterIdx + clusters, ...,
-  /// the same in both blocks (they exchange B halves at every k-tile).
+  /// The block's loop over its tiles (forEachTileOf).
   void forEachTile(function_ref<void(Value tile, Value itBase)> body) {
-    int64_t total = cfg.gridX * cfg.gridY * cfg.splits / cfg.cluster;
-    Value step = im.div(gpu::GridDimOp::create(b, loc, gpu::Dimension::x),
-                        cfg.cluster);
-    Value first = cfg.cluster > 1 ? im.div(bid, cfg.cluster) : bid;
-    scf::ForOp::create(
-        b, loc, first, im.c(total), step, ValueRange{im.c(0)},
-        [&](OpBuilder &, Location, Value tile, ValueRange itBase) {
-          body(tile, itBase[0]);
-          scf::YieldOp::create(b, loc, im.add(itBase[0], blockTiles));
-        });
+    forEachTileOf(b, loc, cfg, bid, blockTiles, body);
   }
 
   // --- shared-memory addresses (i32, shared window) ---------------------

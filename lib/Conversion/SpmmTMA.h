@@ -54,11 +54,18 @@ struct TmaSpmmConfig {
   int64_t splits;
   int64_t kTilesPerSplit;
   /// Persistent grid: gridSize = min(tiles, multiprocessors - reserved)
-  /// blocks, each
-  /// walking tiles blockIdx, blockIdx + gridSize, ...; otherwise one block
-  /// per tile (gridSize = gridX * gridY * splits).
+  /// blocks, each walking tiles blockIdx, blockIdx + grid, ...; otherwise
+  /// one block per tile (gridSize = gridX * gridY * splits).
   bool persistent;
   int64_t gridSize;
+  /// Whether blocks loop over tiles (a persistent grid smaller than the
+  /// tiles on the compile's device). Such a kernel strides by its launch's
+  /// grid, which the runtime sizes on the device the program loads on
+  /// (sgpu.persistent_grid); a grid of one block per tile stays fixed, its
+  /// loop a single iteration the compiler folds.
+  bool loopsOverTiles() const {
+    return persistent && gridSize < gridX * gridY * splits;
+  }
   /// The launch is one-dimensional, gridSize blocks; tiles are numbered in
   /// grouped order within each split (see SpmmTMA.cpp).
   int64_t dynamicSharedBytes;

@@ -287,7 +287,7 @@ struct SpmmToGPU : StatefulKernelPattern<SpmmOp, SpmmLowering> {
         b, loc, func, gpu::KernelDim3{c(grid.x), c(grid.y), c(1)},
         gpu::KernelDim3{c(threads), c(1), c(1)},
         /*dynamicSharedMemorySize=*/smemBytes, args);
-    if (plan.useTma && plan.tma.persistent)
+    if (plan.useTma && plan.tma.loopsOverTiles())
       setPersistentGrid(launch,
                         plan.tma.gridX * plan.tma.gridY * plan.tma.splits /
                             plan.tma.cluster,

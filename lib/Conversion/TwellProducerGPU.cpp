@@ -468,8 +468,9 @@ TwellBuffers mlir::sgpu::lowerFusedTwellProducer(OpBuilder &b, MatmulOp matmul,
       arith::ConstantIntOp::create(b, loc, b.getI32Type(),
                                    cfg.dynamicSharedBytes),
       args);
-  setPersistentGrid(launch, cfg.gridX * cfg.gridY / cfg.cluster, cfg.cluster,
-                    budget.reservedSMs);
+  if (cfg.loopsOverTiles())
+    setPersistentGrid(launch, cfg.gridX * cfg.gridY / cfg.cluster,
+                      cfg.cluster, budget.reservedSMs);
   launchKernel(b, loc, fixup, (p.m + kFixupWarps - 1) / kFixupWarps,
                kFixupWarps * 32, {out.words, out.flags, out.fallback});
   return out;

@@ -40,9 +40,9 @@
 // The tile loop runs over the cluster's pairs: from blockIdx / 2, step
 // gridDim / 2 (66 on the H200, the launch's grid sized at load time).
 // CHECK: "setmaxnreg.dec.sync.aligned.u32 40;"
+// CHECK: %[[FIRST:.*]] = arith.divui %[[BID]], %c2
 // CHECK: %[[GRID:.*]] = gpu.grid_dim x
 // CHECK: %[[STEP:.*]] = arith.divui %[[GRID]], %c2
-// CHECK: %[[FIRST:.*]] = arith.divui %[[BID]], %c2
 // CHECK: scf.for %{{.*}} = %[[FIRST]] to %c256{{[_0-9]*}} step %[[STEP]]
 // The producer waits for a free stage (both blocks' releases) with the
 // plain CTA-scope wait.

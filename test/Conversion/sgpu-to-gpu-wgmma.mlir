@@ -33,14 +33,12 @@
 // CHECK-NOT: mbarrier.init
 // CHECK: "fence.mbarrier_init.release.cluster;"
 // CHECK: gpu.barrier
-// The producer warpgroup. It walks the block's output tiles, striding by
-// the launch's grid (here one block per tile: 2 tiles, 2 blocks), each in
-// the grouped order: 8 token blocks per group, feature blocks fastest.
+// The producer warpgroup. It walks the block's output tiles (here the
+// grid has one block per tile, fixed: 2 tiles, 2 blocks), each in the
+// grouped order: 8 token blocks per group, feature blocks fastest.
 // CHECK: "setmaxnreg.dec.sync.aligned.u32 40;"
 // CHECK-COUNT-3: "prefetch.tensormap [$0];"
-// CHECK: %[[GRID:.*]] = gpu.grid_dim x
-// CHECK: %[[STEP:.*]] = arith.divui %[[GRID]], %c1
-// CHECK: scf.for %[[TILE:.*]] = %[[BID]] to %c2{{.*}} step %[[STEP]]
+// CHECK: scf.for %[[TILE:.*]] = %[[BID]] to %c2{{.*}} step %c2
 // CHECK: arith.remui %[[TILE]]
 // CHECK: arith.minui
 // CHECK: scf.for

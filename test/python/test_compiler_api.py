@@ -320,33 +320,35 @@ WIDE_24 = """func.func @forward(%x: tensor<4096x256xf16>) -> tensor<4096x1024xf1
 
 def test_device_sizes_the_persistent_grid(compiler, tmp_path):
     """One chip name (sm_90a) covers parts with 132 and 114
-    multiprocessors. A persistent grid is written as
-    `persistent:<units>:<cluster>:<reserved>` and sized by the runtime on
-    the device the program loads on (runtime/lib/Manifest.h,
-    persistentGridX, pinned by its unit test): one block per multiprocessor,
-    whole clusters, no more blocks than units. `device` (the H200 by
-    default) only decides the tiling."""
-    def persistent(device, name):
+    multiprocessors; `device` (the H200 by default) picks the tiling. Where
+    the tiles outnumber the blocks a persistent grid runs, the launch is
+    written `persistent:<units>:<cluster>:<reserved>` and the runtime sizes
+    it on the device the program loads on (runtime/lib/Manifest.h,
+    persistentGridX, pinned by its unit test): one block per
+    multiprocessor, whole clusters, no more blocks than units. Fewer tiles
+    than multiprocessors: one block per tile, a fixed grid."""
+    def grid(device, name):
         art = compiler.parse(WIDE_24).compile(tmp_path / name, device=device)
         launch = next(l for l in (tmp_path / name / "program.txt").read_text().splitlines()
                       if l.startswith("launch sgpu_spmm_0 "))
         assert art.signature.outputs[0].shape == (4096, 1024)
         token = launch.split()[3]
-        assert token.startswith("persistent:"), launch
+        if not token.startswith("persistent:"):
+            return int(token)
         return tuple(int(f) for f in token[len("persistent:"):].split(":"))
 
     def blocks(grid, multiprocessors):
         units, cluster, reserved = grid
         return cluster * max(1, min(units, (multiprocessors - reserved) // cluster))
-    # 128 tiles of 128 x 256 in clusters of two on the H200's tiling.
-    assert persistent("", "default") == (64, 2, 0)
-    assert persistent("h200", "h200") == (64, 2, 0)
-    assert blocks((64, 2, 0), 132) == 128
-    # The same program on an H100 PCIe: 114 blocks, not 128.
-    assert blocks((64, 2, 0), 114) == 114
-    # Tiled for the H100 PCIe (smaller tiles, 256 of them).
-    assert persistent("h100-pcie", "pcie") == (128, 2, 0)
+    # 128 tiles of 128 x 256 on the H200's tiling: one block each.
+    assert grid("", "default") == 128
+    assert grid("h200", "h200") == 128
+    # Tiled for the H100 PCIe: 256 smaller tiles in clusters of two, more
+    # than its 114 multiprocessors: a persistent grid, 114 blocks there and
+    # 132 on an H200.
+    assert grid("h100-pcie", "pcie") == (128, 2, 0)
     assert blocks((128, 2, 0), 114) == 114
+    assert blocks((128, 2, 0), 132) == 132
     with pytest.raises(CompileError) as e:
         compiler.parse(WIDE_24).compile(tmp_path / "bad", device="h300")
     assert "unknown device 'h300' (known: h200, h100-sxm, h100-pcie, a100)" in str(e.value)

@@ -62,6 +62,54 @@ module attributes {gpu.container_module} {
 
 // -----
 
+// sgpu.persistent_grid: a persistent launch the runtime sizes at load
+// (units, cluster, reserved multiprocessors).
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @f() kernel { gpu.return }
+  }
+  func.func @persistent_ok() {
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @k::@f blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) {sgpu.persistent_grid = array<i64: 512, 2, 8>}
+    return
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @f() kernel { gpu.return }
+  }
+  func.func @persistent_cluster() {
+    %c1 = arith.constant 1 : index
+    // expected-error @+1 {{'sgpu.persistent_grid' is a gpu.launch_func attribute array<i64: units >= 1, cluster 1 to 16, reserved >= 0>, got array<i64: 512, 32, 0> on 'gpu.launch_func'}}
+    gpu.launch_func @k::@f blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) {sgpu.persistent_grid = array<i64: 512, 32, 0>}
+    return
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @f() kernel { gpu.return }
+  }
+  func.func @persistent_units() {
+    %c1 = arith.constant 1 : index
+    // expected-error @+1 {{'sgpu.persistent_grid' is a gpu.launch_func attribute array<i64: units >= 1, cluster 1 to 16, reserved >= 0>, got array<i64: 0, 1, 0>}}
+    gpu.launch_func @k::@f blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) {sgpu.persistent_grid = array<i64: 0, 1, 0>}
+    return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{'sgpu.persistent_grid' is a gpu.launch_func attribute array<i64: units >= 1, cluster 1 to 16, reserved >= 0>, got array<i64: 4, 1, 0> on 'func.func'}}
+func.func @persistent_on_func() attributes {sgpu.persistent_grid = array<i64: 4, 1, 0>} { return }
+
+// -----
+
 // expected-error @+1 {{'sgpu.stage' is a gpu.launch_func attribute, not an attribute of 'func.func'}}
 func.func @stage_on_func() attributes {sgpu.stage = "prepare"} { return }
 
