@@ -56,6 +56,17 @@ static void storeReferenceEpilogue(OpBuilder &b, Location loc, IndexMath &lb,
   memref::StoreOp::create(b, loc, r, y, ValueRange{mi, ni});
 }
 
+/// Replaces `op`'s one result by the tensor of buffer `y` (type `yt`),
+/// built at `b`, and erases `op`.
+static void replaceByBuffer(OpBuilder &b, Operation *op, RankedTensorType yt,
+                            Value y) {
+  Value result = bufferization::ToTensorOp::create(
+      b, op->getLoc(), yt, y, /*restrict=*/b.getUnitAttr(),
+      /*writable=*/b.getUnitAttr());
+  op->getResult(0).replaceAllUsesWith(result);
+  op->erase();
+}
+
 /// Y[m, n] = act(sum_k X[m, k] * W[n, k] + b[n]) with W decoded from values and
 /// metadata: chunk c of row n holds its kept values at columns 2c, 2c+1 and
 /// their positions in nibble bits [1:0], [3:2] of the metadata word
@@ -139,11 +150,7 @@ static void lowerSpmm(SpmmOp op, AssembleOp assemble) {
             });
         scf::YieldOp::create(b, loc);
       });
-  Value result = bufferization::ToTensorOp::create(
-      b, loc, yt, y, /*restrict=*/b.getUnitAttr(),
-      /*writable=*/b.getUnitAttr());
-  op.replaceAllUsesWith(result);
-  op.erase();
+  replaceByBuffer(b, op, yt, y);
 }
 
 /// Y[m, n] = act(sum_k X[m, k] * W[n, k] + b[n]) for a dense W, summed in
@@ -188,11 +195,7 @@ static void lowerMatmul(MatmulOp op) {
             });
         scf::YieldOp::create(b, loc);
       });
-  Value result = bufferization::ToTensorOp::create(
-      b, loc, yt, y, /*restrict=*/b.getUnitAttr(),
-      /*writable=*/b.getUnitAttr());
-  op.replaceAllUsesWith(result);
-  op.erase();
+  replaceByBuffer(b, op, yt, y);
 }
 
 struct ConvertSGPUToLoopsPass

@@ -9,6 +9,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 
 #include <cstring>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::sgpu;
@@ -106,14 +107,27 @@ static LogicalResult assembleCompressed(Operation *op, CompressedType ctype,
   return success();
 }
 
-LogicalResult mlir::sgpu::foldConstantCompress(CompressOp op, bool *folded) {
+/// The bits of the weight that `op` (a compress or decompose) reads, when
+/// it is a readable constant (`bits` stays empty otherwise); `*folded`
+/// cleared. Fails after an error at a dense_resource without its data.
+static LogicalResult readConstantWeight(Value weight, bool *folded,
+                                        std::optional<SmallVector<uint16_t>> &bits) {
   if (folded)
     *folded = false;
-  Value weight = op.getWeight();
   if (failed(checkResourceWeight(weight)))
     return failure();
-  FailureOr<SmallVector<uint16_t>> bits = getConstantBits(weight);
-  if (failed(bits))
+  if (FailureOr<SmallVector<uint16_t>> read = getConstantBits(weight);
+      succeeded(read))
+    bits = std::move(*read);
+  return success();
+}
+
+LogicalResult mlir::sgpu::foldConstantCompress(CompressOp op, bool *folded) {
+  Value weight = op.getWeight();
+  std::optional<SmallVector<uint16_t>> bits;
+  if (failed(readConstantWeight(weight, folded, bits)))
+    return failure();
+  if (!bits)
     return success();
   return assembleCompressed(op, op.getResult().getType(), *bits, weight,
                             folded);
@@ -121,13 +135,11 @@ LogicalResult mlir::sgpu::foldConstantCompress(CompressOp op, bool *folded) {
 
 LogicalResult mlir::sgpu::foldConstantDecompose(NMDecomposeOp op,
                                                 bool *folded) {
-  if (folded)
-    *folded = false;
   Value weight = op.getWeight();
-  if (failed(checkResourceWeight(weight)))
+  std::optional<SmallVector<uint16_t>> bits;
+  if (failed(readConstantWeight(weight, folded, bits)))
     return failure();
-  FailureOr<SmallVector<uint16_t>> bits = getConstantBits(weight);
-  if (failed(bits))
+  if (!bits)
     return success();
   auto wt = cast<RankedTensorType>(weight.getType());
   NMSparsityAttr pattern = getNMPattern(wt);
