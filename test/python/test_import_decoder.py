@@ -369,10 +369,10 @@ class StandinSdpa(nn.Module):
 
 
 def test_sdpa_path_on_repeated_kv_heads(build_dir, monkeypatch):
-    from sparse_opt.importers import fx_ops
+    from sparse_opt.importers import fx_ops, fx_registry
     sig = fx_ops.S("query", "key", "value", attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                    enable_gqa=False)
-    monkeypatch.setitem(fx_ops._FN, sdpa_standin, ("sdpa", sig))
+    monkeypatch.setitem(fx_registry.FUNCTIONS, sdpa_standin, ("sdpa", sig))
     torch.manual_seed(0)
     q, k, v = torch.randn(1, 4, 8, 16), torch.randn(1, 2, 8, 16), torch.randn(1, 2, 8, 16)
     text = import_fx(StandinSdpa(), (q, k, v))

@@ -636,20 +636,25 @@ def test_trace_errors_name_the_source_line():
 
 
 def test_supported_ops_lists_every_handler():
-    from sparse_opt.importers import fx_aten, fx_ops, fx_patterns
+    from sparse_opt.importers import fx_aten, fx_patterns, fx_registry
     ops = supported_ops()
     assert ops == sorted(set(ops)) and len(ops) > 40
     for name in ("linear", "embedding", "softmax", "matmul", "rms_norm", "attention", "all_reduce",
                  "rope", "cat", "neg", "getitem", "slice", "mul", "add"):  # rope and what it is written with
         assert name in ops, name
-    # Every kind a torch function, tensor method or ATen op is classified as
-    # has a handler (the classification's renamings aside), and every
-    # handler is reachable.
+    # One registry: every kind a torch function, tensor method or ATen op is
+    # registered as has a handler (the classification's renamings aside),
+    # and every handler is reachable.
     renamed = {"cast_" + k for k in ("float", "half", "bfloat16", "double", "int", "long", "bool")} | {"max", "min"}
-    kinds = {k for k, _ in list(fx_ops._FN.values()) + list(fx_ops._METHOD.values())} - renamed
-    kinds |= {k for k, _, _ in fx_aten._TABLE.values() if k is not None} | set(fx_aten._KIND_BY_NAME.values())
-    assert kinds <= set(fx_ops.HANDLERS), kinds - set(fx_ops.HANDLERS)
-    assert set(fx_ops.HANDLERS) - kinds <= {"amin_all"}, set(fx_ops.HANDLERS) - kinds
+    forms = list(fx_registry.FUNCTIONS.values()) + list(fx_registry.METHODS.values())
+    kinds = {k for k, _ in forms} - renamed
+    kinds |= {k for k, _, _ in fx_registry.ATEN.values() if k is not None} | set(fx_aten.KIND_BY_NAME.values())
+    handlers = set(fx_registry.HANDLERS)
+    assert kinds <= handlers, kinds - handlers
+    assert handlers - kinds <= {"amin_all"}, handlers - kinds
+    # A kind has one handler.
+    with pytest.raises(ValueError, match="registered twice: add"):
+        fx_registry.register_handlers({"add": None})
     assert set(fx_patterns.BLOCKS) <= set(ops)
 
 

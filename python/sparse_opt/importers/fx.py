@@ -37,7 +37,7 @@ import torch.fx
 from torch.fx import GraphModule, Node
 
 from .. import markers
-from . import fx_aten, fx_export, fx_ops, fx_patterns
+from . import fx_aten, fx_export, fx_ops, fx_patterns, fx_registry
 from .emitter import AnnotationError, Emitter, ImportError_, Value, check_nm, check_nm_type, parse_pattern
 from .fx_ops import FoldedTranspose, ParamRef, mlir_dtype, MLIR_TO_TORCH
 
@@ -859,11 +859,11 @@ class FxImporter:
         call = self.call(node, strict=True)
         if node in self.folds:
             return FoldedTranspose(call.args["input"])
-        if call is None or call.kind not in fx_ops.HANDLERS:
+        if call is None or fx_registry.handler(call.kind) is None:
             err = ImportError_("unsupported op %s at %s" % (fx_ops.describe_target(node, self.gm), self.where(node)))
             err._located = True
             raise err
-        result = fx_ops.HANDLERS[call.kind](self, call)
+        result = fx_registry.handler(call.kind)(self, call)
         results = call.extra.get("results")
         if results:
             # A multi-result ATen op (native_layer_norm, an attention kernel):
@@ -911,7 +911,7 @@ def supported_ops() -> list:
     """The names of the ops the fx importer lowers: every kind fx_ops has a
     handler for (the kinds torch functions, tensor methods, nn modules and
     ATen ops are classified as) and the blocks fx_patterns recognizes."""
-    return sorted(set(fx_ops.HANDLERS) | set(fx_patterns.BLOCKS))
+    return sorted(set(fx_registry.HANDLERS) | set(fx_patterns.BLOCKS))
 
 
 def import_fx(module_or_graph_module, example_inputs=None, *, name: str = "forward", sparsity: Optional[dict] = None,

@@ -6,8 +6,8 @@ node through the op's own schema and names the call with the same kinds and
 argument names the torch-level forms get in fx_ops.py (`aten.linear.default`
 is the "linear" of `F.linear`, `aten.mm.default` the "matmul" of `torch.mm`,
 ...), so the pattern matchers and handlers of fx_ops/fx_patterns serve both.
-The table is keyed by "aten::<op>.<overload>"; an ATen op absent from it is
-unsupported (the importer names it and the node). Nothing here needs
+The table (fx_registry.ATEN, beside the torch-level forms) is keyed by
+"aten::<op>.<overload>"; an ATen op absent from it is unsupported (the importer names it and the node). Nothing here needs
 torch.export: OpOverload exists in torch 1.12+.
 """
 from __future__ import annotations
@@ -18,18 +18,9 @@ import torch
 
 from .emitter import ImportError_
 from .fx_call import Call
+from .fx_registry import ATEN, register_aten
 
-_TABLE: dict = {}   # "aten::op.overload" -> (kind, convert(bound args) -> call args, info)
-
-
-def _on(keys, kind, convert=None, **info):
-    """Maps "op:overload,overload op ..." ("default" when none is named) to
-    `kind` (None: the op's name). `info`: results=N for an op returning N
-    tensors (the first is computed), bitwise=True (bitwise_not)."""
-    for k in keys.split():
-        name, _, overloads = k.partition(":")
-        for ov in (overloads.split(",") if overloads else ["default"]):
-            _TABLE["aten::%s.%s" % (name, ov)] = (kind, convert, info)
+_on = register_aten  # "op:overload ..." -> kind, into fx_registry.ATEN
 
 
 def _self(a):
@@ -47,7 +38,7 @@ def _only(*keep, **fixed):
 
 
 # the tensor-parallel marker (sparse_opt.markers on torch 2.x)
-_TABLE["sparse_opt::all_reduce.default"] = ("all_reduce", lambda a: {"input": a["x"]}, {})
+ATEN["sparse_opt::all_reduce.default"] = ("all_reduce", lambda a: {"input": a["x"]}, {})
 
 # element-wise
 for _k in ("relu", "silu", "sigmoid", "tanh", "exp", "sqrt", "rsqrt", "abs", "neg", "square"):
@@ -138,7 +129,7 @@ _on("full_like", "full_like", _only("fill_value", "dtype"))
 _on("_assert_tensor_metadata _assert_async:default,msg _assert_scalar sym_constrain_range "
     "sym_constrain_range_for_size _functional_assert_async:msg", "noop", lambda a: {})
 
-_KIND_BY_NAME = {"add": "add", "sub": "sub", "mean": "mean", "sum": "sum", "cat": "cat", "stack": "stack",
+KIND_BY_NAME = {"add": "add", "sub": "sub", "mean": "mean", "sum": "sum", "cat": "cat", "stack": "stack",
                  "zeros_like": "zeros_like", "ones_like": "ones_like"}
 
 
@@ -148,7 +139,7 @@ def is_aten(target) -> bool:
 
 def is_noop(target) -> bool:
     """An assertion export inserts: never run, never emitted."""
-    return is_aten(target) and _TABLE.get(op_key(target), (None,))[0] == "noop"
+    return is_aten(target) and ATEN.get(op_key(target), (None,))[0] == "noop"
 
 
 def op_key(op) -> str:
@@ -184,7 +175,7 @@ def classify(node, what) -> Optional[Call]:
     """The Call of an ATen node, or None when the op has no mapping."""
     op = node.target
     key = op_key(op)
-    entry = _TABLE.get(key)
+    entry = ATEN.get(key)
     if entry is None:
         return None
     kind, convert, info = entry
@@ -192,6 +183,6 @@ def classify(node, what) -> Optional[Call]:
         return Call("noop", {}, extra={"aten": key})
     a = bind(op, node.args, node.kwargs, what)
     if kind is None:
-        kind = _KIND_BY_NAME[op._schema.name.split("::", 1)[1]]
+        kind = KIND_BY_NAME[op._schema.name.split("::", 1)[1]]
     args = convert(a) if convert is not None else _self(a)
     return Call(kind, args, extra=dict(info, aten=key))

@@ -22,6 +22,7 @@ import torch
 from torch.fx import Node
 
 from .emitter import ImportError_
+from .fx_registry import register_handlers
 
 
 class GatheredCausal:
@@ -127,5 +128,5 @@ def _cached_attention(ctx, c):
     return attend_cache(ctx, q, kc, vc, None if scale is None else float(scale), c.args["positions"])
 
 
-HANDLERS = {"cache_write": _cache_write, "cached_attention": _cached_attention, "index_copy": _index_copy,
-            "setitem": _setitem}
+register_handlers({"cache_write": _cache_write, "cached_attention": _cached_attention,
+                   "index_copy": _index_copy, "setitem": _setitem})

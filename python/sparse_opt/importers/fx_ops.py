@@ -4,8 +4,11 @@
 traced it in (call_function `torch.add` / `operator.add`, call_method `add`,
 call_module `nn.ReLU`, ...), as a `Call`: a kind ("add", "softmax", ...) and
 its arguments bound to the parameter names of one signature per kind. The
-pattern matchers (fx_patterns.py) read these; `HANDLERS[kind](ctx, call)`
-emits the op through the importer context (`ctx`, an `FxImporter`).
+pattern matchers (fx_patterns.py) read these; the handler of each kind
+(registered in fx_registry.HANDLERS) emits the op through the importer
+context (`ctx`, an `FxImporter`). The torch-level forms and the handlers
+are registered here, the ATen forms in fx_aten.py, the KV-cache handlers in
+fx_cache.py.
 """
 from __future__ import annotations
 
@@ -20,7 +23,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .. import markers
-from . import fx_aten, fx_cache
+from . import fx_aten, fx_cache  # noqa: F401 (fx_cache registers its handlers)
+from .fx_registry import FUNCTIONS, METHODS, register_forms, register_handlers
 from .fx_call import Call, NoValue, ParamRef
 from .fx_masks import is_causal_mask
 from .emitter import FLOAT_TYPES, ImportError_, Value, promote
@@ -50,16 +54,7 @@ def S(*required, **optional):
     return tuple((r, REQUIRED) for r in required) + tuple(optional.items())
 
 
-_FN: dict = {}      # callable -> (kind, signature)
-_METHOD: dict = {}  # method name -> (kind, signature)
-
-
-def _reg(kind, sig, fns=(), methods=(), method_sig=None):
-    for f in fns:
-        if f is not None:
-            _FN[f] = (kind, sig)
-    for m in methods:
-        _METHOD[m] = (kind, method_sig or sig)
+_reg = register_forms  # the torch-level forms, into fx_registry
 
 
 def _t(name):
@@ -309,14 +304,14 @@ def classify(node, gm) -> Optional[Call]:
         f = node.target
         if isinstance(f, torch._ops.OpOverload):
             return fx_aten.classify(node, what)  # an ATen op (a torch.export graph)
-        entry = _FN.get(f) if _hashable(f) else None
+        entry = FUNCTIONS.get(f) if _hashable(f) else None
         if entry is None and _marker(f) is not None:
-            entry = _FN[_marker(f)]
+            entry = FUNCTIONS[_marker(f)]
         if entry is None:
             return None
         kind, sig = entry
     elif node.op == "call_method":
-        entry = _METHOD.get(node.target)
+        entry = METHODS.get(node.target)
         if entry is None:
             return None
         kind, sig = entry
@@ -1002,7 +997,7 @@ def _like(fill):
     return h
 
 
-HANDLERS = {
+register_handlers({
     "add": _binary("add"), "sub": _binary("sub"), "mul": _binary("mul"), "div": _binary("div"),
     "pow": _pow, "square": _square, "maximum": _maxmin("max"), "minimum": _maxmin("min"), "clamp": _clamp,
     "neg": _neg, "rsqrt": _float_unary("rsqrt"), "sqrt": _float_unary("sqrt"), "exp": _float_unary("exp"),
@@ -1021,8 +1016,7 @@ HANDLERS = {
     "getitem": _getitem, "getattr": _getattr, "embedding": _embedding,
     "layer_norm": _layer_norm, "rms_norm": _rms_norm, "sdpa": _sdpa, "all_reduce": _all_reduce,
     "zeros_like": _like(0), "ones_like": _like(1), "full_like": _like(None),
-}
-HANDLERS.update(fx_cache.HANDLERS)
+})
 
 # Kinds whose operands may include an N:M-annotated weight (as the linear's weight).
 SPARSE_WEIGHT_KINDS = ("linear", "matmul", "addmm")

@@ -37,7 +37,7 @@ from typing import Optional
 import torch
 from torch.fx import Node
 
-from . import fx_cache, fx_ops
+from . import fx_cache, fx_ops, fx_registry
 from .fx_masks import is_causal_mask
 from .emitter import ImportError_, Value, promote
 
@@ -385,7 +385,7 @@ def match_sdpa(imp, n: Node) -> Optional[tuple]:
 def emit_sdpa(imp, m: SdpaMatch):
     c = imp.call(m.node)
     call = fx_ops.Call("sdpa", dict(c.args, key=m.key, value=m.value, enable_gqa=True), c.module, c.extra)
-    result = fx_ops.HANDLERS["sdpa"](imp, call)
+    result = fx_registry.handler("sdpa")(imp, call)
     results = c.extra.get("results")
     if results:
         # An ATen attention kernel's other results (logsumexp, ...) are not computed.
