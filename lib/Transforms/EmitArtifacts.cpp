@@ -274,6 +274,40 @@ static std::string signatureJson(func::FuncOp host,
   return text;
 }
 
+/// The initializer of the constant global `get` reads when it has its data
+/// (dense elements, or a dense_resource blob as the importers write
+/// weights), else null.
+static ElementsAttr constantInitializer(memref::GetGlobalOp get,
+                                        ModuleOp module) {
+  auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+      module, get.getNameAttr());
+  if (!global || !global.getConstant())
+    return {};
+  Attribute init = global.getConstantInitValue();
+  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(init))
+    return dense;
+  auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(init);
+  return resource && resource.getRawHandle().getBlob() ? resource
+                                                       : ElementsAttr();
+}
+
+/// The bytes of `init` (constantInitializer's), a splat expanded.
+static std::string constantBytes(ElementsAttr init) {
+  std::string data;
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(init)) {
+    ArrayRef<char> raw = resource.getRawHandle().getBlob()->getData();
+    data.assign(raw.data(), raw.size());
+    return data;
+  }
+  auto dense = cast<DenseElementsAttr>(init);
+  ArrayRef<char> raw = dense.getRawData();
+  if (!dense.isSplat())
+    return std::string(raw.data(), raw.size());
+  for (int64_t i = 0, n = dense.getNumElements(); i < n; ++i)
+    data.append(raw.data(), raw.size());
+  return data;
+}
+
 /// A launch line up to its arguments: `launch <kernel> grid <x> <y> <z>
 /// block <x> <y> <z> smem <bytes> args`. A persistent grid's x
 /// (sgpu.persistent_grid, checked by the dialect) is the size the runtime
@@ -438,6 +472,19 @@ private:
     return success();
   }
 
+  /// The `wait` line of an all-reduce's sync; its slot is free again.
+  LogicalResult exportWait(sgpu::AllReduceSyncOp sync, raw_ostream &steps) {
+    auto call = sync.getToken().getDefiningOp<sgpu::AllReduceCallOp>();
+    auto slot = slots.find(call);
+    if (slot == slots.end())
+      return sync.emitError() << "waits for an all-reduce the program "
+                                 "has not started";
+    steps << SPARSEOPT_DIRECTIVE_WAIT " slot=" << slot->second << "\n";
+    freeSlots.push_back(slot->second);
+    slots.erase(slot);
+    return success();
+  }
+
   LogicalResult exportBuffersAndSteps(func::FuncOp host, raw_ostream &os,
                                       raw_ostream &steps,
                                       raw_ostream &prepare) {
@@ -559,16 +606,7 @@ private:
         continue;
       }
       if (auto get = dyn_cast<memref::GetGlobalOp>(op)) {
-        auto global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
-            module, get.getNameAttr());
-        Attribute initValue =
-            global ? global.getConstantInitValue() : Attribute();
-        auto init = dyn_cast_or_null<DenseElementsAttr>(initValue);
-        // Importers write weights as resource blobs (dense_resource<...>).
-        auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(initValue);
-        AsmResourceBlob *blob =
-            resource ? resource.getRawHandle().getBlob() : nullptr;
-        if ((!init && !blob) || !global.getConstant())
+        if (!constantInitializer(get, module))
           return get.emitError()
                  << "only constant globals with a dense or dense_resource "
                     "initializer (with its data) can be exported";
@@ -583,18 +621,7 @@ private:
                  << " bytes: the artifact holds constants of at most 16 GiB "
                     "(import large weights as params, weights=params)";
         std::string file = "const" + std::to_string(constants++) + ".bin";
-        std::string data;
-        if (blob) {
-          ArrayRef<char> raw = blob->getData();
-          data.assign(raw.data(), raw.size());
-        } else if (init.isSplat()) {
-          ArrayRef<char> one = init.getRawData();
-          int64_t n = init.getNumElements();
-          for (int64_t i = 0; i < n; ++i)
-            data.append(one.data(), one.size());
-        } else {
-          data.assign(init.getRawData().data(), init.getRawData().size());
-        }
+        std::string data = constantBytes(constantInitializer(get, module));
         if (static_cast<int64_t>(data.size()) != *bytes)
           return get.emitError() << "constant data size " << data.size()
                                  << " does not match its type (" << *bytes
@@ -633,14 +660,8 @@ private:
         continue;
       }
       if (auto sync = dyn_cast<sgpu::AllReduceSyncOp>(op)) {
-        auto call = sync.getToken().getDefiningOp<sgpu::AllReduceCallOp>();
-        auto slot = slots.find(call);
-        if (slot == slots.end())
-          return sync.emitError() << "waits for an all-reduce the program "
-                                     "has not started";
-        steps << SPARSEOPT_DIRECTIVE_WAIT " slot=" << slot->second << "\n";
-        freeSlots.push_back(slot->second);
-        slots.erase(slot);
+        if (failed(exportWait(sync, steps)))
+          return failure();
         continue;
       }
       if (auto check = dyn_cast<sgpu::WeightCheckOp>(op)) {
