@@ -45,6 +45,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -200,6 +201,20 @@ struct MmaAttentionBuilder : FloatMath {
     return out;
   }
 
+  /// Q fragments of the warp's 16 rows (A and B), for every k-step of D.
+  SmallVector<SmallVector<Value, 4>> queryFragments(Value q, Value bi, Value h,
+                                                    Value rowA, Value rowB,
+                                                    Value validA,
+                                                    Value validB) {
+    SmallVector<SmallVector<Value, 4>> qa;
+    for (int64_t s = 0; s < d / 16; ++s)
+      qa.push_back({queryPair(q, bi, h, rowA, validA, 16 * s),
+                    queryPair(q, bi, h, rowB, validB, 16 * s),
+                    queryPair(q, bi, h, rowA, validA, 16 * s + 8),
+                    queryPair(q, bi, h, rowB, validB, 16 * s + 8)});
+    return qa;
+  }
+
   void build(gpu::GPUFuncOp func) {
     Value q = func.getArgument(0), k = func.getArgument(1),
           v = func.getArgument(2), out = func.getArgument(3);
@@ -273,13 +288,8 @@ struct MmaAttentionBuilder : FloatMath {
       NVVM::CpAsyncCommitGroupOp::create(b, loc);
     };
 
-    // Q fragments of the warp's 16 rows, for every k-step of D.
-    SmallVector<SmallVector<Value, 4>> qa;
-    for (int64_t s = 0; s < d / 16; ++s)
-      qa.push_back({queryPair(q, bi, h, rowA, validA, 16 * s),
-                    queryPair(q, bi, h, rowB, validB, 16 * s),
-                    queryPair(q, bi, h, rowA, validA, 16 * s + 8),
-                    queryPair(q, bi, h, rowB, validB, 16 * s + 8)});
+    SmallVector<SmallVector<Value, 4>> qa =
+        queryFragments(q, bi, h, rowA, rowB, validA, validB);
 
     // Key tiles: all of them, or up to the block's last visible key.
     Value tiles = im.c((sk + kMmaKeyTile - 1) / kMmaKeyTile);
@@ -398,23 +408,30 @@ struct MmaAttentionBuilder : FloatMath {
           scf::YieldOp::create(b, loc, nextState);
         });
     NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+    storeNormalized(loop.getResults(), out, bi, h, {rowA, rowB},
+                    {validA, validB});
+  }
 
-    // O / l, two adjacent columns per register pair.
-    Value lA = quad(loop.getResult(2), false);
-    Value lB = quad(loop.getResult(3), false);
+  /// O / l of the loop's final `state` into `out`[bi, h], rows A and B of
+  /// the warp (each written where `valid`), two adjacent columns per
+  /// register pair.
+  void storeNormalized(ValueRange state, Value out, Value bi, Value h,
+                       std::array<Value, 2> rows,
+                       std::array<Value, 2> valid) {
+    Value lA = quad(state[2], false);
+    Value lB = quad(state[3], false);
     auto vt2 = VectorType::get({2}, et);
     auto f2 = VectorType::get({2}, b.getF32Type());
     for (int64_t dn = 0; dn < d / 8; ++dn) {
       Value col = im.add(t2, im.c(8 * dn));
       for (int64_t half = 0; half < 2; ++half) {
         Value l = half ? lB : lA;
-        Value x0 = arith::DivFOp::create(
-            b, loc, loop.getResult(4 + 4 * dn + 2 * half), l);
-        Value x1 = arith::DivFOp::create(
-            b, loc, loop.getResult(5 + 4 * dn + 2 * half), l);
-        Value row = half ? rowB : rowA;
-        Value valid = half ? validB : validA;
-        im.ifThen(valid, [&] {
+        Value x0 =
+            arith::DivFOp::create(b, loc, state[4 + 4 * dn + 2 * half], l);
+        Value x1 =
+            arith::DivFOp::create(b, loc, state[5 + 4 * dn + 2 * half], l);
+        Value row = rows[half];
+        im.ifThen(valid[half], [&] {
           Value pairF = vector::FromElementsOp::create(b, loc, f2,
                                                        ValueRange{x0, x1});
           Value pairH = arith::TruncFOp::create(b, loc, vt2, pairF);
