@@ -68,6 +68,12 @@ struct IndexMath {
                : arith::ExtFOp::create(b, loc, b.getF32Type(), v).getResult();
   }
   /// An integer element of `mem` (i32 or i64) as a signed index.
+  Value load(Value mem, ValueRange idx) {
+    return memref::LoadOp::create(b, loc, mem, idx);
+  }
+  void store(Value v, Value mem, ValueRange idx) {
+    memref::StoreOp::create(b, loc, v, mem, idx);
+  }
   Value loadIndex(Value mem, ValueRange idx) {
     Value v = memref::LoadOp::create(b, loc, mem, idx);
     return arith::IndexCastOp::create(b, loc, b.getIndexType(), v);

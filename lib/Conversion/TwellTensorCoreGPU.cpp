@@ -68,6 +68,43 @@ int64_t paddedCols(int64_t f) {
   return (f + kTmaGatherCols - 1) / kTmaGatherCols * kTmaGatherCols;
 }
 
+/// The block pack's coefficients, row by row (warp w takes rows w, w + 8,
+/// ...), the lanes over consecutive positions: H's values at the listed
+/// neurons `sidx` (nearby columns of one row), `zeroE` past U (`u`, the
+/// positions padded to `uPad`) and past M; kCoefBatch loads in flight per
+/// lane.
+static void writeBlockCoefficients(OpBuilder &b, Location loc, int64_t m,
+                                   Value h, Value coef, Value sidx, Value row0,
+                                   Value u, Value uPad, Value warp, Value lane,
+                                   Value zeroE) {
+  IndexMath im{b, loc};
+  im.forEach(warp, im.c(kBlockRows), im.c(kBlocksThreads / kWarpSize),
+             [&](Value r) {
+    Value row = im.add(row0, r);
+    Value rowOk = im.lt(row, m);
+    Value hRow = im.clamp(row, rowOk);
+    im.forEach(lane, uPad, im.c(kWarpSize * kCoefBatch), [&](Value p0) {
+      SmallVector<Value> vals, ats, oks;
+      for (int64_t j = 0; j < kCoefBatch; ++j) {
+        Value p = im.add(p0, kWarpSize * j);
+        Value inPad = im.lt(p, uPad);
+        Value ok = im.andi(rowOk, im.andi(inPad, im.lt(p, u)));
+        Value n = arith::IndexCastUIOp::create(
+            b, loc, b.getIndexType(), im.load(sidx, {im.clamp(p, inPad)}));
+        vals.push_back(im.load(h, {hRow, im.clamp(n, ok)}));
+        ats.push_back(p);
+        oks.push_back(ok);
+      }
+      for (int64_t j = 0; j < kCoefBatch; ++j)
+        im.ifThen(im.lt(ats[j], uPad), [&] {
+          memref::StoreOp::create(
+              b, loc, arith::SelectOp::create(b, loc, oks[j], vals[j], zeroE),
+              coef, ValueRange{row, ats[j]});
+        });
+    });
+  });
+}
+
 /// The block pack's body: arguments h [M, F], idx [Nb, Fp] i32, coef
 /// [64 Nb, Fp], count [Nb] i32, active [1] i64, blockNeurons [1] i64; workgroup buffers bits
 /// [Fp / 32] i32, first [Fp / 32] i32 (each word's first position), misc [2]
@@ -89,12 +126,6 @@ void buildBlocksKernel(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
   Value blk = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
   Value row0 = im.mul(blk, kBlockRows);
   Value lane = im.rem(tid, kWarpSize), warp = im.div(tid, kWarpSize);
-  auto load = [&](Value mem, ValueRange at) -> Value {
-    return memref::LoadOp::create(b, loc, mem, at);
-  };
-  auto store = [&](Value v, Value mem, ValueRange at) {
-    memref::StoreOp::create(b, loc, v, mem, at);
-  };
   auto ne0 = [&](Value v, Value zero) -> Value {
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, v, zero);
   };
@@ -107,10 +138,10 @@ void buildBlocksKernel(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
   Value zeroE = arith::ConstantOp::create(b, loc, et, b.getZeroAttr(et));
 
   im.forEach(tid, im.c(words), im.c(kBlocksThreads),
-             [&](Value w) { store(im.i32(0), bits, {w}); });
+             [&](Value w) { im.store(im.i32(0), bits, {w}); });
   im.ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, tid,
                                   im.c(0)),
-            [&] { store(im.i32(0), misc, {im.c(1)}); });
+            [&] { im.store(im.i32(0), misc, {im.c(1)}); });
   gpu::BarrierOp::create(b, loc);
 
   // The union and the nonzero count, per 16-byte chunk (8 columns) of the
@@ -200,12 +231,12 @@ void buildBlocksKernel(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
                   [&](OpBuilder &, Location, Value base, ValueRange run) {
                     Value w = im.add(base, lane);
                     Value inside = im.lt(w, words);
-                    Value word = load(bits, {im.clamp(w, inside)});
+                    Value word = im.load(bits, {im.clamp(w, inside)});
                     Value pc = arith::SelectOp::create(b, loc, inside,
                                                        popc(word), im.i32(0));
                     Value incl = warpInclusiveSum(b, loc, pc);
                     im.ifThen(inside, [&] {
-                      store(arith::SubIOp::create(
+                      im.store(arith::SubIOp::create(
                                 b, loc,
                                 arith::AddIOp::create(b, loc, run[0], incl),
                                 pc),
@@ -222,8 +253,8 @@ void buildBlocksKernel(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
               im.ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                               lane, im.c(0)),
                         [&] {
-                          store(scan.getResult(0), misc, {im.c(0)});
-                          store(scan.getResult(0), count, {blk});
+                          im.store(scan.getResult(0), misc, {im.c(0)});
+                          im.store(scan.getResult(0), count, {blk});
                           memref::AtomicRMWOp::create(
                               b, loc, arith::AtomicRMWKind::addi,
                               arith::ExtUIOp::create(b, loc, i64,
@@ -232,7 +263,7 @@ void buildBlocksKernel(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
                           memref::AtomicRMWOp::create(
                               b, loc, arith::AtomicRMWKind::addi,
                               arith::ExtUIOp::create(
-                                  b, loc, i64, load(misc, {im.c(1)})),
+                                  b, loc, i64, im.load(misc, {im.c(1)})),
                               active, ValueRange{im.c(0)});
                         });
             });
@@ -240,13 +271,13 @@ void buildBlocksKernel(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
 
   // The index list: every set bit at its position, then 0 up to the next
   // multiple of 256 (the gathered GEMMs' tiles read valid rows there).
-  Value u = toIndex(load(misc, {im.c(0)}));
+  Value u = toIndex(im.load(misc, {im.c(0)}));
   Value uPad = im.mul(im.div(im.add(u, kTmaGatherCols - 1), kTmaGatherCols),
                       kTmaGatherCols);
   im.forEach(tid, im.c(words), im.c(kBlocksThreads), [&](Value w) {
-    Value word = load(bits, {w});
+    Value word = im.load(bits, {w});
     im.ifThen(ne0(word, im.i32(0)), [&] {
-      Value p0 = load(first, {w});
+      Value p0 = im.load(first, {w});
       scf::ForOp::create(
           b, loc, im.c(0), im.c(32), im.c(1), ValueRange{p0},
           [&](OpBuilder &, Location, Value e, ValueRange pos) {
@@ -258,8 +289,8 @@ void buildBlocksKernel(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
                 im.i32(0));
             im.ifThen(set, [&] {
               Value n = im.add(im.mul(w, 32), e);
-              store(toI32(n), idx, {blk, toIndex(pos[0])});
-              store(arith::IndexCastUIOp::create(b, loc, i16, n), sidx,
+              im.store(toI32(n), idx, {blk, toIndex(pos[0])});
+              im.store(arith::IndexCastUIOp::create(b, loc, i16, n), sidx,
                     {toIndex(pos[0])});
             });
             scf::YieldOp::create(
@@ -271,39 +302,13 @@ void buildBlocksKernel(OpBuilder &b, Location loc, gpu::GPUFuncOp func,
     });
   });
   im.forEach(im.add(u, tid), uPad, im.c(kBlocksThreads), [&](Value p) {
-    store(im.i32(0), idx, {blk, p});
-    store(arith::ConstantIntOp::create(b, loc, i16, 0), sidx, {p});
+    im.store(im.i32(0), idx, {blk, p});
+    im.store(arith::ConstantIntOp::create(b, loc, i16, 0), sidx, {p});
   });
   gpu::BarrierOp::create(b, loc);
 
-  // The coefficients, row by row (warp w takes rows w, w + 8, ...), the
-  // lanes over consecutive positions: H's values at the listed neurons
-  // (nearby columns of one row), zeros past U and past M; kCoefBatch
-  // loads in flight per lane.
-  im.forEach(warp, im.c(kBlockRows), im.c(kBlocksThreads / kWarpSize),
-             [&](Value r) {
-    Value row = im.add(row0, r);
-    Value rowOk = im.lt(row, m);
-    Value hRow = im.clamp(row, rowOk);
-    im.forEach(lane, uPad, im.c(kWarpSize * kCoefBatch), [&](Value p0) {
-      SmallVector<Value> vals, ats, oks;
-      for (int64_t j = 0; j < kCoefBatch; ++j) {
-        Value p = im.add(p0, kWarpSize * j);
-        Value inPad = im.lt(p, uPad);
-        Value ok = im.andi(rowOk, im.andi(inPad, im.lt(p, u)));
-        Value n = arith::IndexCastUIOp::create(
-            b, loc, b.getIndexType(), load(sidx, {im.clamp(p, inPad)}));
-        vals.push_back(load(h, {hRow, im.clamp(n, ok)}));
-        ats.push_back(p);
-        oks.push_back(ok);
-      }
-      for (int64_t j = 0; j < kCoefBatch; ++j)
-        im.ifThen(im.lt(ats[j], uPad), [&] {
-          store(arith::SelectOp::create(b, loc, oks[j], vals[j], zeroE), coef,
-                {row, ats[j]});
-        });
-    });
-  });
+  writeBlockCoefficients(b, loc, m, h, coef, sidx, row0, u, uPad, warp, lane,
+                         zeroE);
 }
 
 /// Calls `fn(row, col, pair)` for every pair of adjacent columns of the
