@@ -132,6 +132,74 @@ struct ConsumerShape {
   }
 };
 
+/// Thread `tid`'s 16-byte vectors of row `row` of H, for the consumer that
+/// reads H itself (lowerTwellFFNFromH).
+struct HRowReader {
+  OpBuilder &b;
+  Location loc;
+  const ConsumerShape &s;
+  Value h, row, tid;
+  Type et;
+
+  /// The vector at thread offset `offset` (null: 0) from column `base`,
+  /// with its first column and whether it is inside the row (vectors never
+  /// straddle F: hVec divides it).
+  Value load(IndexMath &im, Value base, Value offset, Value &col, Value &ok) {
+    col = im.add(base, im.mul(offset ? im.add(tid, offset) : tid, s.hVec));
+    ok = s.hChunk != s.f ? im.lt(col, s.f) : Value();
+    llvm::Align align(s.hVec * et.getIntOrFloatBitWidth() / 8);
+    return vector::LoadOp::create(b, loc, VectorType::get({s.hVec}, et), h,
+                                  ValueRange{row, im.clamp(col, ok)},
+                                  /*nontemporal=*/false, align);
+  }
+
+  /// Calls `each` with the column, value and nonzero flag of every
+  /// element of vector `i` ("nonzero" as the pack kernel: une 0.0 against
+  /// `zero`).
+  void scan(Value base, Value i, Value zero,
+            function_ref<void(Value col, Value x, Value nz)> each) {
+    IndexMath im{b, loc};
+    Value col, ok;
+    Value v = load(im, base, im.mul(i, s.threads), col, ok);
+    for (int64_t k = 0; k < s.hVec; ++k) {
+      Value xk = vector::ExtractOp::create(b, loc, v, k);
+      Value nz = im.andi(ok, arith::CmpFOp::create(
+                                 b, loc, arith::CmpFPredicate::UNE, xk, zero));
+      each(im.add(col, k), xk, nz);
+    }
+  }
+
+  /// The nonzeros of vector `i` (16-bit elements, two per 32-bit word:
+  /// nonzero when a half has a bit besides the sign, as une 0.0 for every
+  /// value a ReLU leaves; NaN counts as nonzero), without unpacking them.
+  /// The same predicate as nonzeroHalves (GPUKernel.h), tested per half:
+  /// counting with nonzeroHalves made ptxas spill this kernel (d = 2048:
+  /// 64 registers and 12 bytes of spills, against 72 and none).
+  Value countNonzeros(Value base, int64_t i) {
+    IndexMath im{b, loc};
+    constexpr int64_t words = ConsumerShape::hVec / 2;
+    Type i32 = b.getI32Type();
+    Value col, ok;
+    Value v = load(im, base, i ? im.c(i * s.threads) : Value(), col, ok);
+    Value w =
+        vector::BitCastOp::create(b, loc, VectorType::get({words}, i32), v);
+    Value n = im.i32(0);
+    for (int64_t k = 0; k < words; ++k) {
+      Value word = vector::ExtractOp::create(b, loc, w, k);
+      for (uint32_t mask : {0x7fffu, 0x7fff0000u}) {
+        Value bits = arith::AndIOp::create(b, loc, word,
+                                           im.i32(static_cast<int32_t>(mask)));
+        Value nz = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, bits,
+                                         im.i32(0));
+        n = arith::AddIOp::create(b, loc, n,
+                                  arith::ExtUIOp::create(b, loc, i32, nz));
+      }
+    }
+    return ok ? arith::SelectOp::create(b, loc, ok, n, im.i32(0)).getResult()
+              : n;
+  }
+};
+
 /// Builder of the consumer kernel's body.
 class ConsumerBuilder {
 public:
@@ -266,68 +334,17 @@ public:
     row = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
     lane = im.rem(tid, kWarpSize);
     warp = im.div(tid, kWarpSize);
-    VectorType hType = VectorType::get({s.hVec}, et);
-    llvm::Align hAlign(s.hVec * et.getIntOrFloatBitWidth() / 8);
     Value zeroH = arith::ConstantOp::create(b, loc, et, b.getZeroAttr(et));
-    bool partial = s.hChunk != s.f;
 
-    // Vector i of this thread (from column `base`): its first column, whether it
-    // is inside the row (vectors never straddle F: hVec divides it), and
-    // its elements' nonzero flags ("nonzero" as the pack kernel: une 0.0).
-    auto scan = [&](Value base, Value i,
-                    function_ref<void(Value col, Value x, Value nz)> each) {
-      Value col =
-          im.add(base, im.mul(im.add(tid, im.mul(i, s.threads)), s.hVec));
-      Value ok = partial ? im.lt(col, s.f) : Value();
-      Value v = vector::LoadOp::create(b, loc, hType, h,
-                                       ValueRange{row, im.clamp(col, ok)},
-                                       /*nontemporal=*/false, hAlign);
-      for (int64_t k = 0; k < s.hVec; ++k) {
-        Value xk = vector::ExtractOp::create(b, loc, v, k);
-        Value nz =
-            im.andi(ok, arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE,
-                                              xk, zeroH));
-        each(im.add(col, k), xk, nz);
-      }
-    };
     auto toI32 = [&](Value v) {
       return arith::IndexCastUIOp::create(b, loc, i32, v).getResult();
     };
-    // The nonzeros of vector i (16-bit elements, two per 32-bit word:
-    // nonzero when a half has a bit besides the sign, as une 0.0 for every
-    // value a ReLU leaves; NaN counts as nonzero), without unpacking them.
-    // The same predicate as nonzeroHalves (GPUKernel.h), tested per half:
-    // counting with nonzeroHalves made ptxas spill this kernel (d = 2048:
-    // 64 registers and 12 bytes of spills, against 72 and none).
-    constexpr int64_t words = ConsumerShape::hVec / 2;
-    auto countNonzeros = [&](Value base, int64_t i) -> Value {
-      Value col = im.add(base, im.mul(im.add(tid, i * s.threads), s.hVec));
-      Value ok = partial ? im.lt(col, s.f) : Value();
-      Value v = vector::LoadOp::create(b, loc, hType, h,
-                                       ValueRange{row, im.clamp(col, ok)},
-                                       /*nontemporal=*/false, hAlign);
-      Value w =
-          vector::BitCastOp::create(b, loc, VectorType::get({words}, i32), v);
-      Value n = im.i32(0);
-      for (int64_t k = 0; k < words; ++k) {
-        Value word = vector::ExtractOp::create(b, loc, w, k);
-        for (uint32_t mask : {0x7fffu, 0x7fff0000u}) {
-          Value bits = arith::AndIOp::create(
-              b, loc, word, im.i32(static_cast<int32_t>(mask)));
-          Value nz = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                           bits, im.i32(0));
-          n = arith::AddIOp::create(b, loc, n,
-                                    arith::ExtUIOp::create(b, loc, i32, nz));
-        }
-      }
-      return ok ? arith::SelectOp::create(b, loc, ok, n, im.i32(0)).getResult()
-                : n;
-    };
+    HRowReader hRow{b, loc, s, h, row, tid, et};
 
     Value base = im.c(0);
     Value mine = im.i32(0);
     for (int64_t i = 0; i < s.hRounds; ++i)
-      mine = arith::AddIOp::create(b, loc, mine, countNonzeros(base, i));
+      mine = arith::AddIOp::create(b, loc, mine, hRow.countNonzeros(base, i));
     Value incl = warpInclusiveSum(b, loc, mine);
     // One count per 16 bytes: adjacent 4-byte counts would be read as one
     // 16-byte load, which the buffer's 4-byte alignment does not allow
@@ -368,7 +385,7 @@ public:
               b, loc, im.c(0), im.c(s.hRounds), im.c(1), ValueRange{first},
               [&](OpBuilder &, Location, Value i, ValueRange iter) {
                 Value pos = iter[0];
-                scan(base, i, [&](Value col, Value xk, Value nz) {
+                hRow.scan(base, i, zeroH, [&](Value col, Value xk, Value nz) {
                   Value at = arith::SubIOp::create(b, loc, pos, lo);
                   Value inGroup = im.andi(
                       nz,

@@ -328,6 +328,74 @@ static std::string launchHead(gpu::LaunchFuncOp launch, const int64_t g[3],
       .str();
 }
 
+/// The `launch` line of `launch`, its buffers numbered by `ids`: sizes that
+/// are constants within CUDA's limits, arguments that are program buffers,
+/// tensor maps over them or integer constants.
+static LogicalResult exportLaunch(gpu::LaunchFuncOp launch,
+                                  DenseMap<Value, int> &ids, raw_ostream &os) {
+  auto constant = [&](Value v, int64_t &out) {
+    APInt value;
+    if (!matchPattern(v, m_ConstantInt(&value)))
+      return false;
+    out = value.getSExtValue();
+    return true;
+  };
+  gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+  gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+  int64_t g[3], bl[3], smem = 0;
+  if (!constant(grid.x, g[0]) || !constant(grid.y, g[1]) ||
+      !constant(grid.z, g[2]) || !constant(block.x, bl[0]) ||
+      !constant(block.y, bl[1]) || !constant(block.z, bl[2]) ||
+      (launch.getDynamicSharedMemorySize() &&
+       !constant(launch.getDynamicSharedMemorySize(), smem)))
+    return launch.emitError() << "launch sizes must be constants";
+  if (launch.getAsyncToken() || !launch.getAsyncDependencies().empty())
+    return launch.emitError() << "asynchronous launches are not exported";
+  // What the runtime (and cuLaunchKernel) accept: a launch beyond them is
+  // this compile's error, not the runtime's refusal of the program.
+  if (g[0] < 1 || g[0] > SPARSEOPT_MAX_GRID_X || g[1] < 1 ||
+      g[1] > SPARSEOPT_MAX_GRID_YZ || g[2] < 1 ||
+      g[2] > SPARSEOPT_MAX_GRID_YZ)
+    return launch.emitError()
+           << "the kernel's grid " << g[0] << " x " << g[1] << " x " << g[2]
+           << " is beyond CUDA's limits (x < 2^31, y and z <= 65535): the "
+              "shape is too large for this kernel";
+  if (bl[0] < 1 || bl[1] < 1 || bl[2] < 1 || bl[2] > SPARSEOPT_MAX_BLOCK_Z ||
+      bl[0] * bl[1] * bl[2] > SPARSEOPT_MAX_BLOCK_THREADS)
+    return launch.emitError() << "the kernel's block " << bl[0] << " x "
+                              << bl[1] << " x " << bl[2]
+                              << " is beyond CUDA's limit of 1024 threads";
+  if (smem < 0 || smem > SPARSEOPT_MAX_SHARED_BYTES)
+    return launch.emitError()
+           << "the kernel needs " << smem
+           << " bytes of shared memory, more than the 232448 a block can have";
+  os << launchHead(launch, g, bl, smem);
+  for (Value arg : launch.getKernelOperands()) {
+    auto it = ids.find(arg);
+    if (it != ids.end()) {
+      os << " b" << it->second;
+      continue;
+    }
+    if (auto map = arg.getDefiningOp<sgpu::TensorMapOp>()) {
+      // The source was checked to be a program buffer or a reshape of
+      // one, and both are numbered before the launches that use them.
+      os << " " << tensorMapToken(map, ids.lookup(map.getSource()));
+      continue;
+    }
+    APInt iv;
+    if (matchPattern(arg, m_ConstantInt(&iv))) {
+      unsigned w = arg.getType().isIndex() ? 64 : iv.getBitWidth();
+      os << (w == 64 ? " i64:" : " i32:") << iv.getSExtValue();
+      continue;
+    }
+    return launch.emitError()
+           << "kernel argument is neither a known buffer, an "
+              "sgpu.tensor_map nor an integer constant";
+  }
+  os << "\n";
+  return success();
+}
+
 /// Writes the artifacts of one compiled module (writeArtifacts).
 class ArtifactWriter {
 public:
@@ -802,70 +870,6 @@ private:
     return success();
   }
 
-  LogicalResult exportLaunch(gpu::LaunchFuncOp launch,
-                             DenseMap<Value, int> &ids, raw_ostream &os) {
-    auto constant = [&](Value v, int64_t &out) {
-      APInt value;
-      if (!matchPattern(v, m_ConstantInt(&value)))
-        return false;
-      out = value.getSExtValue();
-      return true;
-    };
-    gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
-    gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
-    int64_t g[3], bl[3], smem = 0;
-    if (!constant(grid.x, g[0]) || !constant(grid.y, g[1]) ||
-        !constant(grid.z, g[2]) || !constant(block.x, bl[0]) ||
-        !constant(block.y, bl[1]) || !constant(block.z, bl[2]) ||
-        (launch.getDynamicSharedMemorySize() &&
-         !constant(launch.getDynamicSharedMemorySize(), smem)))
-      return launch.emitError() << "launch sizes must be constants";
-    if (launch.getAsyncToken() || !launch.getAsyncDependencies().empty())
-      return launch.emitError() << "asynchronous launches are not exported";
-    // What the runtime (and cuLaunchKernel) accept: a launch beyond them is
-    // this compile's error, not the runtime's refusal of the program.
-    if (g[0] < 1 || g[0] > SPARSEOPT_MAX_GRID_X || g[1] < 1 ||
-        g[1] > SPARSEOPT_MAX_GRID_YZ || g[2] < 1 ||
-        g[2] > SPARSEOPT_MAX_GRID_YZ)
-      return launch.emitError()
-             << "the kernel's grid " << g[0] << " x " << g[1] << " x " << g[2]
-             << " is beyond CUDA's limits (x < 2^31, y and z <= 65535): the "
-                "shape is too large for this kernel";
-    if (bl[0] < 1 || bl[1] < 1 || bl[2] < 1 || bl[2] > SPARSEOPT_MAX_BLOCK_Z ||
-        bl[0] * bl[1] * bl[2] > SPARSEOPT_MAX_BLOCK_THREADS)
-      return launch.emitError() << "the kernel's block " << bl[0] << " x "
-                                << bl[1] << " x " << bl[2]
-                                << " is beyond CUDA's limit of 1024 threads";
-    if (smem < 0 || smem > SPARSEOPT_MAX_SHARED_BYTES)
-      return launch.emitError()
-             << "the kernel needs " << smem
-             << " bytes of shared memory, more than the 232448 a block can have";
-    os << launchHead(launch, g, bl, smem);
-    for (Value arg : launch.getKernelOperands()) {
-      auto it = ids.find(arg);
-      if (it != ids.end()) {
-        os << " b" << it->second;
-        continue;
-      }
-      if (auto map = arg.getDefiningOp<sgpu::TensorMapOp>()) {
-        // The source was checked to be a program buffer or a reshape of
-        // one, and both are numbered before the launches that use them.
-        os << " " << tensorMapToken(map, ids.lookup(map.getSource()));
-        continue;
-      }
-      APInt iv;
-      if (matchPattern(arg, m_ConstantInt(&iv))) {
-        unsigned w = arg.getType().isIndex() ? 64 : iv.getBitWidth();
-        os << (w == 64 ? " i64:" : " i32:") << iv.getSExtValue();
-        continue;
-      }
-      return launch.emitError()
-             << "kernel argument is neither a known buffer, an "
-                "sgpu.tensor_map nor an integer constant";
-    }
-    os << "\n";
-    return success();
-  }
 };
 
 /// The pass spelling of writeArtifacts, for pipelines (sgpu-compile's
