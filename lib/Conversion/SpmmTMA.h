@@ -2,7 +2,8 @@
 //
 // Y[M, N] = X[M, K] . W[N, K]^T with W 2:4-compressed, on
 // wgmma.mma_async.sp fed by TMA through an mbarrier pipeline. See
-// SpmmTMA.cpp for the kernel and docs/design.md for the tile table.
+// SpmmTMA.cpp for the kernel, SpmmTMAConfig.cpp for the tile table and
+// docs/design.md for the measurements behind it.
 //
 // The same pipeline also runs dense: D[M, N] = A[M, K] . B[N, K]^T on
 // wgmma.mma_async (no metadata) with an epilogue the caller builds; the
