@@ -285,21 +285,34 @@ TmaSpmmConfig mlir::sgpu::buildTmaSpmmConfig(const SpmmShape &s,
   return cfg;
 }
 
-TmaSpmmConfig mlir::sgpu::getTmaDenseConfig(int64_t m, int64_t n, int64_t k,
-                                            int64_t tileN,
-                                            const KernelBudget &budget,
-                                            int64_t cluster) {
+/// The start of a dense-mode configuration (dense wgmma, k16 steps): a
+/// `tileN`-column B tile, `gridX` x `gridY` tiles of one split, `kTiles`
+/// k-tiles each, on a persistent grid.
+static TmaSpmmConfig startDenseConfig(int64_t tileN, int64_t gridX,
+                                      int64_t gridY, int64_t kTiles,
+                                      const KernelBudget &budget) {
   TmaSpmmConfig cfg;
   cfg.threads = kThreads;
   cfg.dense = true;
   cfg.steps = kKTile / 16;
   cfg.tokensPerBlock = tileN;
-  cfg.gridX = (n + tileN - 1) / tileN;
-  cfg.gridY = (m + kBlockRows - 1) / kBlockRows;
+  cfg.gridX = gridX;
+  cfg.gridY = gridY;
   cfg.splits = 1;
-  cfg.kTilesPerSplit = (k + kKTile - 1) / kKTile;
+  cfg.kTilesPerSplit = kTiles;
   cfg.persistent = true;
   cfg.gridSize = std::min(cfg.gridX * cfg.gridY, budget.persistentBlocks());
+  return cfg;
+}
+
+TmaSpmmConfig mlir::sgpu::getTmaDenseConfig(int64_t m, int64_t n, int64_t k,
+                                            int64_t tileN,
+                                            const KernelBudget &budget,
+                                            int64_t cluster) {
+  TmaSpmmConfig cfg =
+      startDenseConfig(tileN, (n + tileN - 1) / tileN,
+                       (m + kBlockRows - 1) / kBlockRows,
+                       (k + kKTile - 1) / kKTile, budget);
   placeStages(cfg, budget, stageBytes(tileN, false, true), 16, kMaxStages256);
   // A single stage only where a tile has a single k-tile: the consumers
   // release a stage one k-tile late, so one stage would wait on itself.
@@ -319,19 +332,11 @@ TmaSpmmConfig mlir::sgpu::getTmaGatherConfig(TmaGatherKind kind,
                                              int64_t k,
                                              const KernelBudget &budget,
                                              bool byTma) {
-  TmaSpmmConfig cfg;
-  cfg.threads = kThreads;
-  cfg.dense = true;
+  TmaSpmmConfig cfg = startDenseConfig(
+      kTmaGatherCols, (n + kTmaGatherCols - 1) / kTmaGatherCols, blocks,
+      std::max<int64_t>(1, (k + kKTile - 1) / kKTile), budget);
   cfg.gather = kind;
   cfg.gatherByTma = byTma;
-  cfg.steps = kKTile / 16;
-  cfg.tokensPerBlock = kTmaGatherCols;
-  cfg.gridX = (n + kTmaGatherCols - 1) / kTmaGatherCols;
-  cfg.gridY = blocks;
-  cfg.splits = 1;
-  cfg.kTilesPerSplit = std::max<int64_t>(1, (k + kKTile - 1) / kKTile);
-  cfg.persistent = true;
-  cfg.gridSize = std::min(cfg.gridX * cfg.gridY, budget.persistentBlocks());
   placeStages(cfg, budget, kGatherABytes + kGatherBBytes, 16, kGatherMaxStages);
   // Two stages at least: a tile's k-tile count is known only at run time.
   if (cfg.stages < 2)
