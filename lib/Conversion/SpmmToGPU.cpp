@@ -121,16 +121,12 @@ Value spmmInputBuffer(OpBuilder &b, SpmmOp spmm, const SpmmPlan &plan,
                       SpmmLowering &state, Value &w1) {
   Location loc = spmm.getLoc();
   LiftOp lift = plan.lift;
-  auto readOnly = [&](Value v, MemRefType type) -> Value {
-    return bufferization::ToBufferOp::create(b, loc, type, v,
-                                             /*read_only=*/b.getUnitAttr());
-  };
   if (!plan.fused && !plan.splitLift && !(plan.useTma && plan.padLift))
-    return readOnly(spmm.getInput(), t.x);
+    return readBuffer(b, loc, spmm.getInput());
   state.loweredLifts.insert(lift);
   if (plan.fused || plan.splitLift) {
     // The kernel reads X itself (and, split, the shared windows W1).
-    Value x = readOnly(lift.getInput(), memrefTypeOf(lift.getInput().getType()));
+    Value x = readBuffer(b, loc, lift.getInput());
     if (plan.splitLift) {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(lift);
@@ -188,8 +184,9 @@ SpmmGrid spmmGrid(const SpmmPlan &plan) {
     WgmmaSpmmLaunch wg = getWgmmaSpmmLaunch(shape);
     return {wg.gridX, wg.gridY, 0};
   }
-  return {llvm::divideCeil(shape.m, kMmaSpmmTokensPerBlock),
-          llvm::divideCeil(shape.paddedN, kMmaSpmmWarps * kMmaSpmmRowsPerWarp),
+  return {int64_t(llvm::divideCeil(shape.m, kMmaSpmmTokensPerBlock)),
+          int64_t(llvm::divideCeil(shape.paddedN,
+                                   kMmaSpmmWarps * kMmaSpmmRowsPerWarp)),
           0};
 }
 
@@ -246,19 +243,15 @@ struct SpmmToGPU : StatefulKernelPattern<SpmmOp, SpmmLowering> {
     gpu::GPUFuncOp func = buildSpmmKernel(spmm, plan, t, sink, name);
 
     // The host launch.
-    auto readOnly = [&](Value v, MemRefType type) -> Value {
-      return bufferization::ToBufferOp::create(b, loc, type, v,
-                                               /*read_only=*/b.getUnitAttr());
-    };
     Value w1Buf;
     Value xBuf = spmmInputBuffer(b, spmm, plan, t, sink, state, w1Buf);
     auto assemble = spmm.getWeight().getDefiningOp<AssembleOp>();
-    Value vBuf = readOnly(assemble.getValues(), t.values);
-    Value mBuf = readOnly(assemble.getMetadata(), t.meta);
+    Value vBuf = readBuffer(b, loc, assemble.getValues());
+    Value mBuf = readBuffer(b, loc, assemble.getMetadata());
     SmallVector<Value> args = {xBuf, vBuf, mBuf};
     if (plan.useTma)
       args = spmmTensorMaps(b, loc, plan, t, xBuf, vBuf, mBuf, w1Buf);
-    Value biasBuf = spmm.getBias() ? readOnly(spmm.getBias(), t.bias) : Value();
+    Value biasBuf = spmm.getBias() ? readBuffer(b, loc, spmm.getBias()) : Value();
     Value yBuf = memref::AllocOp::create(b, loc, t.y);
     Value wsBuf;
     if (isSplitK(plan)) {
