@@ -125,7 +125,7 @@ TwellBuffers lowerTwellPackToGPU(OpBuilder &b, TwellPackOp op,
 /// projection of TwELL consumers, and it is then placed where Wd is
 /// defined, and reused by every consumer of the same Wd through `atBind`;
 /// otherwise it runs before `op`. `count` numbers the kernels.
-/// (TwellConsumerGPU.cpp)
+/// (TwellTransposeGPU.cpp)
 Value transposeTwellDown(OpBuilder &b, TwellFFNOp op,
                          DenseMap<Value, Value> &atBind, KernelSink &sink,
                          size_t &count);
