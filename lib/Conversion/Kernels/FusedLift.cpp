@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Kernels/TmaPipeline.h"
+#include "NVVMHelpers.h"
 #include "WgmmaAsm.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -99,9 +100,8 @@ void TmaProducer::buildFusedLiftGather() {
             b.setInsertionPointToStart(&tail.getThenRegion().front());
             batch(u, 1);
           }
-          asmVoid(b, loc, "fence.proxy.async.shared::cta;", {}, "");
-          asmVoid(b, loc, "mbarrier.arrive.shared::cta.b64 _, [$0];",
-                  {ring.ready(st)}, "r");
+          fenceProxyAsyncShared(b, loc);
+          ring.arrive(ring.ready(st));
           scf::YieldOp::create(b, loc);
         });
   });

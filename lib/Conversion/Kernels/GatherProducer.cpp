@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Kernels/TmaPipeline.h"
-#include "WgmmaAsm.h"
+#include "NVVMHelpers.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -17,14 +17,11 @@ using namespace mlir::sgpu;
 using namespace mlir::sgpu::tma;
 
 void GatherProducer::build(Value isThread0) {
-  asmVoid(b, loc,
-          "setmaxnreg.dec.sync.aligned.u32 " +
-              std::to_string(kGatherProducerRegs) + ";",
-          {}, "");
+  setMaxRegisters(b, loc, kGatherProducerRegs, /*increase=*/false);
   im.ifThen(isThread0, [&] {
-    asmVoid(b, loc, "prefetch.tensormap [$0];", {k.tmA}, "l");
+    k.prefetchTensorMap(k.tmA);
     if (k.tmS)
-      asmVoid(b, loc, "prefetch.tensormap [$0];", {k.tmS}, "l");
+      k.prefetchTensorMap(k.tmS);
   });
   if (cfg.gatherByTma)
     buildByTma(isThread0);
@@ -36,8 +33,13 @@ void GatherProducer::build(Value isThread0) {
 /// zero-filled when `valid` is false (source size 0).
 void GatherProducer::copy16(Value dst, Value src, Value valid) {
   Value size = arith::SelectOp::create(b, loc, valid, im.i32(16), im.i32(0));
-  asmVoid(b, loc, "cp.async.cg.shared.global [$0], [$1], 16, $2;",
-          {dst, src, size}, "r,l,r");
+  Value global = LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 1), src);
+  NVVM::CpAsyncOp::create(b, loc, k.sharedPtr(dst), global,
+                          b.getI32IntegerAttr(16),
+                          NVVM::LoadCacheModifierKindAttr::get(
+                              b.getContext(), NVVM::LoadCacheModifierKind::CG),
+                          size);
 }
 
 /// Waits until stage `st` (the block's k-tile `itk`, the tile's `kt`) is
@@ -49,8 +51,7 @@ Value GatherProducer::beginStage(Value itk, Value st, Value kt, Value blk,
             k.toI32(im.rem(im.add(im.div(itk, cfg.stages), 1), 2)));
   Value full = ring.full(st);
   im.ifThen(isThread0, [&] {
-    asmVoid(b, loc, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
-            {full, im.i32(txBytes)}, "r,r");
+    ring.arriveExpectingBytes(full, txBytes);
     k.load2d(k.smemAddr(k.stageOffset(st, layout.a)), k.tmA,
              k.toI32(im.mul(kt, kKTile)), k.toI32(im.mul(blk, kTmaGatherRows)),
              full);
@@ -147,9 +148,8 @@ void GatherProducer::buildByCopies(Value isThread0) {
                      valid);
             }
           }
-          asmVoid(b, loc,
-                  "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [$0];",
-                  {full}, "r");
+          NVVM::CpAsyncMBarrierArriveOp::create(b, loc, k.sharedPtr(full),
+                                                b.getBoolAttr(true));
           scf::YieldOp::create(b, loc);
         });
   });

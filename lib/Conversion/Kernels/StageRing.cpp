@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Kernels/TmaPipeline.h"
-#include "WgmmaAsm.h"
+#include "NVVMHelpers.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -30,6 +30,11 @@ int64_t StageRing::readyOffset(int64_t st) const {
   return cfg.barriersOffset + 8 * (2 * cfg.stages + st);
 }
 
+void StageRing::initBarrier(int64_t offset, int64_t arrivals) {
+  NVVM::MBarrierInitOp::create(b, loc, k.sharedPtr(k.smemAddr(offset)),
+                               im.i32(arrivals), /*predicate=*/Value());
+}
+
 void StageRing::init(Value isThread0) {
   auto init = scf::IfOp::create(b, loc, isThread0, false);
   OpBuilder::InsertionGuard guard(b);
@@ -41,19 +46,15 @@ void StageRing::init(Value isThread0) {
         cfg.gather != TmaGatherKind::none && !cfg.gatherByTma
             ? 1 + kGatherCopyThreads
             : 1;
-    asmVoid(b, loc, "mbarrier.init.shared::cta.b64 [$0], $1;",
-            {k.smemAddr(fullOffset(st)), im.i32(fullArrivals)}, "r,r");
+    initBarrier(fullOffset(st), fullArrivals);
     // One release per consumer warp of every block that reads the
     // stage: with a cluster, the peer's consumers release it too (its
     // B half is multicast into both blocks).
-    asmVoid(b, loc, "mbarrier.init.shared::cta.b64 [$0], $1;",
-            {k.smemAddr(emptyOffset(st)), im.i32(kConsumerWarps * cfg.cluster)},
-            "r,r");
+    initBarrier(emptyOffset(st), kConsumerWarps * cfg.cluster);
     if (cfg.fusedLift)
-      asmVoid(b, loc, "mbarrier.init.shared::cta.b64 [$0], $1;",
-              {k.smemAddr(readyOffset(st)), im.i32(kGatherThreads)}, "r,r");
+      initBarrier(readyOffset(st), kGatherThreads);
   }
-  asmVoid(b, loc, "fence.mbarrier_init.release.cluster;", {}, "");
+  NVVM::FenceMbarrierInitOp::create(b, loc);
 }
 
 Value StageRing::full(Value st) {
@@ -73,12 +74,25 @@ Value StageRing::ready(Value st) {
 /// empty barriers that the peer block arrives on: the producer's next
 /// writes into the peer are TMA copies, ordered by the barrier itself
 /// (CUTLASS's pattern; measured, bench/results/spmm_cluster_ab_h200.json).
+/// The NVVM op loops on try_wait with a suspend-time hint (kWaitHintNs)
+/// until the phase completes; the hardware wakes the thread as soon as it
+/// does.
 void StageRing::wait(Value addr, Value parity) {
-  asmVoid(b, loc,
-          "{\n.reg .pred p;\nwait_again:\n"
-          "mbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n"
-          "@!p bra wait_again;\n}",
-          {addr, parity}, "r,r");
+  NVVM::MBarrierTryWaitParityOp::create(b, loc, k.sharedPtr(addr), parity,
+                                        im.i32(kWaitHintNs));
+}
+
+void StageRing::arriveExpectingBytes(Value addr, int64_t bytes) {
+  NVVM::MBarrierArriveExpectTxOp::create(
+      b, loc, Type(), k.sharedPtr(addr), im.i32(bytes),
+      NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::CTA),
+      b.getBoolAttr(false), /*predicate=*/Value());
+}
+
+void StageRing::arrive(Value addr) {
+  NVVM::MBarrierArriveOp::create(
+      b, loc, Type(), k.sharedPtr(addr), /*count=*/Value(),
+      NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::CTA));
 }
 
 /// One arrival on this block's `empty` barrier at `addr` and, with a
@@ -89,7 +103,7 @@ void StageRing::wait(Value addr, Value parity) {
 /// already completed. With `.release.cluster` the kernel measured 1.7x
 /// slower on the H200 (bench/results/spmm_cluster_ab_h200.json).
 void StageRing::release(Value addr) {
-  asmVoid(b, loc, "mbarrier.arrive.shared::cta.b64 _, [$0];", {addr}, "r");
+  arrive(addr);
   // Clusters of four: the three other ranks, (rank + j) % 4.
   for (int64_t j = 1; j < cfg.cluster; ++j) {
     Value other = cfg.cluster == 2
@@ -99,10 +113,12 @@ void StageRing::release(Value addr) {
                             arith::AddIOp::create(b, loc, k.toI32(k.rank),
                                                   im.i32(j)),
                             im.i32(cfg.cluster));
-    asmVoid(b, loc,
-            "{\n.reg .b32 remote;\n"
-            "mapa.shared::cluster.u32 remote, $0, $1;\n"
-            "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}",
-            {addr, other}, "r,r");
+    auto clusterPtrType = LLVM::LLVMPointerType::get(
+        b.getContext(), kSharedClusterAddressSpace);
+    Value remote = NVVM::MapaOp::create(b, loc, clusterPtrType,
+                                        k.sharedPtr(addr), other);
+    NVVM::MBarrierArriveOp::create(
+        b, loc, Type(), remote, /*count=*/Value(),
+        NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::CTA));
   }
 }

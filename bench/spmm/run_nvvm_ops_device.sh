@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The GPU machine's half of the checks for the TMA pipeline's NVVM ops (the
+# mbarrier, TMA, fence, setmaxnreg, stmatrix, cp.async and wgmma-commit
+# statements as NVVM dialect ops instead of inline PTX). Built on the
+# compiler's machine into .carry/:
+#   lib/            libsparseopt_runtime.so, libsparseopt_formats.so
+#   ab_before/      make_cases.py --set issue on the commit before
+#   ab_after/       the same with this commit
+#   corr/           make_cases.py --set correctness
+#   gpu-tests/      python3 bench/gpu_tests.py prepare --out .carry/gpu-tests
+#                   (the GPU integration tests: TwELL pack, fused producer,
+#                   clusters, tensor-core consumer, epilogues, the block)
+#   decode__small__{dense,24}/, small__{24,68}/
+#                   the small decoder's decode and prefill checks
+#                   (bench/model/run_device.sh lists the commands)
+# `ab` runs the A/B of the issue grid (fails when a case is more than 2%
+# slower or out of tolerance); `checks` runs the correctness sets and reads
+# the SASS of one kernel of each mode. Results go to $OUT.
+source "$(dirname "$0")/../device_env.sh" /tmp/nvvm-ops-out
+export SPARSEOPT_LIB_DIR="$carry/lib"
+mode="${1:?usage: run_nvvm_ops_device.sh ab|checks [ab_spmm.py options]}"
+shift
+status=0
+
+if [ "$mode" = ab ]; then
+  step "A/B: the issue grid with inline PTX (a) and NVVM ops (b), one process, interleaved"
+  timeout 420 python3 bench/spmm/ab_spmm.py --set issue --a "$carry/ab_before" --b "$carry/ab_after" \
+    --a-label inline-ptx --b-label nvvm-ops --max-slowdown 1.02 --commit "$commit" \
+    --command "python3 bench/spmm/ab_spmm.py --set issue --a .carry/ab_before --b .carry/ab_after --max-slowdown 1.02 $*" \
+    --out "$out/spmm_nvvm_ops_ab_h200.json" "$@" > "$out/ab.log" 2>&1 || status=1
+  tail -6 "$out/ab.log"
+  exit $status
+fi
+
+step "spmm correctness set against torch"
+timeout 200 python3 bench/spmm/run_spmm.py --set correctness --no-cusparselt --artifacts "$carry/corr" \
+  --commit "$commit" --out "$out/spmm_correctness_nvvm_ops_h200.json" > "$out/corr.log" 2>&1 || status=1
+tail -2 "$out/corr.log"
+
+step "GPU integration tests"
+timeout 240 python3 bench/gpu_tests.py check --dir "$carry/gpu-tests" > "$out/gpu_tests.log" 2>&1 || status=1
+grep -v "^ok" "$out/gpu_tests.log" | tail -8
+
+step "SASS: sparse HGMMA, TMA, barriers of one kernel per mode"
+for c in slide2to4_bf16_m4096_n14336_k4096 slide6to8_bf16_m16_n14336_k4096 slide6to8_bf16_m4096_n14336_k4096; do
+  [ -f "$carry/ab_after/$c/kernels.ptx" ] || { echo "missing $c"; status=1; continue; }
+  ptxas -arch=sm_90a -O3 "$carry/ab_after/$c/kernels.ptx" -o /tmp/k.cubin || { status=1; continue; }
+  echo "--- $c"
+  cuobjdump --dump-sass /tmp/k.cubin | grep -oE "HGMMA\.[0-9x]+\.F32[.A-Z0-9]*|UTMALDG\.2D[.A-Z]*|UTMASTG\.2D[.A-Z]*|SYNCS\.[.A-Z0-9]*|USETMAXREG[.A-Z0-9]*|STSM[.A-Z0-9]*" \
+    | sort | uniq -c | tee -a "$out/sass_nvvm_ops_summary.txt"
+done
+
+step "small decoder: decode and prefill checks"
+STEP_TIMEOUT=200 OUT="$out/model" bash bench/model/run_device.sh > "$out/model.log" 2>&1 || status=1
+grep -E "===|ok|FAIL|passed|failed|Error" "$out/model.log" | tail -20
+exit $status
