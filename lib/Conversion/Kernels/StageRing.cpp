@@ -11,6 +11,7 @@
 
 #include "Kernels/TmaPipeline.h"
 #include "NVVMHelpers.h"
+#include "WgmmaAsm.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -74,12 +75,16 @@ Value StageRing::ready(Value st) {
 /// empty barriers that the peer block arrives on: the producer's next
 /// writes into the peer are TMA copies, ordered by the barrier itself
 /// (CUTLASS's pattern; measured, bench/results/spmm_cluster_ab_h200.json).
-/// The NVVM op loops on try_wait with a suspend-time hint (kWaitHintNs)
-/// until the phase completes; the hardware wakes the thread as soon as it
-/// does.
+/// Inline PTX, not nvvm.mbarrier.try_wait.parity: the NVVM op always
+/// passes a suspend-time hint, and with it (10 ms, CUTLASS's value) the
+/// kernels measured about 2.5% slower at 16 to 512 tokens on the H200
+/// (docs/design.md, NVVM ops).
 void StageRing::wait(Value addr, Value parity) {
-  NVVM::MBarrierTryWaitParityOp::create(b, loc, k.sharedPtr(addr), parity,
-                                        im.i32(kWaitHintNs));
+  asmVoid(b, loc,
+          "{\n.reg .pred p;\nwait_again:\n"
+          "mbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n"
+          "@!p bra wait_again;\n}",
+          {addr, parity}, "r,r");
 }
 
 void StageRing::arriveExpectingBytes(Value addr, int64_t bytes) {

@@ -157,10 +157,6 @@ public:
   /// `addr` and, with a cluster, the others' at the same offset).
   void release(Value addr);
 
-  /// The try_wait suspend-time hint, in nanoseconds (an upper bound on one
-  /// suspension: the thread wakes when the phase completes).
-  static constexpr int64_t kWaitHintNs = 10000000;
-
 private:
   void initBarrier(int64_t offset, int64_t arrivals);
   int64_t fullOffset(int64_t st) const;
