@@ -47,10 +47,14 @@ def substitute(line, tmp):
             .replace("%t", str(tmp)).replace("%python", sys.executable))
 
 
-def prepare(out):
+def prepare(out, only=()):
+    """Compiles every test's artifacts under `out` (or only the tests named
+    in `only`); returns the check lines and the lines left for lit."""
     out = out.resolve()
     checks, left = [], []
     for test in sorted(TESTS.glob("*.mlir")):
+        if only and test.name not in only:
+            continue
         tmp = out / test.stem
         for line in run_lines(test):
             for command in (c.strip() for c in line.split("&&")):
@@ -74,6 +78,7 @@ def prepare(out):
     print("%d checks prepared in %s" % (len(checks), out))
     for line in left:
         print("left for lit (needs the compiler or sparse-opt-run there): " + line)
+    return checks, left
 
 
 def check(directory):
@@ -94,11 +99,12 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("prepare")
     p.add_argument("--out", type=pathlib.Path, required=True)
+    p.add_argument("--only", nargs="*", default=(), help="test file names (all when omitted)")
     c = sub.add_parser("check")
     c.add_argument("--dir", type=pathlib.Path, required=True)
     args = ap.parse_args()
     if args.cmd == "prepare":
-        prepare(args.out)
+        prepare(args.out, args.only)
         return 0
     return check(args.dir)
 

@@ -13,10 +13,10 @@ given and some case's b/a time ratio exceeds it. Each record says whether
 the two programs' PTX is the same (`same_ptx`: their b/a is the noise of
 the measurement).
 
-  python3 bench/spmm/ab_spmm.py --report RECORDS.json... [--doc docs/performance.md]
+  python3 bench/spmm/ab_spmm.py --report RECORDS.json... [--doc docs/performance.md] [--section NAME]
 
 writes the records' summary (and the cases above 1%) into the document's
-`persistent-grid-ab` section, or prints it.
+section NAME (default `persistent-grid-ab`), or prints it.
 """
 import argparse
 import datetime
@@ -65,13 +65,15 @@ def main():
         ap = argparse.ArgumentParser()
         ap.add_argument("--report", nargs="+", required=True)
         ap.add_argument("--doc")
+        ap.add_argument("--section", default="persistent-grid-ab",
+                        help="the document's section (<!-- NAME:begin/end -->) to replace")
         args = ap.parse_args()
         text = report(args.report)
         if not args.doc:
             print(text)
             return 0
         doc = pathlib.Path(args.doc)
-        doc.write_text(replace_section(doc.read_text(), "persistent-grid-ab", text))
+        doc.write_text(replace_section(doc.read_text(), args.section, text))
         return 0
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--set", default="issue", choices=cases.SETS)

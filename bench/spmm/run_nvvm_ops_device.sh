@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
-# The GPU machine's half of the checks for the TMA pipeline's NVVM ops (the
-# mbarrier, TMA, fence, setmaxnreg, stmatrix, cp.async and wgmma-commit
-# statements as NVVM dialect ops instead of inline PTX). Built on the
-# compiler's machine into .carry/:
+# The GPU machine's half of an A/B of two compilations of the TMA spmm
+# kernel, made for the trial of NVVM ops instead of inline PTX (a: inline
+# PTX, main; b: the NVVM-op form of commit c17296f; docs/design.md, "NVVM
+# ops: what was measured"). Built on the compiler's machine into .carry/:
 #   lib/            libsparseopt_runtime.so, libsparseopt_formats.so
-#   ab_before/      make_cases.py --set issue on the commit before
-#   ab_after/       the same with this commit
-#   corr/           make_cases.py --set correctness
+#   ab_before/      make_cases.py --set issue built from side a
+#   ab_after/       the same built from side b
+#   corr/           make_cases.py --set correctness (side b)
 #   gpu-tests/      python3 bench/gpu_tests.py prepare --out .carry/gpu-tests
-#                   (the GPU integration tests: TwELL pack, fused producer,
-#                   clusters, tensor-core consumer, epilogues, the block)
+#                   (side b: the GPU integration tests, TwELL pack, fused
+#                   producer, clusters, tensor-core consumer, the block)
 #   decode__small__{dense,24}/, small__{24,68}/
-#                   the small decoder's decode and prefill checks
-#                   (bench/model/run_device.sh lists the commands)
-# `ab` runs the A/B of the issue grid (fails when a case is more than 2%
-# slower or out of tolerance); `checks` runs the correctness sets and reads
-# the SASS of one kernel of each mode. Results go to $OUT.
+#                   the small decoder's decode and prefill checks (side b;
+#                   bench/model/run_device.sh lists the commands)
+# `ab` runs the A/B of the issue grid, then the cases above 1.02 again with
+# 200 rounds (fails when one of those is still above, or a case is out of
+# tolerance); `checks` runs the correctness sets and reads the SASS of one
+# kernel of each mode. Results go to $OUT.
 source "$(dirname "$0")/../device_env.sh" /tmp/nvvm-ops-out
 export SPARSEOPT_LIB_DIR="$carry/lib"
 mode="${1:?usage: run_nvvm_ops_device.sh ab|checks [ab_spmm.py options]}"

@@ -185,30 +185,30 @@ private:
   Value bindArguments(Block &entry) {
     unsigned arg = 0;
     if (cfg.gather != TmaGatherKind::none) {
-      k.tmA = entry.getArgument(arg++);
+      k.tmA = k.toI64Ptr(entry.getArgument(arg++));
       k.gatherSource = entry.getArgument(arg++);
       if (cfg.gatherByTma)
-        k.tmS = k.gatherSource;
+        k.tmS = k.toI64Ptr(k.gatherSource);
       k.gatherIdx = entry.getArgument(arg++);
       k.gatherCount = entry.getArgument(arg++);
       k.epilogueArgs = entry.getArguments().drop_front(arg);
       return Value();
     }
     if (cfg.dense) {
-      k.tmA = entry.getArgument(arg++);
-      k.tmB = entry.getArgument(arg++);
+      k.tmA = k.toI64Ptr(entry.getArgument(arg++));
+      k.tmB = k.toI64Ptr(entry.getArgument(arg++));
       k.epilogueArgs = entry.getArguments().drop_front(arg);
       return Value();
     }
-    k.tmB = entry.getArgument(arg++);
-    k.tmA = entry.getArgument(arg++);
+    k.tmB = k.toI64Ptr(entry.getArgument(arg++));
+    k.tmA = k.toI64Ptr(entry.getArgument(arg++));
     if (cfg.fusedLift)
-      k.tmA2 = entry.getArgument(arg++);
+      k.tmA2 = k.toI64Ptr(entry.getArgument(arg++));
     if (cfg.liftByTma)
-      k.tmO = entry.getArgument(arg++);
-    k.tmE = entry.getArgument(arg++);
+      k.tmO = k.toI64Ptr(entry.getArgument(arg++));
+    k.tmE = k.toI64Ptr(entry.getArgument(arg++));
     if (cfg.tmaStore)
-      k.tmY = entry.getArgument(arg++);
+      k.tmY = k.toI64Ptr(entry.getArgument(arg++));
     k.bias = k.s.hasBias && cfg.splits == 1 ? entry.getArgument(arg) : Value();
     return cfg.tmaStore ? Value() : entry.getArguments().back();
   }

@@ -57,7 +57,6 @@
 #include "SpmmWGMMA.h"
 #include "SpmmEpilogue.h"
 #include "IndexMath.h"
-#include "NVVMHelpers.h"
 #include "WgmmaAsm.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -169,7 +168,7 @@ private:
     // Prologue: tile 0 into stage 0.
     Tile first = loadTile(im.c(0));
     storeTile(first, im.c(0));
-    fenceProxyAsyncShared(b, loc);
+    asmVoid(b, loc, "fence.proxy.async.shared::cta;", {}, "");
     gpu::BarrierOp::create(b, loc);
 
     // Carried: the accumulators.
@@ -194,7 +193,7 @@ private:
           // The other stage was last read by group i-1, which every warp
           // waited for before the barrier that ended iteration i-1.
           storeTile(next, nextStage);
-          fenceProxyAsyncShared(b, loc);
+          asmVoid(b, loc, "fence.proxy.async.shared::cta;", {}, "");
           gpu::BarrierOp::create(b, loc);
           scf::YieldOp::create(b, loc, d);
         });
@@ -218,7 +217,7 @@ private:
                       stepDescriptor(descA, Value(), 0, j * 2 * kCoreBytes),
                       stepDescriptor(descB, Value(), 0, j * 4 * kCoreBytes),
                       metaCur[j], d);
-    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+    asmVoid(b, loc, "wgmma.commit_group.sync.aligned;", {}, "");
     return asmOnAcc(b, loc, "wgmma.wait_group.sync.aligned 0;", {}, "", d);
   }
 

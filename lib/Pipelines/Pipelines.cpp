@@ -211,11 +211,8 @@ LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
   os << "canonicalize,";
   // sgpu-tensor-map-params follows the NVVM conversion directly: it turns
   // the tensor map arguments of the lowered kernels into by-value params.
-  // convert-nvvm-to-llvm writes the NVVM ops that have no LLVM intrinsic
-  // (mbarrier try_wait, the TMA store) as the PTX they stand for.
   os << "gpu.module(convert-scf-to-cf,"
         "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=true},"
-        "convert-nvvm-to-llvm,"
         "sgpu-tensor-map-params,"
         "canonicalize,cse,reconcile-unrealized-casts),";
   os << "gpu-module-to-binary{format=isa}";

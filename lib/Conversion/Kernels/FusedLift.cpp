@@ -22,7 +22,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "Kernels/TmaPipeline.h"
-#include "NVVMHelpers.h"
 #include "WgmmaAsm.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -100,8 +99,9 @@ void TmaProducer::buildFusedLiftGather() {
             b.setInsertionPointToStart(&tail.getThenRegion().front());
             batch(u, 1);
           }
-          fenceProxyAsyncShared(b, loc);
-          ring.arrive(ring.ready(st));
+          asmVoid(b, loc, "fence.proxy.async.shared::cta;", {}, "");
+          asmVoid(b, loc, "mbarrier.arrive.shared::cta.b64 _, [$0];",
+                  {ring.ready(st)}, "r");
           scf::YieldOp::create(b, loc);
         });
   });

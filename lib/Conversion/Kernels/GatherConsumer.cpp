@@ -11,7 +11,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "Kernels/TmaPipeline.h"
-#include "NVVMHelpers.h"
 #include "WgmmaAsm.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -21,7 +20,10 @@ using namespace mlir::sgpu;
 using namespace mlir::sgpu::tma;
 
 void GatherConsumer::build(Value c) {
-  setMaxRegisters(b, loc, kGatherConsumerRegs, /*increase=*/true);
+  asmVoid(b, loc,
+          "setmaxnreg.inc.sync.aligned.u32 " +
+              std::to_string(kGatherConsumerRegs) + ";",
+          {}, "");
   Value ctid = im.rem(k.tid, 128);
   Value warp = im.div(ctid, 32), lane = im.rem(ctid, 32);
   Value g = im.div(lane, 4), t = im.rem(lane, 4);
@@ -59,7 +61,7 @@ void GatherConsumer::build(Value c) {
                       k.toI32(im.rem(im.div(itk, cfg.stages), 2)));
             // cp.async writes are the generic proxy's; TMA's are not.
             if (!cfg.gatherByTma)
-              fenceProxyAsyncShared(b, loc);
+              asmVoid(b, loc, "fence.proxy.async.shared::cta;", {}, "");
             Value stOff = arith::IndexCastUIOp::create(
                 b, loc, i64, im.mul(st, k.stride / 16));
             Value descA = arith::AddIOp::create(b, loc, descA0, stOff);
@@ -72,7 +74,7 @@ void GatherConsumer::build(Value c) {
                   arith::AddIOp::create(b, loc, descA, im.i64(j * 32 / 16)),
                   arith::AddIOp::create(b, loc, descB, im.i64(j * bStep)), d,
                   /*transB=*/!rows);
-            NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+            asmVoid(b, loc, "wgmma.commit_group.sync.aligned;", {}, "");
             d = asmOnAcc(b, loc, "wgmma.wait_group.sync.aligned 1;", {}, "",
                          d);
             im.ifThen(im.andi(isLane0, arith::CmpIOp::create(

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Kernels/TmaPipeline.h"
-#include "NVVMHelpers.h"
+#include "WgmmaAsm.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -17,11 +17,14 @@ using namespace mlir::sgpu;
 using namespace mlir::sgpu::tma;
 
 void GatherProducer::build(Value isThread0) {
-  setMaxRegisters(b, loc, kGatherProducerRegs, /*increase=*/false);
+  asmVoid(b, loc,
+          "setmaxnreg.dec.sync.aligned.u32 " +
+              std::to_string(kGatherProducerRegs) + ";",
+          {}, "");
   im.ifThen(isThread0, [&] {
-    k.prefetchTensorMap(k.tmA);
+    asmVoid(b, loc, "prefetch.tensormap [$0];", {k.tmA}, "l");
     if (k.tmS)
-      k.prefetchTensorMap(k.tmS);
+      asmVoid(b, loc, "prefetch.tensormap [$0];", {k.tmS}, "l");
   });
   if (cfg.gatherByTma)
     buildByTma(isThread0);
@@ -33,13 +36,8 @@ void GatherProducer::build(Value isThread0) {
 /// zero-filled when `valid` is false (source size 0).
 void GatherProducer::copy16(Value dst, Value src, Value valid) {
   Value size = arith::SelectOp::create(b, loc, valid, im.i32(16), im.i32(0));
-  Value global = LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext(), 1), src);
-  NVVM::CpAsyncOp::create(b, loc, k.sharedPtr(dst), global,
-                          b.getI32IntegerAttr(16),
-                          NVVM::LoadCacheModifierKindAttr::get(
-                              b.getContext(), NVVM::LoadCacheModifierKind::CG),
-                          size);
+  asmVoid(b, loc, "cp.async.cg.shared.global [$0], [$1], 16, $2;",
+          {dst, src, size}, "r,l,r");
 }
 
 /// Waits until stage `st` (the block's k-tile `itk`, the tile's `kt`) is
@@ -51,7 +49,8 @@ Value GatherProducer::beginStage(Value itk, Value st, Value kt, Value blk,
             k.toI32(im.rem(im.add(im.div(itk, cfg.stages), 1), 2)));
   Value full = ring.full(st);
   im.ifThen(isThread0, [&] {
-    ring.arriveExpectingBytes(full, txBytes);
+    asmVoid(b, loc, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
+            {full, im.i32(txBytes)}, "r,r");
     k.load2d(k.smemAddr(k.stageOffset(st, layout.a)), k.tmA,
              k.toI32(im.mul(kt, kKTile)), k.toI32(im.mul(blk, kTmaGatherRows)),
              full);
@@ -148,8 +147,9 @@ void GatherProducer::buildByCopies(Value isThread0) {
                      valid);
             }
           }
-          NVVM::CpAsyncMBarrierArriveOp::create(b, loc, k.sharedPtr(full),
-                                                b.getBoolAttr(true));
+          asmVoid(b, loc,
+                  "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [$0];",
+                  {full}, "r");
           scf::YieldOp::create(b, loc);
         });
   });

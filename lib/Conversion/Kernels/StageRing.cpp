@@ -10,7 +10,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "Kernels/TmaPipeline.h"
-#include "NVVMHelpers.h"
 #include "WgmmaAsm.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -31,11 +30,6 @@ int64_t StageRing::readyOffset(int64_t st) const {
   return cfg.barriersOffset + 8 * (2 * cfg.stages + st);
 }
 
-void StageRing::initBarrier(int64_t offset, int64_t arrivals) {
-  NVVM::MBarrierInitOp::create(b, loc, k.sharedPtr(k.smemAddr(offset)),
-                               im.i32(arrivals), /*predicate=*/Value());
-}
-
 void StageRing::init(Value isThread0) {
   auto init = scf::IfOp::create(b, loc, isThread0, false);
   OpBuilder::InsertionGuard guard(b);
@@ -47,15 +41,19 @@ void StageRing::init(Value isThread0) {
         cfg.gather != TmaGatherKind::none && !cfg.gatherByTma
             ? 1 + kGatherCopyThreads
             : 1;
-    initBarrier(fullOffset(st), fullArrivals);
+    asmVoid(b, loc, "mbarrier.init.shared::cta.b64 [$0], $1;",
+            {k.smemAddr(fullOffset(st)), im.i32(fullArrivals)}, "r,r");
     // One release per consumer warp of every block that reads the
     // stage: with a cluster, the peer's consumers release it too (its
     // B half is multicast into both blocks).
-    initBarrier(emptyOffset(st), kConsumerWarps * cfg.cluster);
+    asmVoid(b, loc, "mbarrier.init.shared::cta.b64 [$0], $1;",
+            {k.smemAddr(emptyOffset(st)), im.i32(kConsumerWarps * cfg.cluster)},
+            "r,r");
     if (cfg.fusedLift)
-      initBarrier(readyOffset(st), kGatherThreads);
+      asmVoid(b, loc, "mbarrier.init.shared::cta.b64 [$0], $1;",
+              {k.smemAddr(readyOffset(st)), im.i32(kGatherThreads)}, "r,r");
   }
-  NVVM::FenceMbarrierInitOp::create(b, loc);
+  asmVoid(b, loc, "fence.mbarrier_init.release.cluster;", {}, "");
 }
 
 Value StageRing::full(Value st) {
@@ -75,29 +73,12 @@ Value StageRing::ready(Value st) {
 /// empty barriers that the peer block arrives on: the producer's next
 /// writes into the peer are TMA copies, ordered by the barrier itself
 /// (CUTLASS's pattern; measured, bench/results/spmm_cluster_ab_h200.json).
-/// Inline PTX, not nvvm.mbarrier.try_wait.parity: the NVVM op always
-/// passes a suspend-time hint, and with it (10 ms, CUTLASS's value) the
-/// kernels measured about 2.5% slower at 16 to 512 tokens on the H200
-/// (docs/design.md, NVVM ops).
 void StageRing::wait(Value addr, Value parity) {
   asmVoid(b, loc,
           "{\n.reg .pred p;\nwait_again:\n"
           "mbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n"
           "@!p bra wait_again;\n}",
           {addr, parity}, "r,r");
-}
-
-void StageRing::arriveExpectingBytes(Value addr, int64_t bytes) {
-  NVVM::MBarrierArriveExpectTxOp::create(
-      b, loc, Type(), k.sharedPtr(addr), im.i32(bytes),
-      NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::CTA),
-      b.getBoolAttr(false), /*predicate=*/Value());
-}
-
-void StageRing::arrive(Value addr) {
-  NVVM::MBarrierArriveOp::create(
-      b, loc, Type(), k.sharedPtr(addr), /*count=*/Value(),
-      NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::CTA));
 }
 
 /// One arrival on this block's `empty` barrier at `addr` and, with a
@@ -108,7 +89,7 @@ void StageRing::arrive(Value addr) {
 /// already completed. With `.release.cluster` the kernel measured 1.7x
 /// slower on the H200 (bench/results/spmm_cluster_ab_h200.json).
 void StageRing::release(Value addr) {
-  arrive(addr);
+  asmVoid(b, loc, "mbarrier.arrive.shared::cta.b64 _, [$0];", {addr}, "r");
   // Clusters of four: the three other ranks, (rank + j) % 4.
   for (int64_t j = 1; j < cfg.cluster; ++j) {
     Value other = cfg.cluster == 2
@@ -118,12 +99,10 @@ void StageRing::release(Value addr) {
                             arith::AddIOp::create(b, loc, k.toI32(k.rank),
                                                   im.i32(j)),
                             im.i32(cfg.cluster));
-    auto clusterPtrType = LLVM::LLVMPointerType::get(
-        b.getContext(), kSharedClusterAddressSpace);
-    Value remote = NVVM::MapaOp::create(b, loc, clusterPtrType,
-                                        k.sharedPtr(addr), other);
-    NVVM::MBarrierArriveOp::create(
-        b, loc, Type(), remote, /*count=*/Value(),
-        NVVM::MemScopeKindAttr::get(b.getContext(), NVVM::MemScopeKind::CTA));
+    asmVoid(b, loc,
+            "{\n.reg .b32 remote;\n"
+            "mapa.shared::cluster.u32 remote, $0, $1;\n"
+            "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}",
+            {addr, other}, "r,r");
   }
 }

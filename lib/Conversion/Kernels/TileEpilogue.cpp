@@ -15,7 +15,7 @@
 
 #include "Kernels/TmaPipeline.h"
 #include "SpmmEpilogue.h"
-#include "NVVMHelpers.h"
+#include "WgmmaAsm.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -35,13 +35,6 @@ Value TileEpilogue::isStoreIssuer(Value ctid) {
 /// barrier 0 is the block's). The NVVM op, whose intrinsic is
 /// convergent: it follows issuer-only code, and LLVM must not sink or
 /// duplicate it into that branch.
-/// cp.async.bulk.wait_group.read 0: every bulk store of this thread has
-/// read its staging box.
-void TileEpilogue::waitForStagingReads() {
-  NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, b.getI32IntegerAttr(0),
-                                       b.getUnitAttr());
-}
-
 void TileEpilogue::warpgroupBarrier(Value c) {
   NVVM::BarrierOp::create(b, loc, Type(), k.toI32(im.add(c, 1)), im.i32(128),
                           NVVM::BarrierReductionAttr(), Value());
@@ -95,40 +88,38 @@ void TileEpilogue::storeByTma(ArrayRef<Value> acc, const TileCoords &tile,
   Value issuer = isStoreIssuer(ctid);
   Value feat0 = k.toI32(im.add(tile.aRow0, im.mul(c, 64)));
   for (int64_t box = 0; box < cfg.tokensPerBlock / boxT; ++box) {
-    im.ifThen(issuer, [&] { waitForStagingReads(); });
+    im.ifThen(issuer, [&] {
+      asmVoid(b, loc, "cp.async.bulk.wait_group.read 0;", {}, "");
+    });
     warpgroupBarrier(c);
     for (int64_t i = 0; i < boxT / 16; ++i) {
       int64_t q = box * (boxT / 8) + 2 * i;
       Value addr = arith::AddIOp::create(b, loc, rowAddr, im.i32(2048 * i));
-      // .trans (the column layout): accumulator fragments to Y's rows.
-      Value ptr = k.sharedPtr(addr);
-      NVVM::StMatrixOp::create(
-          b, loc, ptr,
-          ValueRange{pack(4 * q), pack(4 * q + 2), pack(4 * q + 4),
-                     pack(4 * q + 6)},
-          NVVM::MMALayoutAttr::get(b.getContext(), NVVM::MMALayout::col),
-          NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
-          NVVM::LdStMatrixEltTypeAttr::get(b.getContext(),
-                                           NVVM::LdStMatrixEltType::B16));
+      asmVoid(b, loc,
+              "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [$0], "
+              "{$1, $2, $3, $4};",
+              {addr, pack(4 * q), pack(4 * q + 2), pack(4 * q + 4),
+               pack(4 * q + 6)},
+              "r,r,r,r,r");
     }
-    fenceProxyAsyncShared(b, loc);
+    asmVoid(b, loc, "fence.proxy.async.shared::cta;", {}, "");
     warpgroupBarrier(c);
     Value tok0 = k.toI32(im.add(tile.bRow0, box * boxT));
     im.ifThen(issuer, [&] {
-      NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
-          b, loc, k.tmY, k.sharedPtr(stageAddr), ValueRange{feat0, tok0},
-          /*l2CacheHint=*/Value(),
-          NVVM::TMAStoreModeAttr::get(b.getContext(),
-                                      NVVM::TMAStoreMode::TILE),
-          /*predicate=*/Value());
-      NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+      asmVoid(b, loc,
+              "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group "
+              "[$0, {$1, $2}], [$3];",
+              {k.tmY, feat0, tok0, stageAddr}, "l,r,r,r");
+      asmVoid(b, loc, "cp.async.bulk.commit_group;", {}, "");
     });
   }
 }
 
 void TileEpilogue::finish(Value ctid) {
   if (cfg.tmaStore)
-    im.ifThen(isStoreIssuer(ctid), [&] { waitForStagingReads(); });
+    im.ifThen(isStoreIssuer(ctid), [&] {
+      asmVoid(b, loc, "cp.async.bulk.wait_group.read 0;", {}, "");
+    });
 }
 
 void TileEpilogue::storeFromRegisters(ArrayRef<Value> acc,

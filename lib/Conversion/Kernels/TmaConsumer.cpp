@@ -21,7 +21,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "Kernels/TmaPipeline.h"
-#include "NVVMHelpers.h"
 #include "WgmmaAsm.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -31,8 +30,12 @@ using namespace mlir::sgpu;
 using namespace mlir::sgpu::tma;
 
 void TmaConsumer::build(Value y, Value c) {
-  setMaxRegisters(b, loc, cfg.fusedLift ? kGatherConsumerRegs : kConsumerRegs,
-                  /*increase=*/true);
+  asmVoid(b, loc,
+          "setmaxnreg.inc.sync.aligned.u32 " +
+              std::to_string(cfg.fusedLift ? kGatherConsumerRegs
+                                           : kConsumerRegs) +
+              ";",
+          {}, "");
   Value ctid = im.rem(k.tid, 128);
   Value warp = im.div(ctid, 32), lane = im.rem(ctid, 32);
   Value g = im.div(lane, 4), t = im.rem(lane, 4);

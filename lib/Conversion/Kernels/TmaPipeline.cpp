@@ -1,7 +1,7 @@
 //===- TmaPipeline.cpp - the TMA pipeline kernel's shared state -----------===//
 
 #include "Kernels/TmaPipeline.h"
-#include "NVVMHelpers.h"
+#include "WgmmaAsm.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -29,10 +29,8 @@ Value TmaPipeline::stageOffset(Value st, int64_t within) {
   return im.add(im.mul(st, stride), within);
 }
 
-Value TmaPipeline::sharedPtr(Value addr) { return sgpu::sharedPtr(b, loc, addr); }
-
-Value TmaPipeline::clusterPtr(Value addr) {
-  return clusterSharedPtr(b, loc, addr);
+Value TmaPipeline::toI64Ptr(Value ptr) {
+  return LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), ptr);
 }
 
 Value TmaPipeline::toI32(Value index) {
@@ -44,12 +42,6 @@ void TmaPipeline::clusterBarrier() {
   NVVM::ClusterWaitOp::create(b, loc, b.getUnitAttr());
 }
 
-void TmaPipeline::prefetchTensorMap(Value tmap) {
-  NVVM::PrefetchOp::create(b, loc, NVVM::PrefetchCacheLevelAttr(),
-                           NVVM::CacheEvictionPriorityAttr(), tmap,
-                           /*predicate=*/Value(), b.getUnitAttr());
-}
-
 std::string TmaPipeline::metaConstraints() const {
   std::string c;
   for (int64_t j = 0; j < metaSteps; ++j)
@@ -59,9 +51,8 @@ std::string TmaPipeline::metaConstraints() const {
 
 void TmaPipeline::load2d(Value dst, Value tmap, Value c0, Value c1,
                          Value bar) {
-  NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-      b, loc, clusterPtr(dst), tmap, ValueRange{c0, c1}, sharedPtr(bar),
-      ValueRange{}, /*multicastMask=*/Value(), /*l2CacheHint=*/Value(),
-      NVVM::TMALoadModeAttr::get(b.getContext(), NVVM::TMALoadMode::TILE),
-      b.getBoolAttr(false), NVVM::CTAGroupKindAttr(), /*predicate=*/Value());
+  asmVoid(b, loc,
+          "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
+          "complete_tx::bytes [$0], [$1, {$2, $3}], [$4];",
+          {dst, tmap, c0, c1, bar}, "r,l,r,r,r");
 }

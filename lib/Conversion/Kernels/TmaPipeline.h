@@ -74,7 +74,7 @@ struct TmaPipeline {
   StageLayout layout;
   int64_t stride;
 
-  // Kernel arguments (tensor maps as generic pointers).
+  // Kernel arguments (tensor maps as i64 addresses).
   Value tmB, tmA, tmA2, tmO, tmE, tmY, bias;
   /// Gathered mode: B's source rows, the index lists and the counts.
   Value gatherSource, gatherIdx, gatherCount;
@@ -94,10 +94,7 @@ struct TmaPipeline {
   Value smemAddr(int64_t offset) { return smemAddr(im.c(offset)); }
   /// Byte offset of stage `st`'s piece at `within` (A 0, B, E).
   Value stageOffset(Value st, int64_t within);
-  /// The shared (address space 3) and cluster-shared (7) pointers of the
-  /// i32 shared address `addr`, for the NVVM ops.
-  Value sharedPtr(Value addr);
-  Value clusterPtr(Value addr);
+  Value toI64Ptr(Value ptr);
   Value toI32(Value index);
   /// All threads of every block of the cluster (the NVVM ops, whose
   /// intrinsics are convergent: LLVM never duplicates them into divergent
@@ -106,8 +103,6 @@ struct TmaPipeline {
   /// A 2-D TMA tile load (coordinates innermost first) into shared `dst`,
   /// completing on the mbarrier `bar`.
   void load2d(Value dst, Value tmap, Value c0, Value c1, Value bar);
-  /// prefetch.tensormap of the tensor map `tmap`.
-  void prefetchTensorMap(Value tmap);
   /// "r,r": one k-tile's metadata words as asm inputs.
   std::string metaConstraints() const;
   bool gatherRows() const { return cfg.gather == TmaGatherKind::rows; }
@@ -148,17 +143,11 @@ public:
   /// Spins until the mbarrier at `addr` completes the phase of parity
   /// `parity` (i32 0/1).
   void wait(Value addr, Value parity);
-  /// One arrival (release, CTA scope) on this block's barrier at `addr`.
-  void arrive(Value addr);
-  /// The producer's arrival on a `full` barrier that also expects `bytes`
-  /// of TMA transactions.
-  void arriveExpectingBytes(Value addr, int64_t bytes);
   /// Releases a stage for the producer (this block's `empty` barrier at
   /// `addr` and, with a cluster, the others' at the same offset).
   void release(Value addr);
 
 private:
-  void initBarrier(int64_t offset, int64_t arrivals);
   int64_t fullOffset(int64_t st) const;
   int64_t emptyOffset(int64_t st) const;
   int64_t readyOffset(int64_t st) const;
@@ -260,7 +249,6 @@ public:
 private:
   Value isStoreIssuer(Value ctid);
   void warpgroupBarrier(Value c);
-  void waitForStagingReads();
 };
 
 /// Consumer warpgroups 1 and 2 of the plain, lifted and dense modes.

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Kernels/TmaPipeline.h"
-#include "NVVMHelpers.h"
+#include "WgmmaAsm.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -17,14 +17,18 @@ using namespace mlir::sgpu;
 using namespace mlir::sgpu::tma;
 
 void TmaProducer::build(Value isThread0) {
-  setMaxRegisters(b, loc, cfg.fusedLift ? kGatherProducerRegs : kProducerRegs,
-                  /*increase=*/false);
+  asmVoid(b, loc,
+          "setmaxnreg.dec.sync.aligned.u32 " +
+              std::to_string(cfg.fusedLift ? kGatherProducerRegs
+                                           : kProducerRegs) +
+              ";",
+          {}, "");
   auto only = scf::IfOp::create(b, loc, isThread0, false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&only.getThenRegion().front());
   for (Value tm : {k.tmB, k.tmA, k.tmA2, k.tmO, k.tmE, k.tmY})
     if (tm)
-      k.prefetchTensorMap(tm);
+      asmVoid(b, loc, "prefetch.tensormap [$0];", {tm}, "l");
   int64_t txBytes = layout.txBytes;
   tiles.forEachTile([&](Value tile, Value itBase) {
     TileCoords at = tiles.coordinates(tile);
@@ -43,7 +47,9 @@ void TmaProducer::build(Value isThread0) {
               k.toI32(im.rem(im.add(im.div(it, cfg.stages), 1), 2));
           ring.wait(ring.empty(st), parity);
           Value full = ring.full(st);
-          ring.arriveExpectingBytes(full, txBytes);
+          asmVoid(b, loc,
+                  "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
+                  {full, im.i32(txBytes)}, "r,r");
           // Coordinates of the tile's global k-tile.
           Value kt32 = k.toI32(im.add(at.kt0, kt));
           loadStage(st, kt32, featRow0, rowTile0, tokRow0, full);
@@ -104,7 +110,7 @@ void TmaProducer::loadSplitLiftB(Value st, Value kt32, Value row0,
       b, loc, arith::MulIOp::create(b, loc, t, i32(2 * kKTile)),
       arith::MulIOp::create(b, loc, r, i32(kKTile)));
   Value wCol = arith::MulIOp::create(b, loc, t, i32(kKTile));
-  loadBFrom(LLVM::SelectOp::create(b, loc, inX, k.tmB, k.tmO), st,
+  loadBFrom(arith::SelectOp::create(b, loc, inX, k.tmB, k.tmO), st,
             arith::SelectOp::create(b, loc, inX, xCol, wCol), row0, full);
 }
 
@@ -120,13 +126,13 @@ void TmaProducer::loadBFrom(Value tmap, Value st, Value col, Value row0,
   Value rank32 = k.toI32(k.rank);
   Value offset = arith::MulIOp::create(b, loc, rank32, im.i32(half * 128));
   Value rowOffset = arith::MulIOp::create(b, loc, rank32, im.i32(half));
-  Value mine = arith::AddIOp::create(b, loc, dst, offset);
-  Value row = arith::AddIOp::create(b, loc, row0, rowOffset);
-  Value mask = arith::ConstantIntOp::create(b, loc, b.getIntegerType(16),
-                                            (1 << cfg.cluster) - 1);
-  NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-      b, loc, k.clusterPtr(mine), tmap, ValueRange{col, row},
-      k.sharedPtr(full), ValueRange{}, mask, /*l2CacheHint=*/Value(),
-      NVVM::TMALoadModeAttr::get(b.getContext(), NVVM::TMALoadMode::TILE),
-      b.getBoolAttr(false), NVVM::CTAGroupKindAttr(), /*predicate=*/Value());
+  asmVoid(b, loc,
+          "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::"
+          "complete_tx::bytes.multicast::cluster [$0], [$1, {$2, $3}], "
+          "[$4], $5;",
+          {arith::AddIOp::create(b, loc, dst, offset), tmap, col,
+           arith::AddIOp::create(b, loc, row0, rowOffset), full,
+           arith::ConstantIntOp::create(b, loc, b.getIntegerType(16),
+                                        (1 << cfg.cluster) - 1)},
+          "r,l,r,r,r,h");
 }

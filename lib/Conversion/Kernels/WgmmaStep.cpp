@@ -14,7 +14,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "Kernels/TmaPipeline.h"
-#include "NVVMHelpers.h"
 #include "WgmmaAsm.h"
 
 using namespace mlir;
@@ -104,6 +103,6 @@ SmallVector<Value> WgmmaStep::issue(Value st, ValueRange acc,
                     arith::AddIOp::create(b, loc, descA20, stOff64),
                     arith::AddIOp::create(b, loc, descO0, stOff64), meta[2],
                     d);
-  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  asmVoid(b, loc, "wgmma.commit_group.sync.aligned;", {}, "");
   return d;
 }
