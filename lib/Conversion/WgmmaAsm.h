@@ -79,6 +79,16 @@ inline SmallVector<Value> asmOnAcc(OpBuilder &b, Location loc, StringRef text,
   return d;
 }
 
+/// setmaxnreg: the warpgroup gives registers back (`increase` false: the
+/// producers) or takes them (the consumers), down or up to `regs`.
+inline void setMaxRegisters(OpBuilder &b, Location loc, int64_t regs,
+                            bool increase) {
+  asmVoid(b, loc,
+          std::string("setmaxnreg.") + (increase ? "inc" : "dec") +
+              ".sync.aligned.u32 " + std::to_string(regs) + ";",
+          {}, "");
+}
+
 /// The text of a wgmma with N = 2 * `n` (f32 accumulators $0..$n-1, then
 /// the operands `$n, $n+1, ...` that `operands` names after the
 /// accumulator list): `<opcode>.m64n<N>k<k>.f32.<t>.<t> {acc}, <operands>;`.

@@ -20,10 +20,7 @@ using namespace mlir::sgpu;
 using namespace mlir::sgpu::tma;
 
 void GatherConsumer::build(Value c) {
-  asmVoid(b, loc,
-          "setmaxnreg.inc.sync.aligned.u32 " +
-              std::to_string(kGatherConsumerRegs) + ";",
-          {}, "");
+  setMaxRegisters(b, loc, kGatherConsumerRegs, /*increase=*/true);
   Value ctid = im.rem(k.tid, 128);
   Value warp = im.div(ctid, 32), lane = im.rem(ctid, 32);
   Value g = im.div(lane, 4), t = im.rem(lane, 4);

@@ -17,10 +17,7 @@ using namespace mlir::sgpu;
 using namespace mlir::sgpu::tma;
 
 void GatherProducer::build(Value isThread0) {
-  asmVoid(b, loc,
-          "setmaxnreg.dec.sync.aligned.u32 " +
-              std::to_string(kGatherProducerRegs) + ";",
-          {}, "");
+  setMaxRegisters(b, loc, kGatherProducerRegs, /*increase=*/false);
   im.ifThen(isThread0, [&] {
     asmVoid(b, loc, "prefetch.tensormap [$0];", {k.tmA}, "l");
     if (k.tmS)
@@ -80,8 +77,8 @@ void GatherProducer::buildByCopies(Value isThread0) {
   };
   auto rowOffset = [&](Value blk, Value pos) -> Value {
     Value n = memref::LoadOp::create(b, loc, k.gatherIdx, ValueRange{blk, pos});
-    return arith::MulIOp::create(
-        b, loc, arith::ExtUIOp::create(b, loc, i64, n), im.i64(rowBytes));
+    return arith::MulIOp::create(b, loc, arith::ExtUIOp::create(b, loc, i64, n),
+                                 im.i64(rowBytes));
   };
   Value ptid = k.tid;
   bool rows = k.gatherRows();
@@ -96,62 +93,52 @@ void GatherProducer::buildByCopies(Value isThread0) {
         tileRows.push_back(rowOffset(
             blk, im.add(im.mul(nt, kTmaGatherCols), im.add(r0, 16 * i))));
     }
-    scf::ForOp::create(
-        b, loc, im.c(0), nk, im.c(1), ValueRange{},
-        [&](OpBuilder &, Location, Value kt, ValueRange) {
-          Value itk = im.add(it, kt);
-          Value st = im.rem(itk, cfg.stages);
-          // kRows: this k-tile's 16 source rows, read before the wait.
-          SmallVector<Value> kRowsOff;
-          Value q = im.rem(ptid, 32), k0 = im.div(ptid, 32);
-          if (!rows)
-            for (int64_t i = 0; i < kGatherCopiesPerThread; ++i)
-              kRowsOff.push_back(rowOffset(
-                  blk, im.add(im.mul(kt, kKTile), im.add(k0, 4 * i))));
-          Value full =
-              beginStage(itk, st, kt, blk, isThread0, layout.txBytes);
-          Value stB = k.stageOffset(st, layout.x);
-          if (rows) {
-            Value col = im.add(im.mul(kt, kKTile), im.mul(chunk, 8));
-            Value valid = im.lt(col, s.k);
-            Value colBytes = toI64(arith::SelectOp::create(
-                b, loc, valid, im.mul(col, 2), im.c(0)));
-            Value dst0 = im.add(
-                stB, im.add(im.mul(r0, 128),
-                            im.mul(xorI(chunk, im.rem(r0, 8)), 16)));
-            for (int64_t i = 0; i < kGatherCopiesPerThread; ++i)
-              copy16(k.smemAddr(im.add(dst0, 2048 * i)),
-                     arith::AddIOp::create(
-                         b, loc, srcBase,
-                         arith::AddIOp::create(b, loc, tileRows[i],
-                                               colBytes)),
-                     valid);
-          } else {
-            Value feat = im.add(im.mul(nt, kTmaGatherCols), im.mul(q, 8));
-            Value valid = im.lt(feat, s.k);
-            Value featBytes = toI64(arith::SelectOp::create(
-                b, loc, valid, im.mul(feat, 2), im.c(0)));
-            Value atom = im.mul(im.div(q, 8), kGatherAtomColumnBytes);
-            Value cc = im.rem(q, 8);
-            for (int64_t i = 0; i < kGatherCopiesPerThread; ++i) {
-              Value kr = im.add(k0, 4 * i);
-              Value dst = im.add(
-                  stB, im.add(atom, im.add(im.mul(kr, 128),
-                                           im.mul(xorI(cc, im.rem(kr, 8)),
-                                                  16))));
-              copy16(k.smemAddr(dst),
-                     arith::AddIOp::create(
-                         b, loc, srcBase,
-                         arith::AddIOp::create(b, loc, kRowsOff[i],
-                                               featBytes)),
-                     valid);
-            }
-          }
-          asmVoid(b, loc,
-                  "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [$0];",
-                  {full}, "r");
-          scf::YieldOp::create(b, loc);
-        });
+    tiles.forEachKTile(nk, it, [&](Value kt, Value itk, Value st) {
+      // kRows: this k-tile's 16 source rows, read before the wait.
+      SmallVector<Value> kRowsOff;
+      Value q = im.rem(ptid, 32), k0 = im.div(ptid, 32);
+      if (!rows)
+        for (int64_t i = 0; i < kGatherCopiesPerThread; ++i)
+          kRowsOff.push_back(
+              rowOffset(blk, im.add(im.mul(kt, kKTile), im.add(k0, 4 * i))));
+      Value full = beginStage(itk, st, kt, blk, isThread0, layout.txBytes);
+      Value stB = k.stageOffset(st, layout.x);
+      if (rows) {
+        Value col = im.add(im.mul(kt, kKTile), im.mul(chunk, 8));
+        Value valid = im.lt(col, s.k);
+        Value colBytes = toI64(
+            arith::SelectOp::create(b, loc, valid, im.mul(col, 2), im.c(0)));
+        Value dst0 =
+            im.add(stB, im.add(im.mul(r0, 128),
+                               im.mul(xorI(chunk, im.rem(r0, 8)), 16)));
+        for (int64_t i = 0; i < kGatherCopiesPerThread; ++i)
+          copy16(k.smemAddr(im.add(dst0, 2048 * i)),
+                 arith::AddIOp::create(
+                     b, loc, srcBase,
+                     arith::AddIOp::create(b, loc, tileRows[i], colBytes)),
+                 valid);
+      } else {
+        Value feat = im.add(im.mul(nt, kTmaGatherCols), im.mul(q, 8));
+        Value valid = im.lt(feat, s.k);
+        Value featBytes = toI64(
+            arith::SelectOp::create(b, loc, valid, im.mul(feat, 2), im.c(0)));
+        Value atom = im.mul(im.div(q, 8), kGatherAtomColumnBytes);
+        Value cc = im.rem(q, 8);
+        for (int64_t i = 0; i < kGatherCopiesPerThread; ++i) {
+          Value kr = im.add(k0, 4 * i);
+          Value dst = im.add(
+              stB, im.add(atom, im.add(im.mul(kr, 128),
+                                       im.mul(xorI(cc, im.rem(kr, 8)), 16))));
+          copy16(k.smemAddr(dst),
+                 arith::AddIOp::create(
+                     b, loc, srcBase,
+                     arith::AddIOp::create(b, loc, kRowsOff[i], featBytes)),
+                 valid);
+        }
+      }
+      asmVoid(b, loc, "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [$0];",
+              {full}, "r");
+    });
   });
 }
 
@@ -176,35 +163,29 @@ void GatherProducer::buildByTma(Value isThread0) {
       for (int64_t i = 0; i < 2; ++i)
         tileRows.push_back(idxAt(
             blk, im.add(im.mul(nt, kTmaGatherCols), im.add(ptid, 128 * i))));
-    scf::ForOp::create(
-        b, loc, im.c(0), nk, im.c(1), ValueRange{},
-        [&](OpBuilder &, Location, Value kt, ValueRange) {
-          Value itk = im.add(it, kt);
-          Value st = im.rem(itk, cfg.stages);
-          Value kr = im.rem(ptid, kKTile), pair = im.div(ptid, kKTile);
-          Value kRow;
-          if (!rows)
-            kRow = idxAt(blk, im.add(im.mul(kt, kKTile), kr));
-          Value full = beginStage(itk, st, kt, blk, isThread0, txBytes);
-          Value stB = k.stageOffset(st, layout.x);
-          if (rows) {
-            for (int64_t i = 0; i < 2; ++i)
-              k.load2d(
-                  k.smemAddr(im.add(stB, im.mul(im.add(ptid, 128 * i), 128))),
-                  k.tmS, k.toI32(im.mul(kt, kKTile)), tileRows[i], full);
-          } else {
-            for (int64_t j = 0; j < 2; ++j) {
-              Value atom = im.add(im.mul(pair, 2), im.c(j));
-              k.load2d(k.smemAddr(im.add(
-                           stB, im.add(im.mul(atom, kGatherAtomColumnBytes),
-                                       im.mul(kr, 128)))),
-                       k.tmS,
-                       k.toI32(im.add(im.mul(nt, kTmaGatherCols),
-                                      im.mul(atom, 64))),
-                       kRow, full);
-            }
-          }
-          scf::YieldOp::create(b, loc);
-        });
+    tiles.forEachKTile(nk, it, [&](Value kt, Value itk, Value st) {
+      Value kr = im.rem(ptid, kKTile), pair = im.div(ptid, kKTile);
+      Value kRow;
+      if (!rows)
+        kRow = idxAt(blk, im.add(im.mul(kt, kKTile), kr));
+      Value full = beginStage(itk, st, kt, blk, isThread0, txBytes);
+      Value stB = k.stageOffset(st, layout.x);
+      if (rows) {
+        for (int64_t i = 0; i < 2; ++i)
+          k.load2d(k.smemAddr(im.add(stB, im.mul(im.add(ptid, 128 * i), 128))),
+                   k.tmS, k.toI32(im.mul(kt, kKTile)), tileRows[i], full);
+      } else {
+        for (int64_t j = 0; j < 2; ++j) {
+          Value atom = im.add(im.mul(pair, 2), im.c(j));
+          k.load2d(
+              k.smemAddr(
+                  im.add(stB, im.add(im.mul(atom, kGatherAtomColumnBytes),
+                                     im.mul(kr, 128)))),
+              k.tmS,
+              k.toI32(im.add(im.mul(nt, kTmaGatherCols), im.mul(atom, 64))),
+              kRow, full);
+        }
+      }
+    });
   });
 }

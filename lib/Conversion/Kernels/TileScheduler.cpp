@@ -81,6 +81,17 @@ TileCoords TileScheduler::coordinates(Value tile) {
   return at;
 }
 
+void TileScheduler::forEachKTile(
+    Value count, Value before,
+    function_ref<void(Value kt, Value it, Value st)> body) {
+  scf::ForOp::create(b, loc, im.c(0), count, im.c(1), ValueRange{},
+                     [&](OpBuilder &, Location, Value kt, ValueRange) {
+                       Value it = im.add(before, kt);
+                       body(kt, it, im.rem(it, cfg.stages));
+                       scf::YieldOp::create(b, loc);
+                     });
+}
+
 /// tile = blockIdx, blockIdx + grid, ... (the compile-time grid: the order
 /// below is tuned to it). The tile's k-tile count is 0 for a skipped tile
 /// (rows) or follows the block's count (kRows); the loop carries the

@@ -30,12 +30,8 @@ using namespace mlir::sgpu;
 using namespace mlir::sgpu::tma;
 
 void TmaConsumer::build(Value y, Value c) {
-  asmVoid(b, loc,
-          "setmaxnreg.inc.sync.aligned.u32 " +
-              std::to_string(cfg.fusedLift ? kGatherConsumerRegs
-                                           : kConsumerRegs) +
-              ";",
-          {}, "");
+  setMaxRegisters(b, loc, cfg.fusedLift ? kGatherConsumerRegs : kConsumerRegs,
+                  /*increase=*/true);
   Value ctid = im.rem(k.tid, 128);
   Value warp = im.div(ctid, 32), lane = im.rem(ctid, 32);
   Value g = im.div(lane, 4), t = im.rem(lane, 4);

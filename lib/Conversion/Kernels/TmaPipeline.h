@@ -168,6 +168,11 @@ public:
   /// `it` before it.
   void forEachGatherTile(
       function_ref<void(Value blk, Value nt, Value nk, Value it)> body);
+  /// The k-tiles of one output tile: kt = 0 .. count - 1, the block's
+  /// k-tile it = before + kt (the ring runs on across tiles) and its stage
+  /// st = it % stages. `body` builds one iteration (no results).
+  void forEachKTile(Value count, Value before,
+                    function_ref<void(Value kt, Value it, Value st)> body);
 };
 
 /// Warpgroup 0 of the plain, lifted and dense modes: one thread loads every

@@ -17,12 +17,8 @@ using namespace mlir::sgpu;
 using namespace mlir::sgpu::tma;
 
 void TmaProducer::build(Value isThread0) {
-  asmVoid(b, loc,
-          "setmaxnreg.dec.sync.aligned.u32 " +
-              std::to_string(cfg.fusedLift ? kGatherProducerRegs
-                                           : kProducerRegs) +
-              ";",
-          {}, "");
+  setMaxRegisters(b, loc, cfg.fusedLift ? kGatherProducerRegs : kProducerRegs,
+                  /*increase=*/false);
   auto only = scf::IfOp::create(b, loc, isThread0, false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&only.getThenRegion().front());
