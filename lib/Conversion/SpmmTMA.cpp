@@ -41,14 +41,15 @@
 // the TMA-store epilogue) the staging boxes of the two consumer
 // warpgroups, then the `full` and `empty` mbarriers (8 B each).
 //
-// Epilogue (cfg.tmaStore, the default where it applies; storeTileByTma):
-// each consumer warpgroup writes its tile, bias and activation applied and
-// rounded once, box by box of yBox[0] tokens into its 128B-swizzled staging
-// box with stmatrix .trans, fences the writes for the async proxy, syncs
-// on its named barrier, and one thread issues a TMA bulk tensor store into
-// Y's tensor map (tails clipped by TMA); that thread waits for the store to
-// have read the box before the box is written again and before the block
-// exits. Otherwise the values go out from registers (SpmmEpilogue.h).
+// Epilogue (cfg.tmaStore, the default where it applies;
+// TileEpilogue::storeByTma): each consumer warpgroup writes its tile, bias
+// and activation applied and rounded once, box by box of yBox[0] tokens
+// into its 128B-swizzled staging box with stmatrix .trans, fences the
+// writes for the async proxy, syncs on its named barrier, and one thread
+// issues a TMA bulk tensor store into Y's tensor map (tails clipped by
+// TMA); that thread waits for the store to have read the box before the
+// box is written again and before the block exits. Otherwise the values go
+// out from registers (SpmmEpilogue.h).
 // Descriptors: A (SW64, K-major): SBO 512 B (8 rows x 64 B), k32 step
 // +32 B, warpgroup c +4096 B; B (SW128, K-major): SBO 1024 B, k32 step
 // +64 B. LBO is unused for swizzled K-major layouts (encoded 1).
