@@ -369,9 +369,9 @@ class StandinSdpa(nn.Module):
 
 
 def test_sdpa_path_on_repeated_kv_heads(build_dir, monkeypatch):
-    from sparse_opt.importers import fx_ops, fx_registry
-    sig = fx_ops.S("query", "key", "value", attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
-                   enable_gqa=False)
+    from sparse_opt.importers import fx_forms, fx_registry
+    sig = fx_forms.S("query", "key", "value", attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                     enable_gqa=False)
     monkeypatch.setitem(fx_registry.FUNCTIONS, sdpa_standin, ("sdpa", sig))
     torch.manual_seed(0)
     q, k, v = torch.randn(1, 4, 8, 16), torch.randn(1, 2, 8, 16), torch.randn(1, 2, 8, 16)

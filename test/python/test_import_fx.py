@@ -20,7 +20,7 @@ import models
 from reference_runner import arguments
 from sparse_opt.importers.emitter import AnnotationError, ImportError_
 from sparse_opt.importers.fx import import_fx, supported_ops, tensor_bytes
-from sparse_opt.importers.fx_ops import MLIR_TO_TORCH, mlir_dtype
+from sparse_opt.importers.fx_forms import MLIR_TO_TORCH, mlir_dtype
 
 NK_MAP = ("affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, "
           "affine_map<(m, n, k) -> (m, n)>")

@@ -13,10 +13,11 @@ onto the same calls (fx_aten.py), so both reach the same canonical IR.
 Steps: trace (a module; the `sparse_opt.markers.all_reduce` marker stays a
 call), run the graph once on the example inputs to learn every value's static
 shape and fold the Python ints it computes (`x.size(0) // 2`), recognize the
-block ops (fx_patterns.py), then emit node by node (fx_ops.py). Parameters and
-buffers become arguments the program binds by qualified name (`weights=
-"params"`, the default) or `dense_resource` constants named by their
-qualified names (`weights="constants"`).
+block ops (fx_patterns.py), then emit node by node (fx_ops.py; the calls
+are classified by fx_forms.py). Parameters and buffers become arguments
+the program binds by qualified name (`weights="params"`, the default) or
+`dense_resource` constants named by their qualified names
+(`weights="constants"`).
 Anything the importer cannot express raises `ImportError_` naming the op, the
 node, its module and its source line.
 """
@@ -37,9 +38,10 @@ import torch.fx
 from torch.fx import GraphModule, Node
 
 from .. import markers
-from . import fx_aten, fx_export, fx_ops, fx_patterns, fx_registry
+from . import fx_aten, fx_export, fx_forms, fx_ops, fx_patterns, fx_registry
 from .emitter import AnnotationError, Emitter, ImportError_, Value, check_nm, check_nm_type, parse_pattern
-from .fx_ops import FoldedTranspose, ParamRef, mlir_dtype, MLIR_TO_TORCH
+from .fx_call import ParamRef
+from .fx_forms import FoldedTranspose, mlir_dtype, MLIR_TO_TORCH
 
 __all__ = ["import_fx", "FxImporter", "trace", "supported_ops", "WEIGHT_MODES"]
 
@@ -169,7 +171,7 @@ def _module_value(m, args, kwargs):
     knows (they keep no state a call updates). Tracing patches Module.__call__
     and makes parameter reads proxies, so the parameters are read from the
     module's own dict and the stateless ones run their forward."""
-    if not fx_ops.is_known_module(m):
+    if not fx_forms.is_known_module(m):
         return _UNKNOWN
     state = {k: _meta_tensor(v) for k, v in m.__dict__.get("_parameters", {}).items()}
     if isinstance(m, torch.nn.Linear):
@@ -508,7 +510,7 @@ class FxImporter:
                 pass
         node = by_name.get(first.node.name, first.node)
         raise ImportError_("running the model on the example inputs failed at %s %s: %s: %s"
-                           % (fx_ops.describe_target(node, self.gm), self.where(node),
+                           % (fx_forms.describe_target(node, self.gm), self.where(node),
                               type(first.err).__name__, first.err)) from first.err
 
     def _record(self, n, result):
@@ -539,7 +541,7 @@ class FxImporter:
         """The classified call of a node (None when unknown)."""
         if node not in self._calls:
             try:
-                self._calls[node] = fx_ops.classify(node, self.gm)
+                self._calls[node] = fx_forms.classify(node, self.gm)
             except ImportError_:
                 if strict:
                     raise
@@ -821,11 +823,11 @@ class FxImporter:
             except ImportError_ as err:
                 if getattr(err, "_located", False):
                     raise
-                new = type(err)("%s at %s: %s" % (fx_ops.describe_target(node, self.gm), self.where(node), err))
+                new = type(err)("%s at %s: %s" % (fx_forms.describe_target(node, self.gm), self.where(node), err))
                 new._located = True
                 raise new from err
             except Exception as err:
-                new = ImportError_("%s at %s: %s: %s" % (fx_ops.describe_target(node, self.gm), self.where(node),
+                new = ImportError_("%s at %s: %s: %s" % (fx_forms.describe_target(node, self.gm), self.where(node),
                                                          type(err).__name__, err))
                 new._located = True
                 raise new from err
@@ -860,7 +862,7 @@ class FxImporter:
         if node in self.folds:
             return FoldedTranspose(call.args["input"])
         if call is None or fx_registry.handler(call.kind) is None:
-            err = ImportError_("unsupported op %s at %s" % (fx_ops.describe_target(node, self.gm), self.where(node)))
+            err = ImportError_("unsupported op %s at %s" % (fx_forms.describe_target(node, self.gm), self.where(node)))
             err._located = True
             raise err
         result = fx_registry.handler(call.kind)(self, call)
@@ -868,7 +870,7 @@ class FxImporter:
         if results:
             # A multi-result ATen op (native_layer_norm, an attention kernel):
             # its first result only, read through getitem.
-            what = fx_ops.describe_target(node, self.gm)
+            what = fx_forms.describe_target(node, self.gm)
             result = (result,) + tuple(fx_ops.NoValue(what) for _ in range(results - 1))
         return result
 

@@ -3,7 +3,7 @@ fx importer's calls.
 
 `classify(node, what)` binds the arguments of a `torch.ops.aten.<op>.<overload>`
 node through the op's own schema and names the call with the same kinds and
-argument names the torch-level forms get in fx_ops.py (`aten.linear.default`
+argument names the torch-level forms get in fx_forms.py (`aten.linear.default`
 is the "linear" of `F.linear`, `aten.mm.default` the "matmul" of `torch.mm`,
 ...), so the pattern matchers and handlers of fx_ops/fx_patterns serve both.
 The table (fx_registry.ATEN, beside the torch-level forms) is keyed by

@@ -1,7 +1,7 @@
 """The torch.fx importer's record of one call: what an FX node computes
 (`Call`: a kind and its arguments bound to the parameter names of one
 signature per kind), the parameters it names (`ParamRef`) and the results
-the importer does not compute (`NoValue`). fx_ops classifies FX calls and
+the importer does not compute (`NoValue`). fx_forms classifies FX calls and
 fx_aten ATen calls into it; the handlers and the pattern matchers read it.
 """
 from __future__ import annotations

@@ -37,7 +37,7 @@ from typing import Optional
 import torch
 from torch.fx import Node
 
-from . import fx_cache, fx_ops, fx_registry
+from . import fx_cache, fx_forms, fx_ops, fx_registry
 from .fx_masks import is_causal_mask
 from .emitter import ImportError_, Value, promote
 
@@ -173,7 +173,7 @@ def _cast_dtype(imp, cast_node) -> str:
     for t in tuple(c.args.get("targets", ())) + (c.args.get("dtype"),):
         t = imp.operand(t)
         if isinstance(t, torch.dtype):
-            dt = fx_ops.mlir_dtype(t)
+            dt = fx_forms.mlir_dtype(t)
         elif isinstance(t, Value):
             dt = t.dtype
     if dt is None:
@@ -389,7 +389,7 @@ def emit_sdpa(imp, m: SdpaMatch):
     results = c.extra.get("results")
     if results:
         # An ATen attention kernel's other results (logsumexp, ...) are not computed.
-        what = fx_ops.describe_target(m.node, imp.gm)
+        what = fx_forms.describe_target(m.node, imp.gm)
         result = (result,) + tuple(fx_ops.NoValue(what) for _ in range(results - 1))
     return result
 

@@ -7,7 +7,7 @@ in a `torch.export` graph (`aten.add.Tensor`). Each form is registered here
 under a *kind* ("add", "linear", ...) with the names its arguments take,
 and each kind has one handler that emits it, whatever form it came in:
 
-- `FUNCTIONS` and `METHODS` (filled by fx_ops.py): callable or method name
+- `FUNCTIONS` and `METHODS` (filled by fx_forms.py): callable or method name
   -> (kind, signature);
 - `ATEN` (filled by fx_aten.py): "aten::<op>.<overload>" -> (kind, convert
   the schema's bound arguments to the kind's, info);
