@@ -10,5 +10,7 @@ carry="$root/.carry"
 out="${OUT:-$1}"
 mkdir -p "$out"
 export SPARSEOPT_LIB_DIR="$root/build/lib" PYTHONPATH="$root/python"
-commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+# The commit the artifacts were built from: SPARSEOPT_COMMIT when given (the
+# GPU machine's copy of the repository may not be the one that built them).
+commit="${SPARSEOPT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}"
 step() { echo "=== $*"; }

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The GPU machine's half of an A/B of two compilations of the TMA spmm
 # kernel, made for the trial of NVVM ops instead of inline PTX (a: inline
-# PTX, main; b: the NVVM-op form of commit c17296f; docs/design.md, "NVVM
-# ops: what was measured"). Built on the compiler's machine into .carry/:
+# PTX, main; b: an NVVM-op form such as commit c17296f's, with or without
+# 32-bit shared pointers; docs/design.md, "NVVM ops: what was measured").
+# Pass SPARSEOPT_COMMIT=<b's commit> for the records. Built on the
+# compiler's machine into .carry/:
 #   lib/            libsparseopt_runtime.so, libsparseopt_formats.so
 #   ab_before/      make_cases.py --set issue built from side a
 #   ab_after/       the same built from side b
