@@ -10,11 +10,11 @@ An ExportedProgram's ATen graph is first unlifted (fx_export.py: parameters
 and buffers become attributes of their qualified names) and its ATen ops map
 onto the same calls (fx_aten.py), so both reach the same canonical IR.
 
-Steps: trace (a module; the `sparse_opt.markers.all_reduce` marker stays a
-call), run the graph once on the example inputs to learn every value's static
-shape and fold the Python ints it computes (`x.size(0) // 2`), recognize the
-block ops (fx_patterns.py), then emit node by node (fx_ops.py; the calls
-are classified by fx_forms.py). Parameters and buffers become arguments
+Steps: trace (a module, fx_trace.py; the `sparse_opt.markers.all_reduce`
+marker stays a call), run the graph once on the example inputs to learn every
+value's static shape and fold the Python ints it computes (`x.size(0) // 2`,
+fx_values.py), recognize the block ops (fx_patterns.py), then emit node by
+node (fx_ops.py; the calls are classified by fx_forms.py). Parameters and buffers become arguments
 the program binds by qualified name (`weights="params"`, the default) or
 `dense_resource` constants named by their qualified names
 (`weights="constants"`).
@@ -23,31 +23,22 @@ node, its module and its source line.
 """
 from __future__ import annotations
 
-import copy
 import difflib
-import dis
-import inspect
-import linecache
-import operator
 import os
 import re
 from typing import Optional
 
 import torch
-import torch.fx
 from torch.fx import GraphModule, Node
 
-from .. import markers
-from . import fx_aten, fx_export, fx_forms, fx_ops, fx_patterns, fx_registry
+from . import fx_export, fx_forms, fx_ops, fx_patterns, fx_registry
 from .emitter import AnnotationError, Emitter, ImportError_, Value, check_nm, check_nm_type, parse_pattern
 from .fx_call import ParamRef
 from .fx_forms import FoldedTranspose, mlir_dtype, MLIR_TO_TORCH
+from .fx_trace import in_torch, trace
+from .fx_values import NOT_CONST, FoldedValues
 
-__all__ = ["import_fx", "FxImporter", "trace", "supported_ops", "WEIGHT_MODES"]
-
-_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
-_HERE = os.path.dirname(os.path.abspath(__file__)) + os.sep
-_MARKERS = os.path.abspath(markers.__file__)
+__all__ = ["import_fx", "FxImporter", "supported_ops", "WEIGHT_MODES"]
 
 # How parameters and buffers reach the program: as arguments the program
 # binds by name ("params", the default) or as constants holding their data.
@@ -56,234 +47,6 @@ WEIGHT_MODES = ("params", "constants")
 _DTYPE_OPTION = {"f16": "f16", "float16": "f16", "half": "f16", torch.float16: "f16",
                  "bf16": "bf16", "bfloat16": "bf16", torch.bfloat16: "bf16",
                  "f32": "f32", "float32": "f32", "float": "f32", torch.float32: "f32"}
-
-# Queries whose (Python) results depend on shapes only, folded at import time.
-_SHAPE_METHODS = {"size", "dim", "ndimension", "numel", "nelement", "is_floating_point"}
-_SHAPE_ATTRS = {"shape", "ndim", "device", "is_cuda"}
-
-
-def _in_torch(path: str) -> bool:
-    """A frame of torch itself: this torch's, or any installed torch's (a
-    program exported on another machine)."""
-    return os.path.abspath(path).startswith(_TORCH_DIR) or \
-        re.search(r"[/\\](site|dist)-packages[/\\]torch[/\\]", path) is not None
-
-
-def _user_source():
-    """(file, line, text) of the innermost frame outside torch and this package."""
-    f = inspect.currentframe()
-    while f is not None:
-        fn = os.path.abspath(f.f_code.co_filename) if not f.f_code.co_filename.startswith("<") \
-            else f.f_code.co_filename
-        if not (fn.startswith(_TORCH_DIR) or fn.startswith(_HERE) or fn == _MARKERS):
-            return fn, f.f_lineno, linecache.getline(fn, f.f_lineno).strip()
-        f = f.f_back
-    return None
-
-
-_UNKNOWN = object()
-
-
-def _length(value):
-    """How many items iterating `value` gives (None when not known): a shape
-    (torch.Size), a tuple or list, or a tensor along its first dim."""
-    if isinstance(value, (tuple, list)):
-        return len(value)
-    if isinstance(value, torch.Tensor) and value.dim() > 0:
-        return int(value.shape[0])
-    return None
-
-
-class _ShapeAware:
-    """Proxy behaviour for values whose length the example inputs fix: `b, s,
-    d = x.shape`, `*lead, d = x.shape`, `len(x.shape)`, `for d in x.shape`
-    iterate or measure the value the tracer computed alongside the graph
-    (`_Tracer.value`), so static shapes unpack like Python tuples. Without a
-    known value, `a, b = proxy` still unpacks by the count in the bytecode:
-    torch 1.13 finds that UNPACK_SEQUENCE by indexing the instructions with
-    `f_lasti // 2`, which Python 3.11's inline caches break, so it is looked
-    up by its offset here (as torch 2.x does)."""
-
-    def __iter__(self):
-        n = _length(self.tracer.value(self.node))
-        if n is None:
-            frame = inspect.currentframe().f_back
-            inst = None
-            for i in dis.get_instructions(frame.f_code):
-                if i.offset > frame.f_lasti:
-                    break
-                inst = i
-            if inst is None or inst.opname != "UNPACK_SEQUENCE":
-                return self.tracer.iter(self)
-            n = inst.argval
-        return (self[i] for i in range(n))
-
-    def __len__(self):
-        n = _length(self.tracer.value(self.node))
-        if n is None:
-            raise torch.fx.proxy.TraceError("len() of a value whose length the example inputs do not fix")
-        return n
-
-    def __getattr__(self, k):
-        return _Attribute(self, k)
-
-
-class _Proxy(_ShapeAware, torch.fx.Proxy):
-    def __setitem__(self, key, value):
-        # `cache[:, :, pos] = new` (a static KV cache): an operator.setitem
-        # node, as torch 2.x's tracer records it (1.13's has no __setitem__).
-        self.tracer.create_proxy("call_function", operator.setitem, (self, key, value), {})
-
-
-class _Attribute(_ShapeAware, torch.fx.proxy.Attribute):
-    """`x.shape`, `x.T`: torch.fx makes its node lazily (a method call needs none)."""
-
-
-def _meta_tensor(x):
-    """A tensor's stand-in for shape evaluation: its shape and dtype on the
-    meta device (no data, nothing computed)."""
-    return x.detach().to("meta") if isinstance(x, torch.Tensor) else x
-
-
-def _raw_attr(root, qualname):
-    """An attribute by qualified name without Module.__getattr__ (which
-    tracing patches to return proxies)."""
-    obj = root
-    for part in qualname.split("."):
-        d = obj.__dict__
-        for store in (d, d.get("_parameters", {}), d.get("_buffers", {}), d.get("_modules", {})):
-            if part in store:
-                obj = store[part]
-                break
-        else:
-            raise AttributeError(qualname)
-    return obj
-
-
-def _has_proxy(v) -> bool:
-    found = []
-    torch.fx.node.map_aggregate(v, lambda x: found.append(x) if isinstance(x, torch.fx.Proxy) else None)
-    return bool(found)
-
-
-def _module_value(m, args, kwargs):
-    """A leaf module's result on meta tensors, for the modules the importer
-    knows (they keep no state a call updates). Tracing patches Module.__call__
-    and makes parameter reads proxies, so the parameters are read from the
-    module's own dict and the stateless ones run their forward."""
-    if not fx_forms.is_known_module(m):
-        return _UNKNOWN
-    state = {k: _meta_tensor(v) for k, v in m.__dict__.get("_parameters", {}).items()}
-    if isinstance(m, torch.nn.Linear):
-        return torch.nn.functional.linear(args[0], state["weight"], state.get("bias"))
-    if isinstance(m, torch.nn.Embedding):
-        return torch.nn.functional.embedding(args[0], state["weight"])
-    if state:
-        return args[0]  # a norm: the input's shape and type
-    return m.forward(*args, **kwargs)
-
-
-class _Tracer(torch.fx.Tracer):
-    """Keeps the all_reduce marker a call and records, per node, the module it
-    ran in and the user source line. With example inputs it also evaluates
-    each node as it is created, on meta tensors (shapes and Python values,
-    no data), for the proxies to unpack and measure (`_ShapeAware`)."""
-
-    def __init__(self, example_inputs=None):
-        super().__init__(autowrap_functions=(markers.all_reduce, markers.cache_write, markers.cached_attention))
-        self.proxy_buffer_attributes = True  # torch 2.x's default: `self.mask[:, :, :t, :t]` traces
-        self._paths = []
-        self._examples = None if example_inputs is None else tuple(example_inputs)
-        self._values = {}    # node -> its value on meta tensors
-        self._placeholders = 0
-
-    def proxy(self, node):
-        return _Proxy(node, self)
-
-    def value(self, node):
-        """The node's value computed while tracing (_UNKNOWN when not known)."""
-        return self._values.get(node, _UNKNOWN)
-
-    def _evaluate(self, node):
-        def arg(n):
-            v = self._values.get(n, _UNKNOWN)
-            if v is _UNKNOWN:
-                raise LookupError(n.name)
-            return v
-        if node.op == "placeholder":
-            i, self._placeholders = self._placeholders, self._placeholders + 1
-            if i < len(self._examples):
-                return _meta_tensor(self._examples[i])
-            return node.args[0] if node.args else _UNKNOWN
-        if node.op == "get_attr":
-            return _meta_tensor(_raw_attr(self.root, node.target))
-        args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs), arg)
-        args, kwargs = torch.fx.node.map_aggregate((args, kwargs), _meta_tensor)
-        if node.op == "call_function":
-            return node.target(*args, **kwargs)
-        if node.op == "call_method":
-            return getattr(args[0], node.target)(*args[1:], **kwargs)
-        if node.op == "call_module":
-            return _module_value(self.root.get_submodule(node.target), args, kwargs)
-        return _UNKNOWN
-
-    def _record_value(self, node):
-        if self._examples is None:
-            return
-        try:
-            with torch.no_grad():
-                v = self._evaluate(node)
-        except Exception:  # an op without meta support, a data-dependent value: unknown
-            v = _UNKNOWN
-        if v is not _UNKNOWN and not _has_proxy(v):
-            self._values[node] = v
-
-    def call_module(self, m, forward, args, kwargs):
-        self._paths.append(self.path_of_module(m))
-        try:
-            return super().call_module(m, forward, args, kwargs)
-        finally:
-            self._paths.pop()
-
-    def create_node(self, *args, **kwargs):
-        node = super().create_node(*args, **kwargs)
-        if self._paths:
-            node.meta["sparse_opt_module"] = self._paths[-1]
-        src = _user_source()
-        if src:
-            node.meta["sparse_opt_source"] = src
-        self._record_value(node)
-        return node
-
-
-def _failing_source(err):
-    """' (file:line: text)' of the innermost user frame of an exception's
-    traceback (outside torch and this package), or ''."""
-    found = None
-    tb = err.__traceback__
-    while tb is not None:
-        fn = tb.tb_frame.f_code.co_filename
-        path = os.path.abspath(fn) if not fn.startswith("<") else fn
-        if not (path.startswith(_TORCH_DIR) or path.startswith(_HERE) or path == _MARKERS or fn.startswith("<")):
-            found = (fn, tb.tb_lineno)
-        tb = tb.tb_next
-    if found is None:
-        return ""
-    text = linecache.getline(found[0], found[1]).strip()
-    return " (%s:%d%s)" % (found[0], found[1], ": " + text if text else "")
-
-
-def trace(module: torch.nn.Module, example_inputs=None) -> GraphModule:
-    """Symbolically traces `module` with the all_reduce marker kept as a call.
-    With `example_inputs`, static shapes unpack and measure as tuples while
-    tracing (`b, s, d = x.shape`, `len(x.shape)`)."""
-    tracer = _Tracer(example_inputs)
-    try:
-        graph = tracer.trace(module)
-    except Exception as err:
-        raise ImportError_("torch.fx could not trace %s%s: %s: %s" % (type(module).__name__, _failing_source(err),
-                                                                     type(err).__name__, err)) from err
-    return GraphModule(tracer.root, graph, type(module).__name__)
 
 
 def _module_path(path: str) -> str:
@@ -300,24 +63,6 @@ def _module_path(path: str) -> str:
     return path.strip(".")
 
 
-def _has_tensor(x) -> bool:
-    if isinstance(x, torch.Tensor):
-        return True
-    if isinstance(x, (list, tuple)):
-        return any(_has_tensor(y) for y in x)
-    if isinstance(x, dict):
-        return any(_has_tensor(y) for y in x.values())
-    return False
-
-
-def _meta(x):
-    if isinstance(x, torch.Tensor):
-        return ("tensor", tuple(x.shape), x.dtype)
-    if isinstance(x, (list, tuple)) and not isinstance(x, torch.Size):
-        return type(x)(_meta(y) for y in x) if not hasattr(x, "_fields") else tuple(_meta(y) for y in x)
-    return x
-
-
 def tensor_bytes(t: torch.Tensor) -> bytes:
     t = t.detach().cpu().contiguous()
     if t.dtype == torch.bfloat16:
@@ -325,56 +70,11 @@ def tensor_bytes(t: torch.Tensor) -> bytes:
     return t.numpy().tobytes()
 
 
-class _RunFailed(Exception):
-    def __init__(self, node, err):
-        super().__init__(str(err))
-        self.node, self.err = node, err
-
-
-class _Recorder(torch.fx.Interpreter):
-    """Runs the graph once, recording each node's result shape (by name), the
-    Python values computed from shapes (folded), and tensor values that the
-    example inputs do not influence."""
-
-    def __init__(self, gm, imp):
-        super().__init__(gm)
-        self.imp = imp
-
-    def run_node(self, n):
-        if n.op == "call_function" and fx_aten.is_noop(n.target):
-            return None  # a runtime check of torch.export: it holds for the program as exported
-        try:
-            result = super().run_node(n)
-        except Exception as err:
-            result = self._on_meta(n, err)
-        self.imp._record(n, result)
-        return result
-
-    def _on_meta(self, n, err):
-        """Runs `n` again with every tensor on the meta device when one of its
-        operands (or a called module's parameter) is there (a model built
-        without weights): torch 1.13 mixes meta and CPU tensors in most ops,
-        not in all (a 0-d meta operand), torch 2.x in none."""
-        args, kwargs = self.fetch_args_kwargs_from_env(n)
-        metas = []
-        torch.fx.node.map_aggregate((args, kwargs), lambda x: metas.append(x) if isinstance(
-            x, torch.Tensor) and x.is_meta else None)
-        if n.op == "call_module":
-            m = self.module.get_submodule(n.target)
-            metas += [t for t in list(m.parameters()) + list(m.buffers()) if t.is_meta]
-        if not metas:
-            raise _RunFailed(n, err) from err
-        args, kwargs = torch.fx.node.map_aggregate((args, kwargs), _meta_tensor)
-        try:
-            return getattr(self, n.op)(n.target, args, kwargs)
-        except Exception:
-            raise _RunFailed(n, err) from err
-
-
 class FxImporter:
     """Imports one model: `run()` returns the MLIR text. The constructor traces
-    (when given a module), checks the sparsity annotations, records shapes and
-    folds shape arithmetic, and matches the block patterns. Handlers (fx_ops)
+    (when given a module), checks the sparsity annotations, runs the graph once
+    to record shapes and fold shape arithmetic (`values`, a `FoldedValues`),
+    and matches the block patterns. Handlers (fx_ops)
     and pattern emitters (fx_patterns) use: `e` (the Emitter), `loc` and
     `node` (of the node being emitted), `value()`, `operand()`, `call()`,
     `shape()`, `out_shape()`, `const()`, `number()`, `known()`,
@@ -423,14 +123,11 @@ class FxImporter:
         self.node = None
         self.env = {}
         self._calls = {}
-        self._meta = {}      # node name -> recorded result structure
-        self._static = {}    # node name -> value folded at import time
-        self._known = {}     # node name -> tensor value independent of the inputs
         self._params = {}    # qualified name -> Value
         self._tensors = {}   # id(static tensor) -> Value
         self._sparse = {}    # SSA name -> (parameter, pattern)
-        self._fell_back = False
-        self._propagate()
+        self.values = FoldedValues(self.gm, self.inputs, dtype=self.dtype, where=self.where,
+                                   bound=self.state if weights == "params" else ())
         self.matches, self.absorbed, self.folds = fx_patterns.find(self)
         self.live = fx_patterns.live_nodes(self, self.matches, self.absorbed)
 
@@ -484,58 +181,6 @@ class FxImporter:
             raise ImportError_("'%s' is on the meta device (it holds no data), but %s" % (name, why))
         return t
 
-    # ------------------------------------------------ shapes and folding
-    def _propagate(self):
-        by_name = {n.name: n for n in self.gm.graph.nodes}
-        try:
-            with torch.no_grad():
-                _Recorder(self.gm, self).run(*self.inputs)
-            return
-        except _RunFailed as failed:
-            first = failed
-        low = [t for t in list(self.gm.parameters()) + list(self.gm.buffers()) + list(self.inputs)
-               if isinstance(t, torch.Tensor) and t.dtype in (torch.float16, torch.bfloat16)]
-        if low:
-            # Half-precision ops missing on this CPU: shapes are the same in f32.
-            self._meta.clear(), self._static.clear(), self._known.clear()
-            self._fell_back = True
-            gm32 = copy.deepcopy(self.gm).float()
-            inputs = tuple(x.float() if isinstance(x, torch.Tensor) and x.is_floating_point() else x
-                           for x in self.inputs)
-            try:
-                with torch.no_grad():
-                    _Recorder(gm32, self).run(*inputs)
-                return
-            except _RunFailed:
-                pass
-        node = by_name.get(first.node.name, first.node)
-        raise ImportError_("running the model on the example inputs failed at %s %s: %s: %s"
-                           % (fx_forms.describe_target(node, self.gm), self.where(node),
-                              type(first.err).__name__, first.err)) from first.err
-
-    def _record(self, n, result):
-        name = n.name
-        self._meta[name] = _meta(result)
-        inputs = n.all_input_nodes
-        has_t = _has_tensor(result)
-        static = False
-        if n.op == "placeholder":
-            static = not has_t
-        elif n.op in ("call_function", "call_method"):
-            shape_query = not has_t and (
-                (n.op == "call_method" and n.target in _SHAPE_METHODS) or
-                (n.op == "call_function" and n.target is getattr and len(n.args) > 1 and
-                 (n.args[1] in _SHAPE_ATTRS or (n.args[1] == "dtype" and self.dtype is None and
-                                                not self._fell_back))) or
-                (n.op == "call_function" and n.target in (len, torch.numel)))
-            static = shape_query or all(i.name in self._static for i in inputs)
-        if static:
-            self._static[name] = result
-        if has_t and (static or n.op == "get_attr" or (
-                n.op in ("call_function", "call_method") and inputs and
-                all(i.name in self._known or i.name in self._static for i in inputs))):
-            self._known[name] = result
-
     # --------------------------------------------------- context for ops
     def call(self, node, strict=False):
         """The classified call of a node (None when unknown)."""
@@ -548,9 +193,9 @@ class FxImporter:
                 return None
         return self._calls[node]
 
+    # Values known at import time, from the recording run (`values`).
     def shape(self, node) -> Optional[tuple]:
-        m = self._meta.get(node.name) if isinstance(node, Node) else None
-        return m[1] if isinstance(m, tuple) and len(m) == 3 and m[0] == "tensor" else None
+        return self.values.shape(node)
 
     def out_shape(self) -> tuple:
         s = self.shape(self.node)
@@ -558,68 +203,21 @@ class FxImporter:
             raise ImportError_("no static shape recorded for %s" % self.node.name)
         return s
 
-    _NOT_CONST = object()
-
     def const(self, arg):
-        """A Python value known at import time, else a sentinel."""
-        if isinstance(arg, Node):
-            return self._static.get(arg.name, self._NOT_CONST)
-        return arg
+        """A Python value known at import time, else `NOT_CONST`."""
+        return self.values.const(arg)
 
     def tensor_dtype(self, node) -> Optional[torch.dtype]:
-        m = self._meta.get(node.name) if isinstance(node, Node) else None
-        return m[2] if isinstance(m, tuple) and len(m) == 3 and m[0] == "tensor" else None
+        return self.values.tensor_dtype(node)
 
     def number(self, arg):
-        v = self.const(arg)
-        if v is self._NOT_CONST:
-            # A 0-d tensor computed from constants only (torch.export lifts
-            # `torch.tensor(-inf)` to a constant input).
-            k = self.known(arg)
-            if isinstance(k, torch.Tensor) and k.dim() == 0:
-                if self._bound_later(arg):
-                    return None
-                v = self.known_data(arg, "as a number")
-        if isinstance(v, torch.Tensor) and v.dim() == 0:
-            v = v.item()
-        return v if fx_ops.is_number(v) else None
+        return self.values.number(arg)
 
     def known(self, node):
-        return self._known.get(node.name) if isinstance(node, Node) else None
+        return self.values.known(node)
 
     def known_data(self, node, why: str):
-        """known(node) where the importer reads its data (a mask it checks for
-        the causal pattern, a 0-d scale): a value computed from tensors on the
-        meta device raises ImportError_ naming them."""
-        t = self.known(node)
-        if isinstance(t, torch.Tensor) and t.is_meta:
-            names = sorted(n for n, v in self._attr_sources(node).items() if v.is_meta) or [node.name]
-            raise ImportError_("%s %s on the meta device (it holds no data), but the importer reads it %s at %s; "
-                               "load %s first" % (", ".join("'%s'" % n for n in names),
-                                                  "is" if len(names) == 1 else "are", why, self.where(node),
-                                                  "it" if len(names) == 1 else "them"))
-        return t
-
-    def _attr_sources(self, node) -> dict:
-        """{qualified name: tensor} of the attributes `node` is computed from."""
-        out, seen, work = {}, set(), [node]
-        while work:
-            n = work.pop()
-            if n in seen:
-                continue
-            seen.add(n)
-            if n.op == "get_attr" and isinstance(self.known(n), torch.Tensor):
-                out[n.target] = self.known(n)
-            work.extend(n.all_input_nodes)
-        return out
-
-    def _bound_later(self, node) -> bool:
-        """Whether `node` computes on parameters or buffers that the program
-        binds (weights='params'): its value at import time is not the one
-        the program runs on, so it is no number to fold (a 0-d parameter
-        itself is: see `_materialize`)."""
-        return self.weights == "params" and node.op != "get_attr" and \
-            any(n in self.state for n in self._attr_sources(node))
+        return self.values.known_data(node, why)
 
     def is_sparse(self, v: Value) -> bool:
         return v.name in self._sparse
@@ -766,7 +364,7 @@ class FxImporter:
         src = node.meta.get("sparse_opt_source")
         if src is None and node.stack_trace:
             frames = re.findall(r'File "([^"]+)", line (\d+), in [^\n]*\n\s*([^\n]*)', node.stack_trace)
-            frames = [f for f in frames if not _in_torch(f[0])]
+            frames = [f for f in frames if not in_torch(f[0])]
             if frames:
                 src = (frames[-1][0], int(frames[-1][1]), frames[-1][2].strip())
         if src is None and generated:
@@ -854,8 +452,9 @@ class FxImporter:
         if node.op == "output":
             self.e.returns([self._result(v) for v in self._flatten(node.args[0])])
             return None
-        if node.name in self._static:
-            return self._static[node.name]
+        folded = self.values.const(node)
+        if folded is not NOT_CONST:
+            return folded
         if node in self.matches:
             return fx_patterns.emit(self, self.matches[node])
         call = self.call(node, strict=True)

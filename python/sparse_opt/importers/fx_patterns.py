@@ -39,6 +39,7 @@ from torch.fx import Node
 
 from . import fx_cache, fx_forms, fx_ops, fx_registry
 from .fx_masks import is_causal_mask
+from .fx_values import NOT_CONST
 from .emitter import ImportError_, Value, promote
 
 
@@ -503,7 +504,7 @@ def _static(imp, v):
     as nodes (`x[..., x.size(-1) // 2:]`)."""
     if isinstance(v, Node):
         c = imp.const(v)
-        return _NOT_STATIC if c is imp._NOT_CONST else c
+        return _NOT_STATIC if c is NOT_CONST else c
     if isinstance(v, slice):
         parts = [_static(imp, p) for p in (v.start, v.stop, v.step)]
         return _NOT_STATIC if any(p is _NOT_STATIC for p in parts) else slice(*parts)
