@@ -32,14 +32,14 @@
 // CHECK: %[[BID:.*]] = gpu.block_id x
 // Empty barriers: 16 arrivals (8 consumer warps in each of the two blocks).
 // CHECK: %[[C16:.*]] = arith.constant 16 : i32
-// CHECK: nvvm.mbarrier.init %{{.*}}, %[[C16]]
-// CHECK: nvvm.fence.mbarrier.init
+// CHECK: "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r,~{memory}" %{{.*}}, %[[C16]]
+// CHECK: "fence.mbarrier_init.release.cluster;"
 // CHECK: %[[RANK:.*]] = nvvm.read.ptx.sreg.cluster.ctarank : i32
 // CHECK: nvvm.cluster.arrive {aligned}
 // CHECK-NEXT: nvvm.cluster.wait {aligned}
 // The tile loop runs over the cluster's pairs: from blockIdx / 2, step
 // gridDim / 2 (66 on the H200, the launch's grid sized at load time).
-// CHECK: nvvm.setmaxregister {{ *}}decrease 40
+// CHECK: "setmaxnreg.dec.sync.aligned.u32 40;"
 // CHECK: %[[FIRST:.*]] = arith.divui %[[BID]], %c2
 // CHECK: %[[GRID:.*]] = gpu.grid_dim x
 // CHECK: %[[STEP:.*]] = arith.divui %[[GRID]], %c2
@@ -47,12 +47,12 @@
 // The producer waits for a free stage (both blocks' releases) with the
 // plain CTA-scope wait.
 // CHECK: mbarrier.try_wait.parity.shared::cta.b64
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} box[{{.*}}] : !llvm.ptr<7>, !llvm.ptr
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} multicast_mask = {{.*}} : !llvm.ptr<7>, !llvm.ptr
+// CHECK: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3}], [$4];
+// CHECK: cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [$0], [$1, {$2, $3}], [$4], $5;", "r,l,r,r,r,h,~{memory}"
 // Consumers release a stage in both blocks.
-// CHECK: nvvm.setmaxregister {{ *}}increase 232
-// CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
-// CHECK: nvvm.mapa
+// CHECK: "setmaxnreg.inc.sync.aligned.u32 232;"
+// CHECK: "mbarrier.arrive.shared::cta.b64 _, [$0];"
+// CHECK-NEXT: mapa.shared::cluster.u32 remote, $0, $1;\0Ambarrier.arrive.shared::cluster.b64 _, [remote];
 // The exit waits for the peer.
 // CHECK: nvvm.cluster.arrive {aligned}
 // CHECK-NEXT: nvvm.cluster.wait {aligned}

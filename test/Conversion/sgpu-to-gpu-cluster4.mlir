@@ -14,9 +14,9 @@
 // CHECK: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 blocks in (%c132{{[_0-9]*}},
 // CHECK: gpu.func @sgpu_spmm_0({{.*}}nvvm.cluster_dim = array<i32: 4, 1, 1>
 // CHECK: %[[C32:.*]] = arith.constant 32 : i32
-// CHECK: nvvm.mbarrier.init %{{.*}}, %[[C32]]
-// CHECK: multicast_mask
-// CHECK-COUNT-3: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<7>
+// CHECK: "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r,~{memory}" %{{.*}}, %[[C32]]
+// CHECK: multicast::cluster
+// CHECK-COUNT-3: mbarrier.arrive.shared::cluster.b64
 func.func @spmm_fours(%x: tensor<4096x4096xbf16>, %v: tensor<4096x2048xbf16>, %m: tensor<524288xi32>) -> tensor<4096x4096xbf16> {
   %w = sgpu.assemble %v, %m : tensor<4096x2048xbf16>, tensor<524288xi32> -> !sgpu.compressed<4096x4096xbf16, #sgpu.nm<2:4>>
   %y = sgpu.spmm %x, %w : tensor<4096x4096xbf16>, !sgpu.compressed<4096x4096xbf16, #sgpu.nm<2:4>> -> tensor<4096x4096xbf16>

@@ -50,7 +50,7 @@ func.func @split(%x: tensor<512x1024xf16>, %v: tensor<256x768xf16>, %m: tensor<1
 // CHECK: gpu.func @sgpu_spmm_0
 // CHECK-SAME: nvvm.cluster_dim = array<i32: 2, 1, 1>
 // CHECK-SAME: sgpu.tensor_map_args = array<i64: 0, 1, 2, 3, 4>
-// CHECK: multicast_mask
+// CHECK: multicast::cluster
 func.func @clustered(%x: tensor<4096x1024xf16>, %v: tensor<256x768xf16>, %m: tensor<12288xi32>) -> tensor<4096x256xf16> {
   %xl = sgpu.lift %x {pattern = #sgpu.nm<6:8>, tile_groups = 16} : tensor<4096x1024xf16> -> tensor<4096x1536xf16>
   %w = sgpu.assemble %v, %m : tensor<256x768xf16>, tensor<12288xi32> -> !sgpu.compressed<256x1536xf16, #sgpu.nm<2:4>>

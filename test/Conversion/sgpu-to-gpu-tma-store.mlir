@@ -27,20 +27,20 @@
 // CHECK: %[[TY:.*]] = sgpu.tensor_map %[[Y]] box [64, 64] swizzle 128 : memref<300x200xf16> -> !llvm.ptr
 // CHECK: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0 {{.*}} args(%{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %{{.*}} : !llvm.ptr, %[[TY]] : !llvm.ptr, %{{.*}} : memref<200xf16>)
 // CHECK: gpu.func @sgpu_spmm_0(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: memref<200xf16>) kernel attributes {{{.*}}sgpu.tensor_map_args = array<i64: 0, 1, 2, 3>}
-// CHECK: nvvm.prefetch tensormap
-// CHECK: nvvm.setmaxregister {{ *}}increase 232
+// CHECK: "prefetch.tensormap [$0];"
+// CHECK: "setmaxnreg.inc.sync.aligned.u32 232;"
 // CHECK: memref.load %{{.*}} : memref<200xf16>
 // CHECK: arith.maximumf
-// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: "cp.async.bulk.wait_group.read 0;"
 // CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
-// CHECK-COUNT-4: nvvm.stmatrix
-// CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK-COUNT-4: "stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [$0], {$1, $2, $3, $4};"
+// CHECK-NEXT: "fence.proxy.async.shared::cta;"
 // CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
-// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta
-// CHECK-NEXT: nvvm.cp.async.bulk.commit.group
-// CHECK-NOT: nvvm.cp.async.bulk.tensor.global
+// CHECK: "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];"
+// CHECK-NEXT: "cp.async.bulk.commit_group;"
+// CHECK-NOT: "cp.async.bulk.tensor.2d.global
 // The last store has read the staging box before the block exits.
-// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: "cp.async.bulk.wait_group.read 0;"
 // CHECK-NOT: vector.store
 // CHECK: gpu.return
 // REGS-LABEL: func.func @tails
@@ -67,18 +67,16 @@ func.func @tails(%x: tensor<300x64xf16>, %v: tensor<208x32xf16>, %m: tensor<416x
 // further stmatrix is 16 token rows (2048 bytes) on.
 // CHECK: arith.xori %{{.*}}, %{{.*}} : index
 // CHECK: nvvm.barrier id = %{{.*}} number_of_threads = %c128_i32
-// CHECK: nvvm.stmatrix {{.*}}layout = #nvvm.mma_layout<col>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>
+// CHECK: stmatrix.sync.aligned.m8n8.x4.trans
 // CHECK: %[[A1:.*]] = arith.addi %[[ROWADDR:.*]], %c2048_i32 : i32
-// CHECK: %[[P1:.*]] = llvm.inttoptr %[[A1]] : i32 to !llvm.ptr<3>
-// CHECK: nvvm.stmatrix %[[P1]],
+// CHECK: stmatrix.sync.aligned.m8n8.x4.trans{{.*}} %[[A1]],
 // CHECK: %[[A7:.*]] = arith.addi %[[ROWADDR]], %c14336_i32 : i32
-// CHECK: %[[P7:.*]] = llvm.inttoptr %[[A7]] : i32 to !llvm.ptr<3>
-// CHECK: nvvm.stmatrix %[[P7]],
+// CHECK: stmatrix.sync.aligned.m8n8.x4.trans{{.*}} %[[A7]],
 // CHECK-NOT: stmatrix
-// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta
-// CHECK-COUNT-8: nvvm.stmatrix
-// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta
+// CHECK: "fence.proxy.async.shared::cta;"
+// CHECK: "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];"
+// CHECK-COUNT-8: stmatrix.sync.aligned.m8n8.x4.trans
+// CHECK: "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];"
 // CHECK-NOT: stmatrix
 // REGS-LABEL: func.func @two_boxes
 // REGS: arith.constant 169024 : i32
@@ -136,8 +134,8 @@ func.func @split_k(%x: tensor<40x2056xf16>, %v: tensor<256x1040xf16>, %m: tensor
 // CHECK: sgpu.tensor_map %{{.*}} box [64, 64] swizzle 128 : memref<512x4096xf16> -> !llvm.ptr
 // CHECK: arith.constant 222336 : i32
 // CHECK: gpu.func @sgpu_spmm_0
-// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.global.shared.cta
-// CHECK-NOT: nvvm.cp.async.bulk.tensor.global
+// CHECK-COUNT-2: "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];"
+// CHECK-NOT: "cp.async.bulk.tensor.2d.global
 // REGS-LABEL: func.func @halved_boxes
 // REGS: arith.constant 205952 : i32
 func.func @halved_boxes(%x: tensor<512x14336xf16>, %v: tensor<4096x7168xf16>, %m: tensor<1835008xi32>) -> tensor<512x4096xf16> {

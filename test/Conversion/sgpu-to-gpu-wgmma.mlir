@@ -28,27 +28,27 @@
 // CHECK: gpu.dynamic_shared_memory
 // Thread 0 initializes the stage's full (1 arrival) and empty (8 consumer
 // warps) barriers.
-// CHECK: nvvm.mbarrier.init
-// CHECK: nvvm.mbarrier.init
+// CHECK: "mbarrier.init.shared::cta.b64 [$0], $1;"
+// CHECK: "mbarrier.init.shared::cta.b64 [$0], $1;"
 // CHECK-NOT: mbarrier.init
-// CHECK: nvvm.fence.mbarrier.init
+// CHECK: "fence.mbarrier_init.release.cluster;"
 // CHECK: gpu.barrier
 // The producer warpgroup. It walks the block's output tiles (here the
 // grid has one block per tile, fixed: 2 tiles, 2 blocks), each in the
 // grouped order: 8 token blocks per group, feature blocks fastest.
-// CHECK: nvvm.setmaxregister {{ *}}decrease 40
-// CHECK-COUNT-3: nvvm.prefetch tensormap
+// CHECK: "setmaxnreg.dec.sync.aligned.u32 40;"
+// CHECK-COUNT-3: "prefetch.tensormap [$0];"
 // CHECK: scf.for %[[TILE:.*]] = %[[BID]] to %c2{{.*}} step %c2
 // CHECK: arith.remui %[[TILE]]
 // CHECK: arith.minui
 // CHECK: scf.for
 // CHECK: mbarrier.try_wait.parity.shared::cta.b64
-// CHECK: nvvm.mbarrier.arrive.expect_tx
-// CHECK-COUNT-3: nvvm.cp.async.bulk.tensor.shared.cluster.global {{.*}} box[{{.*}}] : !llvm.ptr<7>, !llvm.ptr
+// CHECK: "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;"
+// CHECK-COUNT-3: "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3}], [$4];", "r,l,r,r,r,~{memory}"
 // The consumer warpgroups: one group in flight; the k-loop runs tiles in
 // pairs (none here: one tile), then the odd last tile; each tile's wait
 // takes the in-flight group's metadata words (r, r) to keep them allocated.
-// CHECK: nvvm.setmaxregister {{ *}}increase 232
+// CHECK: "setmaxnreg.inc.sync.aligned.u32 232;"
 // CHECK: scf.for %{{.*}} = %{{.*}} to %c0{{.*}} step
 // CHECK: scf.yield
 // CHECK: mbarrier.try_wait.parity.shared::cta.b64
@@ -57,10 +57,10 @@
 // CHECK: "wgmma.fence.sync.aligned;"
 // CHECK: "wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.f16.f16 {$0, {{.*}}, $31}, $32, $33, $34, 0, 1, 1, 1, 0, 0;"
 // CHECK: "wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.f16.f16
-// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: "wgmma.commit_group.sync.aligned;"
 // CHECK: "wgmma.wait_group.sync.aligned 1;", "=f,{{.*}},=f,r,r,0,1,{{.*}},31,~{memory}"
 // CHECK: scf.if
-// CHECK: nvvm.mbarrier.arrive %{{.*}} : !llvm.ptr<3>
+// CHECK: "mbarrier.arrive.shared::cta.b64 _, [$0];"
 // CHECK: "wgmma.wait_group.sync.aligned 0;", "=f,{{.*}},=f,r,r,0,1,{{.*}},31,~{memory}"
 // The epilogue gathers adjacent features (shuffles), then stores them in
 // pairs, masking the token and feature tails.
@@ -235,15 +235,15 @@ func.func @lifted_tma(%x: tensor<70x40xf16>, %v: tensor<32x32xf16>, %e: tensor<6
 // CHECK: memref.load %{{.*}} : memref<8x37xf16>
 // CHECK: vector.from_elements
 // CHECK: vector.store %{{.*}} {alignment = 16 : i64} : memref<4096xf16, #gpu.address_space<workgroup>>, vector<8xf16>
-// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: "fence.proxy.async.shared::cta;"
 // CHECK: gpu.barrier
 // CHECK: scf.for
 // CHECK: "wgmma.fence.sync.aligned;"
 // CHECK: "wgmma.mma_async.sp.sync.aligned.m64n64k32.f32.f16.f16
-// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: "wgmma.commit_group.sync.aligned;"
 // CHECK: "wgmma.wait_group.sync.aligned 0;"
 // CHECK: vector.store
-// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: "fence.proxy.async.shared::cta;"
 // CHECK: gpu.barrier
 // CHECK: scf.yield
 // CHECK-NOT: cp.async

@@ -23,8 +23,8 @@
 // TMA: gpu.func @sgpu_twell_up_0
 // TMA-SAME: sgpu.tensor_map_args = array<i64: 0, 1>
 // TMA-NOT: cp.async
-// TMA: nvvm.cp.async.bulk.tensor.shared.cluster.global
-// TMA-NOT: nvvm.cp.async.shared.global
+// TMA: cp.async.bulk.tensor.2d
+// TMA-NOT: cp.async.cg
 // TMA: gpu.func @sgpu_twell_down_0
 
 // BAD: unknown twell-consumer 'gpu'; expected auto, cuda-cores or tensor-cores
@@ -73,14 +73,14 @@
 //   before the wgmmas, K-major B.
 // CHECK: gpu.func @sgpu_twell_up_0(%{{.*}}: !llvm.ptr, %{{.*}}: memref<600x200xbf16>, %{{.*}}: memref<4x768xi32>, %{{.*}}: memref<4xi32>, %{{.*}}: memref<256x768xbf16>, %{{.*}}: memref<256x768xbf16>)
 // CHECK-SAME: sgpu.tensor_map_args = array<i64: 0>
-// CHECK: nvvm.mbarrier.init %{{.*}}, %c129_i32
-// CHECK-COUNT-16: nvvm.cp.async.shared.global {{.*}}, 16, cache = cg
-// CHECK: nvvm.cp.async.mbarrier.arrive {{.*}} {noinc = true}
-// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// CHECK: mbarrier.init.shared::cta.b64 [$0], $1;", "r,r,~{memory}" %{{.*}}, %c129_i32
+// CHECK-COUNT-16: cp.async.cg.shared.global [$0], [$1], 16, $2;
+// CHECK: cp.async.mbarrier.arrive.noinc.shared::cta.b64 [$0];
+// CHECK: fence.proxy.async.shared::cta;
 // CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, 1, 1, 1, 0, 0;
 //   The down GEMM: MN-major B.
 // CHECK: gpu.func @sgpu_twell_down_0
-// CHECK-COUNT-16: nvvm.cp.async.shared.global {{.*}}, 16, cache = cg
+// CHECK-COUNT-16: cp.async.cg.shared.global [$0], [$1], 16, $2;
 // CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, 1, 1, 1, 0, 1;
 // AUTO-LABEL: func.func @gated
 // AUTO: sgpu_twell_pack_0
