@@ -2,7 +2,7 @@
 //
 // A sparseopt_comm is one rank's NCCL communicator and the stream its
 // collectives run on. Programs with allreduce lines enqueue on that stream
-// (Program.cpp) and every wait on it goes through awaitComm(), which polls
+// (ProgramRun.cpp) and every wait on it goes through awaitComm(), which polls
 // NCCL against a deadline: a dead peer is an error, never a hang.
 //
 //===----------------------------------------------------------------------===//

@@ -119,7 +119,7 @@ Status createGemmResources(const char *api, const Manifest &m,
 
 /// Enqueues gemm `index` of `m` on `stream` over the buffers at `address`
 /// (parallel to m.buffers). It writes the bias pointer into the plan's
-/// descriptor, so runs of one program must not overlap (Program.cpp
+/// descriptor, so runs of one program must not overlap (ProgramRun.cpp
 /// serializes them). Errors: INVALID_ARGUMENT (an operand address that is
 /// not kGemmOperandAlignment-aligned), OUT_OF_MEMORY, CUDA; the caller adds
 /// the step and its line to the message.

@@ -112,7 +112,8 @@ unsigned persistentGridX(const PersistentGrid &persistent,
 struct LaunchDecl {
   std::string kernel;
   /// The grid; a persistent grid's x is its most blocks (units * cluster)
-  /// until the program loads (Program.cpp resolves it on the device).
+  /// until the program loads (ProgramResources.cpp resolves it on the
+  /// device).
   unsigned grid[3] = {1, 1, 1};
   PersistentGrid persistent;
   unsigned block[3] = {1, 1, 1};

@@ -3,7 +3,8 @@
 // The names and one-line forms of a program's declarations (buffers' roles,
 // element types, gemm, allreduce and check lines as parsed) that messages
 // and the program queries print, and the load-time size of a persistent
-// grid (persistentGridX); Manifest.cpp parses and checks them.
+// grid (persistentGridX); the parser (ManifestParser.h) reads and checks
+// them.
 //
 //===----------------------------------------------------------------------===//
 

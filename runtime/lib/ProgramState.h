@@ -2,8 +2,9 @@
 //
 // The state behind a sparseopt_program handle and the internal functions
 // the files that implement it share: Program.cpp (parse, load, queries,
-// runs) and ProgramBind.cpp (binding params, the prepare stage, shared
-// prepared buffers).
+// destroy), ProgramResources.cpp (the GPU resources a load creates),
+// ProgramRun.cpp (runs, the steps of a stage) and ProgramBind.cpp (binding
+// params, the prepare stage, shared prepared buffers).
 //
 //===----------------------------------------------------------------------===//
 #ifndef SPARSEOPT_RUNTIME_PROGRAMSTATE_H
@@ -92,6 +93,14 @@ namespace sparseopt {
 /// was only parsed: load it with sparseopt_program_load <purpose>".
 Status requireLoaded(const char *api, const sparseopt_program_s &p,
                      const char *purpose);
+
+/// Creates the GPU resources of a parsed program (ProgramResources.cpp);
+/// on failure the caller releases what was created.
+Status acquireResources(const char *api, sparseopt_program_s &p);
+
+/// Frees whatever GPU resources `p` holds. Returns the first failure but
+/// keeps releasing the rest.
+Status releaseResources(const char *api, sparseopt_program_s &p);
 
 /// Allocates (and for constants, uploads) buffer `index` of the program.
 Status createBuffer(const char *api, sparseopt_program_s &p, size_t index);
