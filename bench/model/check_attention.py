@@ -23,7 +23,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from cli import provenance, write_records  # noqa: E402
 
 TOL = {"bf16": 2e-2, "f16": 5e-3, "f32": 1e-4}
-# name: (B, H, Hkv, Sq, Sk, D, dtype, causal, mask, sgpu.config); the cases
+# name: (B, H, Hkv, Sq, Sk, D, dtype, causal, mask, #sgpu.attention_config
+# parameters); the cases
 # in TIMED are also timed against torch's SDPA backends.
 CASES = {
     "llama8b_prefill": (1, 32, 8, 2048, 2048, 128, "bf16", True, False, {}),
@@ -38,7 +39,7 @@ CASES = {
     "small_d16_w8": (1, 2, 1, 40, 40, 16, "bf16", True, False, {"warps": 8}),
     "cuda_cores_f32": (1, 4, 2, 64, 64, 64, "f32", True, False, {}),
     "cuda_cores_mask": (1, 2, 2, 32, 48, 64, "bf16", False, True, {}),
-    "cuda_cores_forced": (1, 4, 4, 128, 128, 128, "bf16", True, False, {"kernel": "cuda-cores"}),
+    "cuda_cores_forced": (1, 4, 4, 128, 128, 128, "bf16", True, False, {"kernel": "cuda_cores"}),
 }
 TIMED = ("llama8b_prefill", "llama8b_prefill_w8", "llama8b_prefill_w2", "llama8b_full",
          "llama8b_prefill_mb3", "llama8b_full_mb3", "cuda_cores_forced")
@@ -52,9 +53,8 @@ def mlir_for(case):
     if causal:
         attrs.insert(0, "causal")
     if config:
-        attrs.append("sgpu.config = {%s}" % ", ".join(
-            '%s = "%s"' % (k, v) if isinstance(v, str) else "%s = %d : i64" % (k, v)
-            for k, v in config.items()))
+        attrs.append("sgpu.config = #sgpu.attention_config<%s>" % ", ".join(
+            "%s = %s" % (k, v) for k, v in config.items()))
     args = "%%q: %s, %%k: %s, %%v: %s" % (q, kv, kv)
     m = ""
     if mask:

@@ -76,7 +76,7 @@ def decode_table(records):
 
 
 def decode_forms_table(records):
-    """The decode kernel's forms (sgpu.config lanes_per_key / unroll) timed
+    """The decode kernel's forms (#sgpu.attention_config lanes_per_key / unroll) timed
     in one run: the model's decode step and its attention kernels."""
     rows = ["| lanes per key | unroll | batch | ours tok/s | attention µs per step | torch SDPA µs "
             "| commit |", "|---|---|---|---|---|---|---|"]

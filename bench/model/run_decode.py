@@ -89,12 +89,13 @@ def _attention_config(text):
 
 
 def _compile_with_attention_config(out, manifest, config, options):
-    """Compiles the exported decode programs with `config` as the sgpu.config
-    of their cache attention (the split-KV decode kernel's knobs), the
+    """Compiles the exported decode programs with `config` as the
+    #sgpu.attention_config of their cache attention (the split-KV decode kernel's knobs), the
     prefill program as exported; marks them compiled in decoder.json."""
     from sparse_opt import decoder
     from sparse_opt.compiler import Compiler
-    attr = "sgpu.config = {%s}" % ", ".join("%s = %d : i64" % kv for kv in config.items())
+    attr = "sgpu.config = #sgpu.attention_config<%s>" % ", ".join(
+        "%s = %d" % kv for kv in config.items())
     out = pathlib.Path(out)
     with Compiler() as c:
         for name, program in manifest["programs"].items():
@@ -350,7 +351,8 @@ def main():
     p.add_argument("--decode-batches", default="1,8")
     p.add_argument("--chip", default="sm_90a")
     p.add_argument("--attention-config", default="",
-                   help="sgpu.config of the decode programs' cache attention, e.g. lanes_per_key=16,unroll=2")
+                   help="#sgpu.attention_config of the decode programs' cache attention, "
+                        "e.g. lanes_per_key=16,unroll=2")
     p.add_argument("--out", required=True)
     for name in ("check", "time"):
         p = sub.add_parser(name)

@@ -8,27 +8,26 @@
 //  1. sgpu_attention_split: one block of kWarps warps per (sequence b,
 //     key/value head, split s). Sequence b sees the keys 0..p (p =
 //     positions[b, 0]); split s takes the s-th of `splits` equal ranges of
-//     them. A key row is read by a group of L lanes (sgpu.config
+//     them. A key row is read by a group of L lanes (#sgpu.attention_config
 //     `lanes_per_key`; default the fewest lanes that hold a row in 16-byte
 //     vectors: 16 for bf16 D = 128), each holding V = D / L
 //     consecutive columns in one vector load, so a warp reads 32 / L keys
 //     at a time and reduces each dot product in log2(L) shuffles; with
-//     sgpu.config `unroll` = 2 (the default) a group walks its keys two at
-//     a time (the loads of both in flight together). The key loop is uniform over each warp
-//     (a group's key past the range is masked, not skipped): the shuffles
-//     are warp-wide, and lanes that left the loop early would never reach
-//     them. Every query head of the group (GQA: H/Hkv
-//     heads share the key/value head) is computed from the same loads. Each
-//     lane group keeps the online softmax of flash attention per head
-//     (running max m, sum l, accumulator acc); the groups then merge
-//     through shared memory into one (m, l, acc) per head and split,
-//     written to f32 scratch buffers.
+//     `unroll` = 2 (the default) a group walks its keys two at
+//     a time (the loads of both in flight together). The key loop is uniform
+//     over each warp (a group's key past the range is masked, not skipped): the
+//     shuffles are warp-wide, and lanes that left the loop early would never
+//     reach them. Every query head of the group (GQA: H/Hkv heads share the
+//     key/value head) is computed from the same loads. Each lane group keeps
+//     the online softmax of flash attention per head (running max m, sum l,
+//     accumulator acc); the groups then merge through shared memory into one
+//     (m, l, acc) per head and split, written to f32 scratch buffers.
 //  2. sgpu_attention_combine: one thread per output element (b, h, c)
 //     merges the splits: M = max m_s, L = sum l_s e^(m_s - M),
 //     out = sum acc_s[c] e^(m_s - M) / L, or 0 when no key is visible
 //     (padding, p < 0).
 //
-// `splits` (sgpu.config `splits`, else chosen here) makes about
+// `splits` (#sgpu.attention_config `splits`, else chosen here) makes about
 // kBlocksPerSM blocks per multiprocessor of the device: enough resident
 // warps to keep the cache reads in flight.
 //
@@ -77,7 +76,7 @@ bool mergeFits(int64_t lanes, int64_t group, int64_t d) {
 }
 
 /// The lanes per key row for head size `d` of `et` with `group` query heads
-/// per key/value head: sgpu.config `lanes_per_key` when given, else the
+/// per key/value head: `lanes_per_key` when given, else the
 /// fewest lanes whose columns fit one 16-byte vector and whose partial
 /// states fit the merge (the widest loads and the fewest shuffles: with
 /// bf16 and D = 128, 16 lanes, measured faster than a whole warp per key at
@@ -90,7 +89,7 @@ int64_t lanesPerKey(AttentionOp op, int64_t d, Type et, int64_t group) {
     return l >= 1 && l <= kLanes && (l & (l - 1)) == 0 && d % l == 0 &&
            (d / l) * bytes <= 16;
   };
-  if (int64_t wanted = configInt(op, "lanes_per_key", 0))
+  if (int64_t wanted = attentionConfig(op).getLanesPerKey())
     return fits(wanted) ? wanted : 0;
   int64_t widest = 0;
   for (int64_t l = 1; l <= kLanes; l *= 2) {
@@ -122,12 +121,16 @@ DecodeShape shapeOf(AttentionOp op, int64_t numSMs) {
       std::max<int64_t>(1, lanesPerKey(op, s.d, qt.getElementType(), s.group));
   s.v = s.d / s.lanes;
   s.keys = kLanes / s.lanes;
-  s.unroll = configInt(op, "unroll", kDefaultUnroll);
+  s.unroll = attentionConfig(op).getUnroll();
+  if (!s.unroll)
+    s.unroll = kDefaultUnroll;
   int64_t rows = s.batch * s.kvHeads;
   int64_t splits = (kBlocksPerSM * numSMs + rows - 1) / rows;
   // At least a few keys per warp at full capacity.
   splits = std::max<int64_t>(1, std::min(splits, s.capacity / (4 * kWarps)));
-  s.splits = configInt(op, "splits", splits);
+  s.splits = attentionConfig(op).getSplits();
+  if (!s.splits)
+    s.splits = splits;
   return s;
 }
 
@@ -385,29 +388,23 @@ std::string mlir::sgpu::whyNoAttentionDecode(AttentionOp op) {
   int64_t lanes = lanesPerKey(op, d, qt.getElementType(), group);
   if (d != dv || !lanes)
     return "head sizes must be equal and split over a power of two of lanes "
-           "(sgpu.config lanes_per_key, at most 32) with at most 16 bytes "
+           "(lanes_per_key, at most 32) with at most 16 bytes "
            "each (got " +
            std::to_string(d) + " and " + std::to_string(dv) +
-           (configInt(op, "lanes_per_key", 0)
+           (attentionConfig(op).getLanesPerKey()
                 ? ", lanes_per_key " +
-                      std::to_string(configInt(op, "lanes_per_key", 0))
+                      std::to_string(attentionConfig(op).getLanesPerKey())
                 : std::string()) +
            ")";
   int64_t v = d / lanes;
-  int64_t unroll = configInt(op, "unroll", kDefaultUnroll);
-  if (unroll != 1 && unroll != 2)
-    return "sgpu.config unroll must be 1 or 2, got " + std::to_string(unroll);
   if (group * (2 + v) > kMaxCarried)
     return std::to_string(group) +
            " query heads per key/value head keep too many running values";
   // The groups' states in shared memory (static: at most 48 KiB).
   if (!mergeFits(lanes, group, d))
     return "the merge of " + std::to_string(kWarps * (kLanes / lanes)) +
-           " partial states of " +
-           std::to_string(group) + " heads exceeds 48 KiB of shared memory";
-  int64_t splits = configInt(op, "splits", 1);
-  if (splits < 1 || splits > 1024)
-    return "sgpu.config splits must be 1..1024, got " + std::to_string(splits);
+           " partial states of " + std::to_string(group) +
+           " heads exceeds 48 KiB of shared memory";
   return "";
 }
 

@@ -27,9 +27,9 @@ namespace mlir {
 namespace sgpu {
 
 /// The tensor-core kernel's shape: a block of attentionMmaWarps(op) warps
-/// (sgpu.config `warps`: 2, 4 or 8; default 4) owns 16 query rows per warp
-/// of one (batch, head) and walks the keys in tiles of kMmaKeyTile, double
-/// buffered in dynamic shared memory.
+/// (#sgpu.attention_config `warps`: 2, 4 or 8; default 4) owns 16 query rows
+/// per warp of one (batch, head) and walks the keys in tiles of kMmaKeyTile,
+/// double buffered in dynamic shared memory.
 inline constexpr int64_t kMmaKeyTile = 64;
 
 /// Why the tensor-core kernel cannot run `op` (empty when it can).

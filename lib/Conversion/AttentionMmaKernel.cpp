@@ -516,14 +516,11 @@ std::string mlir::sgpu::whyNoAttentionMma(AttentionOp op) {
   if (d != dv || d % 16 != 0 || d > 128)
     return "head sizes must be equal multiples of 16 up to 128 (got " +
            std::to_string(d) + " and " + std::to_string(dv) + ")";
-  int64_t warps = attentionMmaWarps(op);
-  if (warps != 2 && warps != 4 && warps != 8)
-    return "sgpu.config warps must be 2, 4 or 8, got " + std::to_string(warps);
   return "";
 }
 
 int64_t mlir::sgpu::attentionMmaWarps(AttentionOp op) {
-  return configInt(op, "warps", 4);
+  return attentionConfig(op).getWarps();
 }
 
 int64_t mlir::sgpu::attentionMmaBlocks(AttentionOp op) {

@@ -2,11 +2,12 @@
 //
 // A first, correct kernel for every sgpu.attention the verifier accepts
 // (any dtype, GQA, causal, i1 or float masks broadcast over B x H x Sq x
-// Sk, per-query positions over a KV cache), with head sizes up to 256. Mapping: one warp per query row (batch
-// b, head h, position i), `rows_per_block` warps per block (sgpu.config,
-// default 4). Lane l holds q[c] and the f32 accumulator for the columns
-// c = l + 32a. The warp walks the keys j visible to the row once, with the
-// online softmax of flash attention:
+// Sk, per-query positions over a KV cache), with head sizes up to 256. Mapping:
+// one warp per query row (batch b, head h, position i), `rows_per_block` warps
+// per block
+// (#sgpu.attention_config, default 4). Lane l holds q[c] and the f32
+// accumulator for the columns c = l + 32a. The warp walks the keys j visible to
+// the row once, with the online softmax of flash attention:
 //
 //   s    = scale * sum_c q[c] k[j, c]        (one butterfly sum per key)
 //   m'   = max(m, s);  corr = e^(m - m');  p = e^(s - m')
@@ -19,9 +20,9 @@
 // This kernel runs on CUDA cores and reads K and V once per query row
 // (from L2 for all but the first row of a block): it is the correctness
 // baseline, taken for what the tensor-core kernel (AttentionMmaKernel.cpp)
-// does not cover: f32, explicit masks, other head sizes. sgpu.config
-// `kernel` = "cuda-cores" | "tensor-cores" | "auto" (the default: tensor
-// cores wherever they apply) overrides the choice.
+// does not cover: f32, explicit masks, other head sizes.
+// #sgpu.attention_config `kernel` = cuda_cores | tensor_cores | auto (the
+// default: tensor cores wherever they apply) overrides the choice.
 //
 //===----------------------------------------------------------------------===//
 
@@ -173,19 +174,18 @@ struct AttentionKernelBuilder : FloatMath {
   }
 };
 
-/// The kernel for `op`: sgpu.config `kernel` = "tensor-cores" or
-/// "cuda-cores", else (absent or "auto") tensor cores wherever they apply.
+/// The kernel for `op`: #sgpu.attention_config `kernel` = tensor_cores or
+/// cuda_cores, else (absent or auto) tensor cores wherever they apply.
 bool useTensorCores(AttentionOp op) {
-  StringRef kernel = configString(op, "kernel", "auto");
-  if (kernel == "cuda-cores")
+  if (attentionConfig(op).getKernel() == AttentionKernelKind::cuda_cores)
     return false;
   return whyNoAttentionMma(op).empty();
 }
 
 /// Whether the split-KV decode kernels run `op`: wherever they apply,
-/// unless sgpu.config `kernel` asks for "cuda-cores".
+/// unless #sgpu.attention_config `kernel` asks for cuda_cores.
 bool useDecodeKernels(AttentionOp op) {
-  return configString(op, "kernel", "auto") != "cuda-cores" &&
+  return attentionConfig(op).getKernel() != AttentionKernelKind::cuda_cores &&
          whyNoAttentionDecode(op).empty();
 }
 
@@ -204,8 +204,9 @@ struct AttentionToGPU : OpConversionPattern<AttentionOp> {
     auto rt = op.getResult().getType();
     // Over a KV cache (decode) a row walks up to the whole cache: one row
     // per block spreads the rows over the most multiprocessors.
-    int64_t warps =
-        configInt(op, "rows_per_block", op.getPositions() ? 1 : 4);
+    int64_t warps = attentionConfig(op).getRowsPerBlock();
+    if (!warps)
+      warps = op.getPositions() ? 1 : 4;
     int64_t rows = rt.getDimSize(0) * rt.getDimSize(1) * rt.getDimSize(2);
     bool tensorCores = useTensorCores(op);
     Value out = memref::AllocOp::create(rewriter, loc, memrefTypeOf(rt));
@@ -231,9 +232,9 @@ struct AttentionToGPU : OpConversionPattern<AttentionOp> {
       auto func = createKernel(kb, loc, sink.symbols,
                                sink.name("sgpu_attention_mma"), argTypes, {},
                                threads);
-      // sgpu.config `min_blocks_per_sm`: ptxas caps the registers so that
-      // many blocks fit on a multiprocessor (nvvm.minctasm).
-      if (int64_t minBlocks = configInt(op, "min_blocks_per_sm", 0))
+      // `min_blocks_per_sm`: ptxas caps the registers so that many blocks
+      // fit on a multiprocessor (nvvm.minctasm).
+      if (int64_t minBlocks = attentionConfig(op).getMinBlocksPerSm())
         func->setAttr("nvvm.minctasm", kb.getI32IntegerAttr(minBlocks));
       buildAttentionMmaKernel(kb, loc, op, func);
       finishKernel(kb, loc, func);
@@ -281,42 +282,20 @@ std::string mlir::sgpu::whyNoAttentionKernel(AttentionOp op) {
            "most " +
            std::to_string(kMaxHeadSize) + " per head (got " +
            std::to_string(d) + " and " + std::to_string(dv) + ")";
-  int64_t warps = configInt(op, "rows_per_block", 4);
-  if (warps < 1 || warps > 32)
-    return "sgpu.config rows_per_block must be 1..32, got " +
-           std::to_string(warps);
-  StringRef kernel = configString(op, "kernel", "auto");
-  if (kernel != "auto" && kernel != "cuda-cores" && kernel != "tensor-cores")
-    return "sgpu.config kernel must be auto, cuda-cores or tensor-cores, "
-           "got '" +
-           kernel.str() + "'";
-  int64_t mmaWarps = attentionMmaWarps(op);
-  if (mmaWarps != 2 && mmaWarps != 4 && mmaWarps != 8)
-    return "sgpu.config warps must be 2, 4 or 8, got " +
-           std::to_string(mmaWarps);
-  int64_t minBlocks = configInt(op, "min_blocks_per_sm", 0);
-  if (minBlocks < 0 || minBlocks > 32)
-    return "sgpu.config min_blocks_per_sm must be 0 (no bound) to 32, got " +
-           std::to_string(minBlocks);
-  int64_t splits = configInt(op, "splits", 1);
-  if (splits < 1 || splits > 1024)
-    return "sgpu.config splits must be 1..1024, got " + std::to_string(splits);
-  int64_t unroll = configInt(op, "unroll", 1);
-  if (unroll != 1 && unroll != 2)
-    return "sgpu.config unroll must be 1 or 2, got " + std::to_string(unroll);
+  // The configuration's ranges are its attribute's verifier's; what is
+  // left is whether the kernels it names can run `op`.
+  AttentionConfigAttr config = attentionConfig(op);
   // An explicit choice of the decode kernel's that it cannot take is an
   // error, not a silent fallback.
-  if (int64_t lanes = configInt(op, "lanes_per_key", 0)) {
-    if (lanes < 1 || lanes > 32 || (lanes & (lanes - 1)))
-      return "sgpu.config lanes_per_key must be a power of two up to 32, got " +
-             std::to_string(lanes);
+  if (config.getLanesPerKey() || config.getSplits() || config.getUnroll()) {
     std::string why = whyNoAttentionDecode(op);
     if (!why.empty())
-      return "sgpu.config lanes_per_key applies to the decode kernel, which "
-             "does not take it: " +
+      return "lanes_per_key, splits and unroll configure the decode kernel, "
+             "which does not take it: " +
              why;
   }
-  if (kernel == "tensor-cores" && !whyNoAttentionMma(op).empty())
+  if (config.getKernel() == AttentionKernelKind::tensor_cores &&
+      !whyNoAttentionMma(op).empty())
     return "the tensor-core kernel does not take it: " + whyNoAttentionMma(op);
   return "";
 }

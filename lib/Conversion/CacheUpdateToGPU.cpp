@@ -36,7 +36,7 @@ struct CacheUpdateToGPU : OpConversionPattern<CacheUpdateOp> {
     int64_t heads = ut.getDimSize(1), s = ut.getDimSize(2),
             d = ut.getDimSize(3), capacity = ct.getDimSize(2);
     int64_t elems = ut.getNumElements();
-    int64_t threads = configInt(op, "threads", kThreads);
+    int64_t threads = launchThreads(op, kThreads);
     if (elems != 0) {
       OpBuilder kb = sink.builder();
       IndexMath im{kb, loc};

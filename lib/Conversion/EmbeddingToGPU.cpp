@@ -32,7 +32,7 @@ struct EmbeddingToGPU : OpConversionPattern<EmbeddingOp> {
     int64_t d = rt.getShape().back();
     int64_t tokens = op.getIds().getType().getNumElements();
     int64_t elems = tokens * d;
-    int64_t threads = configInt(op, "threads", kThreads);
+    int64_t threads = launchThreads(op, kThreads);
 
     Value out = memref::AllocOp::create(rewriter, loc, memrefTypeOf(rt));
     if (elems != 0) {

@@ -10,21 +10,19 @@
 using namespace mlir;
 using namespace mlir::sgpu;
 
-int64_t mlir::sgpu::configInt(Operation *op, StringRef key, int64_t fallback) {
-  auto config = op->getAttrOfType<DictionaryAttr>("sgpu.config");
-  if (!config)
-    return fallback;
-  auto value = config.getAs<IntegerAttr>(key);
-  return value ? value.getInt() : fallback;
+AttentionConfigAttr mlir::sgpu::attentionConfig(AttentionOp op) {
+  if (auto config =
+          op->getAttrOfType<AttentionConfigAttr>(SGPUDialect::kConfigAttr))
+    return config;
+  return AttentionConfigAttr::get(op.getContext(), AttentionKernelKind::chosen,
+                                  /*rows_per_block=*/0, /*warps=*/4,
+                                  /*min_blocks_per_sm=*/0, /*splits=*/0,
+                                  /*unroll=*/0, /*lanes_per_key=*/0);
 }
 
-StringRef mlir::sgpu::configString(Operation *op, StringRef key,
-                                  StringRef fallback) {
-  auto config = op->getAttrOfType<DictionaryAttr>("sgpu.config");
-  if (!config)
-    return fallback;
-  auto value = config.getAs<StringAttr>(key);
-  return value ? value.getValue() : fallback;
+int64_t mlir::sgpu::launchThreads(Operation *op, int64_t fallback) {
+  auto config = op->getAttrOfType<LaunchConfigAttr>(SGPUDialect::kConfigAttr);
+  return config ? config.getThreads() : fallback;
 }
 
 LogicalResult mlir::sgpu::convertModelOpsToGPU(ModuleOp module,

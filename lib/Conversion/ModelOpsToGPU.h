@@ -1,12 +1,14 @@
-//===- ModelOpsToGPU.h - conversion patterns for model-block ops -*- C++ -*-===//
+//===- ModelOpsToGPU.h - conversion patterns for model-block ops -*- C++
+//-*-===//
 //
 // The GPU lowerings of the ops that whole models add around the GEMMs
-// (sgpu.embedding, sgpu.rope, sgpu.attention, sgpu.cache_update), as OpConversionPatterns run
-// by convert-sgpu-to-gpu with applyPartialConversion. Each pattern writes
-// its kernel into the pass's gpu.module through a KernelSink and replaces
-// the op by a launch on the host plus the tensor of the buffer it writes.
-// Choices a pattern makes (block shape, ...) come from the op's
-// `sgpu.config` dictionary when present, else from the pattern's default.
+// (sgpu.embedding, sgpu.rope, sgpu.attention, sgpu.cache_update), as
+// OpConversionPatterns run by convert-sgpu-to-gpu with applyPartialConversion.
+// Each pattern writes its kernel into the pass's gpu.module through a
+// KernelSink and replaces the op by a launch on the host plus the tensor of the
+// buffer it writes. Choices a pattern makes (block shape, ...) come from the
+// op's typed `sgpu.config` (#sgpu.attention_config, #sgpu.launch_config) when
+// present, else from the pattern's default.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,10 +26,10 @@
 namespace mlir {
 namespace sgpu {
 
-/// An integer choice of `op`'s `sgpu.config` dictionary, or `fallback`.
-int64_t configInt(Operation *op, StringRef key, int64_t fallback);
-/// A string choice of `op`'s `sgpu.config` dictionary, or `fallback`.
-StringRef configString(Operation *op, StringRef key, StringRef fallback);
+/// `op`'s #sgpu.attention_config, or the one with every default.
+AttentionConfigAttr attentionConfig(AttentionOp op);
+/// The threads per block of `op`'s #sgpu.launch_config, or `fallback`.
+int64_t launchThreads(Operation *op, int64_t fallback);
 
 /// Why sgpu.attention `op` has no GPU kernel (empty when it has one).
 std::string whyNoAttentionKernel(AttentionOp op);

@@ -30,7 +30,7 @@ struct RopeToGPU : OpConversionPattern<RopeOp> {
     auto xt = op.getInput().getType();
     auto ct = op.getCos().getType(), st = op.getSin().getType();
     int64_t elems = xt.getNumElements();
-    int64_t threads = configInt(op, "threads", kThreads);
+    int64_t threads = launchThreads(op, kThreads);
     Value out = memref::AllocOp::create(rewriter, loc, memrefTypeOf(xt));
     if (elems != 0) {
       OpBuilder kb = sink.builder();

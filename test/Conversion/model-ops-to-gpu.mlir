@@ -1,6 +1,7 @@
 // The model-block ops become kernels of their own conversion patterns
 // (ModelOpsToGPU.h): embedding gather, RoPE, and attention on tensor cores
-// (f16/bf16, causal or unmasked) or CUDA cores (f32, masks, sgpu.config).
+// (f16/bf16, causal or unmasked) or CUDA cores (f32, masks,
+// #sgpu.attention_config), and the block size of #sgpu.launch_config.
 // RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu | FileCheck %s
 
 // CHECK-LABEL: func.func @embedding
@@ -14,6 +15,17 @@
 // CHECK: arith.select
 func.func @embedding(%t: tensor<128x64xbf16>, %ids: tensor<2x8xi64>) -> tensor<2x8x64xbf16> {
   %e = sgpu.embedding %t, %ids : tensor<128x64xbf16>, tensor<2x8xi64> -> tensor<2x8x64xbf16>
+  return %e : tensor<2x8x64xbf16>
+}
+
+// -----
+
+// #sgpu.launch_config sets the block size: 16 x 64 elements in blocks of
+// 128 threads.
+// CHECK-LABEL: func.func @embedding_threads
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_embedding_0 blocks in (%c8, %{{.*}}, %{{.*}}) threads in (%c128,
+func.func @embedding_threads(%t: tensor<128x64xbf16>, %ids: tensor<2x8xi64>) -> tensor<2x8x64xbf16> {
+  %e = sgpu.embedding %t, %ids {sgpu.config = #sgpu.launch_config<threads = 128>} : tensor<128x64xbf16>, tensor<2x8xi64> -> tensor<2x8x64xbf16>
   return %e : tensor<2x8x64xbf16>
 }
 
@@ -82,7 +94,7 @@ func.func @attention_f32_mask(%q: tensor<1x2x16x32xf32>, %m: tensor<1x1x16x16xi1
 // CHECK: gpu.launch_func @sgpu_kernels::@sgpu_attention_mma_0 blocks in (%c2, %{{.*}}, %{{.*}}) threads in (%c256,
 // CHECK: gpu.func @sgpu_attention_mma_0({{.*}}) kernel attributes {{{.*}}nvvm.minctasm = 2 : i32
 func.func @attention_warps(%q: tensor<1x2x100x32xf16>) -> tensor<1x2x100x32xf16> {
-  %o = sgpu.attention %q, %q, %q {causal, scale = 0.25 : f32, sgpu.config = {warps = 8 : i64, min_blocks_per_sm = 2 : i64}} : tensor<1x2x100x32xf16>, tensor<1x2x100x32xf16>, tensor<1x2x100x32xf16> -> tensor<1x2x100x32xf16>
+  %o = sgpu.attention %q, %q, %q {causal, scale = 0.25 : f32, sgpu.config = #sgpu.attention_config<warps = 8, min_blocks_per_sm = 2>} : tensor<1x2x100x32xf16>, tensor<1x2x100x32xf16>, tensor<1x2x100x32xf16> -> tensor<1x2x100x32xf16>
   return %o : tensor<1x2x100x32xf16>
 }
 
@@ -92,7 +104,7 @@ func.func @attention_warps(%q: tensor<1x2x100x32xf16>) -> tensor<1x2x100x32xf16>
 // CHECK: gpu.launch_func @sgpu_kernels::@sgpu_attention_0 blocks in
 // CHECK-NOT: nvvm.mma.sync
 func.func @attention_config(%q: tensor<1x2x16x32xf16>) -> tensor<1x2x16x32xf16> {
-  %o = sgpu.attention %q, %q, %q {causal, scale = 0.25 : f32, sgpu.config = {kernel = "cuda-cores", rows_per_block = 8 : i64}} : tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16> -> tensor<1x2x16x32xf16>
+  %o = sgpu.attention %q, %q, %q {causal, scale = 0.25 : f32, sgpu.config = #sgpu.attention_config<kernel = cuda_cores, rows_per_block = 8>} : tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16> -> tensor<1x2x16x32xf16>
   return %o : tensor<1x2x16x32xf16>
 }
 
@@ -154,7 +166,7 @@ func.func @decode(%q: tensor<2x8x1x128xbf16>, %k: tensor<2x2x1x128xbf16>, %pos: 
 // CHECK: gpu.barrier
 func.func @decode_warp_per_key(%q: tensor<2x8x1x128xbf16>, %pos: tensor<2x1xi64>,
                                %kc: tensor<4x2x256x128xbf16>) -> tensor<2x8x1x128xbf16> {
-  %o = sgpu.attention %q, %kc, %kc positions(%pos : tensor<2x1xi64>) {causal, scale = 0.125 : f32, sgpu.config = {lanes_per_key = 32, unroll = 1}} : tensor<2x8x1x128xbf16>, tensor<4x2x256x128xbf16>, tensor<4x2x256x128xbf16> -> tensor<2x8x1x128xbf16>
+  %o = sgpu.attention %q, %kc, %kc positions(%pos : tensor<2x1xi64>) {causal, scale = 0.125 : f32, sgpu.config = #sgpu.attention_config<lanes_per_key = 32, unroll = 1>} : tensor<2x8x1x128xbf16>, tensor<4x2x256x128xbf16>, tensor<4x2x256x128xbf16> -> tensor<2x8x1x128xbf16>
   return %o : tensor<2x8x1x128xbf16>
 }
 

@@ -71,41 +71,9 @@ func.func @attention_head_too_large(%q: tensor<1x2x8x264xf32>) -> tensor<1x2x8x2
 
 // -----
 
-func.func @attention_unknown_kernel(%q: tensor<1x2x8x16xf16>) -> tensor<1x2x8x16xf16> {
-  // expected-error @+1 {{'sgpu.attention' has no GPU lowering: sgpu.config kernel must be auto, cuda-cores or tensor-cores, got 'wgmma'}}
-  %y = sgpu.attention %q, %q, %q {scale = 0.25 : f32, sgpu.config = {kernel = "wgmma"}} : tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16> -> tensor<1x2x8x16xf16>
-  return %y : tensor<1x2x8x16xf16>
-}
-
-// -----
-
 func.func @attention_tensor_cores_f32(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
   // expected-error @+1 {{'sgpu.attention' has no GPU lowering: the tensor-core kernel does not take it: tensor cores take f16 or bf16, not 32-bit floats}}
-  %y = sgpu.attention %q, %q, %q {scale = 0.25 : f32, sgpu.config = {kernel = "tensor-cores"}} : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
-  return %y : tensor<1x2x8x16xf32>
-}
-
-// -----
-
-func.func @attention_warps(%q: tensor<1x2x8x16xf16>) -> tensor<1x2x8x16xf16> {
-  // expected-error @+1 {{'sgpu.attention' has no GPU lowering: sgpu.config warps must be 2, 4 or 8, got 3}}
-  %y = sgpu.attention %q, %q, %q {scale = 0.25 : f32, sgpu.config = {warps = 3 : i64}} : tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16> -> tensor<1x2x8x16xf16>
-  return %y : tensor<1x2x8x16xf16>
-}
-
-// -----
-
-func.func @attention_min_blocks(%q: tensor<1x2x8x16xf16>) -> tensor<1x2x8x16xf16> {
-  // expected-error @+1 {{'sgpu.attention' has no GPU lowering: sgpu.config min_blocks_per_sm must be 0 (no bound) to 32, got -1}}
-  %y = sgpu.attention %q, %q, %q {scale = 0.25 : f32, sgpu.config = {min_blocks_per_sm = -1 : i64}} : tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16> -> tensor<1x2x8x16xf16>
-  return %y : tensor<1x2x8x16xf16>
-}
-
-// -----
-
-func.func @attention_rows_per_block(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
-  // expected-error @+1 {{'sgpu.attention' has no GPU lowering: sgpu.config rows_per_block must be 1..32, got 0}}
-  %y = sgpu.attention %q, %q, %q {scale = 0.25 : f32, sgpu.config = {rows_per_block = 0 : i64}} : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  %y = sgpu.attention %q, %q, %q {scale = 0.25 : f32, sgpu.config = #sgpu.attention_config<kernel = tensor_cores>} : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
   return %y : tensor<1x2x8x16xf32>
 }
 
@@ -279,25 +247,9 @@ func.func @index_elements(%x: tensor<4x8xi64>) -> tensor<4x8xi64> {
 
 // -----
 
-func.func @attention_unroll(%q: tensor<1x4x1x64xbf16>, %kc: tensor<1x2x32x64xbf16>, %p: tensor<1x1xi32>) -> tensor<1x4x1x64xbf16> {
-  // expected-error @+1 {{'sgpu.attention' has no GPU lowering: sgpu.config unroll must be 1 or 2, got 3}}
-  %y = sgpu.attention %q, %kc, %kc positions(%p : tensor<1x1xi32>) {causal, scale = 0.125 : f32, sgpu.config = {unroll = 3 : i64}} : tensor<1x4x1x64xbf16>, tensor<1x2x32x64xbf16>, tensor<1x2x32x64xbf16> -> tensor<1x4x1x64xbf16>
-  return %y : tensor<1x4x1x64xbf16>
-}
-
-// -----
-
-func.func @attention_lanes_per_key(%q: tensor<1x4x1x64xbf16>, %kc: tensor<1x2x32x64xbf16>, %p: tensor<1x1xi32>) -> tensor<1x4x1x64xbf16> {
-  // expected-error @+1 {{'sgpu.attention' has no GPU lowering: sgpu.config lanes_per_key must be a power of two up to 32, got 12}}
-  %y = sgpu.attention %q, %kc, %kc positions(%p : tensor<1x1xi32>) {causal, scale = 0.125 : f32, sgpu.config = {lanes_per_key = 12 : i64}} : tensor<1x4x1x64xbf16>, tensor<1x2x32x64xbf16>, tensor<1x2x32x64xbf16> -> tensor<1x4x1x64xbf16>
-  return %y : tensor<1x4x1x64xbf16>
-}
-
-// -----
-
 func.func @attention_lanes_per_key_too_few(%q: tensor<1x4x1x64xbf16>, %kc: tensor<1x2x32x64xbf16>, %p: tensor<1x1xi32>) -> tensor<1x4x1x64xbf16> {
-  // expected-error @+1 {{'sgpu.attention' has no GPU lowering: sgpu.config lanes_per_key applies to the decode kernel, which does not take it: head sizes must be equal and split over a power of two of lanes (sgpu.config lanes_per_key, at most 32) with at most 16 bytes each (got 64 and 64, lanes_per_key 4)}}
-  %y = sgpu.attention %q, %kc, %kc positions(%p : tensor<1x1xi32>) {causal, scale = 0.125 : f32, sgpu.config = {lanes_per_key = 4 : i64}} : tensor<1x4x1x64xbf16>, tensor<1x2x32x64xbf16>, tensor<1x2x32x64xbf16> -> tensor<1x4x1x64xbf16>
+  // expected-error @+1 {{'sgpu.attention' has no GPU lowering: lanes_per_key, splits and unroll configure the decode kernel, which does not take it: head sizes must be equal and split over a power of two of lanes (lanes_per_key, at most 32) with at most 16 bytes each (got 64 and 64, lanes_per_key 4)}}
+  %y = sgpu.attention %q, %kc, %kc positions(%p : tensor<1x1xi32>) {causal, scale = 0.125 : f32, sgpu.config = #sgpu.attention_config<lanes_per_key = 4>} : tensor<1x4x1x64xbf16>, tensor<1x2x32x64xbf16>, tensor<1x2x32x64xbf16> -> tensor<1x4x1x64xbf16>
   return %y : tensor<1x4x1x64xbf16>
 }
 
@@ -309,4 +261,14 @@ func.func @calls(%x: tensor<64xf32>) -> tensor<64xf32> {
   // expected-error @+1 {{calls are not supported: the runtime program is one host function; inline @helper (the inline pass) before compiling}}
   %y = func.call @helper(%x) : (tensor<64xf32>) -> tensor<64xf32>
   return %y : tensor<64xf32>
+}
+
+// -----
+
+// The decode kernel's choices on an op that kernel does not run (no KV
+// cache) are an error, not ignored.
+func.func @attention_splits_not_decode(%q: tensor<1x2x8x16xf16>) -> tensor<1x2x8x16xf16> {
+  // expected-error @+1 {{'sgpu.attention' has no GPU lowering: lanes_per_key, splits and unroll configure the decode kernel, which does not take it: no positions (not attention over a KV cache)}}
+  %y = sgpu.attention %q, %q, %q {scale = 0.25 : f32, sgpu.config = #sgpu.attention_config<splits = 4>} : tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16> -> tensor<1x2x8x16xf16>
+  return %y : tensor<1x2x8x16xf16>
 }

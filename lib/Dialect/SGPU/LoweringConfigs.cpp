@@ -1,7 +1,8 @@
 //===- LoweringConfigs.cpp - verifiers of the lowering configurations -----===//
 //
-// The structural checks of #sgpu.spmm_config, #sgpu.twell_pack_config and
-// #sgpu.twell_ffn_config: values any op could take. Whether a configuration fits its op and the
+// The structural checks of #sgpu.spmm_config, #sgpu.twell_pack_config,
+// #sgpu.twell_ffn_config, #sgpu.attention_config and #sgpu.launch_config:
+// values any op could take. Whether a configuration fits its op and the
 // target (the lift's window order, the shared memory of the device) is
 // convert-sgpu-to-gpu's check, at the op.
 //
@@ -79,5 +80,48 @@ TwellFFNConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                           "tensor-core consumer runs in one";
   if (consumer == TwellConsumerKind::cuda_cores && tmaGather)
     return emitError() << "tma_gather configures the tensor-core consumer";
+  return success();
+}
+
+LogicalResult AttentionConfigAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, AttentionKernelKind kernel,
+    int64_t rowsPerBlock, int64_t warps, int64_t minBlocksPerSM, int64_t splits,
+    int64_t unroll, int64_t lanesPerKey) {
+  if (rowsPerBlock < 0 || rowsPerBlock > 32)
+    return emitError() << "rows_per_block = " << rowsPerBlock
+                       << " is not 0 (chosen) to 32";
+  if (warps != 2 && warps != 4 && warps != 8)
+    return emitError() << "warps = " << warps << " is not 2, 4 or 8";
+  if (minBlocksPerSM < 0 || minBlocksPerSM > 32)
+    return emitError() << "min_blocks_per_sm = " << minBlocksPerSM
+                       << " is not 0 (no bound) to 32";
+  if (splits < 0 || splits > kMaxSplits)
+    return emitError() << "splits = " << splits << " is not 0 (chosen) to "
+                       << kMaxSplits;
+  if (unroll < 0 || unroll > 2)
+    return emitError() << "unroll = " << unroll << " is not 0 (chosen), 1 or 2";
+  if (lanesPerKey && !isPowerOfTwoIn(lanesPerKey, 1, 32))
+    return emitError() << "lanes_per_key = " << lanesPerKey
+                       << " is not 0 (chosen) or a power of two up to 32";
+  if (kernel == AttentionKernelKind::cuda_cores &&
+      (warps != 4 || minBlocksPerSM))
+    return emitError() << "warps and min_blocks_per_sm configure the "
+                          "tensor-core kernel, not kernel = cuda_cores";
+  if (kernel == AttentionKernelKind::cuda_cores &&
+      (splits || unroll || lanesPerKey))
+    return emitError() << "splits, unroll and lanes_per_key configure the "
+                          "decode kernel, not kernel = cuda_cores";
+  if (kernel == AttentionKernelKind::tensor_cores && rowsPerBlock)
+    return emitError() << "rows_per_block configures the CUDA-core kernel, "
+                          "not kernel = tensor_cores";
+  return success();
+}
+
+LogicalResult
+LaunchConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                         int64_t threads) {
+  if (threads < 32 || threads > 1024 || threads % 32)
+    return emitError() << "threads = " << threads
+                       << " is not a multiple of 32 from 32 to 1024";
   return success();
 }

@@ -196,8 +196,7 @@ LogicalResult SGPUDialect::verifyOperationAttribute(Operation *op,
   }
   if (name == kConfigAttr) {
     Attribute value = attr.getValue();
-    // The typed configurations belong to their op; the dictionary to the
-    // model-block ops' patterns.
+    // Each typed configuration belongs to its op.
     auto onlyOn = [&](StringRef owner, bool isOwner) -> LogicalResult {
       if (isOwner)
         return success();
@@ -211,18 +210,18 @@ LogicalResult SGPUDialect::verifyOperationAttribute(Operation *op,
       return onlyOn("sgpu.twell_pack", isa<TwellPackOp>(op));
     if (isa<TwellFFNConfigAttr>(value))
       return onlyOn("sgpu.twell_ffn", isa<TwellFFNOp>(op));
-    if (!isa<DictionaryAttr>(value))
-      return op->emitError() << "'" << name
-                             << "' must be #sgpu.spmm_config, "
-                                "#sgpu.twell_pack_config, "
-                                "#sgpu.twell_ffn_config or a dictionary of a "
-                                "lowering's choices, got "
-                             << value;
-    if (isa<SpmmOp, TwellPackOp, TwellFFNOp>(op))
-      return op->emitError() << "'" << name << "' of '" << op->getName()
-                             << "' is its typed configuration, not a "
-                                "dictionary";
-    return success();
+    if (isa<AttentionConfigAttr>(value))
+      return onlyOn("sgpu.attention", isa<AttentionOp>(op));
+    if (isa<LaunchConfigAttr>(value))
+      return onlyOn("sgpu.embedding, sgpu.rope and sgpu.cache_update",
+                    isa<EmbeddingOp, RopeOp, CacheUpdateOp>(op));
+    return op->emitError() << "'" << name
+                           << "' must be a typed configuration "
+                              "(#sgpu.spmm_config, #sgpu.twell_pack_config, "
+                              "#sgpu.twell_ffn_config, "
+                              "#sgpu.attention_config or "
+                              "#sgpu.launch_config), got "
+                           << value;
   }
   if (name == kParamAttr)
     return op->emitError() << "'" << name

@@ -927,7 +927,7 @@ func.func @param_on_op() attributes {sgpu.param = "w"} { return }
 // -----
 
 func.func @config_not_dict(%q: tensor<1x1x4x16xf16>) {
-  // expected-error @+1 {{'sgpu.config' must be #sgpu.spmm_config, #sgpu.twell_pack_config, #sgpu.twell_ffn_config or a dictionary of a lowering's choices, got "fast"}}
+  // expected-error @+1 {{'sgpu.config' must be a typed configuration (#sgpu.spmm_config, #sgpu.twell_pack_config, #sgpu.twell_ffn_config, #sgpu.attention_config or #sgpu.launch_config), got "fast"}}
   %o = sgpu.attention %q, %q, %q {scale = 0.25 : f32, sgpu.config = "fast"} : tensor<1x1x4x16xf16>, tensor<1x1x4x16xf16>, tensor<1x1x4x16xf16> -> tensor<1x1x4x16xf16>
   return
 }
@@ -1172,7 +1172,81 @@ func.func @config_on_other_op(%h: tensor<16x1024xbf16>) -> !sgpu.twell<16x1024xb
 // -----
 
 func.func @dict_on_spmm(%x: tensor<16x64xf16>, %w: !sgpu.compressed<64x64xf16, #sgpu.nm<2:4>>) -> tensor<16x64xf16> {
-  // expected-error @+1 {{'sgpu.config' of 'sgpu.spmm' is its typed configuration, not a dictionary}}
+  // expected-error @+1 {{'sgpu.config' must be a typed configuration (#sgpu.spmm_config, #sgpu.twell_pack_config, #sgpu.twell_ffn_config, #sgpu.attention_config or #sgpu.launch_config), got {tile_n = 64 : i64}}}
   %y = sgpu.spmm %x, %w {sgpu.config = {tile_n = 64}} : tensor<16x64xf16>, !sgpu.compressed<64x64xf16, #sgpu.nm<2:4>> -> tensor<16x64xf16>
   return %y : tensor<16x64xf16>
 }
+
+// -----
+
+func.func @config_dictionary(%q: tensor<1x1x4x16xf16>) {
+  // expected-error @+1 {{'sgpu.config' must be a typed configuration (#sgpu.spmm_config, #sgpu.twell_pack_config, #sgpu.twell_ffn_config, #sgpu.attention_config or #sgpu.launch_config), got {warps = 8 : i64}}}
+  %o = sgpu.attention %q, %q, %q {scale = 0.25 : f32, sgpu.config = {warps = 8 : i64}} : tensor<1x1x4x16xf16>, tensor<1x1x4x16xf16>, tensor<1x1x4x16xf16> -> tensor<1x1x4x16xf16>
+  return
+}
+
+// -----
+
+func.func @attention_config_on_rope(%x: tensor<2x4xf32>, %c: tensor<2x4xf32>) {
+  // expected-error @+1 {{'sgpu.config' = #sgpu.attention_config<warps = 8> configures sgpu.attention, not 'sgpu.rope'}}
+  %o = sgpu.rope %x, %c, %c {sgpu.config = #sgpu.attention_config<warps = 8>} : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @launch_config_on_attention(%q: tensor<1x1x4x16xf16>) {
+  // expected-error @+1 {{'sgpu.config' = #sgpu.launch_config<threads = 128> configures sgpu.embedding, sgpu.rope and sgpu.cache_update, not 'sgpu.attention'}}
+  %o = sgpu.attention %q, %q, %q {scale = 0.25 : f32, sgpu.config = #sgpu.launch_config<threads = 128>} : tensor<1x1x4x16xf16>, tensor<1x1x4x16xf16>, tensor<1x1x4x16xf16> -> tensor<1x1x4x16xf16>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{warps = 3 is not 2, 4 or 8}}
+func.func @attention_config_warps() attributes {c = #sgpu.attention_config<warps = 3>} { return }
+
+// -----
+
+// expected-error @+1 {{min_blocks_per_sm = -1 is not 0 (no bound) to 32}}
+func.func @attention_config_min_blocks() attributes {c = #sgpu.attention_config<min_blocks_per_sm = -1>} { return }
+
+// -----
+
+// expected-error @+1 {{rows_per_block = 33 is not 0 (chosen) to 32}}
+func.func @attention_config_rows() attributes {c = #sgpu.attention_config<rows_per_block = 33>} { return }
+
+// -----
+
+// expected-error @+1 {{splits = 1025 is not 0 (chosen) to 1024}}
+func.func @attention_config_splits() attributes {c = #sgpu.attention_config<splits = 1025>} { return }
+
+// -----
+
+// expected-error @+1 {{unroll = 3 is not 0 (chosen), 1 or 2}}
+func.func @attention_config_unroll() attributes {c = #sgpu.attention_config<unroll = 3>} { return }
+
+// -----
+
+// expected-error @+1 {{lanes_per_key = 12 is not 0 (chosen) or a power of two up to 32}}
+func.func @attention_config_lanes() attributes {c = #sgpu.attention_config<lanes_per_key = 12>} { return }
+
+// -----
+
+// expected-error @+1 {{warps and min_blocks_per_sm configure the tensor-core kernel, not kernel = cuda_cores}}
+func.func @attention_config_cuda_warps() attributes {c = #sgpu.attention_config<kernel = cuda_cores, warps = 8>} { return }
+
+// -----
+
+// expected-error @+1 {{splits, unroll and lanes_per_key configure the decode kernel, not kernel = cuda_cores}}
+func.func @attention_config_cuda_splits() attributes {c = #sgpu.attention_config<kernel = cuda_cores, splits = 2>} { return }
+
+// -----
+
+// expected-error @+1 {{rows_per_block configures the CUDA-core kernel, not kernel = tensor_cores}}
+func.func @attention_config_mma_rows() attributes {c = #sgpu.attention_config<kernel = tensor_cores, rows_per_block = 2>} { return }
+
+// -----
+
+// expected-error @+1 {{threads = 100 is not a multiple of 32 from 32 to 1024}}
+func.func @launch_config_threads() attributes {c = #sgpu.launch_config<threads = 100>} { return }

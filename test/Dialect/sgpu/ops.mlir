@@ -194,3 +194,24 @@ func.func @kv_cache(%q: tensor<2x8x1x16xf16>, %k: tensor<2x2x1x16xf16>, %pos: te
   %o = sgpu.attention %q, %k2, %vc positions(%pos : tensor<2x1xi32>) {causal, scale = 0.25 : f32} : tensor<2x8x1x16xf16>, tensor<4x2x64x16xf16>, tensor<4x2x64x16xf16> -> tensor<2x8x1x16xf16>
   return %o : tensor<2x8x1x16xf16>
 }
+
+// -----
+
+// The model-block ops' typed configurations; parameters at their defaults
+// are not printed.
+// CHECK-LABEL: func @model_block_configs
+// CHECK: sgpu.cache_update {{.*}} {sgpu.config = #sgpu.launch_config<threads = 128>}
+// CHECK: sgpu.attention {{.*}} {causal, scale = 2.500000e-01 : f32, sgpu.config = #sgpu.attention_config<splits = 8, unroll = 2, lanes_per_key = 16>}
+// CHECK: sgpu.attention {{.*}} {causal, scale = 2.500000e-01 : f32, sgpu.config = #sgpu.attention_config<kernel = cuda_cores, rows_per_block = 8>}
+// CHECK: sgpu.attention {{.*}} {scale = 2.500000e-01 : f32, sgpu.config = #sgpu.attention_config<kernel = tensor_cores, warps = 8, min_blocks_per_sm = 2>}
+// CHECK: sgpu.attention {{.*}} {scale = 2.500000e-01 : f32, sgpu.config = #sgpu.attention_config<>}
+func.func @model_block_configs(%q: tensor<2x8x1x16xf16>, %k: tensor<2x2x1x16xf16>, %pos: tensor<2x1xi32>,
+                               %kc: tensor<4x2x64x16xf16> {sgpu.param = "k_cache", sgpu.state},
+                               %vc: tensor<4x2x64x16xf16>, %p: tensor<1x2x8x16xf16>) -> tensor<2x8x1x16xf16> {
+  %k2 = sgpu.cache_update %kc, %k, %pos {sgpu.config = #sgpu.launch_config<threads = 128>} : tensor<4x2x64x16xf16>, tensor<2x2x1x16xf16>, tensor<2x1xi32> -> tensor<4x2x64x16xf16>
+  %o = sgpu.attention %q, %k2, %vc positions(%pos : tensor<2x1xi32>) {causal, scale = 0.25 : f32, sgpu.config = #sgpu.attention_config<splits = 8, unroll = 2, lanes_per_key = 16>} : tensor<2x8x1x16xf16>, tensor<4x2x64x16xf16>, tensor<4x2x64x16xf16> -> tensor<2x8x1x16xf16>
+  %o2 = sgpu.attention %q, %k2, %vc positions(%pos : tensor<2x1xi32>) {causal, scale = 0.25 : f32, sgpu.config = #sgpu.attention_config<kernel = cuda_cores, rows_per_block = 8>} : tensor<2x8x1x16xf16>, tensor<4x2x64x16xf16>, tensor<4x2x64x16xf16> -> tensor<2x8x1x16xf16>
+  %o3 = sgpu.attention %p, %p, %p {scale = 0.25 : f32, sgpu.config = #sgpu.attention_config<kernel = tensor_cores, warps = 8, min_blocks_per_sm = 2>} : tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16> -> tensor<1x2x8x16xf16>
+  %o4 = sgpu.attention %p, %p, %p {scale = 0.25 : f32, sgpu.config = #sgpu.attention_config<kernel = auto>} : tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16> -> tensor<1x2x8x16xf16>
+  return %o : tensor<2x8x1x16xf16>
+}

@@ -230,4 +230,74 @@ def SGPU_TwellFFNConfigAttr
   }];
 }
 
+def SGPU_AttentionKernelKind : I32EnumAttr<"AttentionKernelKind",
+    "the generated kernel of an sgpu.attention", [
+  I32EnumAttrCase<"chosen", 0, "auto">,
+  I32EnumAttrCase<"cuda_cores", 1>,
+  I32EnumAttrCase<"tensor_cores", 2>
+]> {
+  let cppNamespace = "::mlir::sgpu";
+  let genSpecializedAttr = 0;
+}
+
+def SGPU_AttentionConfigAttr
+    : SGPU_Attr<"AttentionConfig", "attention_config"> {
+  let summary = "the lowering of one sgpu.attention";
+  let description = [{
+    `#sgpu.attention_config<...>` fixes choices the attention lowering
+    otherwise makes itself; every parameter is optional, and 0 leaves that
+    choice to the lowering.
+
+    * `kernel`: `auto` (the tensor-core kernel where it applies, else the
+      CUDA-core one; the decode kernel for one query per sequence over a
+      cache), `cuda_cores` or `tensor_cores` (an error where that kernel
+      cannot run the op).
+    * `rows_per_block` (CUDA-core kernel): warps per block, one query row
+      each, 1 to 32 (0: 1 over a cache, else 4).
+    * `warps` (tensor-core kernel): 2, 4 or 8 warps of 16 query rows per
+      block (default 4). `min_blocks_per_sm`: ptxas caps the registers so
+      that this many blocks fit one multiprocessor (0: no bound, up to 32).
+    * Decode kernel: `splits` (1 to 1024 blocks per key/value row; 0: sized
+      to fill the device), `unroll` (1 or 2 keys per step; 0: 2) and
+      `lanes_per_key` (a power of two up to 32; 0: the fewest lanes whose
+      columns fit one 16-byte load and whose merge fits shared memory).
+
+    Example:
+
+    ```mlir
+    %o = sgpu.attention %q, %k, %v positions(%p : tensor<8x1xi64>)
+        {causal, scale = 0.088 : f32,
+         sgpu.config = #sgpu.attention_config<lanes_per_key = 16, unroll = 2>}
+        : ...
+    ```
+  }];
+  let parameters = (ins
+    DefaultValuedParameter<"::mlir::sgpu::AttentionKernelKind",
+                           "::mlir::sgpu::AttentionKernelKind::chosen">:$kernel,
+    DefaultValuedParameter<"int64_t", "0">:$rows_per_block,
+    DefaultValuedParameter<"int64_t", "4">:$warps,
+    DefaultValuedParameter<"int64_t", "0">:$min_blocks_per_sm,
+    DefaultValuedParameter<"int64_t", "0">:$splits,
+    DefaultValuedParameter<"int64_t", "0">:$unroll,
+    DefaultValuedParameter<"int64_t", "0">:$lanes_per_key);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The most blocks the decode kernel splits one key/value row over.
+    static constexpr int64_t kMaxSplits = 1024;
+  }];
+}
+
+def SGPU_LaunchConfigAttr : SGPU_Attr<"LaunchConfig", "launch_config"> {
+  let summary = "the block size of an element-wise model-block kernel";
+  let description = [{
+    `#sgpu.launch_config<threads = T>`: the threads per block of the
+    one-thread-per-element kernel of `sgpu.embedding`, `sgpu.rope` or
+    `sgpu.cache_update` (a multiple of 32 up to 1024; default 256).
+  }];
+  let parameters = (ins DefaultValuedParameter<"int64_t", "256">:$threads);
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
 #endif // SPARSEOPT_DIALECT_SGPU_SGPUATTRS_TD
