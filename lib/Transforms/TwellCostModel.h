@@ -18,6 +18,10 @@
 // The consumer is bound by L2/DRAM traffic (random activations share no
 // weight rows between tokens), so its cost is linear in p.
 //
+// The constants below are fit by hand to per-kernel profiles. The unit
+// test replays every committed FFN record (TwellCostRecords.inc, generated
+// by bench/twell/cost_records.py) against the choice this model makes.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef SPARSEOPT_LIB_TRANSFORMS_TWELLCOSTMODEL_H
