@@ -408,6 +408,12 @@ std::string mlir::sgpu::whyNoAttentionDecode(AttentionOp op) {
   return "";
 }
 
+AttentionDecodeChoice mlir::sgpu::chooseAttentionDecode(AttentionOp op,
+                                                        int64_t numSMs) {
+  DecodeShape s = shapeOf(op, numSMs);
+  return {s.lanes, s.unroll, s.splits};
+}
+
 Value mlir::sgpu::buildAttentionDecode(OpBuilder &b, Location loc,
                                        AttentionOp op, KernelSink &sink,
                                        ValueRange args, Value out) {

@@ -49,6 +49,14 @@ void buildAttentionMmaKernel(OpBuilder &b, Location loc, AttentionOp op,
 /// Why the split-KV decode kernels cannot run `op` (empty when they can).
 std::string whyNoAttentionDecode(AttentionOp op);
 
+/// The split-KV kernels' choices for `op` on a device of `numSMs`
+/// multiprocessors, from its #sgpu.attention_config where given: lanes per
+/// key row, keys per loop step, splits of the keys.
+struct AttentionDecodeChoice {
+  int64_t lanesPerKey, unroll, splits;
+};
+AttentionDecodeChoice chooseAttentionDecode(AttentionOp op, int64_t numSMs);
+
 /// Builds the split-KV kernels for `op` into the sink's module and launches
 /// them at `b` on `args` (the buffers of q, k, v and positions), writing
 /// `out` (the result buffer, B x H x 1 x D); returns `out`.

@@ -174,21 +174,6 @@ struct AttentionKernelBuilder : FloatMath {
   }
 };
 
-/// The kernel for `op`: #sgpu.attention_config `kernel` = tensor_cores or
-/// cuda_cores, else (absent or auto) tensor cores wherever they apply.
-bool useTensorCores(AttentionOp op) {
-  if (attentionConfig(op).getKernel() == AttentionKernelKind::cuda_cores)
-    return false;
-  return whyNoAttentionMma(op).empty();
-}
-
-/// Whether the split-KV decode kernels run `op`: wherever they apply,
-/// unless #sgpu.attention_config `kernel` asks for cuda_cores.
-bool useDecodeKernels(AttentionOp op) {
-  return attentionConfig(op).getKernel() != AttentionKernelKind::cuda_cores &&
-         whyNoAttentionDecode(op).empty();
-}
-
 struct AttentionToGPU : OpConversionPattern<AttentionOp> {
   KernelSink &sink;
   AttentionToGPU(MLIRContext *ctx, KernelSink &sink)
@@ -200,17 +185,20 @@ struct AttentionToGPU : OpConversionPattern<AttentionOp> {
     std::string why = whyNoAttentionKernel(op);
     if (!why.empty())
       return rewriter.notifyMatchFailure(op, why);
+    // The kernels read only the op's configuration, resolved first: an op
+    // that arrives without one is configured as sgpu-select-kernels would,
+    // and what a hand-written one leaves open (auto, 0) is chosen.
+    AttentionConfigAttr config = resolveAttentionConfig(op, sink.budget.numSMs);
+    if (config != op->getAttr(SGPUDialect::kConfigAttr))
+      rewriter.modifyOpInPlace(
+          op, [&] { op->setAttr(SGPUDialect::kConfigAttr, config); });
+    AttentionKernelKind kernel = config.getKernel();
     Location loc = op.getLoc();
     auto rt = op.getResult().getType();
-    // Over a KV cache (decode) a row walks up to the whole cache: one row
-    // per block spreads the rows over the most multiprocessors.
-    int64_t warps = attentionConfig(op).getRowsPerBlock();
-    if (!warps)
-      warps = op.getPositions() ? 1 : 4;
+    int64_t warps = config.getRowsPerBlock();
     int64_t rows = rt.getDimSize(0) * rt.getDimSize(1) * rt.getDimSize(2);
-    bool tensorCores = useTensorCores(op);
     Value out = memref::AllocOp::create(rewriter, loc, memrefTypeOf(rt));
-    if (rt.getNumElements() != 0 && useDecodeKernels(op)) {
+    if (rt.getNumElements() != 0 && kernel == AttentionKernelKind::decode) {
       buildAttentionDecode(
           rewriter, loc, op, sink,
           {readBuffer(rewriter, loc, adaptor.getQuery()),
@@ -218,7 +206,8 @@ struct AttentionToGPU : OpConversionPattern<AttentionOp> {
            readBuffer(rewriter, loc, adaptor.getValue()),
            readBuffer(rewriter, loc, adaptor.getPositions())},
           out);
-    } else if (rt.getNumElements() != 0 && tensorCores) {
+    } else if (rt.getNumElements() != 0 &&
+               kernel == AttentionKernelKind::tensor_cores) {
       OpBuilder kb = sink.builder();
       SmallVector<Type> argTypes = {memrefTypeOf(op.getQuery().getType()),
                                     memrefTypeOf(op.getKey().getType()),
@@ -234,7 +223,7 @@ struct AttentionToGPU : OpConversionPattern<AttentionOp> {
                                threads);
       // `min_blocks_per_sm`: ptxas caps the registers so that many blocks
       // fit on a multiprocessor (nvvm.minctasm).
-      if (int64_t minBlocks = attentionConfig(op).getMinBlocksPerSm())
+      if (int64_t minBlocks = config.getMinBlocksPerSm())
         func->setAttr("nvvm.minctasm", kb.getI32IntegerAttr(minBlocks));
       buildAttentionMmaKernel(kb, loc, op, func);
       finishKernel(kb, loc, func);
@@ -274,6 +263,40 @@ struct AttentionToGPU : OpConversionPattern<AttentionOp> {
 
 } // namespace
 
+AttentionConfigAttr mlir::sgpu::resolveAttentionConfig(AttentionOp op,
+                                                       int64_t numSMs) {
+  AttentionConfigAttr config = attentionConfig(op);
+  AttentionKernelKind kernel = config.getKernel();
+  // auto: the split-KV decode kernels wherever they apply, else tensor
+  // cores wherever they apply, else CUDA cores.
+  if (kernel == AttentionKernelKind::chosen)
+    kernel = whyNoAttentionDecode(op).empty() ? AttentionKernelKind::decode
+             : whyNoAttentionMma(op).empty() ? AttentionKernelKind::tensor_cores
+                                             : AttentionKernelKind::cuda_cores;
+  MLIRContext *ctx = op.getContext();
+  switch (kernel) {
+  case AttentionKernelKind::decode: {
+    AttentionDecodeChoice c{0, 0, 0};
+    if (op.getResult().getType().getNumElements() != 0)
+      c = chooseAttentionDecode(op, numSMs);
+    return AttentionConfigAttr::get(ctx, kernel, 0, 4, 0, c.splits, c.unroll,
+                                    c.lanesPerKey);
+  }
+  case AttentionKernelKind::tensor_cores:
+    return AttentionConfigAttr::get(ctx, kernel, 0, config.getWarps(),
+                                    config.getMinBlocksPerSm(), 0, 0, 0);
+  default: {
+    // Over a KV cache a row walks up to the whole cache: one row per block
+    // spreads the rows over the most multiprocessors.
+    int64_t rows = config.getRowsPerBlock();
+    if (!rows)
+      rows = op.getPositions() ? 1 : 4;
+    return AttentionConfigAttr::get(ctx, AttentionKernelKind::cuda_cores, rows,
+                                    4, 0, 0, 0, 0);
+  }
+  }
+}
+
 std::string mlir::sgpu::whyNoAttentionKernel(AttentionOp op) {
   int64_t d = op.getQuery().getType().getDimSize(3),
           dv = op.getValue().getType().getDimSize(3);
@@ -294,6 +317,9 @@ std::string mlir::sgpu::whyNoAttentionKernel(AttentionOp op) {
              "which does not take it: " +
              why;
   }
+  if (config.getKernel() == AttentionKernelKind::decode &&
+      !whyNoAttentionDecode(op).empty())
+    return "the decode kernel does not take it: " + whyNoAttentionDecode(op);
   if (config.getKernel() == AttentionKernelKind::tensor_cores &&
       !whyNoAttentionMma(op).empty())
     return "the tensor-core kernel does not take it: " + whyNoAttentionMma(op);

@@ -1,6 +1,7 @@
 //===- KernelSelection.cpp - every kernel choice of a module --------------===//
 
 #include "KernelSelection.h"
+#include "ModelOpsToGPU.h"
 #include "SpmmSelection.h"
 #include "TwellSelection.h"
 #include "sparse-opt/Dialect/SGPU/BufferLimits.h"
@@ -114,7 +115,14 @@ LogicalResult KernelSelection::select(ModuleOp module) const {
       auto pack = ffn.getPacked().getDefiningOp<TwellPackOp>();
       if (pack && selectable(pack))
         ffns.push_back({ffn, twell.chooseConsumer(ffn)});
+      return;
     }
+    // Attention: the kernel and its parameters. An op no kernel runs is
+    // convert-sgpu-to-gpu's error, with the reason, at the op.
+    if (auto attention = dyn_cast<AttentionOp>(op))
+      if (!configured(attention) && whyNoAttentionKernel(attention).empty())
+        attention->setAttr(SGPUDialect::kConfigAttr,
+                           resolveAttentionConfig(attention, budget.numSMs));
   });
   for (auto [ffn, tensorCores] : ffns)
     ffn->setAttr(SGPUDialect::kConfigAttr,

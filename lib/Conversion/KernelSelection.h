@@ -2,10 +2,11 @@
 //
 // Policy apart from mechanism: sgpu-select-kernels (and convert-sgpu-to-gpu,
 // for ops that arrive without one) records on every sgpu.spmm,
-// sgpu.twell_pack and sgpu.twell_ffn the typed configuration of its
-// lowering (`sgpu.config`: #sgpu.spmm_config, #sgpu.twell_pack_config,
-// #sgpu.twell_ffn_config), with a remark wherever an asked-for choice does
-// not apply. The lowerings read only those attributes.
+// sgpu.twell_pack, sgpu.twell_ffn and sgpu.attention the typed
+// configuration of its lowering (`sgpu.config`: #sgpu.spmm_config,
+// #sgpu.twell_pack_config, #sgpu.twell_ffn_config, #sgpu.attention_config),
+// with a remark wherever an asked-for choice does not apply. The lowerings
+// read only those attributes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -59,7 +60,7 @@ struct KernelSelection {
                                           StringRef passName);
 
   /// Checks the buffer limits (BufferLimits.h), then records the
-  /// configuration of every sgpu.spmm, and of every TwELL
+  /// configuration of every sgpu.spmm and sgpu.attention, and of every TwELL
   /// pack with its consumers, that has no `sgpu.config` (a pack and its
   /// consumers are configured together: where one of them has a
   /// configuration, the others are left alone). Fails after an error at

@@ -28,6 +28,13 @@ namespace sgpu {
 
 /// `op`'s #sgpu.attention_config, or the one with every default.
 AttentionConfigAttr attentionConfig(AttentionOp op);
+/// The configuration `op` is lowered with on a device of `numSMs`
+/// multiprocessors: its #sgpu.attention_config with `kernel = auto`
+/// resolved and every parameter of the resolved kernel that was left to
+/// the lowering (0) chosen. sgpu-select-kernels records it; the lowering
+/// records it first on an op that arrives without one. `op` must have a
+/// kernel (whyNoAttentionKernel empty).
+AttentionConfigAttr resolveAttentionConfig(AttentionOp op, int64_t numSMs);
 /// The threads per block of `op`'s #sgpu.launch_config, or `fallback`.
 int64_t launchThreads(Operation *op, int64_t fallback);
 

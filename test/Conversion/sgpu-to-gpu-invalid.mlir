@@ -272,3 +272,11 @@ func.func @attention_splits_not_decode(%q: tensor<1x2x8x16xf16>) -> tensor<1x2x8
   %y = sgpu.attention %q, %q, %q {scale = 0.25 : f32, sgpu.config = #sgpu.attention_config<splits = 4>} : tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16> -> tensor<1x2x8x16xf16>
   return %y : tensor<1x2x8x16xf16>
 }
+
+// -----
+
+func.func @attention_decode_not_decode(%q: tensor<1x2x8x16xf16>) -> tensor<1x2x8x16xf16> {
+  // expected-error @+1 {{'sgpu.attention' has no GPU lowering: the decode kernel does not take it: no positions (not attention over a KV cache)}}
+  %y = sgpu.attention %q, %q, %q {scale = 0.25 : f32, sgpu.config = #sgpu.attention_config<kernel = decode>} : tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16> -> tensor<1x2x8x16xf16>
+  return %y : tensor<1x2x8x16xf16>
+}

@@ -150,7 +150,7 @@ defvar KernelSelectionOptions = [
 ];
 
 def SGPUSelectKernels : Pass<"sgpu-select-kernels", "::mlir::ModuleOp"> {
-  let summary = "Choose the kernel configuration of every sparse GEMM and TwELL op and record it on the op";
+  let summary = "Choose the kernel configuration of every sparse GEMM, TwELL and attention op and record it on the op";
   let description = [{
     Makes every choice of the GPU lowering of `sgpu.spmm`, `sgpu.twell_pack`
     and `sgpu.twell_ffn` and records it, typed, as the op's `sgpu.config`;
@@ -168,6 +168,11 @@ def SGPUSelectKernels : Pass<"sgpu-select-kernels", "::mlir::ModuleOp"> {
       the fused producer, packed inside its consumer, or the tensor-core
       block form) and each `sgpu.twell_ffn` `#sgpu.twell_ffn_config` (CUDA
       or tensor cores, passes, the TMA gather).
+    * `sgpu.attention` gets `#sgpu.attention_config`: the split-KV
+      `decode` kernel for one query per sequence over a KV cache (its
+      splits sized to the `device`'s multiprocessors, lanes per key row,
+      keys per step), else `tensor_cores` for f16/bf16 without a mask (its
+      warps), else `cuda_cores` (query rows per block).
 
     An op that already has an `sgpu.config` keeps it (a configuration
     written by hand, or a tuner's); a pack and its consumers are chosen

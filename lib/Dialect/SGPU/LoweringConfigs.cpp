@@ -103,17 +103,23 @@ LogicalResult AttentionConfigAttr::verify(
   if (lanesPerKey && !isPowerOfTwoIn(lanesPerKey, 1, 32))
     return emitError() << "lanes_per_key = " << lanesPerKey
                        << " is not 0 (chosen) or a power of two up to 32";
-  if (kernel == AttentionKernelKind::cuda_cores &&
-      (warps != 4 || minBlocksPerSM))
+  // Each kernel's parameters configure that kernel (or auto) only.
+  auto only = [&](AttentionKernelKind owner) {
+    return kernel == AttentionKernelKind::chosen || kernel == owner;
+  };
+  if ((warps != 4 || minBlocksPerSM) &&
+      !only(AttentionKernelKind::tensor_cores))
     return emitError() << "warps and min_blocks_per_sm configure the "
-                          "tensor-core kernel, not kernel = cuda_cores";
-  if (kernel == AttentionKernelKind::cuda_cores &&
-      (splits || unroll || lanesPerKey))
+                          "tensor-core kernel, not kernel = "
+                       << stringifyAttentionKernelKind(kernel);
+  if ((splits || unroll || lanesPerKey) && !only(AttentionKernelKind::decode))
     return emitError() << "splits, unroll and lanes_per_key configure the "
-                          "decode kernel, not kernel = cuda_cores";
-  if (kernel == AttentionKernelKind::tensor_cores && rowsPerBlock)
+                          "decode kernel, not kernel = "
+                       << stringifyAttentionKernelKind(kernel);
+  if (rowsPerBlock && !only(AttentionKernelKind::cuda_cores))
     return emitError() << "rows_per_block configures the CUDA-core kernel, "
-                          "not kernel = tensor_cores";
+                          "not kernel = "
+                       << stringifyAttentionKernelKind(kernel);
   return success();
 }
 

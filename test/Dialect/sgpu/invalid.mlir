@@ -1250,3 +1250,8 @@ func.func @attention_config_mma_rows() attributes {c = #sgpu.attention_config<ke
 
 // expected-error @+1 {{threads = 100 is not a multiple of 32 from 32 to 1024}}
 func.func @launch_config_threads() attributes {c = #sgpu.launch_config<threads = 100>} { return }
+
+// -----
+
+// expected-error @+1 {{warps and min_blocks_per_sm configure the tensor-core kernel, not kernel = decode}}
+func.func @attention_config_decode_warps() attributes {c = #sgpu.attention_config<kernel = decode, warps = 8>} { return }

@@ -234,7 +234,8 @@ def SGPU_AttentionKernelKind : I32EnumAttr<"AttentionKernelKind",
     "the generated kernel of an sgpu.attention", [
   I32EnumAttrCase<"chosen", 0, "auto">,
   I32EnumAttrCase<"cuda_cores", 1>,
-  I32EnumAttrCase<"tensor_cores", 2>
+  I32EnumAttrCase<"tensor_cores", 2>,
+  I32EnumAttrCase<"decode", 3>
 ]> {
   let cppNamespace = "::mlir::sgpu";
   let genSpecializedAttr = 0;
@@ -248,16 +249,18 @@ def SGPU_AttentionConfigAttr
     otherwise makes itself; every parameter is optional, and 0 leaves that
     choice to the lowering.
 
-    * `kernel`: `auto` (the tensor-core kernel where it applies, else the
-      CUDA-core one; the decode kernel for one query per sequence over a
-      cache), `cuda_cores` or `tensor_cores` (an error where that kernel
-      cannot run the op).
-    * `rows_per_block` (CUDA-core kernel): warps per block, one query row
+    * `kernel`: `auto` (the split-KV decode kernel for one query per
+      sequence over a cache, else the tensor-core kernel where it applies,
+      else the CUDA-core one), `cuda_cores`, `tensor_cores` or `decode` (an
+      error where that kernel cannot run the op). `sgpu-select-kernels`
+      records the resolved kernel and every parameter of it.
+    * `rows_per_block` (CUDA-core kernel, `auto` or `cuda_cores`): warps per block, one query row
       each, 1 to 32 (0: 1 over a cache, else 4).
-    * `warps` (tensor-core kernel): 2, 4 or 8 warps of 16 query rows per
+    * `warps` (tensor-core kernel, `auto` or `tensor_cores`): 2, 4 or 8 warps of 16 query rows per
       block (default 4). `min_blocks_per_sm`: ptxas caps the registers so
       that this many blocks fit one multiprocessor (0: no bound, up to 32).
-    * Decode kernel: `splits` (1 to 1024 blocks per key/value row; 0: sized
+    * Decode kernel (`auto` or `decode`): `splits` (1 to 1024 blocks per
+      key/value row; 0: sized
       to fill the device), `unroll` (1 or 2 keys per step; 0: 2) and
       `lanes_per_key` (a power of two up to 32; 0: the fewest lanes whose
       columns fit one 16-byte load and whose merge fits shared memory).

@@ -1,0 +1,59 @@
+// sgpu-select-kernels records the attention kernel and its parameters as
+// #sgpu.attention_config: the split-KV decode kernels for one query per
+// sequence over a cache (lanes per key, keys per step, and splits sized to
+// the device's multiprocessors), tensor cores for f16/bf16 prefill, CUDA
+// cores otherwise; a configuration written by hand is kept, and the
+// lowering builds what the op says.
+// RUN: sparse-opt %s -split-input-file -sgpu-select-kernels | FileCheck %s
+// RUN: sparse-opt %s -split-input-file -sgpu-select-kernels="device=h100-pcie" | FileCheck %s --check-prefix=PCIE
+// RUN: sparse-opt %s -split-input-file -sgpu-select-kernels -convert-sgpu-to-gpu | FileCheck %s --check-prefix=BUILT
+
+// Decode over a cache of 4096 positions, 2 sequences x 2 KV heads: about
+// four blocks per multiprocessor (132 on the H200, 114 on the H100 PCIe),
+// at most capacity / 32 = 128.
+// CHECK-LABEL: func.func @decode
+// CHECK: sgpu.attention {{.*}} sgpu.config = #sgpu.attention_config<kernel = decode, splits = 128, unroll = 2, lanes_per_key = 16>
+// PCIE-LABEL: func.func @decode
+// PCIE: sgpu.config = #sgpu.attention_config<kernel = decode, splits = 114, unroll = 2, lanes_per_key = 16>
+// BUILT-LABEL: func.func @decode
+// BUILT: gpu.launch_func @sgpu_kernels::@sgpu_attention_split_0 blocks in (%c512,
+func.func @decode(%q: tensor<2x8x1x128xbf16>, %kc: tensor<2x2x4096x128xbf16>, %pos: tensor<2x1xi64>) -> tensor<2x8x1x128xbf16> {
+  %o = sgpu.attention %q, %kc, %kc positions(%pos : tensor<2x1xi64>) {causal, scale = 0.125 : f32} : tensor<2x8x1x128xbf16>, tensor<2x2x4096x128xbf16>, tensor<2x2x4096x128xbf16> -> tensor<2x8x1x128xbf16>
+  return %o : tensor<2x8x1x128xbf16>
+}
+
+// -----
+
+// bf16 prefill: the tensor-core kernel with its default 4 warps.
+// CHECK-LABEL: func.func @prefill
+// CHECK: sgpu.config = #sgpu.attention_config<kernel = tensor_cores>
+// BUILT-LABEL: func.func @prefill
+// BUILT: gpu.launch_func @sgpu_kernels::@sgpu_attention_mma_0
+func.func @prefill(%q: tensor<1x2x64x64xbf16>) -> tensor<1x2x64x64xbf16> {
+  %o = sgpu.attention %q, %q, %q {causal, scale = 0.125 : f32} : tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16> -> tensor<1x2x64x64xbf16>
+  return %o : tensor<1x2x64x64xbf16>
+}
+
+// -----
+
+// f32: CUDA cores, 4 query rows per block.
+// CHECK-LABEL: func.func @f32
+// CHECK: sgpu.config = #sgpu.attention_config<kernel = cuda_cores, rows_per_block = 4>
+// BUILT-LABEL: func.func @f32
+// BUILT: gpu.launch_func @sgpu_kernels::@sgpu_attention_0 blocks in (%c4, {{.*}} threads in (%c128,
+func.func @f32(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  %o = sgpu.attention %q, %q, %q {scale = 0.25 : f32} : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  return %o : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// Written by hand: kept as written, the lowering fills in nothing.
+// CHECK-LABEL: func.func @by_hand
+// CHECK: sgpu.config = #sgpu.attention_config<lanes_per_key = 32>
+// BUILT-LABEL: func.func @by_hand
+// BUILT: gpu.launch_func @sgpu_kernels::@sgpu_attention_split_0
+func.func @by_hand(%q: tensor<2x8x1x128xbf16>, %kc: tensor<2x2x4096x128xbf16>, %pos: tensor<2x1xi64>) -> tensor<2x8x1x128xbf16> {
+  %o = sgpu.attention %q, %kc, %kc positions(%pos : tensor<2x1xi64>) {causal, scale = 0.125 : f32, sgpu.config = #sgpu.attention_config<lanes_per_key = 32>} : tensor<2x8x1x128xbf16>, tensor<2x2x4096x128xbf16>, tensor<2x2x4096x128xbf16> -> tensor<2x8x1x128xbf16>
+  return %o : tensor<2x8x1x128xbf16>
+}
