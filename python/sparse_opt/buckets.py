@@ -25,10 +25,9 @@ which is what the compiler lowers to the GPU today. A model that mixes tokens
 """
 import bisect
 import json
-import os
 import pathlib
 
-from .artifact import Artifact, ArtifactError
+from .artifact import ArtifactError
 
 MANIFEST = "buckets.json"
 

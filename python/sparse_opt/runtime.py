@@ -35,7 +35,7 @@ from collections import namedtuple
 
 from . import _libs
 from ._handle import Handle
-from .artifact import Artifact, ArtifactError
+from .artifact import Artifact
 
 __all__ = ["load", "parse", "init", "Program", "SignatureError", "SparseOptRuntimeError",
            "InvalidArgumentError", "NoDriverError", "NoDeviceError", "CudaError",
