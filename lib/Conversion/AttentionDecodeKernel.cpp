@@ -13,14 +13,14 @@
 //     vectors: 16 for bf16 D = 128), each holding V = D / L
 //     consecutive columns in one vector load, so a warp reads 32 / L keys
 //     at a time and reduces each dot product in log2(L) shuffles; with
-//     `unroll` = 2 (the default) a group walks its keys two at
-//     a time (the loads of both in flight together). The key loop is uniform
-//     over each warp (a group's key past the range is masked, not skipped): the
-//     shuffles are warp-wide, and lanes that left the loop early would never
-//     reach them. Every query head of the group (GQA: H/Hkv heads share the
-//     key/value head) is computed from the same loads. Each lane group keeps
-//     the online softmax of flash attention per head (running max m, sum l,
-//     accumulator acc); the groups then merge through shared memory into one
+//     `unroll` = 2 (the default) a group walks its keys two at a time (the
+//     loads of both in flight together). The key loop is uniform over each
+//     warp (a group's key past the range is masked, not skipped): the
+//     shuffles are warp-wide, and lanes that left the loop early would
+//     never reach them. Every query head of the group (GQA: H/Hkv heads share
+//     the key/value head) is computed from the same loads. Each lane group
+//     keeps the online softmax of flash attention per head (running max m, sum
+//     l, accumulator acc); the groups then merge through shared memory into one
 //     (m, l, acc) per head and split, written to f32 scratch buffers.
 //  2. sgpu_attention_combine: one thread per output element (b, h, c)
 //     merges the splits: M = max m_s, L = sum l_s e^(m_s - M),

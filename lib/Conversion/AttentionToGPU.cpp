@@ -2,12 +2,12 @@
 //
 // A first, correct kernel for every sgpu.attention the verifier accepts
 // (any dtype, GQA, causal, i1 or float masks broadcast over B x H x Sq x
-// Sk, per-query positions over a KV cache), with head sizes up to 256. Mapping:
-// one warp per query row (batch b, head h, position i), `rows_per_block` warps
-// per block
-// (#sgpu.attention_config, default 4). Lane l holds q[c] and the f32
-// accumulator for the columns c = l + 32a. The warp walks the keys j visible to
-// the row once, with the online softmax of flash attention:
+// Sk, per-query positions over a KV cache), with head sizes up to 256.
+// Mapping: one warp per query row (batch b, head h, position i),
+// `rows_per_block` warps per block (#sgpu.attention_config; default 4, 1
+// over a KV cache). Lane l holds q[c] and the f32 accumulator for the
+// columns c = l + 32a. The warp walks the keys j visible to the row once,
+// with the online softmax of flash attention:
 //
 //   s    = scale * sum_c q[c] k[j, c]        (one butterfly sum per key)
 //   m'   = max(m, s);  corr = e^(m - m');  p = e^(s - m')
@@ -21,8 +21,9 @@
 // (from L2 for all but the first row of a block): it is the correctness
 // baseline, taken for what the tensor-core kernel (AttentionMmaKernel.cpp)
 // does not cover: f32, explicit masks, other head sizes.
-// #sgpu.attention_config `kernel` = cuda_cores | tensor_cores | auto (the
-// default: tensor cores wherever they apply) overrides the choice.
+// resolveAttentionConfig picks the kernel (#sgpu.attention_config `kernel`:
+// auto takes the split-KV decode kernels, then tensor cores, wherever they
+// apply) and this pattern builds the one it names.
 //
 //===----------------------------------------------------------------------===//
 

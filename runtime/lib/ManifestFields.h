@@ -32,6 +32,13 @@ template <typename T> bool parseNumber(const std::string &text, T &out) {
   return ec == std::errc() && ptr == last;
 }
 
+/// Parses `text` as an extent from 1 to `max` (a tensor map's dimension or
+/// box side).
+template <typename T>
+bool parseExtent(const std::string &text, T &out, uint64_t max) {
+  return parseNumber(text, out) && out != 0 && uint64_t(out) <= max;
+}
+
 /// Parses `text` as a buffer reference, b<id>, into `id`.
 inline bool parseBufferRef(const std::string &text, uint64_t &id) {
   return text.size() >= 2 && text[0] == 'b' && parseNumber(text.substr(1), id);

@@ -235,8 +235,7 @@ Status ManifestParser::parseTensorMapArg(const std::string &token,
                    std::to_string(dims.size()));
   map.rank = unsigned(dims.size());
   for (unsigned i = 0; i < map.rank; ++i)
-    if (!parseNumber(dims[i], map.dims[i]) || map.dims[i] == 0 ||
-        map.dims[i] > kMaxDim)
+    if (!parseExtent(dims[i], map.dims[i], kMaxDim))
       return invalid("dimension " + quoted(dims[i]) +
                      ": expected an integer from 1 to " +
                      std::to_string(kMaxDim));
@@ -247,8 +246,7 @@ Status ManifestParser::parseTensorMapArg(const std::string &token,
                    " dimension(s) but the tensor has " +
                    std::to_string(map.rank));
   for (unsigned i = 0; i < map.rank; ++i)
-    if (!parseNumber(box[i], map.box[i]) || map.box[i] == 0 ||
-        map.box[i] > kMaxBox)
+    if (!parseExtent(box[i], map.box[i], kMaxBox))
       return invalid("box dimension " + quoted(box[i]) +
                      ": expected an integer from 1 to " +
                      std::to_string(kMaxBox));
