@@ -23,8 +23,9 @@ of their largest magnitude. Exit status 1 when a check fails.
 time: decode steps at `context` tokens already in every sequence's cache
 (random keys and values, the same in torch's cache and ours), at each
 decode batch the directory has: ours eager and in a CUDA graph; torch
-eager and eager inside a CUDA graph (the same module, its static cache,
-attention over the whole cache through a boolean mask).
+eager, eager inside a CUDA graph, and torch.compile inside a CUDA graph
+(the same module, its static cache, attention over the whole cache through
+a boolean mask).
 """
 import argparse
 import json
@@ -291,9 +292,19 @@ def cmd_time(args):
             with torch.no_grad():
                 model(ids, pos)
 
+        cases = [("ours", ours, False), ("ours_graph", ours, True),
+                 ("torch_eager", theirs, False), ("torch_eager_graph", theirs, True)]
+        if args.torch_compile:
+            # torch's best for a decode step: inductor's kernels (compiled
+            # for this batch, static shapes), replayed as one CUDA graph.
+            compiled = torch.compile(model, dynamic=False)
+
+            def theirs_compiled():
+                with torch.no_grad():
+                    compiled(ids, pos)
+            cases.append(("torch_compile_graph", theirs_compiled, True))
         times, notes = {}, {}
-        for name, fn, graphed in (("ours", ours, False), ("ours_graph", ours, True),
-                                  ("torch_eager", theirs, False), ("torch_eager_graph", theirs, True)):
+        for name, fn, graphed in cases:
             try:
                 f = _graph(fn) if graphed else fn
                 times[name] = median_events_us(f, warmup=3, reps=args.reps)
@@ -303,6 +314,8 @@ def cmd_time(args):
         profiles = {}
         if args.profile:
             profiles = {"ours": _kernel_profile(ours), "torch_eager": _kernel_profile(theirs)}
+            if "torch_compile_graph" in times:
+                profiles["torch_compile"] = _kernel_profile(theirs_compiled)
             for who, prof in profiles.items():
                 print("  %s kernels at batch %d: %.0f us per step" % (who, b, prof["total_us"]))
                 for row in prof["kernels"]:
@@ -320,6 +333,8 @@ def cmd_time(args):
             "baselines": {k: b / v * 1e6 for k, v in times.items() if k.startswith("torch")},
             "baselines_us": {k: v for k, v in times.items() if k.startswith("torch")},
             "floor": "torch_eager_graph", "floor_holds": base is not None and best_ours <= base,
+            **({"best_torch": min((v, k) for k, v in times.items() if k.startswith("torch"))[1]}
+               if any(k.startswith("torch") for k in times) else {}),
             "notes": notes, "attention_config": meta.get("attention_config") or {},
             **({"profile": profiles} if profiles else {}),
             "timing": "one decode step, CUDA events, median of %d after 3" % args.reps,
@@ -328,12 +343,13 @@ def cmd_time(args):
         }
         recs.append(rec)
         print("%s %s decode batch %d at context %d: ours %.0f tok/s (eager %s, graph %s); torch eager %s, "
-              "eager+graph %s tok/s; floor %s %s"
+              "eager+graph %s, compile+graph %s tok/s; floor %s %s"
               % (args.config, args.variant, b, ctx, rec["tokens_per_s"],
                  rec["ours_eager_tokens_per_s"] and "%.0f" % rec["ours_eager_tokens_per_s"],
                  rec["ours_graph_tokens_per_s"] and "%.0f" % rec["ours_graph_tokens_per_s"],
                  "%.0f" % rec["baselines"].get("torch_eager", 0),
                  "%.0f" % rec["baselines"].get("torch_eager_graph", 0),
+                 "%.0f" % rec["baselines"].get("torch_compile_graph", 0),
                  "holds" if rec["floor_holds"] else "MISSED", notes or ""))
     return write_records(recs, args.json, all(r["floor_holds"] for r in recs))
 
@@ -361,6 +377,8 @@ def main():
         if name == "time":
             p.add_argument("--context", type=int, default=2048)
             p.add_argument("--reps", type=int, default=20)
+            p.add_argument("--no-torch-compile", dest="torch_compile", action="store_false",
+                           help="skip torch.compile (+ CUDA graph) as a baseline")
             p.add_argument("--profile", action="store_true",
                            help="also record each side's GPU time per kernel (torch profiler)")
     args = ap.parse_args()

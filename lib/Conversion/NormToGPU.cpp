@@ -12,22 +12,33 @@
 // and the backend may fuse a multiply and an add into an FMA.
 //
 // Mapping: one block per row (rows = the product of the leading
-// dimensions; the host views the buffers as [rows, D]). Thread t
-// accumulates columns t, t + T, t + 2T, ... in f32 (consecutive threads
-// read consecutive columns, so every load of a warp is coalesced). The
-// block then reduces the partial sums: xor shuffles inside each warp, lane
-// 0 of each warp writes its warp's sum to shared memory, and after one
-// barrier every warp reads all the warp sums and reduces them again with
-// shuffles, so every thread ends with the row's total and no second
-// barrier is needed to broadcast it. Layer norm's two reductions use
-// separate shared-memory slots, so the second never overwrites a partial
-// that a slower warp is still reading from the first. Finally each thread
-// writes its columns.
+// dimensions; the host views the buffers as [rows, D]). Two forms of the
+// block's work, chosen from D and the element type (normLayout):
 //
-// The variance takes two passes over the row (mean, then the squared
-// deviations) rather than Welford's update: it is the reference's formula,
-// and the second read of a row (a few KiB to a few tens of KiB) hits in
-// L1/L2.
+// - Register-resident (rows whose bytes are a multiple of 16 and fit
+//   kMaxChunks 16-byte vectors per thread: up to D = 16384 in bf16). Each
+//   thread reads its columns once, as C chunks of V consecutive elements
+//   (one 16-byte load each; chunk c at columns (c T + t) V, so a warp's
+//   loads are consecutive), together with the same columns of w (and b),
+//   all loads issued before any arithmetic; the reductions and the output
+//   then come from registers. A decode step normalizes one row per
+//   launch, so the kernel's time is the latency of its dependent memory
+//   round trips: one here, where a strided loop pays one per column it
+//   walks.
+// - Strided (any other D): thread t accumulates columns t, t + T, t + 2T,
+//   ... in f32 (consecutive threads read consecutive columns, so every load
+//   of a warp is coalesced), and reads the row again for each pass. The
+//   variance takes two passes (mean, then the squared deviations) rather
+//   than Welford's update: it is the reference's formula, and the second
+//   read of a row hits in L1/L2.
+//
+// Both reduce the partial sums the same way: xor shuffles inside each
+// warp, lane 0 of each warp writes its warp's sum to shared memory, and
+// after one barrier every warp reads all the warp sums and reduces them
+// again with shuffles, so every thread ends with the row's total and no
+// second barrier is needed to broadcast it. Layer norm's two reductions
+// use separate shared-memory slots, so the second never overwrites a
+// partial that a slower warp is still reading from the first.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +51,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::sgpu;
@@ -50,19 +62,50 @@ namespace {
 // threads give every thread 2 to 32 columns (independent loads in flight to
 // hide the memory latency) while the cross-warp step stays 8 values, and
 // several blocks fit on a multiprocessor when there are many rows. A row
-// narrower than 256 gets only the warps that have a column.
+// narrower than that gets only the warps that have a column (or a chunk).
 constexpr int64_t kMaxThreads = 256;
 constexpr int64_t kWarpSize = 32;
+// The register-resident form holds at most this many 16-byte chunks of the
+// row per thread (32 f32 registers for bf16 and f16): D up to 16384 in
+// 16-bit types and 8192 in f32 at 256 threads.
+constexpr int64_t kMaxChunks = 8;
+constexpr int64_t kChunkBytes = 16;
+
+/// How one block covers a row of D elements.
+struct NormLayout {
+  int64_t threads;
+  /// Register-resident form: elements per chunk (16 bytes) and chunks per
+  /// thread. chunks == 0: the strided form.
+  int64_t vec = 1, chunks = 0;
+};
+
+NormLayout normLayout(int64_t d, Type et) {
+  int64_t vec = kChunkBytes / (et.getIntOrFloatBitWidth() / 8);
+  if (d % vec == 0) {
+    int64_t slots = d / vec;
+    int64_t threads =
+        std::min(kMaxThreads, (slots + kWarpSize - 1) / kWarpSize * kWarpSize);
+    int64_t chunks = (slots + threads - 1) / threads;
+    if (chunks <= kMaxChunks)
+      return {threads, vec, chunks};
+  }
+  int64_t threads = std::min(
+      kMaxThreads,
+      std::max<int64_t>(1, (d + kWarpSize - 1) / kWarpSize) * kWarpSize);
+  return {threads};
+}
 
 /// Builds the body of one normalization kernel.
 struct NormKernelBuilder : FloatMath {
   IndexMath im;
-  int64_t d, threads, warps;
-  Value tid, lane, warp, smem;
+  int64_t d;
+  NormLayout layout;
+  int64_t threads, warps;
+  Value tid, lane, warp, smem, row;
 
-  NormKernelBuilder(OpBuilder &b, Location loc, int64_t d)
-      : FloatMath{b, loc}, im{b, loc}, d(d), threads(normBlockThreads(d)),
-        warps(threads / kWarpSize) {}
+  NormKernelBuilder(OpBuilder &b, Location loc, int64_t d, NormLayout layout)
+      : FloatMath{b, loc}, im{b, loc}, d(d), layout(layout),
+        threads(layout.threads), warps(threads / kWarpSize) {}
 
   Value load(Value mem, ValueRange idx) { return im.loadF32(mem, idx); }
   /// Stores the f32 `v` rounded to the buffer's element type.
@@ -113,6 +156,22 @@ struct NormKernelBuilder : FloatMath {
     return warpSum(arith::SelectOp::create(b, loc, has, partial, f32(0)));
   }
 
+  /// 1 / sqrt(var + eps). rsqrt as 1 / sqrt, the way convert-math-to-llvm
+  /// lowers the reference's math.rsqrt on the CPU, both correctly rounded
+  /// (sqrt.rn.f32 and rcp.rn.f32 in the PTX), so the scale equals the
+  /// reference's for the same sum. In convert-gpu-to-nvvm math.rsqrt would
+  /// become a call of libdevice's __nv_rsqrtf (an approximation), and
+  /// math.sqrt or llvm.intr.sqrt one of __nv_sqrtf: libdevice needs the CUDA
+  /// toolkit at compile time. The NVVM intrinsic names the rounding itself.
+  Value inverseRoot(Value var, float eps) {
+    Value root =
+        LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
+                                      b.getStringAttr("llvm.nvvm.sqrt.rn.f"),
+                                      ValueRange{addf(var, f32(eps))})
+            .getResult(0);
+    return divf(f32(1.0), root);
+  }
+
   /// Builds `func`'s body: arguments x [rows, D], w [D], (layer norm: b
   /// [D]), y [rows, D]; one workgroup buffer of f32 words when the block
   /// has several warps.
@@ -125,13 +184,23 @@ struct NormKernelBuilder : FloatMath {
     if (warps > 1)
       smem = func.getWorkgroupAttributions()[0];
     tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
-    Value row = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
+    row = gpu::BlockIdOp::create(b, loc, gpu::Dimension::x);
     if (warps > 1) {
       lane = im.rem(tid, kWarpSize);
       warp = im.div(tid, kWarpSize);
     }
-    Value n = f32(double(d));
+    if (layout.chunks)
+      buildResident(x, w, beta, y, layerNorm, eps);
+    else
+      buildStrided(x, w, beta, y, layerNorm, eps);
+    b.setInsertionPointToEnd(&entry);
+    gpu::ReturnOp::create(b, loc);
+  }
 
+  /// The strided form: each pass walks the thread's columns of the row.
+  void buildStrided(Value x, Value w, Value beta, Value y, bool layerNorm,
+                    float eps) {
+    Value n = f32(double(d));
     // mu = 0 for RMS norm: (x - 0) is x, so the subtraction is skipped.
     Value mu;
     if (layerNorm)
@@ -146,21 +215,7 @@ struct NormKernelBuilder : FloatMath {
         c = subf(c, mu);
       return addf(acc, mulf(c, c));
     });
-    Value var = divf(blockSum(sq, layerNorm ? 1 : 0), n);
-    // rsqrt as 1 / sqrt, the way convert-math-to-llvm lowers the
-    // reference's math.rsqrt on the CPU, both correctly rounded (sqrt.rn.f32
-    // and rcp.rn.f32 in the PTX), so the scale equals the reference's for
-    // the same sum. In convert-gpu-to-nvvm math.rsqrt would become a call
-    // of libdevice's __nv_rsqrtf (an approximation), and math.sqrt or
-    // llvm.intr.sqrt one of __nv_sqrtf: libdevice needs the CUDA toolkit at
-    // compile time. The NVVM intrinsic names the rounding itself.
-    Value root =
-        LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
-                                      b.getStringAttr("llvm.nvvm.sqrt.rn.f"),
-                                      ValueRange{addf(var, f32(eps))})
-            .getResult(0);
-    Value one = f32(1.0);
-    Value inv = divf(one, root);
+    Value inv = inverseRoot(divf(blockSum(sq, layerNorm ? 1 : 0), n), eps);
     forColumns([&](Value j) {
       Value c = load(x, {row, j});
       if (mu)
@@ -171,18 +226,105 @@ struct NormKernelBuilder : FloatMath {
         v = addf(v, load(beta, {j}));
       store(v, y, {row, j});
     });
-    b.setInsertionPointToEnd(&entry);
-    gpu::ReturnOp::create(b, loc);
+  }
+
+  /// One 16-byte chunk of the row in a thread's registers: its first
+  /// column, whether the thread has it (null: always), and the elements of
+  /// x, w and b there in f32.
+  struct Chunk {
+    Value col, valid;
+    SmallVector<Value> x, w, beta;
+  };
+
+  /// The V elements of `mem` at `idx`, one 16-byte load, in f32.
+  SmallVector<Value> loadChunk(Value mem, ValueRange idx) {
+    Type et = cast<MemRefType>(mem.getType()).getElementType();
+    Value v = vector::LoadOp::create(
+        b, loc, VectorType::get({layout.vec}, et), mem, idx,
+        /*nontemporal=*/false, llvm::Align(kChunkBytes));
+    SmallVector<Value> lanes;
+    for (int64_t i = 0; i < layout.vec; ++i)
+      lanes.push_back(
+          im.toF32(vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{i})));
+    return lanes;
+  }
+
+  /// The f32 `lanes` rounded to the element type of `mem`, one 16-byte
+  /// store at `idx`.
+  void storeChunk(ArrayRef<Value> lanes, Value mem, ValueRange idx) {
+    Type et = cast<MemRefType>(mem.getType()).getElementType();
+    SmallVector<Value> rounded;
+    for (Value v : lanes)
+      rounded.push_back(
+          et == v.getType() ? v : arith::TruncFOp::create(b, loc, et, v));
+    Value v = vector::FromElementsOp::create(
+        b, loc, VectorType::get({layout.vec}, et), rounded);
+    vector::StoreOp::create(b, loc, v, mem, idx, /*nontemporal=*/false,
+                            llvm::Align(kChunkBytes));
+  }
+
+  /// This thread's sum of f(x) over its chunks (0 for chunks it lacks).
+  Value chunkSum(ArrayRef<Chunk> chunks, function_ref<Value(Value)> f) {
+    Value acc = f32(0);
+    for (const Chunk &ch : chunks) {
+      Value part = f(ch.x.front());
+      for (Value v : ArrayRef<Value>(ch.x).drop_front())
+        part = addf(part, f(v));
+      if (ch.valid)
+        part = arith::SelectOp::create(b, loc, ch.valid, part, f32(0));
+      acc = addf(acc, part);
+    }
+    return acc;
+  }
+
+  /// The register-resident form: chunk c of thread t covers columns
+  /// (c T + t) V .. + V; only the last chunk can be past the row's end (then
+  /// its address is clamped to column 0 and its store skipped).
+  void buildResident(Value x, Value w, Value beta, Value y, bool layerNorm,
+                     float eps) {
+    int64_t slots = d / layout.vec;
+    SmallVector<Chunk> chunks(layout.chunks);
+    for (int64_t c = 0; c < layout.chunks; ++c) {
+      Value slot = im.add(tid, c * threads);
+      if (c == layout.chunks - 1 && slots % threads)
+        chunks[c].valid = im.lt(slot, slots);
+      chunks[c].col = im.mul(im.clamp(slot, chunks[c].valid), layout.vec);
+      chunks[c].x = loadChunk(x, {row, chunks[c].col});
+    }
+    // The parameters do not depend on the sums: loaded now, their latency
+    // overlaps the reductions'.
+    for (Chunk &ch : chunks) {
+      ch.w = loadChunk(w, {ch.col});
+      if (beta)
+        ch.beta = loadChunk(beta, {ch.col});
+    }
+    Value n = f32(double(d));
+    Value mu;
+    if (layerNorm)
+      mu = divf(blockSum(chunkSum(chunks, [](Value v) { return v; }), 0), n);
+    Value sq = chunkSum(chunks, [&](Value v) {
+      if (mu)
+        v = subf(v, mu);
+      return mulf(v, v);
+    });
+    Value inv = inverseRoot(divf(blockSum(sq, layerNorm ? 1 : 0), n), eps);
+    for (Chunk &ch : chunks) {
+      SmallVector<Value> out;
+      for (int64_t i = 0; i < layout.vec; ++i) {
+        Value v = ch.x[i];
+        if (mu)
+          v = subf(v, mu);
+        v = mulf(mulf(v, inv), ch.w[i]);
+        if (beta)
+          v = addf(v, ch.beta[i]);
+        out.push_back(v);
+      }
+      im.ifThen(ch.valid, [&] { storeChunk(out, y, {row, ch.col}); });
+    }
   }
 };
 
 } // namespace
-
-int64_t mlir::sgpu::normBlockThreads(int64_t d) {
-  return std::min(kMaxThreads,
-                  std::max<int64_t>(1, (d + kWarpSize - 1) / kWarpSize) *
-                      kWarpSize);
-}
 
 namespace {
 
@@ -208,7 +350,7 @@ Value buildNormLaunch(OpBuilder &b, Operation *op, KernelSink &sink) {
   if (elems != 0) {
     // The kernel.
     OpBuilder kb = sink.builder();
-    NormKernelBuilder builder(kb, loc, d);
+    NormKernelBuilder builder(kb, loc, d, normLayout(d, et));
     auto rowsType = MemRefType::get({rows, d}, et);
     auto paramType = MemRefType::get({d}, et);
     SmallVector<Type> argTypes = {rowsType, paramType};

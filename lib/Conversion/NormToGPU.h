@@ -11,13 +11,10 @@
 namespace mlir {
 namespace sgpu {
 
-/// Threads per block of the normalization kernels for rows of `d` features:
-/// 256, or the fewest whole warps covering `d` when that is less.
-int64_t normBlockThreads(int64_t d);
-
 /// The patterns replacing sgpu.rms_norm and sgpu.layer_norm by a launch
-/// of a generated kernel, one block per row, added to the sink as
-/// `sgpu_rms_norm_<n>` / `sgpu_layer_norm_<n>`.
+/// of a generated kernel, one block per row (the row held in registers in
+/// 16-byte chunks where it fits, else strided loops over it), added to the
+/// sink as `sgpu_rms_norm_<n>` / `sgpu_layer_norm_<n>`.
 void populateNormToGPUPatterns(RewritePatternSet &patterns, KernelSink &sink);
 
 } // namespace sgpu

@@ -22,21 +22,29 @@
 // RUN: FileCheck %s --check-prefix=BLOCK < %t/block-sgpu/program.txt
 // RUN: %ptxas -arch=sm_90a -v %t/block-sgpu/kernels.ptx -o %t/block-sgpu.cubin 2>&1 | FileCheck %s --check-prefix=BLOCKSM90A
 
-// One block per row: 16 rows of 4096 (256 threads), 32 rows of 1024, 16 rows
-// of 768, 8 rows of 40 (64 threads); the GELU has 320 elements, 8 per
+// One block per row, the row held in registers as 16-byte chunks: 16 rows
+// of 4096 f16 (256 threads, two chunks each), 32 rows of 1024 bf16 (128
+// threads, one chunk), 16 rows of 768 f32 (192 threads), 8 rows of 40 f16
+// (one warp, 5 lanes with a chunk); the GELU has 320 elements, 8 per
 // thread (1 block).
 // PROGRAM: launch sgpu_rms_norm_0 grid 16 1 1 block 256 1 1 smem 0 args b0 b1 [[Y0:b[0-9]+]]
-// PROGRAM: launch sgpu_rms_norm_1 grid 32 1 1 block 256 1 1 smem 0 args b2 b3 [[Y1:b[0-9]+]]
-// PROGRAM: launch sgpu_layer_norm_0 grid 16 1 1 block 256 1 1 smem 0 args b4 b5 b6 [[Y2:b[0-9]+]]
-// PROGRAM: launch sgpu_layer_norm_1 grid 8 1 1 block 64 1 1 smem 0 args b7 b8 b9 [[Y3:b[0-9]+]]
+// PROGRAM: launch sgpu_rms_norm_1 grid 32 1 1 block 128 1 1 smem 0 args b2 b3 [[Y1:b[0-9]+]]
+// PROGRAM: launch sgpu_layer_norm_0 grid 16 1 1 block 192 1 1 smem 0 args b4 b5 b6 [[Y2:b[0-9]+]]
+// PROGRAM: launch sgpu_layer_norm_1 grid 8 1 1 block 32 1 1 smem 0 args b7 b8 b9 [[Y3:b[0-9]+]]
 // PROGRAM: launch sgpu_elementwise_0 grid 1 1 1 block 256 1 1 smem 0 args [[Y3]] [[Y4:b[0-9]+]]
 
+// Both chunks of x and of w are loaded (16 bytes each, 4096 bytes apart)
+// before the reduction starts; the output leaves in two 16-byte stores.
 // PTX: .target sm_90a
 // PTX-NOT: .extern
 // PTX-LABEL: .entry sgpu_rms_norm_0(
 // PTX: .maxntid 256, 1, 1
 // PTX: .shared .align 4 .b8 [[SMEM:__wg_sgpu_rms_norm_0_[0-9]+]][32];
+// PTX: ld.global.v4.b32 {{.*}}, [[[XP:%rd[0-9]+]]];
 // PTX: cvt.f32.f16
+// PTX: ld.global.v4.b32 {{.*}}, [[[XP]]+4096];
+// PTX: ld.global.v4.b32 {{.*}}, [[[WP:%rd[0-9]+]]];
+// PTX: ld.global.v4.b32 {{.*}}, [[[WP]]+4096];
 // PTX-COUNT-5: shfl.sync.bfly.b32
 // PTX: st.shared.b32
 // PTX: bar.sync 0;
@@ -44,21 +52,31 @@
 // PTX-COUNT-5: shfl.sync.bfly.b32
 // PTX: sqrt.rn.f32
 // PTX: rcp.rn.f32
-// PTX: cvt.rn.f16.f32
-// PTX: st.global.b16
+// PTX: cvt.rn.f16x2.f32
+// PTX: st.global.v4.b32 [[[YP:%rd[0-9]+]]],
+// PTX: st.global.v4.b32 [[[YP]]+4096],
+// PTX-NOT: ld.global
 // PTX-LABEL: .entry sgpu_rms_norm_1(
+// PTX: .maxntid 128, 1, 1
+// PTX: ld.global.v4.b32
 // PTX: cvt.f32.bf16
 // PTX: sqrt.rn.f32
 // PTX: rcp.rn.f32
-// PTX: cvt.rn.bf16.f32
+// PTX: cvt.rn.bf16x2.f32
+// PTX: st.global.v4.b32
 // PTX-LABEL: .entry sgpu_layer_norm_0(
-// PTX: .shared .align 4 .b8 {{.*}}[64];
+// PTX: .maxntid 192, 1, 1
+// PTX: .shared .align 4 .b8 {{.*}}[48];
 // PTX-COUNT-2: bar.sync 0;
 // PTX: sqrt.rn.f32
 // PTX: rcp.rn.f32
-// PTX: st.global.b32
+// PTX: st.global.v4.b32
+// The ragged row: lanes 5..31 skip their store.
 // PTX-LABEL: .entry sgpu_layer_norm_1(
-// PTX: .maxntid 64, 1, 1
+// PTX: .maxntid 32, 1, 1
+// PTX-NOT: bar.sync
+// PTX: setp.gt.u32
+// PTX: st.global.v4.b32
 // PTX-LABEL: .entry sgpu_elementwise_0(
 // PTX: .maxntid 256, 1, 1
 // PTX: ld.global.v4.b32
@@ -86,7 +104,7 @@
 // bytes.
 // BLOCK-NEXT: arena 24576
 // BLOCK-NEXT: buffer 4 temp 8192 arena 0
-// BLOCK-NEXT: launch sgpu_rms_norm_0 grid 16 1 1 block 256 1 1 smem 0 args b0 b1 b4
+// BLOCK-NEXT: launch sgpu_rms_norm_0 grid 16 1 1 block 32 1 1 smem 0 args b0 b1 b4
 // BLOCK-NEXT: buffer 5 temp 16384 arena 8192
 // BLOCK-NEXT: gemm m=16 n=512 k=256 in=f16 out=f16 x=b4 w=b2 y=b5 act=relu
 // BLOCK-NEXT: buffer 6 temp 8192 arena 0
