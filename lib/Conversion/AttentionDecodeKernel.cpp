@@ -14,7 +14,8 @@
 //     consecutive columns in one vector load, so a warp reads 32 / L keys
 //     at a time and reduces each dot product in log2(L) shuffles; with
 //     `unroll` = 2 (the default) a group walks its keys two at a time (the
-//     loads of both in flight together). The key loop is uniform over each
+//     loads of both in flight together), and the loads run one loop step
+//     ahead of the arithmetic (software pipelining). The key loop is uniform over each
 //     warp (a group's key past the range is masked, not skipped): the
 //     shuffles are warp-wide, and lanes that left the loop early would
 //     never reach them. Every query head of the group (GQA: H/Hkv heads share
@@ -151,20 +152,29 @@ struct SplitBuilder : FloatMath {
   Type et;
   float scale;
 
-  /// The V columns [sub * V, sub * V + V) of row `idx` of `mem`, in f32
-  /// (sub: the lane's index in its group).
-  SmallVector<Value> loadRow(Value mem, SmallVector<Value> idx, Value sub) {
+  /// The V columns [sub * V, sub * V + V) of row `idx` of `mem` as one
+  /// vector load (sub: the lane's index in its group).
+  Value loadVector(Value mem, SmallVector<Value> idx, Value sub) {
     idx.push_back(im.mul(sub, s.v));
     // Aligned to its size: rows start 16-byte aligned and V divides D.
     int64_t bytes = s.v * et.getIntOrFloatBitWidth() / 8;
-    Value vec = vector::LoadOp::create(
-        b, loc, VectorType::get({s.v}, et), mem, idx, /*nontemporal=*/false,
-        llvm::Align(std::min<int64_t>(bytes, 16)));
+    return vector::LoadOp::create(b, loc, VectorType::get({s.v}, et), mem, idx,
+                                  /*nontemporal=*/false,
+                                  llvm::Align(std::min<int64_t>(bytes, 16)));
+  }
+
+  /// The elements of a loaded vector in f32.
+  SmallVector<Value> lanesOf(Value vec) {
     SmallVector<Value> out;
     for (int64_t i = 0; i < s.v; ++i)
       out.push_back(im.toF32(
           vector::ExtractOp::create(b, loc, vec, ArrayRef<int64_t>{i})));
     return out;
+  }
+
+  /// loadVector's columns in f32.
+  SmallVector<Value> loadRow(Value mem, SmallVector<Value> idx, Value sub) {
+    return lanesOf(loadVector(mem, std::move(idx), sub));
   }
 
   /// The sum of `v` over the lanes of this lane's group (L lanes aligned to
@@ -248,30 +258,49 @@ struct SplitBuilder : FloatMath {
         init.push_back(f32(0));
     }
     int64_t per = 2 + s.v, stride = s.partials();
-    // Group `part` takes the keys start + part + t * stride, two per
+    // Group `part` takes the keys start + part + t * stride, `unroll` per
     // iteration. The loop runs over the warp's first key j0 so that every
     // lane of a warp takes the same trip count (the shuffles need the whole
-    // warp); a group's key past the range is masked, its loads reading row
-    // j0 (inside the range whenever the body runs).
+    // warp); a group's key past the range is masked.
+    //
+    // The loads are one iteration ahead (software pipelining): iteration j0
+    // issues the K and V rows of iteration j0 + step, carried to it as raw
+    // vectors, before it computes on the rows the previous iteration
+    // loaded, so each warp has a step's compute to cover the memory
+    // latency. A row past the range (the next keys of the last iteration,
+    // or a masked key) reads row min(j, T - 1) of the cache: memory of the
+    // buffer, never used.
     Value group = im.div(lane, s.lanes);
+    int64_t loopStep = s.unroll * stride;
+    auto fetch = [&](Value j0) {
+      SmallVector<Value> rows;
+      for (int64_t u = 0; u < s.unroll; ++u) {
+        Value j = im.add(im.add(j0, group), u * stride);
+        Value row = arith::MinSIOp::create(b, loc, j, im.c(s.capacity - 1));
+        rows.push_back(loadVector(k, {bi, kvh, row}, sub));
+        rows.push_back(loadVector(v, {bi, kvh, row}, sub));
+      }
+      return rows;
+    };
+    Value first = im.add(start, im.mul(warp, s.keys));
+    SmallVector<Value> carried = init;
+    llvm::append_range(carried, fetch(first));
+    int64_t nState = init.size();
     auto loop = scf::ForOp::create(
-        b, loc, im.add(start, im.mul(warp, s.keys)), stop,
-        im.c(s.unroll * stride), init,
-        [&](OpBuilder &, Location, Value j0, ValueRange state) {
-          SmallVector<Value> next(state.begin(), state.end());
+        b, loc, first, stop, im.c(loopStep), carried,
+        [&](OpBuilder &, Location, Value j0, ValueRange iter) {
+          SmallVector<Value> ahead = fetch(im.add(j0, loopStep));
+          SmallVector<Value> next(iter.begin(), iter.begin() + nState);
           for (int64_t u = 0; u < s.unroll; ++u) {
             Value j = im.add(im.add(j0, group), u * stride);
             // A whole warp on one key needs no mask: j = j0 < stop.
             bool alwaysValid = s.keys == 1 && u == 0;
             Value valid = alwaysValid ? Value() : im.slt(j, stop);
-            Value row =
-                alwaysValid
-                    ? j
-                    : arith::SelectOp::create(b, loc, valid, j, j0).getResult();
-            SmallVector<Value> kr = loadRow(k, {bi, kvh, row}, sub);
-            SmallVector<Value> vr = loadRow(v, {bi, kvh, row}, sub);
+            SmallVector<Value> kr = lanesOf(iter[nState + 2 * u]);
+            SmallVector<Value> vr = lanesOf(iter[nState + 2 * u + 1]);
             next = step(next, qv, kr, vr, valid, negInf);
           }
+          llvm::append_range(next, ahead);
           scf::YieldOp::create(b, loc, next);
         });
 
