@@ -146,13 +146,15 @@ std::string deviceOption(StringRef device) {
 
 /// Front half shared by both pipelines: recognize and rewrite. Sparse
 /// weights first (the policy may keep some dense), then the dense linear
-/// layers, then the epilogues of both.
+/// layers, then the epilogues of both; then transposes that move no
+/// element become views.
 std::string rewritePasses(StringRef chip = "sm_90a",
                           StringRef policy = "auto", StringRef lift = "auto",
                           StringRef device = "") {
   return ("sgpu-slide-sparse{chip=" + chip + " policy=" + policy +
           " lift=" + lift + deviceOption(device) +
-          "},sgpu-dense-matmul,sgpu-fuse-epilogue,canonicalize")
+          "},sgpu-dense-matmul,sgpu-fuse-epilogue,sgpu-fold-unit-transposes,"
+          "canonicalize")
       .str();
 }
 

@@ -68,10 +68,13 @@ def cache_write(cache, new, positions):
     b, h, s, d = new.shape
     pos = positions.long()
     rows = torch.arange(b, device=pos.device)[:, None].expand(b, s)
+    compiling = getattr(getattr(torch, "compiler", None), "is_compiling", lambda: False)()
     with torch.no_grad():
-        if pos.is_cuda and torch.cuda.is_current_stream_capturing():
+        if pos.is_cuda and (torch.cuda.is_current_stream_capturing() or compiling):
             # A CUDA graph cannot select by data: under capture every
             # position must be valid (a decode step of running sequences).
+            # torch.compile takes the same form, so that its graph has no
+            # data-dependent shape (a host sync) and can be captured.
             cache[rows, :, pos] = new.permute(0, 2, 1, 3).to(cache.dtype)
             return cache
         valid = (pos >= 0) & (pos < cache.shape[2])

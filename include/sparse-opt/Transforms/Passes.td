@@ -373,6 +373,23 @@ def SGPUDecomposeAggregates : Pass<"sgpu-decompose-aggregates", "::mlir::ModuleO
                            "::mlir::math::MathDialect"];
 }
 
+def SGPUFoldUnitTransposes : Pass<"sgpu-fold-unit-transposes", "::mlir::ModuleOp"> {
+  let summary = "Rewrite transposes that only move size-1 dimensions as reshapes";
+  let description = [{
+    A `linalg.transpose` whose permutation keeps the dimensions larger than
+    1 in their order moves no element: `[B, 1, H, D] -> [B, H, 1, D]`, the
+    head split of attention at one token per sequence (every decode step),
+    has the same bytes in the same order. This pass rewrites such a
+    transpose (static shapes, tensor semantics) as a `tensor.collapse_shape`
+    to one dimension and a `tensor.expand_shape` to the result's shape,
+    which bufferize to views of the same buffer: no kernel and no copy.
+    Transposes that reorder dimensions larger than 1 are left alone. Both
+    compile pipelines run it after the rewrites, so the CPU reference
+    executes the same form the GPU program does.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def SGPUMergeIdenticalKernels : Pass<"sgpu-merge-identical-kernels", "::mlir::ModuleOp"> {
   let summary = "Keep one copy of each generated kernel and point every launch at it";
   let description = [{
