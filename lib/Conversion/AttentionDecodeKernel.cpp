@@ -494,6 +494,10 @@ Value mlir::sgpu::buildAttentionDecode(OpBuilder &b, Location loc,
       {workgroupBuffer(kb, s.partials() * s.group * 2, f32),
        workgroupBuffer(kb, s.partials() * s.group * s.d, f32)},
       threads);
+  // The grid is one wave of kBlocksPerSM blocks per multiprocessor:
+  // ptxas keeps the registers to what that many blocks can share (without
+  // the bound, some shapes take 146 and fit one block).
+  split->setAttr("nvvm.minctasm", kb.getI32IntegerAttr(kBlocksPerSM));
   SplitBuilder{
       {kb, loc}, IndexMath{kb, loc}, s, et, op.getScale().convertToFloat()}
       .build(split);
