@@ -264,9 +264,22 @@ def _kernel_profile(fn, steps=5, top=12):
             "kernels": [{"kernel": k, "us": round(v, 2)} for k, v in rows[:top]]}
 
 
+def copy_bandwidth():
+    """The device's copy bandwidth in bytes per second (bytes read plus
+    bytes written by a 2 GiB device-to-device copy, median of 20): the
+    memory bound of the decode step is its bytes over this."""
+    from timing import median_events_us
+    src = torch.empty(1 << 30, dtype=torch.int16, device="cuda")
+    dst = torch.empty_like(src)
+    us = median_events_us(lambda: dst.copy_(src), warmup=3, reps=20)
+    return 2 * (1 << 31) / (us * 1e-6)
+
+
 def cmd_time(args):
     from timing import median_events_us
     from sparse_opt import decoder
+    copy_bytes_per_s = copy_bandwidth()
+    torch.cuda.empty_cache()
     model, meta = _setup(args, torch.bfloat16)
     dec = decoder.load_decoder(args.dir, model)
     ctx = args.context
@@ -340,6 +353,7 @@ def cmd_time(args):
             **({"best_torch": min((v, k) for k, v in times.items() if k.startswith("torch"))[1]}
                if any(k.startswith("torch") for k in times) else {}),
             "notes": notes, "attention_config": meta.get("attention_config") or {},
+            "copy_bytes_per_s": copy_bytes_per_s,
             **({"profile": profiles} if profiles else {}),
             "timing": "one decode step, CUDA events, median of %d after 3" % args.reps,
             **provenance("python3 bench/model/run_decode.py time --config %s --dir DIR --context %d --json OUT"
