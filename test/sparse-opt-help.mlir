@@ -9,6 +9,7 @@
 // CHECK-DAG: --sgpu-ladder-residual {{.*}}- Rewrite the tensor-parallel residual chain into ladder form (changes the model)
 // CHECK-DAG: --sgpu-dense-matmul {{.*}}- Rewrite dense linear-layer matmuls into sgpu.matmul (library GEMMs)
 // CHECK-DAG: --sgpu-fuse-epilogue {{.*}}- Fuse a bias add and a ReLU that follow sgpu.spmm or sgpu.matmul into its epilogue
+// CHECK-DAG: --sgpu-fuse-elementwise {{.*}}- Fuse chains of element-wise linalg.generic ops into one op (one kernel)
 // CHECK-DAG: --sgpu-fold-unit-transposes {{.*}}- Rewrite transposes that only move size-1 dimensions as reshapes
 // CHECK-DAG: --sgpu-reference {{.*}}- Lower input IR through the CPU reference loops to the LLVM dialect
 // CHECK-DAG: --sgpu-sparsify-ffn {{.*}}- Rewrite ReLU FFNs into TwELL packing plus a sparse consumer over the active neurons

@@ -54,25 +54,89 @@ def attention_us(profile):
     return sum(k["us"] for k in profile["kernels"] if any(n in k["kernel"].lower() for n in names))
 
 
+# Bytes of weights a decode step reads, relative to the dense model's block
+# linears: 2:4 keeps half the values plus 4 bits of metadata per 4 weights
+# (0.5625); 6:8 is 2:4 over 1.5x the columns (0.84375). The LM head stays
+# dense in every variant and the embedding table is gathered, not read.
+SPARSE_BYTES = {"dense": 1.0, "2:4": 0.5625, "6:8": 0.84375}
+
+
+def decode_bytes(r):
+    """(weight bytes, KV-cache bytes) one decode step reads, from the
+    record's shape (bf16): every block linear, the LM head, and the keys
+    and values of `context` positions of every sequence."""
+    s = r["shape"]
+    d, f, layers = s["d"], s["F"], s["layers"]
+    kv = d // s["heads"] * s["kv_heads"]
+    block = layers * (2 * d * d + 2 * d * kv + 3 * d * f) * 2
+    head = s["vocab"] * d * 2
+    weights = block * SPARSE_BYTES.get(r["variant"], 1.0) + head
+    cache = s["batch"] * layers * 2 * kv * s["context"] * 2
+    return weights, cache
+
+
+def decode_bound(r):
+    """Tokens per second at the memory bound: the step's bytes at the copy
+    bandwidth measured in the same process (None in records without it)."""
+    if "copy_bytes_per_s" not in r:
+        return None
+    return r["shape"]["batch"] * r["copy_bytes_per_s"] / sum(decode_bytes(r))
+
+
 def decode_table(records):
     rows = ["| model | variant | batch | context | ours tok/s | ours eager | ours CUDA graph | torch eager "
-            "| torch eager + CUDA graph | ours / floor | attention µs per step: ours / torch |",
-            "|---|---|---|---|---|---|---|---|---|---|---|"]
+            "| torch eager + CUDA graph | torch.compile + CUDA graph | ours / best torch | memory bound "
+            "| ours / bound | ours / our dense | attention µs per step: ours / torch |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     key = lambda r: (r["shape"]["style"], ORDER.index(r["variant"]), r["shape"]["batch"])
     fmt = lambda v: "%.0f" % v if v else "—"
+    dense = {(r["shape"]["style"], r["shape"]["batch"]): r["tokens_per_s"]
+             for r in records if r["variant"] == "dense"}
     for r in sorted(records, key=key):
         s, b = r["shape"], r["baselines"]
-        floor = b.get(r["floor"])
+        best = max(b.values()) if b else None
+        bound = decode_bound(r)
+        ref = dense.get((s["style"], s["batch"]))
         prof = r.get("profile", {})
         attn = [attention_us(prof.get(k)) for k in ("ours", "torch_eager")]
-        rows.append("| %s | %s | %d | %d of %d | **%.0f** | %s | %s | %s | %s | %s%s | %s |" % (
+        rows.append("| %s | %s | %d | %d of %d | **%.0f** | %s | %s | %s | %s | %s | %s%s | %s | %s | %s | %s |" % (
             _name(r), r["variant"], s["batch"], s["context"], s["capacity"], r["tokens_per_s"],
             fmt(r.get("ours_eager_tokens_per_s")), fmt(r.get("ours_graph_tokens_per_s")),
-            fmt(b.get("torch_eager")), fmt(floor),
-            "%.2f×" % (r["tokens_per_s"] / floor) if floor else "—",
-            "" if r["floor_holds"] else " **below**",
+            fmt(b.get("torch_eager")), fmt(b.get("torch_eager_graph")), fmt(b.get("torch_compile_graph")),
+            "%.2f×" % (r["tokens_per_s"] / best) if best else "—",
+            "" if r["floor_holds"] else " **below the floor**",
+            fmt(bound), "%.0f%%" % (100 * r["tokens_per_s"] / bound) if bound else "—",
+            "%.2f×" % (r["tokens_per_s"] / ref) if ref and r["variant"] != "dense" else "—",
             " / ".join("%.0f" % a for a in attn) if None not in attn else "—"))
     return "\n".join(rows)
+
+
+def breakdown_table(records, top=12):
+    """Per-kernel GPU time of one decode step (torch's profiler over eager
+    steps), ours beside torch.compile's, for each dense record."""
+    out = []
+    key = lambda r: (r["shape"]["style"], ORDER.index(r["variant"]), r["shape"]["batch"])
+    for r in sorted(records, key=key):
+        prof = r.get("profile") or {}
+        if "ours" not in prof:
+            continue
+        theirs = prof.get("torch_compile") or prof.get("torch_eager")
+        who = "torch.compile" if "torch_compile" in prof else "torch eager"
+        out.append("%s %s, batch %d (commit %s): ours %.0f µs of kernels per step, %s %.0f µs" % (
+            _name(r), r["variant"], r["shape"]["batch"], r["commit"], prof["ours"]["total_us"], who,
+            theirs["total_us"] if theirs else float("nan")))
+        out.append("")
+        out.append("| ours: kernel | µs | %s: kernel | µs |" % who)
+        out.append("|---|---|---|---|")
+        a, b = prof["ours"]["kernels"][:top], (theirs or {"kernels": []})["kernels"][:top]
+        for i in range(max(len(a), len(b))):
+            x = a[i] if i < len(a) else None
+            y = b[i] if i < len(b) else None
+            out.append("| %s | %s | %s | %s |" % (
+                "`%s`" % x["kernel"][:60] if x else "", "%.0f" % x["us"] if x else "",
+                "`%s`" % y["kernel"][:60] if y else "", "%.0f" % y["us"] if y else ""))
+        out.append("")
+    return "\n".join(out).rstrip()
 
 
 def decode_forms_table(records):
@@ -186,6 +250,7 @@ def main():
     doc = DOC.read_text()
     doc = replace_section(doc, "model-prefill", model_table(prefill))
     doc = replace_section(doc, "model-decode", decode_table(decode))
+    doc = replace_section(doc, "model-decode-breakdown", breakdown_table(decode))
     doc = replace_section(doc, "model-decode-check", decode_check_table(checks))
     doc = replace_section(doc, "model-decode-forms", decode_forms_table(forms))
     print(decode_table(decode))

@@ -390,6 +390,24 @@ def SGPUFoldUnitTransposes : Pass<"sgpu-fold-unit-transposes", "::mlir::ModuleOp
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
+def SGPUFuseElementwise : Pass<"sgpu-fuse-elementwise", "::mlir::ModuleOp"> {
+  let summary = "Fuse chains of element-wise linalg.generic ops into one op (one kernel)";
+  let description = [{
+    Each element-wise `linalg.generic` becomes a kernel of its own, which
+    reads its inputs from and writes its result to global memory. A chain
+    of them (SwiGLU's `silu(gate) * up`: a SiLU, then a multiply) costs a
+    launch and a round trip of the intermediate per link. This pass fuses
+    a producer into its consumer when both are element-wise generics (all
+    loops parallel) and the consumer is the producer's only user, with
+    upstream's element-wise fusion (`linalg::populateElementwiseOpsFusionPatterns`):
+    the fused body computes the producer's value in registers, with the
+    same operations and roundings. Reductions, named ops and producers
+    with several users are left as they are. `sgpu-compile` runs it after
+    `convert-elementwise-to-linalg`.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def SGPUMergeIdenticalKernels : Pass<"sgpu-merge-identical-kernels", "::mlir::ModuleOp"> {
   let summary = "Keep one copy of each generated kernel and point every launch at it";
   let description = [{
