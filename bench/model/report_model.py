@@ -23,18 +23,24 @@ ORDER = ["dense", "2:4", "6:8", "twell", "combo"]
 
 
 def model_table(records):
-    rows = ["| model | variant | tokens | ours tok/s | torch eager tok/s | ours / torch | peak memory "
-            "| max rel err (bar) | torch bf16 err | active neurons |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
+    rows = ["| model | variant | tokens | ours tok/s | torch eager tok/s | ours / torch | best torch tok/s "
+            "(form) | ours / best torch | peak memory | max rel err (bar) | torch bf16 err | active neurons |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    forms = {"torch_eager": "eager", "torch_compile": "compile", "torch_causal_eager": "is_causal",
+             "torch_causal_compile": "is_causal + compile"}
     key = lambda r: (r["shape"]["style"], r["shape"]["d"], ORDER.index(r["variant"]))
     for r in sorted(records, key=key):
         s = r["shape"]
         active = r.get("stats", {}).get("active_neurons")
         peak = r["peak_mem_bytes"] or 0
         peak_text = "%.1f GB" % (peak / 1e9) if peak >= 1e9 else "%.1f MB" % (peak / 1e6)
-        rows.append("| %s d=%d L=%d | %s | %d | **%.0f** | %.0f | %.2f× | %s | %.2e (%.1e) %s | %.2e | %s |" % (
+        best = max(r["baselines"], key=r["baselines"].get)
+        best_text = ("%.0f (%s)" % (r["baselines"][best], forms.get(best, best))
+                     if len(r["baselines"]) > 1 else "—")
+        best_ratio = "%.2f×" % (r["tokens_per_s"] / r["baselines"][best]) if len(r["baselines"]) > 1 else "—"
+        rows.append("| %s d=%d L=%d | %s | %d | **%.0f** | %.0f | %.2f× | %s | %s | %s | %.2e (%.1e) %s | %.2e | %s |" % (
             "Llama" if s["style"] == "llama" else "GPT-2", s["d"], s["layers"], r["variant"], s["tokens"],
-            r["tokens_per_s"], r["baselines"]["torch_eager"], r["speedup"], peak_text,
+            r["tokens_per_s"], r["baselines"]["torch_eager"], r["speedup"], best_text, best_ratio, peak_text,
             r["max_rel_err"], r["tolerance"], "ok" if r["correct"] else "**FAIL**", r["torch_max_rel_err"],
             "%.2f%%" % (100 * active["mean"]) if active else "—"))
     return "\n".join(rows)
