@@ -160,6 +160,22 @@ def decode_forms_table(records):
     return "\n".join(rows)
 
 
+def decode_splits_table(records):
+    """The decode attention's splits per key/value row (#sgpu.attention_config
+    `splits`) timed against the default, all in one run: the decode step's
+    tokens per second."""
+    rows = ["| batch | splits | blocks | ours tok/s | torch eager + CUDA graph | commit |",
+            "|---|---|---|---|---|---|"]
+    key = lambda r: (r["shape"]["batch"], r["splits"])
+    for r in sorted(records, key=key):
+        s = r["shape"]
+        rows.append("| %d | %d%s | %d | %.0f | %.0f | %s |" % (
+            s["batch"], r["splits"], " (default)" if r.get("default") else "",
+            s["batch"] * s["kv_heads"] * r["splits"], r["tokens_per_s"],
+            r["baselines"]["torch_eager_graph"], r["commit"]))
+    return "\n".join(rows)
+
+
 def decode_check_table(records):
     rows = ["| model | variant | prefill max abs err (torch bf16) | steps checked | worst step max rel err "
             "| ragged: same programs (bar) | ragged: batch-1 program (bar) | result |",
@@ -252,6 +268,7 @@ def main():
     decode = [r for r in records if r["bench"] == "model" and r["shape"].get("phase") == "decode"]
     checks = [r for r in records if r["bench"] == "model_decode_check"]
     forms = [r for r in records if r["bench"] == "model_decode_form"]
+    splits = [r for r in records if r["bench"] == "model_decode_splits"]
     attention = json.loads((RESULTS / "attention_h200.json").read_text())
     doc = DOC.read_text()
     doc = replace_section(doc, "model-prefill", model_table(prefill))
@@ -259,6 +276,7 @@ def main():
     doc = replace_section(doc, "model-decode-breakdown", breakdown_table(decode))
     doc = replace_section(doc, "model-decode-check", decode_check_table(checks))
     doc = replace_section(doc, "model-decode-forms", decode_forms_table(forms))
+    doc = replace_section(doc, "model-decode-splits", decode_splits_table(splits))
     print(decode_table(decode))
     print(decode_check_table(checks))
     readme = (ROOT / "README.md").read_text()
