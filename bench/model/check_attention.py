@@ -10,7 +10,9 @@ the same process.
 
 Reference: torch's math SDPA in fp32 on the same (rounded) inputs, key/value
 heads repeated for grouped-query attention, causal aligned to the end as in
-sgpu.attention. Tolerances on max|ours - ref| / max|ref|: bf16 2e-2, f16
+sgpu.attention; for the decode cases (one query per sequence over a KV
+cache, keys 0..p visible), torch fp32 on each sequence's visible keys.
+Tolerances on max|ours - ref| / max|ref|: bf16 2e-2, f16
 5e-3 (P is rounded to the input type before P.V, as flash attention does),
 f32 1e-4. Exit status 1 when any case fails.
 """
@@ -41,6 +43,28 @@ CASES = {
     "cuda_cores_mask": (1, 2, 2, 32, 48, 64, "bf16", False, True, {}),
     "cuda_cores_forced": (1, 4, 4, 128, 128, 128, "bf16", True, False, {"kernel": "cuda_cores"}),
 }
+# Decoding over a KV cache (the split-KV kernel): name: (B, H, Hkv,
+# capacity, D, dtype, positions (one per sequence; the query at position p
+# sees keys 0..p, none when p < 0), #sgpu.attention_config parameters). The
+# llama8b_decode cases sit at context 2048 of a 4096-position cache, the
+# decode benchmark's setting, and are timed against torch's SDPA backends
+# on the same keys (the cache sliced to the context).
+DECODE_CASES = {
+    "llama8b_decode_b1": (1, 32, 8, 4096, 128, "bf16", [2047], {}),
+    "llama8b_decode_b8": (8, 32, 8, 4096, 128, "bf16", [2047] * 8, {}),
+    "llama8b_decode_b64": (64, 32, 8, 4096, 128, "bf16", [2047] * 64, {}),
+    # The splits rule's neighbours (default: one wave of two blocks per
+    # multiprocessor: 33, 4 and 1 splits at batch 1, 8 and 64 on the H200).
+    "llama8b_decode_b1_s16": (1, 32, 8, 4096, 128, "bf16", [2047], {"splits": 16}),
+    "llama8b_decode_b1_s66": (1, 32, 8, 4096, 128, "bf16", [2047], {"splits": 66}),
+    "llama8b_decode_b8_s2": (8, 32, 8, 4096, 128, "bf16", [2047] * 8, {"splits": 2}),
+    "llama8b_decode_b8_s8": (8, 32, 8, 4096, 128, "bf16", [2047] * 8, {"splits": 8}),
+    "llama8b_decode_b8_u1": (8, 32, 8, 4096, 128, "bf16", [2047] * 8, {"unroll": 1}),
+    "llama8b_decode_b64_s2": (64, 32, 8, 4096, 128, "bf16", [2047] * 64, {"splits": 2}),
+    "decode_ragged": (4, 8, 2, 300, 128, "bf16", [0, 17, 299, -1], {}),
+    "decode_mha_d64_f16": (3, 4, 4, 96, 64, "f16", [95, 40, 5], {}),
+    "decode_splits_unroll1": (2, 8, 2, 512, 128, "bf16", [511, 200], {"splits": 7, "unroll": 1}),
+}
 TIMED = ("llama8b_prefill", "llama8b_prefill_w8", "llama8b_prefill_w2", "llama8b_full",
          "llama8b_prefill_mb3", "llama8b_full_mb3", "cuda_cores_forced")
 
@@ -66,6 +90,20 @@ def mlir_for(case):
             "  return %%o : %s\n}\n") % (args, q, m, ", ".join(attrs), q, kv, kv, q, q)
 
 
+def decode_mlir_for(case):
+    b, h, hkv, cap, d, dt, _, config = case
+    q = "tensor<%dx%dx1x%dx%s>" % (b, h, d, dt)
+    kv = "tensor<%dx%dx%dx%dx%s>" % (b, hkv, cap, d, dt)
+    pos = "tensor<%dx1xi64>" % b
+    attrs = ["causal", "scale = %.9e : f32" % (d ** -0.5)]
+    if config:
+        attrs.append("sgpu.config = #sgpu.attention_config<kernel = decode, %s>" % ", ".join(
+            "%s = %s" % (k, v) for k, v in config.items()))
+    return ("func.func @attention(%%q: %s, %%k: %s, %%v: %s, %%p: %s) -> %s {\n"
+            "  %%o = sgpu.attention %%q, %%k, %%v positions(%%p : %s) {%s} : %s, %s, %s -> %s\n"
+            "  return %%o : %s\n}\n") % (q, kv, kv, pos, q, pos, ", ".join(attrs), q, kv, kv, q, q)
+
+
 def cmd_compile(args):
     from sparse_opt.compiler import Compiler
     out = pathlib.Path(args.out)
@@ -73,7 +111,74 @@ def cmd_compile(args):
         for name, case in CASES.items():
             c.parse(mlir_for(case), filename=name + ".mlir").compile(out / name, chip="sm_90a")
             print("compiled", name)
+        for name, case in DECODE_CASES.items():
+            c.parse(decode_mlir_for(case), filename=name + ".mlir").compile(out / name, chip="sm_90a")
+            print("compiled", name)
     return 0
+
+
+def run_decode_cases(args, g, dtypes, records):
+    """The decode kernel against torch fp32 per sequence (keys 0..p), and the
+    timed cases against torch's SDPA backends on the cache sliced to the
+    context. Returns whether every case passed."""
+    import torch
+    import torch.nn.functional as F
+    from sparse_opt import runtime
+    from timing import median_us
+    ok_all = True
+    for name, case in DECODE_CASES.items():
+        b, h, hkv, cap, d, dt, positions, config = case
+        t = dtypes[dt]
+        q = torch.randn(b, h, 1, d, device="cuda", generator=g).to(t)
+        k = torch.randn(b, hkv, cap, d, device="cuda", generator=g).to(t)
+        v = torch.randn(b, hkv, cap, d, device="cuda", generator=g).to(t)
+        pos = torch.tensor(positions, dtype=torch.int64, device="cuda").view(b, 1)
+        prog = runtime.load(pathlib.Path(args.dir) / name)
+        got = prog(q, k, v, pos)
+        rep = h // hkv
+        ref = torch.zeros(b, h, 1, d, device="cuda")
+        for i, p in enumerate(positions):
+            if p < 0:
+                continue  # no visible key: the kernel writes zeros
+            kr = k[i:i + 1, :, :p + 1].float().repeat_interleave(rep, 1)
+            vr = v[i:i + 1, :, :p + 1].float().repeat_interleave(rep, 1)
+            ref[i:i + 1] = F.scaled_dot_product_attention(q[i:i + 1].float(), kr, vr)
+        err = ((got.float() - ref).abs().max() / ref.abs().max()).item()
+        ok = err <= TOL[dt] and bool(torch.isfinite(got.float()).all())
+        ok_all &= ok
+        rec = {"bench": "attention_decode", "variant": name, "dtype": dt,
+               "shape": {"batch": b, "heads": h, "kv_heads": hkv, "capacity": cap, "D": d,
+                         "positions": positions if len(set(positions)) > 1 else positions[0],
+                         "config": config},
+               "max_rel_err": err, "tolerance": TOL[dt], "correct": ok,
+               **provenance("python3 bench/model/check_attention.py run --dir DIR --json OUT")}
+        line = "%-22s err %.2e (tol %.0e) %s" % (name, err, TOL[dt], "ok" if ok else "FAIL")
+        if name.startswith("llama8b_decode"):
+            ctx = positions[0] + 1
+            ours, method = median_us(lambda: prog(q, k, v, pos))
+            kc, vc = k[:, :, :ctx], v[:, :, :ctx]
+            base = {}
+            from torch.nn.attention import SDPBackend, sdpa_kernel
+            for label, backend in (("flash", SDPBackend.FLASH_ATTENTION),
+                                   ("cudnn", SDPBackend.CUDNN_ATTENTION),
+                                   ("efficient", SDPBackend.EFFICIENT_ATTENTION)):
+                try:
+                    with sdpa_kernel(backend):
+                        fn = lambda: F.scaled_dot_product_attention(q, kc, vc, enable_gqa=rep > 1)
+                        fn()
+                        base[label], _ = median_us(fn)
+                except Exception as exc:  # a backend that does not take the case
+                    print("  %s: %s" % (label, str(exc).splitlines()[0]))
+            kv_bytes = 2 * b * hkv * ctx * d * k.element_size()
+            rec.update(ours_us=ours, timing=method, baselines=base, context=ctx,
+                       kv_bytes=kv_bytes, ours_tb_s=kv_bytes / ours / 1e6)
+            best = min(base.values()) if base else None
+            rec["speedup"] = best / ours if best else None
+            line += "; ours %.1f us (%.2f TB/s of K and V), %s" % (
+                ours, rec["ours_tb_s"], ", ".join("%s %.1f us" % kv for kv in base.items()))
+        print(line)
+        records.append(rec)
+    return ok_all
 
 
 def cmd_run(args):
@@ -134,6 +239,7 @@ def cmd_run(args):
                 ours, rec["tflops"], ", ".join("%s %.1f us" % kv for kv in base.items()))
         print(line)
         records.append(rec)
+    ok_all &= run_decode_cases(args, g, dtypes, records)
     return write_records(records, args.json, ok_all)
 
 

@@ -15,22 +15,25 @@
 //     at a time and reduces each dot product in log2(L) shuffles; with
 //     `unroll` = 2 (the default) a group walks its keys two at a time (the
 //     loads of both in flight together), and the loads run one loop step
-//     ahead of the arithmetic (software pipelining). The key loop is uniform over each
-//     warp (a group's key past the range is masked, not skipped): the
-//     shuffles are warp-wide, and lanes that left the loop early would
-//     never reach them. Every query head of the group (GQA: H/Hkv heads share
-//     the key/value head) is computed from the same loads. Each lane group
-//     keeps the online softmax of flash attention per head (running max m, sum
-//     l, accumulator acc); the groups then merge through shared memory into one
-//     (m, l, acc) per head and split, written to f32 scratch buffers.
+//     ahead of the arithmetic (software pipelining). The key loop is
+//     uniform over each warp (a group's key past the range is masked, not
+//     skipped): the shuffles are warp-wide, and lanes that left the loop
+//     early would never reach them. Every query head of the group (GQA:
+//     H/Hkv heads share the key/value head) is computed from the same
+//     loads. Each lane group keeps the online softmax of flash attention per
+//     head (running max m, sum l, accumulator acc), rescaled once per loop
+//     step for all of its keys, in base 2 (the query carries scale *
+//     log2(e), so each exponential is one ex2.approx); the groups then merge
+//     through shared memory into one (m, l, acc) per head and split, written
+//     to f32 scratch buffers.
 //  2. sgpu_attention_combine: one thread per output element (b, h, c)
-//     merges the splits: M = max m_s, L = sum l_s e^(m_s - M),
-//     out = sum acc_s[c] e^(m_s - M) / L, or 0 when no key is visible
+//     merges the splits: M = max m_s, L = sum l_s 2^(m_s - M),
+//     out = sum acc_s[c] 2^(m_s - M) / L, or 0 when no key is visible
 //     (padding, p < 0).
 //
-// `splits` (#sgpu.attention_config `splits`, else chosen here) makes about
-// kBlocksPerSM blocks per multiprocessor of the device: enough resident
-// warps to keep the cache reads in flight.
+// `splits` (#sgpu.attention_config `splits`, else chosen here) makes at
+// most one wave of blocks (kBlocksPerSM per multiprocessor of the device),
+// each walking its keys with the loads a step ahead.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,6 +46,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -52,8 +56,12 @@ namespace {
 
 constexpr int64_t kLanes = 32;
 constexpr int64_t kWarps = 8;
-// Four blocks of kWarps warps per multiprocessor.
-constexpr int64_t kBlocksPerSM = 4;
+// Blocks of kWarps warps resident per multiprocessor: the split kernel
+// takes about 128 registers per thread (its running states, the query
+// heads and the loads in flight), so two of 256 threads fit the register
+// file. A grid of one wave of them was measured faster than two or more
+// waves at batch 1, 8 and 64 on the H200 (docs/performance.md).
+constexpr int64_t kBlocksPerSM = 2;
 // Loop-carried f32 values per lane (per head: m, l and V accumulators).
 constexpr int64_t kMaxCarried = 80;
 constexpr int64_t kCombineThreads = 256;
@@ -126,7 +134,8 @@ DecodeShape shapeOf(AttentionOp op, int64_t numSMs) {
   if (!s.unroll)
     s.unroll = kDefaultUnroll;
   int64_t rows = s.batch * s.kvHeads;
-  int64_t splits = (kBlocksPerSM * numSMs + rows - 1) / rows;
+  // One wave: the most splits whose blocks all fit the device at once.
+  int64_t splits = kBlocksPerSM * numSMs / rows;
   // At least a few keys per warp at full capacity.
   splits = std::max<int64_t>(1, std::min(splits, s.capacity / (4 * kWarps)));
   s.splits = attentionConfig(op).getSplits();
@@ -137,13 +146,14 @@ DecodeShape shapeOf(AttentionOp op, int64_t numSMs) {
 
 /// The split kernel's body (arguments q, k, v, positions, partial acc,
 /// partial m/l; workgroup buffers for the warps' m/l and acc).
-/// e^(x - base) for an online softmax, where base = -inf (nothing seen
-/// yet) gives 0 for x = -inf instead of NaN.
+/// 2^(x - base) for an online softmax in base 2 (scores carry log2(e) in
+/// their scale), where base = -inf (nothing seen yet) gives 0 for x = -inf
+/// instead of NaN.
 Value scaledExp(FloatMath &fm, Value x, Value base, Value negInf) {
   Value none = arith::CmpFOp::create(fm.b, fm.loc, arith::CmpFPredicate::OEQ,
                                      base, negInf);
   Value safe = arith::SelectOp::create(fm.b, fm.loc, none, fm.f32(0), base);
-  return fm.exp(fm.subf(x, safe));
+  return fm.exp2Approx(fm.subf(x, safe));
 }
 
 struct SplitBuilder : FloatMath {
@@ -188,30 +198,48 @@ struct SplitBuilder : FloatMath {
     return v;
   }
 
-  /// One key's step of the online softmax of every head: `state` holds per
-  /// head (m, l, acc[V]); a key that is not `valid` (the second key of an
-  /// unrolled step past the range) changes nothing.
+  /// One loop step of the online softmax of every head over the step's
+  /// keys (`unroll` of them, taken together): `state` holds per head (m, l,
+  /// acc[V]); key u's columns are kr[u] and vr[u], and a key that is not
+  /// valid[u] (null: always valid; past the range) changes nothing. The
+  /// keys of a step share one new maximum, so the running sum and the
+  /// accumulators are rescaled once per step, not once per key.
   SmallVector<Value> step(ValueRange state, ArrayRef<SmallVector<Value>> qv,
-                          ArrayRef<Value> kr, ArrayRef<Value> vr, Value valid,
-                          Value negInf) {
-    int64_t per = 2 + s.v;
+                          ArrayRef<SmallVector<Value>> kr,
+                          ArrayRef<SmallVector<Value>> vr,
+                          ArrayRef<Value> valid, Value negInf) {
+    int64_t per = 2 + s.v, keys = kr.size();
     SmallVector<Value> next;
     for (int64_t g = 0; g < s.group; ++g) {
-      Value dot = f32(0);
-      for (int64_t i = 0; i < s.v; ++i)
-        dot = addf(dot, mulf(qv[g][i], kr[i]));
-      Value sc = mulf(groupSum(dot), f32(scale));
-      if (valid)
-        sc = arith::SelectOp::create(b, loc, valid, sc, negInf);
+      SmallVector<Value> sc;
+      for (int64_t u = 0; u < keys; ++u) {
+        Value dot = f32(0);
+        for (int64_t i = 0; i < s.v; ++i)
+          dot = fma(qv[g][i], kr[u][i], dot);
+        Value score = groupSum(dot);
+        if (valid[u])
+          score = arith::SelectOp::create(b, loc, valid[u], score, negInf);
+        sc.push_back(score);
+      }
       Value m = state[g * per], l = state[g * per + 1];
-      Value mNew = maxf(m, sc);
+      Value mNew = m;
+      for (Value score : sc)
+        mNew = maxf(mNew, score);
       Value corr = scaledExp(*this, m, mNew, negInf);
-      Value pj = scaledExp(*this, sc, mNew, negInf);
+      SmallVector<Value> p;
+      for (Value score : sc)
+        p.push_back(scaledExp(*this, score, mNew, negInf));
+      Value lNew = mulf(l, corr);
+      for (Value pj : p)
+        lNew = addf(lNew, pj);
       next.push_back(mNew);
-      next.push_back(addf(mulf(l, corr), pj));
-      for (int64_t i = 0; i < s.v; ++i)
-        next.push_back(
-            addf(mulf(state[g * per + 2 + i], corr), mulf(pj, vr[i])));
+      next.push_back(lNew);
+      for (int64_t i = 0; i < s.v; ++i) {
+        Value acc = mulf(state[g * per + 2 + i], corr);
+        for (int64_t u = 0; u < keys; ++u)
+          acc = fma(p[u], vr[u][i], acc);
+        next.push_back(acc);
+      }
     }
     return next;
   }
@@ -244,10 +272,15 @@ struct SplitBuilder : FloatMath {
     Value stop = arith::MinSIOp::create(
         b, loc, end, arith::AddIOp::create(b, loc, start, chunk));
 
+    // The query columns carry the scale and log2(e): a dot product is the
+    // score in base 2, ready for ex2.
+    Value qScale = f32(double(scale) * M_LOG2E);
     SmallVector<SmallVector<Value>> qv;
     for (int64_t g = 0; g < s.group; ++g) {
       Value h = im.add(im.mul(kvh, s.group), g);
       qv.push_back(loadRow(q, {bi, h, im.c(0)}, sub));
+      for (Value &x : qv.back())
+        x = mulf(x, qScale);
     }
     // Loop state per head g: m, l, acc[0..V).
     SmallVector<Value> init;
@@ -290,16 +323,18 @@ struct SplitBuilder : FloatMath {
         b, loc, first, stop, im.c(loopStep), carried,
         [&](OpBuilder &, Location, Value j0, ValueRange iter) {
           SmallVector<Value> ahead = fetch(im.add(j0, loopStep));
-          SmallVector<Value> next(iter.begin(), iter.begin() + nState);
+          SmallVector<SmallVector<Value>> kr, vr;
+          SmallVector<Value> valid;
           for (int64_t u = 0; u < s.unroll; ++u) {
             Value j = im.add(im.add(j0, group), u * stride);
             // A whole warp on one key needs no mask: j = j0 < stop.
             bool alwaysValid = s.keys == 1 && u == 0;
-            Value valid = alwaysValid ? Value() : im.slt(j, stop);
-            SmallVector<Value> kr = lanesOf(iter[nState + 2 * u]);
-            SmallVector<Value> vr = lanesOf(iter[nState + 2 * u + 1]);
-            next = step(next, qv, kr, vr, valid, negInf);
+            valid.push_back(alwaysValid ? Value() : im.slt(j, stop));
+            kr.push_back(lanesOf(iter[nState + 2 * u]));
+            vr.push_back(lanesOf(iter[nState + 2 * u + 1]));
           }
+          SmallVector<Value> next =
+              step(iter.take_front(nState), qv, kr, vr, valid, negInf);
           llvm::append_range(next, ahead);
           scf::YieldOp::create(b, loc, next);
         });
@@ -467,6 +502,10 @@ Value mlir::sgpu::buildAttentionDecode(OpBuilder &b, Location loc,
       {workgroupBuffer(kb, s.partials() * s.group * 2, f32),
        workgroupBuffer(kb, s.partials() * s.group * s.d, f32)},
       threads);
+  // The grid is one wave of kBlocksPerSM blocks per multiprocessor:
+  // ptxas keeps the registers to what that many blocks can share (without
+  // the bound, some shapes take 146 and fit one block).
+  split->setAttr("nvvm.minctasm", kb.getI32IntegerAttr(kBlocksPerSM));
   SplitBuilder{
       {kb, loc}, IndexMath{kb, loc}, s, et, op.getScale().convertToFloat()}
       .build(split);

@@ -134,14 +134,6 @@ struct MmaAttentionBuilder : FloatMath {
     return out;
   }
 
-  /// 2^x (ex2.approx.f32: -inf gives 0).
-  Value exp2(Value x) {
-    return LLVM::CallIntrinsicOp::create(b, loc, b.getF32Type(),
-                                         b.getStringAttr("llvm.nvvm.ex2.approx.f32"),
-                                         ValueRange{x})
-        .getResult(0);
-  }
-
   /// `v` combined over the 4 lanes of a quad (lanes 4g..4g+3).
   Value quad(Value v, bool max) {
     for (int32_t off : {1, 2}) {
@@ -367,13 +359,13 @@ struct MmaAttentionBuilder : FloatMath {
                                            mulf(mv, scaleLog2));
           };
           Value baseA = base(mA), baseB = base(mB);
-          Value corrA = exp2(subf(mulf(state[0], scaleLog2), baseA));
-          Value corrB = exp2(subf(mulf(state[1], scaleLog2), baseB));
+          Value corrA = exp2Approx(subf(mulf(state[0], scaleLog2), baseA));
+          Value corrB = exp2Approx(subf(mulf(state[1], scaleLog2), baseB));
           Value lA = mulf(state[2], corrA), lB = mulf(state[3], corrB);
           for (auto &c : s) {
             for (int64_t e = 0; e < 4; ++e) {
               Value bse = e < 2 ? baseA : baseB;
-              c[e] = exp2(subf(mulf(c[e], scaleLog2), bse));
+              c[e] = exp2Approx(subf(mulf(c[e], scaleLog2), bse));
             }
             lA = addf(lA, addf(c[0], c[1]));
             lB = addf(lB, addf(c[2], c[3]));

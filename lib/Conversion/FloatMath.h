@@ -10,6 +10,7 @@
 #define SPARSEOPT_LIB_CONVERSION_FLOATMATH_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Builders.h"
 
@@ -28,10 +29,25 @@ struct FloatMath {
   Value subf(Value x, Value y) { return arith::SubFOp::create(b, loc, x, y); }
   Value mulf(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
   Value divf(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
+  /// x * y + z in one rounding (fma.rn.f32): the backend does not contract
+  /// a separate multiply and add.
+  Value fma(Value x, Value y, Value z) {
+    return math::FmaOp::create(b, loc, x, y, z);
+  }
   Value maxf(Value x, Value y) {
     return arith::MaximumFOp::create(b, loc, x, y);
   }
   Value exp(Value x) { return math::ExpOp::create(b, loc, x); }
+  /// 2^x in one instruction (ex2.approx.f32, about 2 ulp; -inf gives 0),
+  /// where math.exp would become libdevice's expf of about ten: the
+  /// softmax of the attention kernels works in base 2 with log2(e) folded
+  /// into its scale, as flash attention does.
+  Value exp2Approx(Value x) {
+    return LLVM::CallIntrinsicOp::create(
+               b, loc, b.getF32Type(),
+               b.getStringAttr("llvm.nvvm.ex2.approx.f32"), ValueRange{x})
+        .getResult(0);
+  }
 };
 
 } // namespace sgpu

@@ -134,10 +134,11 @@ func.func @attention_config(%q: tensor<1x2x16x32xf16>) -> tensor<1x2x16x32xf16> 
 // CHECK-NEXT: scf.if
 // CHECK-NEXT: memref.load
 // CHECK-NEXT: memref.store
-// The first step's K and V rows are loaded before the loop, and each step
-// loads the next step's rows before its arithmetic (min(j, T - 1): a row
-// of the cache even past the range).
-// CHECK: gpu.func @sgpu_attention_split_0({{.*}}) workgroup(%{{.*}} : memref<128xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<8192xf32, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 256, 1, 1>}
+// Two blocks per multiprocessor (nvvm.minctasm caps the registers); the
+// first step's K and V rows are loaded before the loop, and each step loads
+// the next step's rows before its arithmetic (min(j, T - 1): a row of the
+// cache even past the range).
+// CHECK: gpu.func @sgpu_attention_split_0({{.*}}) workgroup(%{{.*}} : memref<128xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<8192xf32, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 256, 1, 1>, nvvm.minctasm = 2 : i32}
 // CHECK: arith.minsi %{{.*}}, %c255
 // CHECK: vector.load {{.*}} : memref<4x2x256x128xbf16>, vector<8xbf16>
 // CHECK: %[[STEP:.*]] = arith.constant 32 : index

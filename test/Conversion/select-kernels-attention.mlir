@@ -8,15 +8,15 @@
 // RUN: sparse-opt %s -split-input-file -sgpu-select-kernels="device=h100-pcie" | FileCheck %s --check-prefix=PCIE
 // RUN: sparse-opt %s -split-input-file -sgpu-select-kernels -convert-sgpu-to-gpu | FileCheck %s --check-prefix=BUILT
 
-// Decode over a cache of 4096 positions, 2 sequences x 2 KV heads: about
-// four blocks per multiprocessor (132 on the H200, 114 on the H100 PCIe),
-// at most capacity / 32 = 128.
+// Decode over a cache of 4096 positions, 2 sequences x 2 KV heads: one
+// wave of two blocks per multiprocessor (132 on the H200: 66 splits of 4
+// rows; 114 on the H100 PCIe: 57), at most capacity / 32 = 128.
 // CHECK-LABEL: func.func @decode
-// CHECK: sgpu.attention {{.*}} sgpu.config = #sgpu.attention_config<kernel = decode, splits = 128, unroll = 2, lanes_per_key = 16>
+// CHECK: sgpu.attention {{.*}} sgpu.config = #sgpu.attention_config<kernel = decode, splits = 66, unroll = 2, lanes_per_key = 16>
 // PCIE-LABEL: func.func @decode
-// PCIE: sgpu.config = #sgpu.attention_config<kernel = decode, splits = 114, unroll = 2, lanes_per_key = 16>
+// PCIE: sgpu.config = #sgpu.attention_config<kernel = decode, splits = 57, unroll = 2, lanes_per_key = 16>
 // BUILT-LABEL: func.func @decode
-// BUILT: gpu.launch_func @sgpu_kernels::@sgpu_attention_split_0 blocks in (%c512,
+// BUILT: gpu.launch_func @sgpu_kernels::@sgpu_attention_split_0 blocks in (%c264,
 func.func @decode(%q: tensor<2x8x1x128xbf16>, %kc: tensor<2x2x4096x128xbf16>, %pos: tensor<2x1xi64>) -> tensor<2x8x1x128xbf16> {
   %o = sgpu.attention %q, %kc, %kc positions(%pos : tensor<2x1xi64>) {causal, scale = 0.125 : f32} : tensor<2x8x1x128xbf16>, tensor<2x2x4096x128xbf16>, tensor<2x2x4096x128xbf16> -> tensor<2x8x1x128xbf16>
   return %o : tensor<2x8x1x128xbf16>
