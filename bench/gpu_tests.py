@@ -7,7 +7,8 @@ halves, for a GPU machine that has the runtime but not the compiler:
 
 `prepare` runs each test's compile lines (sparse-opt with its %t under
 --out) and writes the check lines (the %python checkers, FileCheck left
-out: every checker exits non-zero on a mismatch) to checks.json. A line
+out: every checker exits non-zero on a mismatch; an `env NAME=VALUE`
+prefix stays) to checks.json. A line
 that needs the compiler at run time (check_lift.py --compile) or the
 sparse-opt-run binary stays for lit on a machine with both; `prepare`
 lists those. `check` runs every check line from the repository root with
@@ -59,7 +60,8 @@ def prepare(out, only=()):
         for line in run_lines(test):
             for command in (c.strip() for c in line.split("&&")):
                 command = command.split("| FileCheck")[0].strip()
-                if command.startswith("%python") and "--compile" not in command:
+                # A checker, maybe after `env NAME=VALUE ...` (kept: the shell runs it).
+                if re.match(r"(env (\S+=\S+ )+)?%python", command) and "--compile" not in command:
                     rel = command.replace("%t", str(tmp.relative_to(ROOT))).replace(
                         "%S", str(TESTS.relative_to(ROOT))).replace("%python", "python3")
                     checks.append({"test": test.name, "command": rel.replace(

@@ -3,8 +3,8 @@
 bench/results/model_*_h200.json: prefill (run_prefill.py's records, the
 model-prefill markers), decode timings and decode checks (run_decode.py's
 time and check records, the model-decode and model-decode-check markers),
-and the attention table from bench/results/attention_h200.json
-(check_attention.py's).
+and the attention tables (prefill and decode) from
+bench/results/attention_h200.json (check_attention.py's).
 
   /usr/bin/python3 bench/model/report_model.py
 """
@@ -260,6 +260,32 @@ def attention_table(records):
     return "\n".join(rows)
 
 
+def decode_attention_table(records):
+    """check_attention.py's decode cases: the split-KV kernel's time and K/V
+    read rate against torch's SDPA backends on the same keys, with the
+    splits sweep beside the default."""
+    rows = ["| case | B×H/Hkv | context | config | ours µs | ours TB/s (K and V) | flash µs | cuDNN µs "
+            "| efficient µs | best torch / ours |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in records:
+        if "ours_us" not in r:
+            continue
+        s, b = r["shape"], r["baselines"]
+        cfg = ", ".join("%s = %s" % kv for kv in (s.get("config") or {}).items()) or "default"
+        nan = float("nan")
+        rows.append("| %s | %d×%d/%d | %d | %s | **%.1f** | %.2f | %.1f | %.1f | %.1f | %s |" % (
+            r["variant"], s["batch"], s["heads"], s["kv_heads"], r["context"], cfg, r["ours_us"],
+            r["ours_tb_s"], b.get("flash", nan), b.get("cudnn", nan), b.get("efficient", nan),
+            "%.2f×" % r["speedup"] if r.get("speedup") else "—"))
+    checks = [r for r in records if "ours_us" not in r]
+    rows.append("")
+    rows.append("Correctness (every case, timed ones included): " + ", ".join(
+        "%s %.1e%s" % (r["variant"], r["max_rel_err"], "" if r["correct"] else " **FAIL**") for r in records)
+        + " (max rel err against torch fp32 on each sequence's visible keys; bf16 tolerance 2e-2, f16 5e-3)."
+        if checks or records else "")
+    return "\n".join(rows)
+
+
 def main():
     records = []
     for p in sorted(RESULTS.glob("model_*_h200.json")):
@@ -269,7 +295,9 @@ def main():
     checks = [r for r in records if r["bench"] == "model_decode_check"]
     forms = [r for r in records if r["bench"] == "model_decode_form"]
     splits = [r for r in records if r["bench"] == "model_decode_splits"]
-    attention = json.loads((RESULTS / "attention_h200.json").read_text())
+    attention_all = json.loads((RESULTS / "attention_h200.json").read_text())
+    attention = [r for r in attention_all if r["bench"] == "attention"]
+    attention_decode = [r for r in attention_all if r["bench"] == "attention_decode"]
     doc = DOC.read_text()
     doc = replace_section(doc, "model-prefill", model_table(prefill))
     doc = replace_section(doc, "model-decode", decode_table(decode))
@@ -284,6 +312,8 @@ def main():
                                                     readme_summary(prefill, decode, attention)))
     models = prefill
     doc = replace_section(doc, "attention", attention_table(attention))
+    if attention_decode:
+        doc = replace_section(doc, "attention-decode", decode_attention_table(attention_decode))
     DOC.write_text(doc)
     print(model_table(models))
     print(attention_table(attention))

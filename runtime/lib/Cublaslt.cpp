@@ -1,6 +1,7 @@
 //===- Cublaslt.cpp - dlopen cuBLASLt and run a program's gemm lines ------===//
 
 #include "Cublaslt.h"
+#include "CublasltAutotune.h"
 #include "EntryPoints.h"
 #include "Library.h"
 
@@ -201,25 +202,29 @@ Status makePreference(const char *api, const std::string &where,
 }
 
 /// Makes the plan of `gemm`: its descriptor, layouts and the heuristic's
-/// first algorithm.
+/// first algorithm; `candidates` gets every working algorithm the heuristic
+/// returned (at most kGemmAutotuneCandidates, the first one first) for
+/// autotuneGemms.
 Status createPlan(const char *api, const Manifest &m, const GemmDecl &gemm,
-                  const GemmResources &resources, GemmPlan &plan) {
+                  const GemmResources &resources, GemmPlan &plan,
+                  std::vector<cublasLtMatmulAlgo_t> &candidates) {
   const std::string where = m.where(gemm.line);
   if (Status s = describePlan(api, where, gemm, resources.workspace, plan))
     return s;
   cublasLtMatmulPreference_t pref = nullptr;
   Status status = makePreference(api, where, pref);
-  cublasLtMatmulHeuristicResult_t best = {};
+  cublasLtMatmulHeuristicResult_t results[kGemmAutotuneCandidates] = {};
   int found = 0;
   cublasStatus_t result = CUBLAS_STATUS_SUCCESS;
   if (status == SPARSEOPT_OK)
     result = cublasLt().cublasLtMatmulAlgoGetHeuristic(
-        resources.handle, plan.desc, plan.a, plan.b, plan.d, plan.d, pref, 1,
-        &best, &found);
+        resources.handle, plan.desc, plan.a, plan.b, plan.d, plan.d, pref,
+        int(kGemmAutotuneCandidates), results, &found);
   if (pref != nullptr)
     cublasLt().cublasLtMatmulPreferenceDestroy(pref);
   if (status != SPARSEOPT_OK)
     return status;
+  const cublasLtMatmulHeuristicResult_t &best = results[0];
   if (result != CUBLAS_STATUS_SUCCESS || found < 1 ||
       best.state != CUBLAS_STATUS_SUCCESS) {
     std::string why = result != CUBLAS_STATUS_SUCCESS
@@ -239,6 +244,10 @@ Status createPlan(const char *api, const Manifest &m, const GemmDecl &gemm,
                     why);
   }
   plan.algo = best.algo;
+  candidates.clear();
+  for (int i = 0; i < found; ++i)
+    if (results[i].state == CUBLAS_STATUS_SUCCESS)
+      candidates.push_back(results[i].algo);
   return SPARSEOPT_OK;
 }
 
@@ -324,9 +333,13 @@ Status createGemmResources(const char *api, const Manifest &m,
   }
   // Sized first, so that a failure part way leaves every plan releasable.
   out.plans.assign(m.gemms.size(), GemmPlan());
+  std::vector<std::vector<cublasLtMatmulAlgo_t>> candidates(m.gemms.size());
   for (size_t i = 0; i < m.gemms.size(); ++i)
-    if (Status s = createPlan(api, m, m.gemms[i], out, out.plans[i]))
+    if (Status s =
+            createPlan(api, m, m.gemms[i], out, out.plans[i], candidates[i]))
       return s;
+  if (gemmAutotuneEnabled())
+    autotuneGemms(m, out, candidates);
   return SPARSEOPT_OK;
 }
 

@@ -8,8 +8,10 @@
 // prototype.
 //
 // A loaded program owns one GemmResources: a cuBLASLt handle, one workspace
-// and, per gemm line, a matmul descriptor, its matrix layouts and the
-// algorithm the heuristic chose, all made once at load. A run only sets the
+// and, per gemm line, a matmul descriptor, its matrix layouts and its
+// algorithm, all made once at load: the fastest of the heuristic's
+// candidates timed on the device (CublasltAutotune.h), or the heuristic's
+// first where autotuning is off. A run only sets the
 // bias pointer and enqueues cublasLtMatmul: no allocation and no
 // synchronization, so runs can be captured in a CUDA graph.
 //
@@ -88,6 +90,10 @@ std::string cublasStatusText(cublasStatus_t status);
 /// Bytes of the one workspace a program with gemm lines allocates: what
 /// cuBLASLt's heuristic may use per matmul (PyTorch uses 32 MiB on Hopper).
 inline constexpr size_t kGemmWorkspaceBytes = size_t(32) << 20;
+
+/// The most algorithms the heuristic is asked for per gemm line: the
+/// candidates load-time autotuning times (CublasltAutotune.h).
+inline constexpr unsigned kGemmAutotuneCandidates = 8;
 
 /// The alignment in bytes the chosen algorithms may rely on for every
 /// operand; runs check it. cudaMalloc and PyTorch's allocator give 256.
