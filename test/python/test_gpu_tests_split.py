@@ -51,3 +51,18 @@ def test_check_counts_failures(tmp_path, capsys):
     assert gpu_tests.check(tmp_path) == 1
     out = capsys.readouterr().out
     assert "FAIL b.mlir: mismatch" in out and "1 passed, 1 failed" in out
+
+
+def test_prepare_keeps_an_env_prefix(build_dir):
+    # rmsnorm-mlp-block.mlir runs its checker again under `env NAME=VALUE`
+    # (the runtime's gemm autotuning off, its log on): the prefix stays.
+    out = ROOT / ".carry" / "gpu-tests-pytest-env"
+    try:
+        checks, _ = gpu_tests.prepare(out, only=("rmsnorm-mlp-block.mlir",))
+        commands = [c["command"] for c in checks]
+        assert any(c.startswith("env SPARSEOPT_GEMM_AUTOTUNE=0 SPARSEOPT_GEMM_AUTOTUNE_LOG=1 python3 "
+                                "test/Integration/GPU/check_block.py ") for c in commands)
+        assert any(c.startswith("env SPARSEOPT_GEMM_AUTOTUNE_LOG=1 python3 ") for c in commands)
+        assert all("%" not in c and "FileCheck" not in c for c in commands)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
