@@ -20,8 +20,6 @@ using namespace mlir::sgpu;
 
 namespace {
 
-constexpr int64_t kThreads = 256;
-
 struct CacheUpdateToGPU : OpConversionPattern<CacheUpdateOp> {
   KernelSink &sink;
   CacheUpdateToGPU(MLIRContext *ctx, KernelSink &sink)
@@ -36,7 +34,7 @@ struct CacheUpdateToGPU : OpConversionPattern<CacheUpdateOp> {
     int64_t heads = ut.getDimSize(1), s = ut.getDimSize(2),
             d = ut.getDimSize(3), capacity = ct.getDimSize(2);
     int64_t elems = ut.getNumElements();
-    int64_t threads = launchThreads(op, kThreads);
+    int64_t threads = launchThreads(op);
     if (elems != 0) {
       OpBuilder kb = sink.builder();
       IndexMath im{kb, loc};

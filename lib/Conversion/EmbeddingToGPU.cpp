@@ -16,8 +16,6 @@ using namespace mlir::sgpu;
 
 namespace {
 
-constexpr int64_t kThreads = 256;
-
 struct EmbeddingToGPU : OpConversionPattern<EmbeddingOp> {
   KernelSink &sink;
   EmbeddingToGPU(MLIRContext *ctx, KernelSink &sink)
@@ -32,7 +30,7 @@ struct EmbeddingToGPU : OpConversionPattern<EmbeddingOp> {
     int64_t d = rt.getShape().back();
     int64_t tokens = op.getIds().getType().getNumElements();
     int64_t elems = tokens * d;
-    int64_t threads = launchThreads(op, kThreads);
+    int64_t threads = launchThreads(op);
 
     Value out = memref::AllocOp::create(rewriter, loc, memrefTypeOf(rt));
     if (elems != 0) {

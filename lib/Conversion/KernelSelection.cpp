@@ -123,6 +123,11 @@ LogicalResult KernelSelection::select(ModuleOp module) const {
       if (!configured(attention) && whyNoAttentionKernel(attention).empty())
         attention->setAttr(SGPUDialect::kConfigAttr,
                            resolveAttentionConfig(attention, budget.numSMs));
+    // Embedding, RoPE and the cache update: their one launch choice.
+    if (isa<EmbeddingOp, RopeOp, CacheUpdateOp>(op) &&
+        !op->hasAttr(SGPUDialect::kConfigAttr))
+      op->setAttr(SGPUDialect::kConfigAttr,
+                  LaunchConfigAttr::get(ctx, kDefaultLaunchThreads));
   });
   for (auto [ffn, tensorCores] : ffns)
     ffn->setAttr(SGPUDialect::kConfigAttr,

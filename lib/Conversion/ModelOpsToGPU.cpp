@@ -20,9 +20,9 @@ AttentionConfigAttr mlir::sgpu::attentionConfig(AttentionOp op) {
                                   /*unroll=*/0, /*lanes_per_key=*/0);
 }
 
-int64_t mlir::sgpu::launchThreads(Operation *op, int64_t fallback) {
+int64_t mlir::sgpu::launchThreads(Operation *op) {
   auto config = op->getAttrOfType<LaunchConfigAttr>(SGPUDialect::kConfigAttr);
-  return config ? config.getThreads() : fallback;
+  return config ? config.getThreads() : kDefaultLaunchThreads;
 }
 
 LogicalResult mlir::sgpu::convertModelOpsToGPU(ModuleOp module,

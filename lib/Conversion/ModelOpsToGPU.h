@@ -35,8 +35,13 @@ AttentionConfigAttr attentionConfig(AttentionOp op);
 /// records it first on an op that arrives without one. `op` must have a
 /// kernel (whyNoAttentionKernel empty).
 AttentionConfigAttr resolveAttentionConfig(AttentionOp op, int64_t numSMs);
-/// The threads per block of `op`'s #sgpu.launch_config, or `fallback`.
-int64_t launchThreads(Operation *op, int64_t fallback);
+/// The threads per block of embedding, RoPE and the cache update (one
+/// thread per element, grid-strided) when no #sgpu.launch_config says
+/// otherwise: sgpu-select-kernels records it, the lowerings fall back to it.
+constexpr int64_t kDefaultLaunchThreads = 256;
+/// The threads per block of `op`'s #sgpu.launch_config, else
+/// kDefaultLaunchThreads.
+int64_t launchThreads(Operation *op);
 
 /// Why sgpu.attention `op` has no GPU kernel (empty when it has one).
 std::string whyNoAttentionKernel(AttentionOp op);

@@ -16,8 +16,6 @@ using namespace mlir::sgpu;
 
 namespace {
 
-constexpr int64_t kThreads = 256;
-
 struct RopeToGPU : OpConversionPattern<RopeOp> {
   KernelSink &sink;
   RopeToGPU(MLIRContext *ctx, KernelSink &sink)
@@ -30,7 +28,7 @@ struct RopeToGPU : OpConversionPattern<RopeOp> {
     auto xt = op.getInput().getType();
     auto ct = op.getCos().getType(), st = op.getSin().getType();
     int64_t elems = xt.getNumElements();
-    int64_t threads = launchThreads(op, kThreads);
+    int64_t threads = launchThreads(op);
     Value out = memref::AllocOp::create(rewriter, loc, memrefTypeOf(xt));
     if (elems != 0) {
       OpBuilder kb = sink.builder();

@@ -57,3 +57,25 @@ func.func @by_hand(%q: tensor<2x8x1x128xbf16>, %kc: tensor<2x2x4096x128xbf16>, %
   %o = sgpu.attention %q, %kc, %kc positions(%pos : tensor<2x1xi64>) {causal, scale = 0.125 : f32, sgpu.config = #sgpu.attention_config<lanes_per_key = 32>} : tensor<2x8x1x128xbf16>, tensor<2x2x4096x128xbf16>, tensor<2x2x4096x128xbf16> -> tensor<2x8x1x128xbf16>
   return %o : tensor<2x8x1x128xbf16>
 }
+
+// -----
+
+// Embedding, RoPE and the cache update: the selection records their one
+// choice, 256 threads per block (the attribute's default, so printed as
+// `<>`), and keeps a hand-written one.
+// CHECK-LABEL: func.func @launches
+// CHECK: sgpu.embedding {{.*}} {sgpu.config = #sgpu.launch_config<>}
+// CHECK: sgpu.rope {{.*}} {sgpu.config = #sgpu.launch_config<threads = 128>}
+// CHECK: sgpu.cache_update {{.*}} {sgpu.config = #sgpu.launch_config<>}
+// BUILT-LABEL: func.func @launches
+// BUILT: gpu.launch_func @sgpu_kernels::@sgpu_embedding_0 {{.*}} threads in (%c256,
+// BUILT: gpu.launch_func @sgpu_kernels::@sgpu_rope_0 {{.*}} threads in (%c128,
+// BUILT: gpu.launch_func @sgpu_kernels::@sgpu_cache_update_0 {{.*}} threads in (%c256{{.*}},
+func.func @launches(%t: tensor<128x64xbf16>, %ids: tensor<2x8xi64>, %x: tensor<1x8x16x16xf16>, %c: tensor<1x1x16x16xf16>,
+                    %kc: tensor<4x2x256x128xbf16> {sgpu.param = "k_cache", sgpu.state}, %k: tensor<2x2x1x128xbf16>, %pos: tensor<2x1xi64>)
+    -> (tensor<2x8x64xbf16>, tensor<1x8x16x16xf16>, tensor<4x2x256x128xbf16>) {
+  %e = sgpu.embedding %t, %ids : tensor<128x64xbf16>, tensor<2x8xi64> -> tensor<2x8x64xbf16>
+  %y = sgpu.rope %x, %c, %c {sgpu.config = #sgpu.launch_config<threads = 128>} : tensor<1x8x16x16xf16>, tensor<1x1x16x16xf16>, tensor<1x1x16x16xf16> -> tensor<1x8x16x16xf16>
+  %k2 = sgpu.cache_update %kc, %k, %pos : tensor<4x2x256x128xbf16>, tensor<2x2x1x128xbf16>, tensor<2x1xi64> -> tensor<4x2x256x128xbf16>
+  return %e, %y, %k2 : tensor<2x8x64xbf16>, tensor<1x8x16x16xf16>, tensor<4x2x256x128xbf16>
+}
