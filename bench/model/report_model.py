@@ -6,7 +6,7 @@ time and check records, the model-decode and model-decode-check markers),
 and the attention tables (prefill and decode) from
 bench/results/attention_h200.json (check_attention.py's).
 
-  /usr/bin/python3 bench/model/report_model.py
+  /usr/bin/python3 bench/model/report_model.py [--gpu h100]
 """
 import json
 import pathlib
@@ -272,10 +272,10 @@ def decode_attention_table(records):
             continue
         s, b = r["shape"], r["baselines"]
         cfg = ", ".join("%s = %s" % kv for kv in (s.get("config") or {}).items()) or "default"
-        nan = float("nan")
-        rows.append("| %s | %d×%d/%d | %d | %s | **%.1f** | %.2f | %.1f | %.1f | %.1f | %s |" % (
+        us = lambda name: "%.1f" % b[name] if name in b else "—"  # a backend that refused the case
+        rows.append("| %s | %d×%d/%d | %d | %s | **%.1f** | %.2f | %s | %s | %s | %s |" % (
             r["variant"], s["batch"], s["heads"], s["kv_heads"], r["context"], cfg, r["ours_us"],
-            r["ours_tb_s"], b.get("flash", nan), b.get("cudnn", nan), b.get("efficient", nan),
+            r["ours_tb_s"], us("flash"), us("cudnn"), us("efficient"),
             "%.2f×" % r["speedup"] if r.get("speedup") else "—"))
     checks = [r for r in records if "ours_us" not in r]
     rows.append("")
@@ -287,35 +287,44 @@ def decode_attention_table(records):
 
 
 def main():
+    import argparse
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--gpu", default="h200",
+                    help="the records' device suffix (model_*_<gpu>.json, attention_<gpu>.json); "
+                         "h200 fills the main tables and the README, another device its own "
+                         "markers (model-decode-<gpu>, ...)")
+    gpu = ap.parse_args().gpu
+    main_set = gpu == "h200"
+    tag = "" if main_set else "-" + gpu
     records = []
-    for p in sorted(RESULTS.glob("model_*_h200.json")):
+    for p in sorted(RESULTS.glob("model_*_%s.json" % gpu)):
         records += json.loads(p.read_text())
     prefill = [r for r in records if r["bench"] == "model" and r["shape"].get("phase", "prefill") == "prefill"]
     decode = [r for r in records if r["bench"] == "model" and r["shape"].get("phase") == "decode"]
     checks = [r for r in records if r["bench"] == "model_decode_check"]
     forms = [r for r in records if r["bench"] == "model_decode_form"]
     splits = [r for r in records if r["bench"] == "model_decode_splits"]
-    attention_all = json.loads((RESULTS / "attention_h200.json").read_text())
+    attention_all = json.loads((RESULTS / ("attention_%s.json" % gpu)).read_text())
     attention = [r for r in attention_all if r["bench"] == "attention"]
     attention_decode = [r for r in attention_all if r["bench"] == "attention_decode"]
     doc = DOC.read_text()
-    doc = replace_section(doc, "model-prefill", model_table(prefill))
-    doc = replace_section(doc, "model-decode", decode_table(decode))
-    doc = replace_section(doc, "model-decode-breakdown", breakdown_table(decode))
-    doc = replace_section(doc, "model-decode-check", decode_check_table(checks))
-    doc = replace_section(doc, "model-decode-forms", decode_forms_table(forms))
-    doc = replace_section(doc, "model-decode-splits", decode_splits_table(splits))
+    doc = replace_section(doc, "model-prefill" + tag, model_table(prefill))
+    doc = replace_section(doc, "model-decode" + tag, decode_table(decode))
+    doc = replace_section(doc, "model-decode-breakdown" + tag, breakdown_table(decode))
+    doc = replace_section(doc, "model-decode-check" + tag, decode_check_table(checks))
+    if main_set:
+        doc = replace_section(doc, "model-decode-forms", decode_forms_table(forms))
+        doc = replace_section(doc, "model-decode-splits", decode_splits_table(splits))
+        readme = (ROOT / "README.md").read_text()
+        (ROOT / "README.md").write_text(replace_section(readme, "readme-models",
+                                                        readme_summary(prefill, decode, attention)))
+    doc = replace_section(doc, "attention" + tag, attention_table(attention))
+    if attention_decode:
+        doc = replace_section(doc, "attention-decode" + tag, decode_attention_table(attention_decode))
+    DOC.write_text(doc)
     print(decode_table(decode))
     print(decode_check_table(checks))
-    readme = (ROOT / "README.md").read_text()
-    (ROOT / "README.md").write_text(replace_section(readme, "readme-models",
-                                                    readme_summary(prefill, decode, attention)))
-    models = prefill
-    doc = replace_section(doc, "attention", attention_table(attention))
-    if attention_decode:
-        doc = replace_section(doc, "attention-decode", decode_attention_table(attention_decode))
-    DOC.write_text(doc)
-    print(model_table(models))
+    print(model_table(prefill))
     print(attention_table(attention))
     return 0
 

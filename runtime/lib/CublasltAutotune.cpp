@@ -14,6 +14,11 @@ namespace {
 /// Timed runs per candidate after kWarmupRuns untimed ones.
 constexpr int kWarmupRuns = 2;
 constexpr int kTimedRuns = 5;
+/// Bytes written before each timed run so that no operand is left in L2
+/// (more than any Hopper or Blackwell L2): in a model the weights stream
+/// from memory, and a candidate timed on an L2-resident weight can win by
+/// a margin it never shows there.
+constexpr uint64_t kFlushBytes = uint64_t(256) << 20;
 
 /// What makes two gemm lines the same problem for cuBLASLt (not their
 /// buffers).
@@ -64,11 +69,12 @@ struct Timer {
   }
 };
 
-/// Microseconds per run of `algo` on the scratch operands, or a negative
-/// value when a run fails.
+/// Microseconds per run of `algo` on the scratch operands, each timed run
+/// after `flush` is overwritten (cold L2), or a negative value when a run
+/// fails.
 double timeAlgo(const GemmResources &resources, const GemmPlan &plan,
                 const cublasLtMatmulAlgo_t &algo, const Scratch &s,
-                Timer &timer) {
+                CUdeviceptr flush, Timer &timer) {
   const float alpha = 1.0f, beta = 0.0f;
   auto run = [&] {
     return cublasLt().cublasLtMatmul(
@@ -82,19 +88,34 @@ double timeAlgo(const GemmResources &resources, const GemmPlan &plan,
   for (int i = 0; i < kWarmupRuns; ++i)
     if (!run())
       return -1;
-  if (driver().cuEventRecord(timer.start, nullptr) != CUDA_SUCCESS)
-    return -1;
-  for (int i = 0; i < kTimedRuns; ++i)
-    if (!run())
+  double total = 0;
+  for (int i = 0; i < kTimedRuns; ++i) {
+    float ms = 0;
+    if (driver().cuMemsetD8Async(flush, static_cast<unsigned char>(i),
+                                 kFlushBytes, nullptr) != CUDA_SUCCESS ||
+        driver().cuEventRecord(timer.start, nullptr) != CUDA_SUCCESS ||
+        !run() || driver().cuEventRecord(timer.stop, nullptr) != CUDA_SUCCESS ||
+        driver().cuEventSynchronize(timer.stop) != CUDA_SUCCESS ||
+        driver().cuEventElapsedTime_v2(&ms, timer.start, timer.stop) !=
+            CUDA_SUCCESS)
       return -1;
-  float ms = 0;
-  if (driver().cuEventRecord(timer.stop, nullptr) != CUDA_SUCCESS ||
-      driver().cuEventSynchronize(timer.stop) != CUDA_SUCCESS ||
-      driver().cuEventElapsedTime_v2(&ms, timer.start, timer.stop) !=
-          CUDA_SUCCESS)
-    return -1;
-  return 1e3 * ms / kTimedRuns;
+    total += ms;
+  }
+  return 1e3 * total / kTimedRuns;
 }
+
+/// The L2 flush buffer, freed on destruction (0 when it could not be had).
+struct FlushBuffer {
+  CUdeviceptr ptr = 0;
+  FlushBuffer() {
+    if (driver().cuMemAlloc_v2(&ptr, kFlushBytes) != CUDA_SUCCESS)
+      ptr = 0;
+  }
+  ~FlushBuffer() {
+    if (ptr != 0)
+      driver().cuMemFree_v2(ptr);
+  }
+};
 
 bool logEnabled() {
   const char *v = std::getenv("SPARSEOPT_GEMM_AUTOTUNE_LOG");
@@ -116,7 +137,9 @@ void autotuneGemms(const Manifest &m, GemmResources &resources,
   for (size_t i = 0; i < m.gemms.size(); ++i)
     first.emplace(shapeKey(m.gemms[i]), i);
   Timer timer;
-  if (!timer.ok || driver().cuCtxSynchronize() != CUDA_SUCCESS)
+  FlushBuffer flush;
+  if (!timer.ok || flush.ptr == 0 ||
+      driver().cuCtxSynchronize() != CUDA_SUCCESS)
     return;
   std::map<ShapeKey, cublasLtMatmulAlgo_t> chosen;
   for (const auto &[key, i] : first) {
@@ -138,7 +161,8 @@ void autotuneGemms(const Manifest &m, GemmResources &resources,
     double firstUs = -1, bestUs = -1;
     size_t best = 0;
     for (size_t a = 0; a < algos.size(); ++a) {
-      double us = timeAlgo(resources, plan, algos[a], scratch, timer);
+      double us =
+          timeAlgo(resources, plan, algos[a], scratch, flush.ptr, timer);
       if (a == 0)
         firstUs = us;
       if (us >= 0 && (bestUs < 0 || us < bestUs)) {

@@ -5,8 +5,10 @@
 // rows against a large weight) it often takes a split-K algorithm whose
 // reduction is a second kernel. So at load, for each distinct gemm shape
 // of a program, the heuristic's candidates (at most
-// kGemmAutotuneCandidates) run on scratch operands of that shape and the
-// fastest is kept for every gemm line of the shape.
+// kGemmAutotuneCandidates) run on scratch operands of that shape, each
+// timed run after 256 MiB are written (so the weight streams from memory
+// as in a model, not from L2), and the fastest is kept for every gemm line
+// of the shape.
 //
 // Autotuning never fails a load: where scratch memory or a candidate
 // fails, the heuristic's first algorithm stays. It is on unless
