@@ -241,10 +241,7 @@ def attention_table(records):
     rows = ["| case | B×H/Hkv×Sq×Sk×D | causal | kernel | ours µs | TFLOP/s | cuDNN µs | flash µs "
             "| ours / cuDNN |",
             "|---|---|---|---|---|---|---|---|---|"]
-    for r in records:
-        if "ours_us" not in r:
-            continue
-        s, b = r["shape"], r["baselines"]
+    for r, s, b in _timed(records):
         cfg = s.get("config") or {}
         kernel = cfg.get("kernel", "tensor-cores") + (" %d warps" % cfg["warps"] if "warps" in cfg else "")
         rows.append("| %s | %d×%d/%d×%d×%d×%d | %s | %s | **%.1f** | %.0f | %.1f | %.1f | %.2f× |" % (
@@ -252,12 +249,23 @@ def attention_table(records):
             "yes" if s["causal"] else "no", kernel, r["ours_us"], r["tflops"],
             b.get("cudnn", float("nan")), b.get("flash", float("nan")),
             r["ours_us"] / b["cudnn"] if "cudnn" in b else float("nan")))
-    checks = [r for r in records if "ours_us" not in r]
     rows.append("")
-    rows.append("Correctness only: " + ", ".join(
-        "%s %.1e%s" % (r["variant"], r["max_rel_err"], "" if r["correct"] else " **FAIL**") for r in checks)
-        + " (max rel err against torch's fp32 math SDPA; bf16 tolerance 2e-2, f16 5e-3, f32 1e-4).")
+    rows.append(_errors_line("Correctness only", [r for r in records if "ours_us" not in r],
+                             "max rel err against torch's fp32 math SDPA; bf16 tolerance 2e-2, "
+                             "f16 5e-3, f32 1e-4"))
     return "\n".join(rows)
+
+
+def _timed(records):
+    """(record, shape, baselines) of the timed records of a check run."""
+    return [(r, r["shape"], r["baselines"]) for r in records if "ours_us" in r]
+
+
+def _errors_line(label, records, reference):
+    """"label: case err, case err **FAIL**, ... (reference)." for check records."""
+    return "%s: %s (%s)." % (label, ", ".join(
+        "%s %.1e%s" % (r["variant"], r["max_rel_err"], "" if r["correct"] else " **FAIL**") for r in records),
+        reference)
 
 
 def decode_attention_table(records):
@@ -267,22 +275,17 @@ def decode_attention_table(records):
     rows = ["| case | B×H/Hkv | context | config | ours µs | ours TB/s (K and V) | flash µs | cuDNN µs "
             "| efficient µs | best torch / ours |",
             "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in records:
-        if "ours_us" not in r:
-            continue
-        s, b = r["shape"], r["baselines"]
+    for r, s, b in _timed(records):
         cfg = ", ".join("%s = %s" % kv for kv in (s.get("config") or {}).items()) or "default"
         us = lambda name: "%.1f" % b[name] if name in b else "—"  # a backend that refused the case
         rows.append("| %s | %d×%d/%d | %d | %s | **%.1f** | %.2f | %s | %s | %s | %s |" % (
             r["variant"], s["batch"], s["heads"], s["kv_heads"], r["context"], cfg, r["ours_us"],
             r["ours_tb_s"], us("flash"), us("cudnn"), us("efficient"),
             "%.2f×" % r["speedup"] if r.get("speedup") else "—"))
-    checks = [r for r in records if "ours_us" not in r]
     rows.append("")
-    rows.append("Correctness (every case, timed ones included): " + ", ".join(
-        "%s %.1e%s" % (r["variant"], r["max_rel_err"], "" if r["correct"] else " **FAIL**") for r in records)
-        + " (max rel err against torch fp32 on each sequence's visible keys; bf16 tolerance 2e-2, f16 5e-3)."
-        if checks or records else "")
+    rows.append(_errors_line("Correctness (every case, timed ones included)", records,
+                             "max rel err against torch fp32 on each sequence's visible keys; "
+                             "bf16 tolerance 2e-2, f16 5e-3"))
     return "\n".join(rows)
 
 
