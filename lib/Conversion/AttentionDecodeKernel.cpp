@@ -59,8 +59,9 @@ constexpr int64_t kWarps = 8;
 // Blocks of kWarps warps resident per multiprocessor: the split kernel
 // takes about 128 registers per thread (its running states, the query
 // heads and the loads in flight), so two of 256 threads fit the register
-// file. A grid of one wave of them was measured faster than two or more
-// waves at batch 1, 8 and 64 on the H200 (docs/performance.md).
+// file. One wave of them was the fastest splits count at batch 1, 8 and
+// 64 at the Llama-3-8B shape (H100, one process; the H200 in separate
+// processes agreed: docs/performance.md).
 constexpr int64_t kBlocksPerSM = 2;
 // Loop-carried f32 values per lane (per head: m, l and V accumulators).
 constexpr int64_t kMaxCarried = 80;
