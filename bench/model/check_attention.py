@@ -117,6 +117,24 @@ def cmd_compile(args):
     return 0
 
 
+def sdpa_times(backends, call):
+    """µs of `call` (a torch SDPA call) under each named backend ("cudnn",
+    "flash", "efficient"); a backend that refuses the case is left out and
+    said."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from timing import median_us
+    named = {"cudnn": SDPBackend.CUDNN_ATTENTION, "flash": SDPBackend.FLASH_ATTENTION,
+             "efficient": SDPBackend.EFFICIENT_ATTENTION}
+    times = {}
+    for label in backends:
+        try:
+            with sdpa_kernel(named[label]):
+                times[label], _ = median_us(call)
+        except Exception as exc:  # a backend that does not take the case
+            print("  %s: %s" % (label, str(exc).splitlines()[0]))
+    return times
+
+
 def run_decode_cases(args, g, dtypes, records):
     """The decode kernel against torch fp32 per sequence (keys 0..p), and the
     timed cases against torch's SDPA backends on the cache sliced to the
@@ -157,18 +175,8 @@ def run_decode_cases(args, g, dtypes, records):
             ctx = positions[0] + 1
             ours, method = median_us(lambda: prog(q, k, v, pos))
             kc, vc = k[:, :, :ctx], v[:, :, :ctx]
-            base = {}
-            from torch.nn.attention import SDPBackend, sdpa_kernel
-            for label, backend in (("flash", SDPBackend.FLASH_ATTENTION),
-                                   ("cudnn", SDPBackend.CUDNN_ATTENTION),
-                                   ("efficient", SDPBackend.EFFICIENT_ATTENTION)):
-                try:
-                    with sdpa_kernel(backend):
-                        fn = lambda: F.scaled_dot_product_attention(q, kc, vc, enable_gqa=rep > 1)
-                        fn()
-                        base[label], _ = median_us(fn)
-                except Exception as exc:  # a backend that does not take the case
-                    print("  %s: %s" % (label, str(exc).splitlines()[0]))
+            base = sdpa_times(("flash", "cudnn", "efficient"),
+                              lambda: F.scaled_dot_product_attention(q, kc, vc, enable_gqa=rep > 1))
             kv_bytes = 2 * b * hkv * ctx * d * k.element_size()
             rec.update(ours_us=ours, timing=method, baselines=base, context=ctx,
                        kv_bytes=kv_bytes, ours_tb_s=kv_bytes / ours / 1e6)
@@ -221,15 +229,8 @@ def cmd_run(args):
         if name in TIMED:
             ours, method = median_us(lambda: prog(q, k, v))
             rec["ours_us"], rec["timing"] = ours, method
-            base = {}
-            from torch.nn.attention import SDPBackend, sdpa_kernel
-            for label, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION), ("flash", SDPBackend.FLASH_ATTENTION)):
-                try:
-                    with sdpa_kernel(backend):
-                        fn = lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=rep > 1)
-                        base[label], _ = median_us(fn)
-                except Exception as exc:  # a backend that does not take the case
-                    print("  %s: %s" % (label, str(exc).splitlines()[0]))
+            base = sdpa_times(("cudnn", "flash"), lambda: F.scaled_dot_product_attention(
+                q, k, v, is_causal=causal, enable_gqa=rep > 1))
             rec["baselines"] = base
             best = min(base.values()) if base else None
             rec["speedup"] = best / ours if best else None
