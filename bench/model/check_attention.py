@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""sgpu.attention on the GPU: the generated kernels against torch, and the
-tensor-core kernel's time against torch's SDPA backends (cuDNN, flash) in
-the same process.
+"""sgpu.attention on the GPU: the generated kernels and the cuDNN library
+call against torch, and their time against torch's SDPA backends (cuDNN,
+flash) in the same process.
 
   # development machine: one artifact directory per case
   python3 bench/model/check_attention.py compile --out DIR
@@ -29,7 +29,13 @@ TOL = {"bf16": 2e-2, "f16": 5e-3, "f32": 1e-4}
 # parameters); the cases
 # in TIMED are also timed against torch's SDPA backends.
 CASES = {
+    # auto: cuDNN's fused attention through the runtime (an `attention`
+    # line), measured faster than the generated tensor-core kernel; the
+    # _tc cases force the generated kernel on the same shapes.
     "llama8b_prefill": (1, 32, 8, 2048, 2048, 128, "bf16", True, False, {}),
+    "llama8b_prefill_tc": (1, 32, 8, 2048, 2048, 128, "bf16", True, False, {"kernel": "tensor_cores"}),
+    "llama8b_full_tc": (1, 32, 8, 2048, 2048, 128, "bf16", False, False, {"kernel": "tensor_cores"}),
+    "library_b2_f16": (2, 8, 2, 300, 300, 128, "f16", True, False, {"kernel": "library"}),
     "llama8b_prefill_w8": (1, 32, 8, 2048, 2048, 128, "bf16", True, False, {"warps": 8}),
     "llama8b_prefill_w2": (1, 32, 8, 2048, 2048, 128, "bf16", True, False, {"warps": 2}),
     "llama8b_full": (1, 32, 8, 2048, 2048, 128, "bf16", False, False, {}),
@@ -65,7 +71,7 @@ DECODE_CASES = {
     "decode_mha_d64_f16": (3, 4, 4, 96, 64, "f16", [95, 40, 5], {}),
     "decode_splits_unroll1": (2, 8, 2, 512, 128, "bf16", [511, 200], {"splits": 7, "unroll": 1}),
 }
-TIMED = ("llama8b_prefill", "llama8b_prefill_w8", "llama8b_prefill_w2", "llama8b_full",
+TIMED = ("llama8b_prefill", "llama8b_prefill_tc", "llama8b_full_tc", "llama8b_prefill_w8", "llama8b_prefill_w2", "llama8b_full",
          "llama8b_prefill_mb3", "llama8b_full_mb3", "cuda_cores_forced")
 
 
@@ -102,6 +108,17 @@ def decode_mlir_for(case):
     return ("func.func @attention(%%q: %s, %%k: %s, %%v: %s, %%p: %s) -> %s {\n"
             "  %%o = sgpu.attention %%q, %%k, %%v positions(%%p : %s) {%s} : %s, %s, %s -> %s\n"
             "  return %%o : %s\n}\n") % (q, kv, kv, pos, q, pos, ", ".join(attrs), q, kv, kv, q, q)
+
+
+def kernel_of(artifact):
+    """What runs the attention of a compiled case: "library" (an `attention`
+    line: cuDNN), "tensor-cores", "decode" or "cuda-cores"."""
+    text = (pathlib.Path(artifact) / "program.txt").read_text()
+    if any(line.startswith("attention ") for line in text.splitlines()):
+        return "library"
+    if "sgpu_attention_mma" in text:
+        return "tensor-cores"
+    return "decode" if "sgpu_attention_split" in text else "cuda-cores"
 
 
 def cmd_compile(args):
@@ -221,11 +238,13 @@ def cmd_run(args):
         ok = err <= TOL[dt]
         ok_all &= ok
         rec = {"bench": "attention", "variant": name, "dtype": dt,
+               "kernel": kernel_of(pathlib.Path(args.dir) / name),
                "shape": {"batch": b, "heads": h, "kv_heads": hkv, "Sq": sq, "Sk": sk, "D": d,
                          "causal": causal, "mask": use_mask, "config": config},
                "max_rel_err": err, "tolerance": TOL[dt], "correct": ok,
                **provenance("python3 bench/model/check_attention.py run --dir DIR --json OUT")}
-        line = "%-18s err %.2e (tol %.0e) %s" % (name, err, TOL[dt], "ok" if ok else "FAIL")
+        line = "%-18s %-12s err %.2e (tol %.0e) %s" % (name, rec["kernel"], err, TOL[dt],
+                                                      "ok" if ok else "FAIL")
         if name in TIMED:
             ours, method = median_us(lambda: prog(q, k, v))
             rec["ours_us"], rec["timing"] = ours, method

@@ -243,7 +243,8 @@ def attention_table(records):
             "|---|---|---|---|---|---|---|---|---|"]
     for r, s, b in _timed(records):
         cfg = s.get("config") or {}
-        kernel = cfg.get("kernel", "tensor-cores") + (" %d warps" % cfg["warps"] if "warps" in cfg else "")
+        kernel = r.get("kernel") or cfg.get("kernel", "tensor-cores")
+        kernel += " %d warps" % cfg["warps"] if "warps" in cfg else ""
         rows.append("| %s | %d×%d/%d×%d×%d×%d | %s | %s | **%.1f** | %.0f | %.1f | %.1f | %.2f× |" % (
             r["variant"], s["batch"], s["heads"], s["kv_heads"], s["Sq"], s["Sk"], s["D"],
             "yes" if s["causal"] else "no", kernel, r["ours_us"], r["tflops"],

@@ -1,6 +1,7 @@
 //===- AttentionKernels.h - the kernels of sgpu.attention -------*- C++ -*-===//
 //
-// Three kernel builders for sgpu.attention, chosen by AttentionToGPU.cpp:
+// Three kernel builders for sgpu.attention and one library call, chosen by
+// AttentionToGPU.cpp:
 //
 //  * cuda-cores (AttentionToGPU.cpp): one warp per query row, any dtype,
 //    masks, head sizes up to 256; the correctness baseline.
@@ -10,6 +11,9 @@
 //  * decode (AttentionDecodeKernel.cpp): one query per sequence over a KV
 //    cache (positions), the keys split among blocks and merged by a second
 //    kernel (flash decoding).
+//  * library (AttentionToLibrary.cpp): sgpu.attention_call, which the
+//    runtime runs as cuDNN's fused attention (f16/bf16 without mask or
+//    positions).
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,6 +66,14 @@ AttentionDecodeChoice chooseAttentionDecode(AttentionOp op, int64_t numSMs);
 /// `out` (the result buffer, B x H x 1 x D); returns `out`.
 Value buildAttentionDecode(OpBuilder &b, Location loc, AttentionOp op,
                            KernelSink &sink, ValueRange args, Value out);
+
+/// Why cuDNN's fused attention cannot run `op` (empty when it can).
+std::string whyNoAttentionLibrary(AttentionOp op);
+
+/// Writes `op` as an sgpu.attention_call at `b` on `args` (the buffers of q,
+/// k and v), writing `out` (the result buffer).
+void buildAttentionCall(OpBuilder &b, Location loc, AttentionOp op,
+                        ValueRange args, Value out);
 
 } // namespace sgpu
 } // namespace mlir

@@ -22,8 +22,9 @@
 // baseline, taken for what the tensor-core kernel (AttentionMmaKernel.cpp)
 // does not cover: f32, explicit masks, other head sizes.
 // resolveAttentionConfig picks the kernel (#sgpu.attention_config `kernel`:
-// auto takes the split-KV decode kernels, then tensor cores, wherever they
-// apply) and this pattern builds the one it names.
+// auto takes the split-KV decode kernels, then cuDNN's fused attention
+// (AttentionToLibrary.cpp), then tensor cores, wherever they apply) and this
+// pattern builds the one it names.
 //
 //===----------------------------------------------------------------------===//
 
@@ -199,7 +200,14 @@ struct AttentionToGPU : OpConversionPattern<AttentionOp> {
     int64_t warps = config.getRowsPerBlock();
     int64_t rows = rt.getDimSize(0) * rt.getDimSize(1) * rt.getDimSize(2);
     Value out = memref::AllocOp::create(rewriter, loc, memrefTypeOf(rt));
-    if (rt.getNumElements() != 0 && kernel == AttentionKernelKind::decode) {
+    if (kernel == AttentionKernelKind::library) {
+      buildAttentionCall(rewriter, loc, op,
+                         {readBuffer(rewriter, loc, adaptor.getQuery()),
+                          readBuffer(rewriter, loc, adaptor.getKey()),
+                          readBuffer(rewriter, loc, adaptor.getValue())},
+                         out);
+    } else if (rt.getNumElements() != 0 &&
+               kernel == AttentionKernelKind::decode) {
       buildAttentionDecode(
           rewriter, loc, op, sink,
           {readBuffer(rewriter, loc, adaptor.getQuery()),
@@ -268,10 +276,16 @@ AttentionConfigAttr mlir::sgpu::resolveAttentionConfig(AttentionOp op,
                                                        int64_t numSMs) {
   AttentionConfigAttr config = attentionConfig(op);
   AttentionKernelKind kernel = config.getKernel();
-  // auto: the split-KV decode kernels wherever they apply, else tensor
-  // cores wherever they apply, else CUDA cores.
+  // auto: the split-KV decode kernels wherever they apply, else cuDNN's
+  // fused attention (unless a parameter of a generated kernel was given),
+  // else tensor cores wherever they apply, else CUDA cores.
+  bool generatedKernelConfigured = config.getWarps() != 4 ||
+                                   config.getMinBlocksPerSm() ||
+                                   config.getRowsPerBlock();
   if (kernel == AttentionKernelKind::chosen)
     kernel = whyNoAttentionDecode(op).empty() ? AttentionKernelKind::decode
+             : !generatedKernelConfigured && whyNoAttentionLibrary(op).empty()
+                 ? AttentionKernelKind::library
              : whyNoAttentionMma(op).empty() ? AttentionKernelKind::tensor_cores
                                              : AttentionKernelKind::cuda_cores;
   MLIRContext *ctx = op.getContext();
@@ -283,6 +297,8 @@ AttentionConfigAttr mlir::sgpu::resolveAttentionConfig(AttentionOp op,
     return AttentionConfigAttr::get(ctx, kernel, 0, 4, 0, c.splits, c.unroll,
                                     c.lanesPerKey);
   }
+  case AttentionKernelKind::library:
+    return AttentionConfigAttr::get(ctx, kernel, 0, 4, 0, 0, 0, 0);
   case AttentionKernelKind::tensor_cores:
     return AttentionConfigAttr::get(ctx, kernel, 0, config.getWarps(),
                                     config.getMinBlocksPerSm(), 0, 0, 0);
@@ -321,6 +337,10 @@ std::string mlir::sgpu::whyNoAttentionKernel(AttentionOp op) {
   if (config.getKernel() == AttentionKernelKind::decode &&
       !whyNoAttentionDecode(op).empty())
     return "the decode kernel does not take it: " + whyNoAttentionDecode(op);
+  if (config.getKernel() == AttentionKernelKind::library &&
+      !whyNoAttentionLibrary(op).empty())
+    return "cuDNN's fused attention does not take it: " +
+           whyNoAttentionLibrary(op);
   if (config.getKernel() == AttentionKernelKind::tensor_cores &&
       !whyNoAttentionMma(op).empty())
     return "the tensor-core kernel does not take it: " + whyNoAttentionMma(op);

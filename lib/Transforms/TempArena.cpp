@@ -67,8 +67,8 @@ TempArena mlir::sgpu::planTempArena(
   for (Operation &op : host.getBody().front()) {
     // Steps: launches, library calls and collectives (their buffers stay
     // in use until the matching wait, which names them again).
-    if (!isa<gpu::LaunchFuncOp, GemmCallOp, AllReduceCallOp, AllReduceSyncOp,
-             WeightCheckOp>(op))
+    if (!isa<gpu::LaunchFuncOp, GemmCallOp, AttentionCallOp, AllReduceCallOp,
+             AllReduceSyncOp, WeightCheckOp>(op))
       continue;
     ++step;
     bool prepare = isPrepare(&op);

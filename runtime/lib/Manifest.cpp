@@ -51,6 +51,8 @@ Status ManifestParser::parseDirective() {
     return parseLaunch();
   if (directive == SPARSEOPT_DIRECTIVE_GEMM)
     return parseGemm();
+  if (directive == SPARSEOPT_DIRECTIVE_ATTENTION)
+    return parseAttention();
   if (directive == SPARSEOPT_DIRECTIVE_STAGE)
     return parseStage();
   if (directive == SPARSEOPT_DIRECTIVE_CHECK)
@@ -64,8 +66,9 @@ Status ManifestParser::parseDirective() {
   if (directive == SPARSEOPT_DIRECTIVE_ARENA)
     return parseArena();
   return error("unknown directive " + quoted(directive) +
-               " (expected 'module', 'buffer', 'launch', 'gemm', 'stage', "
-               "'check', 'allreduce', 'wait', 'stat', 'arena' or 'end')");
+               " (expected 'module', 'buffer', 'launch', 'gemm', "
+               "'attention', 'stage', 'check', 'allreduce', 'wait', 'stat', "
+               "'arena' or 'end')");
 }
 
 /// Checks that the token at `index` is `keyword`.
@@ -92,6 +95,8 @@ int ManifestParser::stepLine(const StepDecl &step) const {
     return m.launches[step.index].line;
   case StepKind::Gemm:
     return m.gemms[step.index].line;
+  case StepKind::Attention:
+    return m.attentions[step.index].line;
   case StepKind::AllReduce:
     return m.allReduces[step.index].line;
   case StepKind::Wait:

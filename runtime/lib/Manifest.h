@@ -161,6 +161,30 @@ struct GemmDecl {
 /// "gemm m=16 n=4096 k=1024 in=f16 out=f16 x=b0 w=b1 y=b2 bias=b3:f32 act=relu".
 std::string describeGemm(const GemmDecl &gemm);
 
+/// One `attention` line: O = softmax(Q K^T * scale [causal]) V per batch
+/// and head, with row-major Q, O of B x H x Sq x D and K, V of
+/// B x Hkv x Sk x D (H a multiple of Hkv), all f16 or all bf16, softmax in
+/// f32. `causal` (Sq = Sk) masks the keys after the query. Executed with
+/// cuDNN's fused attention (Cudnn.h).
+struct AttentionDecl {
+  uint64_t b = 1, h = 1, hkv = 1, sq = 1, sk = 1, d = 8; ///< extents
+  GemmDType type = GemmDType::F16; ///< f16 or bf16
+  float scale = 1.0f;              ///< finite
+  GemmOperand q, k, v, o;
+  bool causal = false; ///< mask=causal
+  int line = 0;
+};
+
+/// The largest extent of an attention line (an int32, as cuDNN's tensor
+/// dimensions are stored; the byte sizes stay far below 2^64 only when
+/// checked, which resolveAttention does).
+inline constexpr uint64_t kMaxAttentionExtent = INT32_MAX;
+
+/// The attention line as parsed, keys in their order, e.g. "attention b=1
+/// h=32 hkv=8 sq=2048 sk=2048 d=128 type=bf16 scale=0.0883883 q=b0 k=b1
+/// v=b2 o=b3 mask=causal".
+std::string describeAttention(const AttentionDecl &attention);
+
 /// The reduction of an `allreduce` line (NCCL's ncclSum .. ncclAvg).
 enum class ReduceOp { Sum, Prod, Max, Min, Avg };
 
@@ -196,7 +220,7 @@ inline constexpr uint64_t kMaxAllReduceCount = uint64_t(1) << 48;
 /// as parsed.
 std::string describeAllReduce(const AllReduceDecl &allReduce);
 
-enum class StepKind { Launch, Gemm, AllReduce, Wait };
+enum class StepKind { Launch, Gemm, Attention, AllReduce, Wait };
 
 /// When a step runs: at every sparseopt_program_run (the default, and every
 /// step of a program without `stage` lines), or once per
@@ -206,11 +230,11 @@ enum class StepStage { Prepare, Run };
 /// "prepare" or "run".
 const char *stepStageName(StepStage stage);
 
-/// One step of the program, in file order: a `launch`, `gemm`, `allreduce`
-/// or `wait` line.
+/// One step of the program, in file order: a `launch`, `gemm`, `attention`,
+/// `allreduce` or `wait` line.
 struct StepDecl {
   StepKind kind = StepKind::Launch;
-  /// Into Manifest::launches, ::gemms or ::allReduces (a wait: the
+  /// Into Manifest::launches, ::gemms, ::attentions or ::allReduces (a wait: the
   /// all-reduce it waits for).
   size_t index = 0;
   StepStage stage = StepStage::Run;
@@ -259,6 +283,7 @@ struct Manifest {
   std::vector<BufferDecl> buffers;
   std::vector<LaunchDecl> launches;
   std::vector<GemmDecl> gemms;
+  std::vector<AttentionDecl> attentions;
   /// The `allreduce` lines in file order (each has exactly one `wait`).
   std::vector<AllReduceDecl> allReduces;
   /// Every launch, gemm, allreduce and wait in file order. The prepare steps (if any) come

@@ -25,9 +25,11 @@ Status ManifestParser::finish() {
                    "the program has no 'end' line: the file is cut short "
                    "(an interrupted copy or write?); recompile or copy it "
                    "again");
-  // A program of gemm and allreduce lines alone needs no kernels.
-  bool gemmsOnly =
-      m.launches.empty() && (!m.gemms.empty() || !m.allReduces.empty());
+  // A program of gemm, attention and allreduce lines alone needs no
+  // kernels.
+  bool gemmsOnly = m.launches.empty() &&
+                   (!m.gemms.empty() || !m.attentions.empty() ||
+                    !m.allReduces.empty());
   if (m.moduleLine == 0 && !gemmsOnly)
     return errorAt(last, SPARSEOPT_ERROR_PARSE,
                    "missing 'module' directive: a program needs exactly one "
@@ -53,6 +55,9 @@ Status ManifestParser::finish() {
 
   for (GemmDecl &gemm : m.gemms)
     if (Status s = resolveGemm(gemm))
+      return s;
+  for (AttentionDecl &a : m.attentions)
+    if (Status s = resolveAttention(a))
       return s;
   // Every all-reduce is joined back into the compute stream before the
   // run ends (a run captured in a CUDA graph must end joined).

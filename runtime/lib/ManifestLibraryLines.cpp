@@ -24,50 +24,71 @@ constexpr const char *kGemmSyntax =
 
 } // namespace
 
-/// gemm m=<M> n=<N> k=<K> in=<dt> out=<dt> x=b<id> w=b<id> y=b<id>
-///      [bias=b<id>:<dt>] [act=relu]
-/// Keys are fixed and ordered so that one program has one spelling: the
-/// compiler's output can be compared as text and a typo cannot hide an
-/// operand. Buffers and their sizes are checked in finish().
-Status ManifestParser::parseGemm() {
-  GemmDecl gemm;
-  gemm.line = line;
-  bool seen[kGemmKeyCount] = {};
-  size_t next = 0; // index into kGemmKeys of the next allowed key
+/// The fields of the current line as `<key>=<value>` tokens, with the keys
+/// `keys` (`count` of them) in that order, the first `required` required
+/// and the rest optional; `field(index, value)` parses the value of
+/// keys[index]. Keys are fixed and ordered so that one program has one
+/// spelling: the compiler's output can be compared as text and a typo cannot
+/// hide an operand. Messages name the line's `directive` and show `syntax`.
+Status ManifestParser::parseKeyedFields(
+    const char *directive, const char *const *keys, size_t count,
+    size_t required, const char *syntax,
+    const std::function<Status(size_t, const std::string &)> &field) {
+  const std::string name = directive;
+  std::string expected;
+  for (size_t i = 0; i < count; ++i)
+    expected += std::string(i == 0 ? "" : i + 1 == count ? " or " : ", ") +
+                keys[i];
+  std::vector<bool> seen(count, false);
+  size_t next = 0;                // index into keys of the next allowed key
   const char *previous = nullptr; // the key parsed last
   for (size_t t = 1; t < tokens.size(); ++t) {
     const std::string &token = tokens[t];
     size_t equals = token.find('=');
     if (equals == 0 || equals == std::string::npos ||
         equals + 1 == token.size())
-      return error("invalid gemm field " + quoted(token) +
-                   ": expected <key>=<value> (" + kGemmSyntax + ")");
+      return error("invalid " + name + " field " + quoted(token) +
+                   ": expected <key>=<value> (" + syntax + ")");
     std::string key = token.substr(0, equals);
     std::string value = token.substr(equals + 1);
     size_t index = 0;
-    while (index < kGemmKeyCount && key != kGemmKeys[index])
+    while (index < count && key != keys[index])
       ++index;
-    if (index == kGemmKeyCount)
-      return error("unknown gemm key " + quoted(key) +
-                   " (expected m, n, k, in, out, x, w, y, bias or act)");
+    if (index == count)
+      return error("unknown " + name + " key " + quoted(key) + " (expected " +
+                   expected + ")");
     if (seen[index])
-      return error("duplicate gemm key " + quoted(key));
+      return error("duplicate " + name + " key " + quoted(key));
     if (index < next)
-      return error("gemm key " + quoted(key) + " out of order: it must " +
-                   "come before " + quoted(previous) + " (" + kGemmSyntax +
-                   ")");
-    if (index > next && next < kGemmRequiredKeys)
-      return error("gemm key " + quoted(key) + " out of order: expected " +
-                   quoted(kGemmKeys[next]) + " first (" + kGemmSyntax + ")");
+      return error(name + " key " + quoted(key) + " out of order: it must " +
+                   "come before " + quoted(previous) + " (" + syntax + ")");
+    if (index > next && next < required)
+      return error(name + " key " + quoted(key) + " out of order: expected " +
+                   quoted(keys[next]) + " first (" + syntax + ")");
     seen[index] = true;
     next = index + 1;
-    previous = kGemmKeys[index];
-    if (Status s = gemmField(gemm, index, value))
+    previous = keys[index];
+    if (Status s = field(index, value))
       return s;
   }
-  if (next < kGemmRequiredKeys)
-    return error("missing gemm key " + quoted(kGemmKeys[next]) + " (" +
-                 kGemmSyntax + ")");
+  if (next < required)
+    return error("missing " + name + " key " + quoted(keys[next]) + " (" +
+                 syntax + ")");
+  return SPARSEOPT_OK;
+}
+
+/// gemm m=<M> n=<N> k=<K> in=<dt> out=<dt> x=b<id> w=b<id> y=b<id>
+///      [bias=b<id>:<dt>] [act=relu]
+/// Buffers and their sizes are checked in finish().
+Status ManifestParser::parseGemm() {
+  GemmDecl gemm;
+  gemm.line = line;
+  if (Status s = parseKeyedFields(
+          "gemm", kGemmKeys, kGemmKeyCount, kGemmRequiredKeys, kGemmSyntax,
+          [&](size_t index, const std::string &value) {
+            return gemmField(gemm, index, value);
+          }))
+    return s;
   if (Status s = gemmTypes(gemm))
     return s;
   m.steps.push_back({StepKind::Gemm, m.gemms.size(), stage});

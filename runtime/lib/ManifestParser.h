@@ -4,7 +4,8 @@
 // the line loop and directive dispatch (Manifest.cpp), the lines that
 // declare the program (ManifestDeclLines.cpp), `launch` lines
 // (ManifestLaunchLines.cpp), `gemm`, `allreduce` and `wait` lines
-// (ManifestLibraryLines.cpp), and the whole-file checks once every line has
+// (ManifestLibraryLines.cpp), `attention` lines (ManifestAttentionLine.cpp),
+// and the whole-file checks once every line has
 // been read (ManifestCrossChecks.cpp). parseManifest (Manifest.h) is the
 // only caller.
 //
@@ -15,6 +16,7 @@
 #include "Manifest.h"
 #include "ManifestFields.h"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -96,6 +98,10 @@ private:
   Status parseTensorMapArg(const std::string &token, ArgDecl &arg);
 
   // Gemm, allreduce and wait lines (ManifestLibraryLines.cpp).
+  Status parseKeyedFields(
+      const char *directive, const char *const *keys, size_t count,
+      size_t required, const char *syntax,
+      const std::function<Status(size_t, const std::string &)> &field);
   Status parseGemm();
   Status gemmTypes(const GemmDecl &gemm);
   Status gemmField(GemmDecl &gemm, size_t index, const std::string &value);
@@ -108,12 +114,18 @@ private:
   Status parseAllReduce();
   Status parseWait();
 
+  // Attention lines (ManifestAttentionLine.cpp).
+  Status parseAttention();
+  Status attentionField(AttentionDecl &a, size_t index,
+                        const std::string &value);
+
   // Whole-file checks (ManifestCrossChecks.cpp).
   Status finish();
   Status contiguousSlots(const std::map<int, size_t> &slots, const char *kind,
                          std::vector<size_t> &out);
   Status tensorMapFits(const LaunchDecl &launch, size_t index);
   Status resolveGemm(GemmDecl &gemm);
+  Status resolveAttention(AttentionDecl &a);
   Status resolveAllReduce(AllReduceDecl &a);
   Status prepareStepBuffers(const StepDecl &step);
   Status resolveCheck(CheckDecl &check);

@@ -1,7 +1,7 @@
 //===- ManifestText.cpp - A parsed program's declarations as text --------===//
 //
 // The names and one-line forms of a program's declarations (buffers' roles,
-// element types, gemm, allreduce and check lines as parsed) that messages
+// element types, gemm, attention, allreduce and check lines as parsed) that messages
 // and the program queries print, and the load-time size of a persistent
 // grid (persistentGridX); the parser (ManifestParser.h) reads and checks
 // them.
@@ -11,6 +11,7 @@
 #include "Manifest.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <string>
 
 namespace sparseopt {
@@ -109,6 +110,24 @@ std::string describeGemm(const GemmDecl &gemm) {
     text += " bias=" + buffer(gemm.bias) + ":" + gemmDTypeName(gemm.biasType);
   if (gemm.relu)
     text += " act=relu";
+  return text;
+}
+
+std::string describeAttention(const AttentionDecl &a) {
+  auto buffer = [](const GemmOperand &operand) {
+    return "b" + std::to_string(operand.bufferId);
+  };
+  char scale[32];
+  std::snprintf(scale, sizeof(scale), "%.9g", double(a.scale));
+  std::string text =
+      "attention b=" + std::to_string(a.b) + " h=" + std::to_string(a.h) +
+      " hkv=" + std::to_string(a.hkv) + " sq=" + std::to_string(a.sq) +
+      " sk=" + std::to_string(a.sk) + " d=" + std::to_string(a.d) +
+      " type=" + gemmDTypeName(a.type) + " scale=" + scale +
+      " q=" + buffer(a.q) + " k=" + buffer(a.k) + " v=" + buffer(a.v) +
+      " o=" + buffer(a.o);
+  if (a.causal)
+    text += " mask=causal";
   return text;
 }
 

@@ -44,6 +44,10 @@ Status parseProgram(const char *dir,
     case StepKind::Gemm:
       program->stepText.push_back(describeGemm(m.gemms[step.index]));
       break;
+    case StepKind::Attention:
+      program->stepText.push_back(
+          describeAttention(m.attentions[step.index]));
+      break;
     case StepKind::AllReduce:
       program->stepText.push_back(describeAllReduce(m.allReduces[step.index]));
       break;

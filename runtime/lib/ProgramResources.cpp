@@ -117,7 +117,7 @@ Status sparseopt::acquireResources(const char *api, sparseopt_program_s &p) {
   const Manifest &m = p.manifest;
   // Messages read "<api>: <manifest>:<line>: <what failed>".
   auto at = [&](int line) { return std::string(api) + ": " + m.where(line); };
-  // Only a program of gemm lines alone may have no module.
+  // Only a program of library lines alone may have no module.
   if (m.moduleLine != 0)
     if (Status s =
             loadModuleFile(at(m.moduleLine).c_str(), m.modulePath, &p.module))
@@ -158,6 +158,8 @@ Status sparseopt::acquireResources(const char *api, sparseopt_program_s &p) {
   }
   if (Status s = createGemmResources(api, m, p.gemms))
     return s;
+  if (Status s = createAttentionResources(api, m, p.attentions))
+    return s;
   for (const AllReduceDecl &a : m.allReduces) {
     for (std::vector<CUevent> *events : {&p.readyEvents, &p.doneEvents}) {
       CUevent event = nullptr;
@@ -180,6 +182,9 @@ Status sparseopt::acquireResources(const char *api, sparseopt_program_s &p) {
 /// keeps releasing the rest.
 Status sparseopt::releaseResources(const char *api, sparseopt_program_s &p) {
   Status first = releaseGemmResources(api, p.gemms);
+  if (Status s = releaseAttentionResources(api, p.attentions))
+    if (first == SPARSEOPT_OK)
+      first = s;
   for (std::vector<CUevent> *events : {&p.readyEvents, &p.doneEvents}) {
     for (CUevent event : *events) {
       CUresult result = driver().cuEventDestroy_v2(event);

@@ -253,6 +253,16 @@ Status sparseopt::runSteps(const char *api, sparseopt_program_s &p,
       }
       continue;
     }
+    if (step.kind == StepKind::Attention) {
+      if (Status s = runAttention(api, m, step.index, p.attentions, address,
+                                  stream)) {
+        addErrorContext(api, "attention " + std::to_string(step.index) +
+                                 " (" +
+                                 m.where(m.attentions[step.index].line) + ")");
+        return s;
+      }
+      continue;
+    }
     if (Status s = runGemm(api, m, step.index, p.gemms, address, stream)) {
       addErrorContext(api, "gemm " + std::to_string(step.index) + " (" +
                                m.where(m.gemms[step.index].line) + ")");
@@ -268,7 +278,8 @@ namespace {
 /// params) must be guarded by the run mutex.
 bool hasRunState(const sparseopt_program_s &p) {
   const Manifest &m = p.manifest;
-  return !p.tensorMaps.empty() || !m.gemms.empty() || !m.params.empty() ||
+  return !p.tensorMaps.empty() || !m.gemms.empty() ||
+         !m.attentions.empty() || !m.params.empty() ||
          !m.allReduces.empty() || p.hasPrepareSteps;
 }
 

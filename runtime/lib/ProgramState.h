@@ -12,6 +12,7 @@
 
 #include "Comm.h"
 #include "Cublaslt.h"
+#include "Cudnn.h"
 #include "Manifest.h"
 #include "Module.h"
 
@@ -65,6 +66,8 @@ struct sparseopt_program_s {
   std::vector<sparseopt::EncodedTensorMap> tensorMaps;
   /// The cuBLASLt handle, workspace and plans of the gemm lines.
   sparseopt::GemmResources gemms;
+  /// The cuDNN handle, workspace and plans of the attention lines.
+  sparseopt::AttentionResources attentions;
   /// Per allreduce line: the event the run's stream records before it (the
   /// communication stream waits for it) and the one the communication
   /// stream records after it (its wait line waits for that one).

@@ -234,6 +234,43 @@ LogicalResult GemmCallOp::verify() {
   return verifyLibraryBias(*this, getBias(), y);
 }
 
+LogicalResult AttentionCallOp::verify() {
+  auto q = cast<MemRefType>(getQuery().getType()),
+       k = cast<MemRefType>(getKey().getType()),
+       v = cast<MemRefType>(getValue().getType()),
+       o = cast<MemRefType>(getResult().getType());
+  for (auto [name, t] : {std::pair<StringRef, MemRefType>{"query", q},
+                         {"key", k}, {"value", v}, {"result", o}}) {
+    if (t.getRank() != 4 || !t.getLayout().isIdentity())
+      return emitOpError() << "expects " << name
+                           << " to be a row-major B x H x S x D memref, got "
+                           << t;
+    if (t.getElementType() != q.getElementType())
+      return emitOpError() << "query, key, value and result must share one "
+                              "element type";
+  }
+  if (!q.getElementType().isF16() && !q.getElementType().isBF16())
+    return emitOpError() << "supports f16 or bf16, got " << q.getElementType();
+  int64_t b = q.getDimSize(0), h = q.getDimSize(1), sq = q.getDimSize(2),
+          d = q.getDimSize(3), hkv = k.getDimSize(1), sk = k.getDimSize(2);
+  if (k.getShape() != v.getShape() || k.getDimSize(0) != b ||
+      k.getDimSize(3) != d)
+    return emitOpError() << "key and value must be " << b << "x" << hkv
+                         << "x" << sk << "x" << d << ", got " << k << " and "
+                         << v;
+  if (o.getShape() != q.getShape())
+    return emitOpError() << "result must have the query's shape, got " << o;
+  if (hkv == 0 || h % hkv != 0)
+    return emitOpError() << "query heads (" << h
+                         << ") must be a multiple of key/value heads (" << hkv
+                         << ")";
+  if (getCausal() && sq != sk)
+    return emitOpError() << "a causal library attention needs as many "
+                            "queries as keys, got "
+                         << sq << " and " << sk;
+  return success();
+}
+
 LogicalResult WeightCheckOp::verify() {
   auto status = cast<MemRefType>(getStatus().getType());
   if (status.getShape() != ArrayRef<int64_t>{1})

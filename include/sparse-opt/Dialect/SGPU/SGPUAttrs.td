@@ -235,7 +235,8 @@ def SGPU_AttentionKernelKind : I32EnumAttr<"AttentionKernelKind",
   I32EnumAttrCase<"chosen", 0, "auto">,
   I32EnumAttrCase<"cuda_cores", 1>,
   I32EnumAttrCase<"tensor_cores", 2>,
-  I32EnumAttrCase<"decode", 3>
+  I32EnumAttrCase<"decode", 3>,
+  I32EnumAttrCase<"library", 4>
 ]> {
   let cppNamespace = "::mlir::sgpu";
   let genSpecializedAttr = 0;
@@ -250,9 +251,12 @@ def SGPU_AttentionConfigAttr
     choice to the lowering.
 
     * `kernel`: `auto` (the split-KV decode kernel for one query per
-      sequence over a cache, else the tensor-core kernel where it applies,
-      else the CUDA-core one), `cuda_cores`, `tensor_cores` or `decode` (an
-      error where that kernel cannot run the op). `sgpu-select-kernels`
+      sequence over a cache, else cuDNN's fused attention, called by the
+      runtime, where it applies (measured faster than the generated
+      tensor-core kernel: docs/performance.md), else the tensor-core kernel
+      where it applies, else the CUDA-core one),
+      `cuda_cores`, `tensor_cores`, `decode` or `library` (an error where that
+      kernel cannot run the op). `sgpu-select-kernels`
       records the resolved kernel and every parameter of it.
     * `rows_per_block` (CUDA-core kernel, `auto` or `cuda_cores`): warps per block, one query row
       each, 1 to 32 (0: 1 over a cache, else 4).

@@ -227,6 +227,38 @@ def SGPU_GemmCallOp : SGPU_Op<"gemm_call"> {
   }];
 }
 
+def SGPU_AttentionCallOp : SGPU_Op<"attention_call"> {
+  let summary = "library attention on buffers, run by the runtime program";
+  let description = [{
+    The buffer form of an `sgpu.attention` that `sgpu-select-kernels` gave
+    to the library (`#sgpu.attention_config<kernel = library>`), written by
+    `convert-sgpu-to-gpu`: `result = softmax(query . key^T * scale) . value`
+    per batch and head on row-major memrefs `query : B x H x Sq x D`,
+    `key, value : B x Hkv x Sk x D` (H a multiple of Hkv) and
+    `result : B x H x Sq x D`, f16 or bf16, softmax in f32. `causal` masks
+    the keys after the query (Sq = Sk). It is a host operation:
+    `sgpu-emit-artifacts` writes it as an `attention` line of the runtime
+    program, which runs cuDNN's fused attention on the program's stream, in
+    order with the launches around it.
+
+    ```mlir
+    sgpu.attention_call %q, %k, %v into %o {causal, scale = 0.088 : f32}
+        : memref<1x32x2048x128xbf16>, memref<1x8x2048x128xbf16>,
+          memref<1x8x2048x128xbf16>, memref<1x32x2048x128xbf16>
+    ```
+  }];
+  let arguments = (ins Arg<AnyStaticShapeMemRef, "Q", [MemRead]>:$query,
+                       Arg<AnyStaticShapeMemRef, "K", [MemRead]>:$key,
+                       Arg<AnyStaticShapeMemRef, "V", [MemRead]>:$value,
+                       Arg<AnyStaticShapeMemRef, "O", [MemWrite]>:$result,
+                       UnitAttr:$causal, F32Attr:$scale);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `into` $result attr-dict `:` type($query) `,`
+    type($key) `,` type($value) `,` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def SGPU_WeightCheckOp : SGPU_Op<"weight_check"> {
   let summary = "report a weight argument that breaks its declared sparsity";
   let description = [{
