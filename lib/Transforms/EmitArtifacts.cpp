@@ -12,6 +12,7 @@
 #include "sparse-opt/Transforms/Passes.h"
 #include "sparse-opt/Transforms/Artifacts.h"
 
+#include "LibraryLines.h"
 #include "TempArena.h"
 
 #include "sparse-opt/Dialect/SGPU/BufferLimits.h"
@@ -27,7 +28,6 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
@@ -718,13 +718,8 @@ private:
           return failure();
         continue;
       }
-      if (auto gemm = dyn_cast<sgpu::GemmCallOp>(op)) {
-        if (failed(exportGemm(gemm, ids, steps)))
-          return failure();
-        continue;
-      }
-      if (auto call = dyn_cast<sgpu::AttentionCallOp>(op)) {
-        if (failed(exportAttention(call, ids, steps)))
+      if (isa<sgpu::GemmCallOp, sgpu::AttentionCallOp>(op)) {
+        if (failed(sgpu::writeLibraryLine(&op, ids, steps)))
           return failure();
         continue;
       }
@@ -837,84 +832,6 @@ private:
        << " groups " << check.getGroups() << "\n";
     return success();
   }
-
-  /// `gemm m=<M> n=<N> k=<K> in=<t> out=<t> x=b<id> w=b<id> y=b<id>
-  /// [bias=b<id>:<t>] [act=relu]`: a cuBLASLt call of the runtime.
-  /// The id of `v`, an operand (`what`) of the library call `call`
-  /// (`callName` in messages), which must be a buffer of the program.
-  static FailureOr<int> libraryBuffer(Operation *call, StringRef callName,
-                                      Value v, StringRef what,
-                                      const DenseMap<Value, int> &ids) {
-    auto it = ids.find(v);
-    if (it == ids.end())
-      return call->emitError()
-             << "the " << what << " of a " << callName
-             << " must be a buffer of the runtime program (an argument of "
-                "the host function, memref.alloc or memref.get_global) or a "
-                "reshape of one";
-    return it->second;
-  }
-
-  LogicalResult exportGemm(sgpu::GemmCallOp gemm, DenseMap<Value, int> &ids,
-                           raw_ostream &os) {
-    auto buffer = [&](Value v, StringRef what) {
-      return libraryBuffer(gemm, "library GEMM", v, what, ids);
-    };
-    FailureOr<int> x = buffer(gemm.getInput(), "input"),
-                   w = buffer(gemm.getWeight(), "weight"),
-                   y = buffer(gemm.getResult(), "result");
-    if (failed(x) || failed(w) || failed(y))
-      return failure();
-    auto xt = cast<MemRefType>(gemm.getInput().getType());
-    auto wt = cast<MemRefType>(gemm.getWeight().getType());
-    auto yt = cast<MemRefType>(gemm.getResult().getType());
-    os << SPARSEOPT_DIRECTIVE_GEMM " m=" << xt.getDimSize(0) << " n=" << wt.getDimSize(0)
-       << " k=" << xt.getDimSize(1) << " in=" << xt.getElementType()
-       << " out=" << yt.getElementType() << " x=b" << *x << " w=b" << *w
-       << " y=b" << *y;
-    if (Value bias = gemm.getBias()) {
-      FailureOr<int> b = buffer(bias, "bias");
-      if (failed(b))
-        return failure();
-      os << " bias=b" << *b << ":"
-         << cast<MemRefType>(bias.getType()).getElementType();
-    }
-    if (gemm.getActivationOrNone() == sgpu::Activation::relu)
-      os << " act=relu";
-    os << "\n";
-    return success();
-  }
-
-  /// `attention b=<B> h=<H> hkv=<Hkv> sq=<Sq> sk=<Sk> d=<D> type=<t>
-  /// scale=<s> q=b<id> k=b<id> v=b<id> o=b<id> [mask=causal]`: cuDNN's fused
-  /// attention, called by the runtime. The scale is printed with 9
-  /// significant digits, which read back to the same f32.
-  LogicalResult exportAttention(sgpu::AttentionCallOp call,
-                                DenseMap<Value, int> &ids, raw_ostream &os) {
-    auto buffer = [&](Value v, StringRef what) {
-      return libraryBuffer(call, "library attention", v, what, ids);
-    };
-    FailureOr<int> q = buffer(call.getQuery(), "query"),
-                   k = buffer(call.getKey(), "key"),
-                   v = buffer(call.getValue(), "value"),
-                   o = buffer(call.getResult(), "result");
-    if (failed(q) || failed(k) || failed(v) || failed(o))
-      return failure();
-    auto qt = cast<MemRefType>(call.getQuery().getType());
-    auto kt = cast<MemRefType>(call.getKey().getType());
-    os << SPARSEOPT_DIRECTIVE_ATTENTION " b=" << qt.getDimSize(0)
-       << " h=" << qt.getDimSize(1) << " hkv=" << kt.getDimSize(1)
-       << " sq=" << qt.getDimSize(2) << " sk=" << kt.getDimSize(2)
-       << " d=" << qt.getDimSize(3) << " type=" << qt.getElementType()
-       << " scale="
-       << llvm::format("%.9g", double(call.getScale().convertToFloat()))
-       << " q=b" << *q << " k=b" << *k << " v=b" << *v << " o=b" << *o;
-    if (call.getCausal())
-      os << " mask=causal";
-    os << "\n";
-    return success();
-  }
-
 };
 
 /// The pass spelling of writeArtifacts, for pipelines (sgpu-compile's

@@ -45,7 +45,8 @@ func.func @rope(%x: tensor<1x8x16x16xf16>, %c: tensor<1x1x16x16xf16>, %s: tensor
 
 // -----
 
-// Causal GQA attention in bf16: the tensor-core kernel, one block per 64
+// Causal GQA attention in bf16 on the tensor-core kernel (chosen by hand:
+// auto takes cuDNN's, as the next case shows), one block per 64
 // query rows and head (2 x 8 = 16 blocks of 128 threads), K and V tiles
 // double buffered in dynamic shared memory (2 stages x 2 tiles x 64 rows x
 // 72 elements x 2 bytes, plus 128 bytes of alignment slack): cp.async
@@ -65,6 +66,18 @@ func.func @rope(%x: tensor<1x8x16x16xf16>, %c: tensor<1x1x16x16xf16>, %s: tensor
 // CHECK: nvvm.mma.sync
 // CHECK: nvvm.cp.async.wait.group 0
 func.func @attention_mma(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>) -> tensor<1x8x128x64xbf16> {
+  %o = sgpu.attention %q, %k, %v {causal, scale = 0.125 : f32, sgpu.config = #sgpu.attention_config<kernel = tensor_cores>} : tensor<1x8x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16> -> tensor<1x8x128x64xbf16>
+  return %o : tensor<1x8x128x64xbf16>
+}
+
+// -----
+
+// Where cuDNN's fused attention applies, auto takes it: a host call, no
+// kernel.
+// CHECK-LABEL: func.func @attention_library
+// CHECK: sgpu.attention_call %{{.*}}, %{{.*}}, %{{.*}} into %{{.*}} {causal, scale = 1.250000e-01 : f32} : memref<1x8x128x64xbf16>, memref<1x2x128x64xbf16>, memref<1x2x128x64xbf16>, memref<1x8x128x64xbf16>
+// CHECK-NOT: gpu.launch_func
+func.func @attention_library(%q: tensor<1x8x128x64xbf16>, %k: tensor<1x2x128x64xbf16>, %v: tensor<1x2x128x64xbf16>) -> tensor<1x8x128x64xbf16> {
   %o = sgpu.attention %q, %k, %v {causal, scale = 0.125 : f32} : tensor<1x8x128x64xbf16>, tensor<1x2x128x64xbf16>, tensor<1x2x128x64xbf16> -> tensor<1x8x128x64xbf16>
   return %o : tensor<1x8x128x64xbf16>
 }

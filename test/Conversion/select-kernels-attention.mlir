@@ -1,8 +1,9 @@
 // sgpu-select-kernels records the attention kernel and its parameters as
 // #sgpu.attention_config: the split-KV decode kernels for one query per
 // sequence over a cache (lanes per key, keys per step, and splits sized to
-// the device's multiprocessors), tensor cores for f16/bf16 prefill, CUDA
-// cores otherwise; a configuration written by hand is kept, and the
+// the device's multiprocessors), cuDNN's fused attention (the library) for
+// f16/bf16 prefill where it applies, else tensor cores, CUDA cores
+// otherwise; a configuration written by hand is kept, and the
 // lowering builds what the op says.
 // RUN: sparse-opt %s -split-input-file -sgpu-select-kernels | FileCheck %s
 // RUN: sparse-opt %s -split-input-file -sgpu-select-kernels="device=h100-pcie" | FileCheck %s --check-prefix=PCIE
@@ -24,14 +25,51 @@ func.func @decode(%q: tensor<2x8x1x128xbf16>, %kc: tensor<2x2x4096x128xbf16>, %p
 
 // -----
 
-// bf16 prefill: the tensor-core kernel with its default 4 warps.
+// bf16 prefill: cuDNN's fused attention, an sgpu.attention_call that the
+// runtime program runs as an `attention` line (no generated kernel).
 // CHECK-LABEL: func.func @prefill
-// CHECK: sgpu.config = #sgpu.attention_config<kernel = tensor_cores>
+// CHECK: sgpu.config = #sgpu.attention_config<kernel = library>
 // BUILT-LABEL: func.func @prefill
-// BUILT: gpu.launch_func @sgpu_kernels::@sgpu_attention_mma_0
+// BUILT: sgpu.attention_call %{{.*}}, %{{.*}}, %{{.*}} into %{{.*}} {causal, scale = 1.250000e-01 : f32}
+// BUILT-NOT: gpu.launch_func
 func.func @prefill(%q: tensor<1x2x64x64xbf16>) -> tensor<1x2x64x64xbf16> {
   %o = sgpu.attention %q, %q, %q {causal, scale = 0.125 : f32} : tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16> -> tensor<1x2x64x64xbf16>
   return %o : tensor<1x2x64x64xbf16>
+}
+
+// -----
+
+// A parameter of the tensor-core kernel (its warps), written by hand, is
+// kept, and the lowering builds that kernel.
+// CHECK-LABEL: func.func @prefill_warps
+// CHECK: sgpu.config = #sgpu.attention_config<warps = 8>
+// BUILT-LABEL: func.func @prefill_warps
+// BUILT: gpu.launch_func @sgpu_kernels::@sgpu_attention_mma_0
+func.func @prefill_warps(%q: tensor<1x2x64x64xbf16>) -> tensor<1x2x64x64xbf16> {
+  %o = sgpu.attention %q, %q, %q {causal, scale = 0.125 : f32, sgpu.config = #sgpu.attention_config<warps = 8>} : tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16> -> tensor<1x2x64x64xbf16>
+  return %o : tensor<1x2x64x64xbf16>
+}
+
+// -----
+
+// Causal with fewer queries than keys: cuDNN aligns its causal mask to the
+// first key, sgpu.attention to the last, so the tensor-core kernel runs it.
+// CHECK-LABEL: func.func @prefill_offset
+// CHECK: sgpu.config = #sgpu.attention_config<kernel = tensor_cores>
+func.func @prefill_offset(%q: tensor<1x2x16x64xbf16>, %k: tensor<1x2x80x64xbf16>) -> tensor<1x2x16x64xbf16> {
+  %o = sgpu.attention %q, %k, %k {causal, scale = 0.125 : f32} : tensor<1x2x16x64xbf16>, tensor<1x2x80x64xbf16>, tensor<1x2x80x64xbf16> -> tensor<1x2x16x64xbf16>
+  return %o : tensor<1x2x16x64xbf16>
+}
+
+// -----
+
+// Head size 40: the library call needs 8 | D, the tensor-core kernel
+// 16 | D, so the library runs what the tensor-core kernel could not.
+// CHECK-LABEL: func.func @prefill_d40
+// CHECK: sgpu.config = #sgpu.attention_config<kernel = library>
+func.func @prefill_d40(%q: tensor<1x2x32x40xf16>) -> tensor<1x2x32x40xf16> {
+  %o = sgpu.attention %q, %q, %q {scale = 0.125 : f32} : tensor<1x2x32x40xf16>, tensor<1x2x32x40xf16>, tensor<1x2x32x40xf16> -> tensor<1x2x32x40xf16>
+  return %o : tensor<1x2x32x40xf16>
 }
 
 // -----

@@ -1,4 +1,5 @@
-// The tensor-core attention kernel through the whole pipeline: the PTX has
+// The tensor-core attention kernel (chosen by hand: auto calls cuDNN for
+// these shapes) through the whole pipeline: the PTX has
 // the double-buffered cp.async copies (src-size form for the zero-filled
 // tail), ldmatrix (plain for K, transposed for V), mma.sync on bf16 and f16
 // and ex2.approx; ptxas assembles both for sm_90a without spills (D = 128
@@ -34,7 +35,7 @@
 func.func @attention(%q: tensor<1x32x2048x128xbf16>, %k: tensor<1x8x2048x128xbf16>, %v: tensor<1x8x2048x128xbf16>,
                      %qh: tensor<2x4x100x64xf16>, %kh: tensor<2x2x100x64xf16>)
     -> (tensor<1x32x2048x128xbf16>, tensor<2x4x100x64xf16>) {
-  %o = sgpu.attention %q, %k, %v {causal, scale = 8.838834764e-02 : f32} : tensor<1x32x2048x128xbf16>, tensor<1x8x2048x128xbf16>, tensor<1x8x2048x128xbf16> -> tensor<1x32x2048x128xbf16>
-  %oh = sgpu.attention %qh, %kh, %kh {causal, scale = 1.25e-01 : f32} : tensor<2x4x100x64xf16>, tensor<2x2x100x64xf16>, tensor<2x2x100x64xf16> -> tensor<2x4x100x64xf16>
+  %o = sgpu.attention %q, %k, %v {causal, scale = 8.838834764e-02 : f32, sgpu.config = #sgpu.attention_config<kernel = tensor_cores>} : tensor<1x32x2048x128xbf16>, tensor<1x8x2048x128xbf16>, tensor<1x8x2048x128xbf16> -> tensor<1x32x2048x128xbf16>
+  %oh = sgpu.attention %qh, %kh, %kh {causal, scale = 1.25e-01 : f32, sgpu.config = #sgpu.attention_config<kernel = tensor_cores>} : tensor<2x4x100x64xf16>, tensor<2x2x100x64xf16>, tensor<2x2x100x64xf16> -> tensor<2x4x100x64xf16>
   return %o, %oh : tensor<1x32x2048x128xbf16>, tensor<2x4x100x64xf16>
 }

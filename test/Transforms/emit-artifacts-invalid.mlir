@@ -4,7 +4,7 @@
 
 func.func @host_compute(%x: memref<4xf32>) -> memref<4xf32> {
   %y = memref.alloc() : memref<4xf32>
-  // expected-error @+1 {{'memref.copy' cannot run on the host: the runtime program only allocates buffers, launches generated kernels, calls library GEMMs (sgpu.gemm_call) and runs collectives (sgpu.all_reduce_call / _sync)}}
+  // expected-error @+1 {{'memref.copy' cannot run on the host: the runtime program only allocates buffers, launches generated kernels, calls library GEMMs and attention (sgpu.gemm_call, sgpu.attention_call) and runs collectives (sgpu.all_reduce_call / _sync)}}
   memref.copy %x, %y : memref<4xf32> to memref<4xf32>
   return %y : memref<4xf32>
 }
@@ -80,7 +80,7 @@ module attributes {gpu.container_module} {
 
 // A reshape into a type that is not a static buffer stays a host operation.
 func.func @dynamic_cast(%x: memref<4xf32>) {
-  // expected-error @+1 {{'memref.cast' cannot run on the host: the runtime program only allocates buffers, launches generated kernels, calls library GEMMs (sgpu.gemm_call) and runs collectives (sgpu.all_reduce_call / _sync)}}
+  // expected-error @+1 {{'memref.cast' cannot run on the host: the runtime program only allocates buffers, launches generated kernels, calls library GEMMs and attention (sgpu.gemm_call, sgpu.attention_call) and runs collectives (sgpu.all_reduce_call / _sync)}}
   %d = memref.cast %x : memref<4xf32> to memref<?xf32>
   return
 }

@@ -1255,3 +1255,59 @@ func.func @launch_config_threads() attributes {c = #sgpu.launch_config<threads =
 
 // expected-error @+1 {{warps and min_blocks_per_sm configure the tensor-core kernel, not kernel = decode}}
 func.func @attention_config_decode_warps() attributes {c = #sgpu.attention_config<kernel = decode, warps = 8>} { return }
+
+// -----
+
+func.func @attention_call_f32(%q: memref<1x2x8x16xf32>) {
+  // expected-error @+1 {{'sgpu.attention_call' op supports f16 or bf16, got 'f32'}}
+  sgpu.attention_call %q, %q, %q into %q {scale = 0.5 : f32} : memref<1x2x8x16xf32>, memref<1x2x8x16xf32>, memref<1x2x8x16xf32>, memref<1x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_call_rank(%q: memref<2x8x16xf16>) {
+  // expected-error @+1 {{'sgpu.attention_call' op expects query to be a row-major B x H x S x D memref, got 'memref<2x8x16xf16>'}}
+  sgpu.attention_call %q, %q, %q into %q {scale = 0.5 : f32} : memref<2x8x16xf16>, memref<2x8x16xf16>, memref<2x8x16xf16>, memref<2x8x16xf16>
+  return
+}
+
+// -----
+
+func.func @attention_call_types(%q: memref<1x2x8x16xf16>, %k: memref<1x2x8x16xbf16>) {
+  // expected-error @+1 {{'sgpu.attention_call' op query, key, value and result must share one element type}}
+  sgpu.attention_call %q, %k, %k into %q {scale = 0.5 : f32} : memref<1x2x8x16xf16>, memref<1x2x8x16xbf16>, memref<1x2x8x16xbf16>, memref<1x2x8x16xf16>
+  return
+}
+
+// -----
+
+func.func @attention_call_kv(%q: memref<1x2x8x16xf16>, %k: memref<1x2x8x16xf16>, %v: memref<1x2x9x16xf16>) {
+  // expected-error @+1 {{'sgpu.attention_call' op key and value must be 1x2x8x16, got 'memref<1x2x8x16xf16>' and 'memref<1x2x9x16xf16>'}}
+  sgpu.attention_call %q, %k, %v into %q {scale = 0.5 : f32} : memref<1x2x8x16xf16>, memref<1x2x8x16xf16>, memref<1x2x9x16xf16>, memref<1x2x8x16xf16>
+  return
+}
+
+// -----
+
+func.func @attention_call_result(%q: memref<1x2x8x16xf16>, %o: memref<1x2x8x32xf16>) {
+  // expected-error @+1 {{'sgpu.attention_call' op result must have the query's shape, got 'memref<1x2x8x32xf16>'}}
+  sgpu.attention_call %q, %q, %q into %o {scale = 0.5 : f32} : memref<1x2x8x16xf16>, memref<1x2x8x16xf16>, memref<1x2x8x16xf16>, memref<1x2x8x32xf16>
+  return
+}
+
+// -----
+
+func.func @attention_call_heads(%q: memref<1x3x8x16xf16>, %k: memref<1x2x8x16xf16>) {
+  // expected-error @+1 {{'sgpu.attention_call' op query heads (3) must be a multiple of key/value heads (2)}}
+  sgpu.attention_call %q, %k, %k into %q {scale = 0.5 : f32} : memref<1x3x8x16xf16>, memref<1x2x8x16xf16>, memref<1x2x8x16xf16>, memref<1x3x8x16xf16>
+  return
+}
+
+// -----
+
+func.func @attention_call_causal(%q: memref<1x2x8x16xf16>, %k: memref<1x2x12x16xf16>) {
+  // expected-error @+1 {{'sgpu.attention_call' op a causal library attention needs as many queries as keys, got 8 and 12}}
+  sgpu.attention_call %q, %k, %k into %q {causal, scale = 0.5 : f32} : memref<1x2x8x16xf16>, memref<1x2x12x16xf16>, memref<1x2x12x16xf16>, memref<1x2x8x16xf16>
+  return
+}

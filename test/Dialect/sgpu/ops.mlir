@@ -169,6 +169,16 @@ func.func @dense_matmul(%x: tensor<7x40xf16>, %w: tensor<20x40xf16>,
 
 // -----
 
+// CHECK-LABEL: func @attention_call
+// CHECK: sgpu.attention_call %{{.*}}, %{{.*}}, %{{.*}} into %{{.*}} {causal, scale = 1.250000e-01 : f32} : memref<1x8x64x64xbf16>, memref<1x2x64x64xbf16>, memref<1x2x64x64xbf16>, memref<1x8x64x64xbf16>
+// CHECK: sgpu.attention_call %{{.*}}, %{{.*}}, %{{.*}} into %{{.*}} {scale = 5.000000e-01 : f32} : memref<2x4x7x16xf16>, memref<2x4x9x16xf16>, memref<2x4x9x16xf16>, memref<2x4x7x16xf16>
+func.func @attention_call(%q: memref<1x8x64x64xbf16>, %k: memref<1x2x64x64xbf16>, %o: memref<1x8x64x64xbf16>,
+                          %q2: memref<2x4x7x16xf16>, %k2: memref<2x4x9x16xf16>, %o2: memref<2x4x7x16xf16>) {
+  sgpu.attention_call %q, %k, %k into %o {causal, scale = 0.125 : f32} : memref<1x8x64x64xbf16>, memref<1x2x64x64xbf16>, memref<1x2x64x64xbf16>, memref<1x8x64x64xbf16>
+  sgpu.attention_call %q2, %k2, %k2 into %o2 {scale = 0.5 : f32} : memref<2x4x7x16xf16>, memref<2x4x9x16xf16>, memref<2x4x9x16xf16>, memref<2x4x7x16xf16>
+  return
+}
+
 // CHECK-LABEL: func @gemm_call
 // CHECK: sgpu.gemm_call %{{.*}}, %{{.*}} into %{{.*}} : memref<7x40xf16>, memref<20x40xf16>, memref<7x20xf16>
 // CHECK: sgpu.gemm_call %{{.*}}, %{{.*}} bias(%{{.*}} : memref<20xf16>) into %{{.*}} {activation = #sgpu.activation<relu>} : memref<7x40xf16>, memref<20x40xf16>, memref<7x20xf16>
