@@ -123,11 +123,16 @@ sparseopt_status sparseopt_program_load(const char *artifact_dir,
     if (Status s = parseArguments(api, artifact_dir, out, program))
       return s;
     // Like parse errors, a missing library is reported with and without a
-    // GPU; programs without gemm lines never open it.
+    // GPU; programs without gemm (attention) lines never open cuBLASLt
+    // (cuDNN).
     const Manifest &m = program->manifest;
     if (!m.gemms.empty())
       if (Status s = loadCublasLt(std::string(api) + ": " +
                                   m.where(m.gemms.front().line)))
+        return s;
+    if (!m.attentions.empty())
+      if (Status s = loadCudnn(std::string(api) + ": " +
+                               m.where(m.attentions.front().line)))
         return s;
     if (Status s = requireContext(api))
       return s;

@@ -1313,9 +1313,110 @@ const MalformedCase kMalformedGemmCases[] = {
     {"GemmUnknownDirectiveHint", GEMM_BUFFERS "matmul m=1\n",
      SPARSEOPT_ERROR_PARSE, 6,
      "unknown directive 'matmul' (expected 'module', 'buffer', 'launch', "
-     "'gemm', 'stage', 'check', 'allreduce', 'wait', 'stat', 'arena' or "
-     "'end')"},
+     "'gemm', 'attention', 'stage', 'check', 'allreduce', 'wait', 'stat', "
+     "'arena' or 'end')"},
 };
+
+// Buffers for an attention line of 1 x 4 heads x 16 queries x 64 (f16,
+// 8192 bytes: q on b0, o on b2) over 2 key/value heads (4096 bytes: k, v
+// on b1, b3), on lines 2-5.
+#define ATTENTION_BUFFERS                                                      \
+  "sparseopt-program 2\nbuffer 0 input 0 8192\nbuffer 1 input 1 4096\n"      \
+  "buffer 2 output 0 8192\nbuffer 3 input 2 4096\n"
+#define ATTENTION_SHAPE                                                        \
+  "attention b=1 h=4 hkv=2 sq=16 sk=16 d=64 type=f16 scale=0.125 "
+
+const MalformedCase kMalformedAttentionCases[] = {
+    {"AttentionNoFields", ATTENTION_BUFFERS "attention\n",
+     SPARSEOPT_ERROR_PARSE, 6, "missing attention key 'b' (attention b=<B>"},
+    {"AttentionOutOfOrder",
+     ATTENTION_BUFFERS "attention h=4 b=1\n", SPARSEOPT_ERROR_PARSE, 6,
+     "attention key 'h' out of order: expected 'b' first"},
+    {"AttentionUnknownKey",
+     ATTENTION_BUFFERS ATTENTION_SHAPE "q=b0 k=b1 v=b3 o=b2 dropout=0.1\n",
+     SPARSEOPT_ERROR_PARSE, 6,
+     "unknown attention key 'dropout' (expected b, h, hkv, sq, sk, d, type, "
+     "scale, q, k, v, o or mask)"},
+    {"AttentionZeroHeads",
+     ATTENTION_BUFFERS "attention b=1 h=0 hkv=2\n", SPARSEOPT_ERROR_PARSE, 6,
+     "attention h: expected an integer from 1 to 2147483647, got '0'"},
+    {"AttentionF32",
+     ATTENTION_BUFFERS "attention b=1 h=4 hkv=2 sq=16 sk=16 d=64 type=f32\n",
+     SPARSEOPT_ERROR_PARSE, 6,
+     "attention type: unknown element type 'f32' (expected f16 or bf16)"},
+    {"AttentionScaleNotANumber",
+     ATTENTION_BUFFERS "attention b=1 h=4 hkv=2 sq=16 sk=16 d=64 type=f16 "
+                       "scale=inf q=b0 k=b1 v=b3 o=b2\n",
+     SPARSEOPT_ERROR_PARSE, 6,
+     "attention scale: expected a finite number, got 'inf'"},
+    {"AttentionHeadsNotGrouped",
+     ATTENTION_BUFFERS "attention b=1 h=4 hkv=3 sq=16 sk=16 d=64 type=f16 "
+                       "scale=0.125 q=b0 k=b1 v=b3 o=b2\n",
+     SPARSEOPT_ERROR_PARSE, 6, "attention h=4 is not a multiple of hkv=3"},
+    {"AttentionHeadSize",
+     ATTENTION_BUFFERS "attention b=1 h=4 hkv=2 sq=16 sk=16 d=60 type=f16 "
+                       "scale=0.125 q=b0 k=b1 v=b3 o=b2\n",
+     SPARSEOPT_ERROR_PARSE, 6, "attention d=60: cuDNN's fused attention"},
+    {"AttentionCausalOffset",
+     ATTENTION_BUFFERS "attention b=1 h=4 hkv=2 sq=8 sk=16 d=64 type=f16 "
+                       "scale=0.125 q=b0 k=b1 v=b3 o=b2 mask=causal\n",
+     SPARSEOPT_ERROR_PARSE, 6, "attention mask=causal needs sq = sk"},
+    {"AttentionUnknownMask",
+     ATTENTION_BUFFERS ATTENTION_SHAPE "q=b0 k=b1 v=b3 o=b2 mask=sliding\n",
+     SPARSEOPT_ERROR_PARSE, 6,
+     "attention mask: unknown mask 'sliding' (expected causal)"},
+    {"AttentionBufferTooSmall",
+     ATTENTION_BUFFERS ATTENTION_SHAPE "q=b1 k=b1 v=b3 o=b2\n",
+     SPARSEOPT_ERROR_PARSE, 6,
+     "attention operand q (f16 1x4x16x64) needs 8192 bytes but buffer 1 has "
+     "4096"},
+    {"AttentionUnknownBuffer",
+     ATTENTION_BUFFERS ATTENTION_SHAPE "q=b0 k=b9 v=b3 o=b2\n",
+     SPARSEOPT_ERROR_PARSE, 6, "attention operand k uses unknown buffer b9"},
+    {"AttentionInPlace",
+     ATTENTION_BUFFERS ATTENTION_SHAPE "q=b0 k=b1 v=b3 o=b0\n",
+     SPARSEOPT_ERROR_PARSE, 6,
+     "attention output o (buffer 0) is also operand q: cuDNN cannot write its "
+     "result over an input"},
+    {"AttentionOverflow",
+     ATTENTION_BUFFERS "attention b=2147483647 h=2147483647 hkv=1 "
+                       "sq=2147483647 sk=1 d=8 type=f16 scale=1 q=b0 k=b1 "
+                       "v=b3 o=b2\n",
+     SPARSEOPT_ERROR_PARSE, 6, "needs 2^64 or more bytes but buffer 0 has"},
+    {"AttentionInPrepareStage",
+     "sparseopt-program 2\nbuffer 0 temp 8192\nbuffer 1 temp 4096\n"
+     "buffer 2 temp 8192\nbuffer 3 temp 4096\nstage prepare\n" ATTENTION_SHAPE
+     "q=b0 k=b1 v=b3 o=b2\n",
+     SPARSEOPT_ERROR_PARSE, 7,
+     "an 'attention' line is only allowed in the run stage"},
+};
+
+#undef ATTENTION_BUFFERS
+#undef ATTENTION_SHAPE
+
+TEST_F(ArtifactTest, ParsesAttentionOnlyProgram) {
+  // No module: a program of library lines alone has no kernels. The scale
+  // reads back as the same f32 (9 significant digits); keys in order.
+  ASSERT_EQ(parse("sparseopt-program 2\n"
+                  "buffer 0 input 0 2097152\n"
+                  "buffer 1 input 1 524288\n"
+                  "buffer 2 input 2 524288\n"
+                  "buffer 3 output 0 2097152\n"
+                  "attention b=1 h=32 hkv=8 sq=256 sk=256 d=128 type=bf16 "
+                  "scale=0.0883883461 q=b0 k=b1 v=b2 o=b3 mask=causal\n"
+                  "attention  b=1 h=32 hkv=8 sq=128 sk=256 d=128\ttype=f16 "
+                  "scale=1 q=b0 k=b1 v=b2 o=b3 # not causal\n"),
+            SPARSEOPT_OK)
+      << lastError();
+  EXPECT_EQ(sparseopt_program_num_launches(program), 0);
+  ASSERT_EQ(sparseopt_program_num_steps(program), 2);
+  EXPECT_STREQ(sparseopt_program_step(program, 0),
+               "attention b=1 h=32 hkv=8 sq=256 sk=256 d=128 type=bf16 "
+               "scale=0.0883883461 q=b0 k=b1 v=b2 o=b3 mask=causal");
+  EXPECT_STREQ(sparseopt_program_step(program, 1),
+               "attention b=1 h=32 hkv=8 sq=128 sk=256 d=128 type=f16 "
+               "scale=1 q=b0 k=b1 v=b2 o=b3");
+}
 
 #undef GEMM_BUFFERS
 #undef GEMM_SHAPE
@@ -1570,6 +1671,13 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 INSTANTIATE_TEST_SUITE_P(
+    AttentionParser, MalformedManifest,
+    ::testing::ValuesIn(kMalformedAttentionCases),
+    [](const ::testing::TestParamInfo<MalformedCase> &info) {
+      return std::string(info.param.name);
+    });
+
+INSTANTIATE_TEST_SUITE_P(
     ParamParser, MalformedManifest, ::testing::ValuesIn(kMalformedParamCases),
     [](const ::testing::TestParamInfo<MalformedCase> &info) {
       return std::string(info.param.name);
@@ -1617,6 +1725,35 @@ TEST(CublasLt, MissingLibraryReportsNoLibrary) {
       ".*program.txt:5: the program's gemm lines need cuBLASLt, which could "
       "not be opened: tried /nonexistent/libcublasLt-missing.so \\(.*No "
       "such file.*\\) \\(from SPARSEOPT_CUBLASLT_LIBRARY\\)");
+}
+
+TEST(Cudnn, MissingLibraryReportsNoLibrary) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        TempDir dir;
+        dir.writeProgram("sparseopt-program 2\n"
+                         "buffer 0 input 0 8192\n"
+                         "buffer 1 input 1 4096\n"
+                         "buffer 2 output 0 8192\n"
+                         "attention b=1 h=4 hkv=2 sq=16 sk=16 d=64 type=f16 "
+                         "scale=0.125 q=b0 k=b1 v=b1 o=b2\n");
+        setenv("SPARSEOPT_CUDNN_LIBRARY", "/nonexistent/libcudnn-missing.so",
+               1);
+        sparseopt_program program = nullptr;
+        // Reported before initialization, like a parse error.
+        sparseopt_status status = sparseopt_program_load(dir.c_str(), &program);
+        std::fprintf(stderr, "status=%s message=%s\n",
+                     sparseopt_status_string(status), sparseopt_last_error());
+        std::exit(status == SPARSEOPT_ERROR_NO_LIBRARY && program == nullptr
+                      ? 0
+                      : 1);
+      },
+      ::testing::ExitedWithCode(0),
+      "status=SPARSEOPT_ERROR_NO_LIBRARY message=sparseopt_program_load: "
+      ".*program.txt:5: the program's attention lines need cuDNN 9, which "
+      "could not be opened: tried /nonexistent/libcudnn-missing.so \\(.*No "
+      "such file.*\\) \\(from SPARSEOPT_CUDNN_LIBRARY\\)");
 }
 
 TEST(CublasLt, NotACublasLtLibraryReportsNoLibrary) {
