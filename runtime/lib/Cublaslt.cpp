@@ -262,29 +262,37 @@ std::string hexAddress(CUdeviceptr address) {
 /// Checks that every operand of `gemm` is aligned as the plan assumes.
 Status checkAlignment(const char *api, const Manifest &m, const GemmDecl &gemm,
                       const std::vector<CUdeviceptr> &address) {
-  std::pair<const char *, const GemmOperand *> operands[] = {
-      {"x", &gemm.x}, {"w", &gemm.w}, {"y", &gemm.y}, {"bias", &gemm.bias}};
-  for (const auto &[name, operand] : operands) {
-    if (operand == &gemm.bias && !gemm.hasBias)
-      continue;
-    CUdeviceptr at = address[operand->buffer];
-    if (at % kGemmOperandAlignment == 0)
-      continue;
-    const BufferDecl &buffer = m.buffers[operand->buffer];
-    return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
-                std::string("gemm operand ") + name + " (buffer " +
-                    std::to_string(buffer.id) + ", " + bufferRole(buffer) +
-                    "): device pointer " + hexAddress(at) + " is not " +
-                    std::to_string(kGemmOperandAlignment) +
-                    "-byte aligned, as cuBLASLt's algorithm needs");
-  }
-  return SPARSEOPT_OK;
+  std::vector<std::pair<const char *, const GemmOperand *>> operands = {
+      {"x", &gemm.x}, {"w", &gemm.w}, {"y", &gemm.y}};
+  if (gemm.hasBias)
+    operands.push_back({"bias", &gemm.bias});
+  return checkOperandAlignment(api, m, "gemm", "cuBLASLt's algorithm",
+                               operands, address);
 }
 
 } // namespace
 
 Status loadCublasLt(const std::string &context) noexcept {
   return library().load(context);
+}
+
+Status checkOperandAlignment(
+    const char *api, const Manifest &m, const char *step, const char *needs,
+    const std::vector<std::pair<const char *, const GemmOperand *>> &operands,
+    const std::vector<CUdeviceptr> &address) {
+  for (const auto &[name, operand] : operands) {
+    CUdeviceptr at = address[operand->buffer];
+    if (at % kGemmOperandAlignment == 0)
+      continue;
+    const BufferDecl &buffer = m.buffers[operand->buffer];
+    return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
+                std::string(step) + " operand " + name + " (buffer " +
+                    std::to_string(buffer.id) + ", " + bufferRole(buffer) +
+                    "): device pointer " + hexAddress(at) + " is not " +
+                    std::to_string(kGemmOperandAlignment) +
+                    "-byte aligned, as " + needs + " needs");
+  }
+  return SPARSEOPT_OK;
 }
 
 const CublasLtApi &cublasLt() noexcept { return library().table(); }

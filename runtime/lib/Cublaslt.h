@@ -25,6 +25,7 @@
 #include <cublasLt.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sparseopt {
@@ -98,6 +99,15 @@ inline constexpr unsigned kGemmAutotuneCandidates = 8;
 /// The alignment in bytes the chosen algorithms may rely on for every
 /// operand; runs check it. cudaMalloc and PyTorch's allocator give 256.
 inline constexpr unsigned kGemmOperandAlignment = 16;
+
+/// Fails with INVALID_ARGUMENT, "<step> operand <name> (buffer <id>,
+/// <role>): device pointer 0x... is not 16-byte aligned, as <needs> needs",
+/// for the first of `operands` whose address is not kGemmOperandAlignment-
+/// aligned (library plans are made for aligned operands).
+Status checkOperandAlignment(
+    const char *api, const Manifest &m, const char *step, const char *needs,
+    const std::vector<std::pair<const char *, const GemmOperand *>> &operands,
+    const std::vector<CUdeviceptr> &address);
 
 /// What one gemm line needs at run time, made at load.
 struct GemmPlan {

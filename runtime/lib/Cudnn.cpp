@@ -1,6 +1,7 @@
 //===- Cudnn.cpp - dlopen cuDNN and run a program's attention lines -------===//
 
 #include "Cudnn.h"
+#include "Cublaslt.h"
 #include "EntryPoints.h"
 #include "Library.h"
 
@@ -109,6 +110,10 @@ Status runAttention(const char *api, const Manifest &m, size_t index,
   const AttentionDecl &a = m.attentions[index];
   const AttentionPlan &plan = resources.plans[index];
   const CudnnApi &dnn = cudnn();
+  if (Status s = checkOperandAlignment(
+          api, m, "attention", "cuDNN's plan",
+          {{"q", &a.q}, {"k", &a.k}, {"v", &a.v}, {"o", &a.o}}, address))
+    return s;
   cudnnStatus_t result = dnn.cudnnSetStream(resources.handle, stream);
   if (result != CUDNN_STATUS_SUCCESS)
     return cudnnFail(result, api, "cudnnSetStream");

@@ -5,8 +5,8 @@ program here, every program it writes is read back by the runtime's parser
 name. The programs: a 2:4 layer with a constant weight (compressed at
 compile time), one with its weight as an argument (a prepare stage and a
 weight check), a dense layer with a TwELL FFN in calibration mode (a
-library GEMM, program stats), and an all-reduce (a collective and its
-wait)."""
+library GEMM, program stats), an all-reduce (a collective and its
+wait) and a prefill attention (cuDNN's, an attention line)."""
 import json
 import pathlib
 import re
@@ -38,6 +38,13 @@ ALL_REDUCE = """func.func @forward(%x: tensor<16x64xf32>) -> tensor<16x64xf32> {
 }
 """
 
+ATTENTION = """func.func @forward(%q: tensor<1x4x32x64xbf16>, %k: tensor<1x2x32x64xbf16>) -> tensor<1x4x32x64xbf16> {
+  %o = sgpu.attention %q, %k, %k {causal, scale = 0.125 : f32}
+       : tensor<1x4x32x64xbf16>, tensor<1x2x32x64xbf16>, tensor<1x2x32x64xbf16> -> tensor<1x4x32x64xbf16>
+  return %o : tensor<1x4x32x64xbf16>
+}
+"""
+
 
 def directives():
     """The directives the header names."""
@@ -62,6 +69,7 @@ def programs(tmp_path_factory):
                 out / "argument").directory,
             c.parse_file(model).compile(out / "twell", twell=True).directory,
             c.parse(ALL_REDUCE).compile(out / "collective").directory,
+            c.parse(ATTENTION).compile(out / "attention").directory,
         ]
     return [pathlib.Path(d) for d in dirs]
 
