@@ -68,3 +68,25 @@ def median_interleaved_us(fns, warmup=3, reps=10):
             e.synchronize()
             acc.append(s.elapsed_time(e) * 1000.0)
     return [statistics.median(t) for t in times]
+
+
+def kernel_profile(fn, steps=5, top=12):
+    """GPU time per call of fn by kernel (the `top` largest, microseconds,
+    kernel names cut to 120 characters) over `steps` eager calls, from
+    torch's profiler (CUPTI sees the runtime's launches and library calls
+    as well as torch's)."""
+    from torch.profiler import ProfilerActivity, profile
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            fn()
+        torch.cuda.synchronize()
+    totals = {}
+    for e in prof.events():
+        if e.device_type.name == "CUDA" and e.device_time_total > 0:
+            key = e.name[:120]
+            totals[key] = totals.get(key, 0.0) + e.device_time_total / steps
+    rows = sorted(totals.items(), key=lambda kv: -kv[1])
+    return {"total_us": sum(totals.values()),
+            "kernels": [{"kernel": k, "us": round(v, 2)} for k, v in rows[:top]]}

@@ -243,27 +243,6 @@ def _graph(fn):
     return graph.replay
 
 
-def _kernel_profile(fn, steps=5, top=12):
-    """GPU time per decode step by kernel (the `top` largest, microseconds,
-    kernel names cut to 120 characters) over `steps` eager calls, from
-    torch's profiler (CUPTI sees the runtime's launches as well as torch's)."""
-    from torch.profiler import ProfilerActivity, profile
-    fn()
-    torch.cuda.synchronize()
-    with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        for _ in range(steps):
-            fn()
-        torch.cuda.synchronize()
-    totals = {}
-    for e in prof.events():
-        if e.device_type.name == "CUDA" and e.device_time_total > 0:
-            key = e.name[:120]
-            totals[key] = totals.get(key, 0.0) + e.device_time_total / steps
-    rows = sorted(totals.items(), key=lambda kv: -kv[1])
-    return {"total_us": sum(totals.values()),
-            "kernels": [{"kernel": k, "us": round(v, 2)} for k, v in rows[:top]]}
-
-
 def copy_bandwidth():
     """The device's copy bandwidth in bytes per second (bytes read plus
     bytes written by a 2 GiB device-to-device copy, median of 20): the
@@ -276,7 +255,7 @@ def copy_bandwidth():
 
 
 def cmd_time(args):
-    from timing import median_events_us
+    from timing import kernel_profile, median_events_us
     from sparse_opt import decoder
     copy_bytes_per_s = copy_bandwidth()
     torch.cuda.empty_cache()
@@ -357,9 +336,9 @@ def cmd_time(args):
                 torch.cuda.synchronize()
         profiles = {}
         if args.profile:
-            profiles = {"ours": _kernel_profile(ours), "torch_eager": _kernel_profile(theirs)}
+            profiles = {"ours": kernel_profile(ours), "torch_eager": kernel_profile(theirs)}
             if "torch_compile_graph" in times:
-                profiles["torch_compile"] = _kernel_profile(theirs_compiled)
+                profiles["torch_compile"] = kernel_profile(theirs_compiled)
             for who, prof in profiles.items():
                 print("  %s kernels at batch %d: %.0f us per step" % (who, b, prof["total_us"]))
                 for row in prof["kernels"]:

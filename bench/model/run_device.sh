@@ -29,6 +29,9 @@ export SPARSEOPT_LIB_DIR="$carry/lib" SPARSEOPT_COMMIT="${SPARSEOPT_COMMIT:-$com
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 nccl_lib="$(python3 -c 'import nvidia.nccl as n, os; print(os.path.join(list(n.__path__)[0], "lib"))')"
 export LD_LIBRARY_PATH="$carry/lib:$nccl_lib:${LD_LIBRARY_PATH:-}"
+# Records are named by the GPU they ran on (h200, or h100 where only an
+# H100 could be had).
+gpu="$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -q H100 && echo h100 || echo h200)"
 status=0
 # Each step is bounded, so one that hangs fails its step instead of using up
 # the machine's time (exit 124 counts as a failure).
@@ -37,28 +40,28 @@ run() { timeout "$limit" python3 -u "$@"; }
 
 if [ -d "$carry/attn" ]; then
   step "attention kernels against torch"
-  run bench/model/check_attention.py run --dir "$carry/attn" --json "$out/attention_h200.json" || status=1
+  run bench/model/check_attention.py run --dir "$carry/attn" --json "$out/attention_${gpu}.json" || status=1
 fi
 if [ -d "$carry/fixtures" ]; then
   step "the importers' export fixtures against torch"
-  run bench/model/check_fixtures.py run --dir "$carry/fixtures" --json "$out/fixtures_h200.json" || status=1
+  run bench/model/check_fixtures.py run --dir "$carry/fixtures" --json "$out/fixtures_${gpu}.json" || status=1
 fi
 if [ -d "$carry/added_cache" ]; then
   step "a KV cache added to a cache-less decoder"
-  run bench/model/check_added_cache.py run --dir "$carry/added_cache" --json "$out/added_cache_h200.json" || status=1
+  run bench/model/check_added_cache.py run --dir "$carry/added_cache" --json "$out/added_cache_${gpu}.json" || status=1
 fi
 for dir in "$carry"/decode__*/; do
   [ -f "$dir/decoder.json" ] || continue
   name="$(basename "$dir")"
   step "decode check: ${name#decode__}"
-  run bench/model/run_decode.py check --dir "$dir" --json "$out/model_${name}_h200.json" || status=1
+  run bench/model/run_decode.py check --dir "$dir" --json "$out/model_${name}_${gpu}.json" || status=1
 done
 for dir in "$carry"/decode_time__*/; do
   [ -f "$dir/decoder.json" ] || continue
   name="$(basename "$dir")"
   step "decode timing: ${name#decode_time__}"
   run bench/model/run_decode.py time --dir "$dir" --context 2048 --profile \
-    --json "$out/model_${name}_h200.json" || status=1
+    --json "$out/model_${name}_${gpu}.json" || status=1
 done
 for dir in "$carry"/*__*/; do
   name="$(basename "$dir")"
@@ -66,7 +69,10 @@ for dir in "$carry"/*__*/; do
   config="${name%%__*}"; variant="${name#*__}"
   case "$variant" in 24) variant="2:4";; 68) variant="6:8";; esac
   step "prefill: $config $variant"
+  # torch.compile only beside the dense program: the sparse variants' bars
+  # are ratios to our dense prefill, and compiling costs minutes a form.
+  compiled=(); [ "$variant" = dense ] || compiled=(--no-torch-compile)
   run bench/model/run_prefill.py run --config "$config" --variant "$variant" --dir "$dir" \
-    --json "$out/model_${name}_h200.json" || status=1
+    --profile ${compiled[@]+"${compiled[@]}"} --json "$out/model_${name}_${gpu}.json" || status=1
 done
 exit $status

@@ -137,18 +137,21 @@ def causal_sdpa(attn):
     return forward
 
 
-def torch_baselines(model, ids, median_events_us, compiled=True):
+def torch_baselines(model, ids, median_events_us, compiled=True, profile=None):
     """torch's prefill times (µs) in its forms: the module as written
     (eager, and torch.compile), and with is_causal attention (eager, and
     torch.compile). Each compiled form is warmed up (compilation,
     autotuning) before it is timed; a form that fails is recorded as a
-    note."""
-    times, notes = {}, {}
+    note. With `profile` (a function -> per-kernel profile), the per-kernel
+    times of each form are returned too."""
+    times, notes, profiles = {}, {}, {}
 
     def timed(name, fn):
         try:
             with torch.no_grad():
                 times[name] = median_events_us(fn, warmup=3, reps=10)
+                if profile:
+                    profiles[name] = profile(fn)
         except Exception as e:  # recorded, not hidden
             notes[name] = str(e).splitlines()[0][:200]
     timed("torch_eager", lambda: model(ids))
@@ -164,7 +167,7 @@ def torch_baselines(model, ids, median_events_us, compiled=True):
         timed("torch_causal_compile", lambda f=torch.compile(model): f(ids))
     for a in attns:
         del a.forward  # back to the class's forward
-    return times, notes
+    return times, notes, profiles
 
 
 def rel_err(got, want):
@@ -173,7 +176,7 @@ def rel_err(got, want):
 
 def cmd_run(args):
     from sparse_opt import runtime
-    from timing import median_events_us
+    from timing import kernel_profile, median_events_us
     c = config_for(args.config, args.variant, reference=True)
     dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[args.dtype]
     torch.manual_seed(0)
@@ -201,7 +204,16 @@ def cmd_run(args):
     ok = err <= bar
     with torch.no_grad():
         ours_us = median_events_us(lambda: prog(ids), warmup=3, reps=10)
-    times, notes = torch_baselines(model, ids, median_events_us, compiled=args.torch_compile)
+    profile = (lambda fn: kernel_profile(fn, steps=2, top=15)) if args.profile else None
+    times, notes, profiles = torch_baselines(model, ids, median_events_us,
+                                             compiled=args.torch_compile, profile=profile)
+    if profile:
+        with torch.no_grad():
+            profiles["ours"] = profile(lambda: prog(ids))
+        for who, prof in profiles.items():
+            print("  %s kernels: %.0f us per prefill" % (who, prof["total_us"]))
+            for row in prof["kernels"]:
+                print("    %9.1f  %s" % (row["us"], row["kernel"]))
     torch_us = times["torch_eager"]
     tokens = ids.numel()
     # The compiler's count (signature.json): params, inputs, outputs,
@@ -219,6 +231,7 @@ def cmd_run(args):
         "speedup": torch_us / ours_us, "max_rel_err": err, "torch_max_rel_err": torch_err,
         "tolerance": bar, "correct": ok, "peak_mem_bytes": peak, "stats": _stat_summary(stats),
         "timing": "eager calls, CUDA events, median of 10 after 3",
+        **({"profile": profiles} if profiles else {}),
         **provenance("python3 bench/model/run_prefill.py run --config %s --variant %s --dir DIR --json OUT"
                      % (args.config, args.variant)),
     }]
@@ -244,6 +257,8 @@ def main():
         else:
             p.add_argument("--dir", required=True)
             p.add_argument("--json")
+            p.add_argument("--profile", action="store_true",
+                           help="also record each side's GPU time per kernel (torch profiler)")
             p.add_argument("--no-torch-compile", dest="torch_compile", action="store_false",
                            help="time torch eager only (with and without is_causal attention)")
     args = ap.parse_args()
