@@ -64,21 +64,18 @@ void finish(Operation *op, Value buf, Loops &l) {
   op->erase();
 }
 
-/// Shared shell of the two normalizations: y[r, :] = (x[r, :] - mu) * inv *
-/// w + beta, where `stats` computes (mu, inv) of row r.
-template <typename OpT>
-void lowerNorm(OpT op, Value bias,
-               function_ref<std::pair<Value, Value>(Loops &, Value, Value,
-                                                    int64_t)>
-                   stats) {
-  OpBuilder b(op);
-  Loops l(b, op.getLoc());
-  auto t = cast<RankedTensorType>(op.getInput().getType());
+/// The row statistics of a normalization: (mu, inv) of row r of x [rows, d].
+using NormStats =
+    function_ref<std::pair<Value, Value>(Loops &, Value, Value, int64_t)>;
+
+/// Shared shell of the normalizations: y[r, :] = (x[r, :] - mu) * inv * w +
+/// beta over the rows of `x` (a [rows, D] buffer), where `stats` computes
+/// (mu, inv) of row r. Returns y, a new buffer of type `t`.
+Value normLoops(Loops &l, Value x, RankedTensorType t, Value w, Value beta,
+                NormStats stats) {
   Value out = memref::AllocOp::create(
-      b, l.loc, MemRefType::get(t.getShape(), t.getElementType()));
-  Value x = l.rows(l.buffer(op.getInput())), y = l.rows(out);
-  Value w = l.buffer(op.getWeight());
-  Value beta = bias ? l.buffer(bias) : Value();
+      l.b, l.loc, MemRefType::get(t.getShape(), t.getElementType()));
+  Value y = l.rows(out);
   int64_t d = t.getShape().back();
   int64_t n = t.getNumElements() / d;
   l.loop(n, [&](Value r) {
@@ -90,6 +87,30 @@ void lowerNorm(OpT op, Value bias,
       l.store(v, y, {r, j});
     });
   });
+  return out;
+}
+
+/// RMS norm's statistics: mu = 0, inv = rsqrt(mean(x^2) + eps).
+std::pair<Value, Value> rmsStats(Loops &l, Value x, Value r, int64_t d,
+                                 float eps) {
+  Value ss = l.reduce(d, l.f32(0), [&](Value j, Value acc) {
+    Value v = l.load(x, {r, j});
+    return l.add(acc, l.mul(v, v));
+  });
+  Value ms = l.div(ss, l.f32(double(d)));
+  Value inv = math::RsqrtOp::create(l.b, l.loc, l.add(ms, l.f32(eps)));
+  return std::make_pair(l.f32(0), inv);
+}
+
+/// `op`'s normalization of its input (operand 0) into its single result.
+template <typename OpT>
+void lowerNorm(OpT op, Value bias, NormStats stats) {
+  OpBuilder b(op);
+  Loops l(b, op.getLoc());
+  auto t = cast<RankedTensorType>(op.getInput().getType());
+  Value out = normLoops(l, l.rows(l.buffer(op.getInput())), t,
+                        l.buffer(op.getWeight()),
+                        bias ? l.buffer(bias) : Value(), stats);
   finish(op, out, l);
 }
 
@@ -98,14 +119,36 @@ void lowerNorm(OpT op, Value bias,
 void mlir::sgpu::lowerRMSNormToLoops(RMSNormOp op) {
   float eps = op.getEpsilon().convertToFloat();
   lowerNorm(op, Value(), [eps](Loops &l, Value x, Value r, int64_t d) {
-    Value ss = l.reduce(d, l.f32(0), [&](Value j, Value acc) {
-      Value v = l.load(x, {r, j});
-      return l.add(acc, l.mul(v, v));
-    });
-    Value ms = l.div(ss, l.f32(double(d)));
-    Value inv = math::RsqrtOp::create(l.b, l.loc, l.add(ms, l.f32(eps)));
-    return std::make_pair(l.f32(0), inv);
+    return rmsStats(l, x, r, d, eps);
   });
+}
+
+/// sum = round(x + residual); the RMS norm of the rounded sum, exactly as
+/// an element-wise add followed by sgpu.rms_norm computes it.
+void mlir::sgpu::lowerAddRMSNormToLoops(AddRMSNormOp op) {
+  OpBuilder b(op);
+  Loops l(b, op.getLoc());
+  auto t = cast<RankedTensorType>(op.getInput().getType());
+  Value sum = memref::AllocOp::create(
+      b, l.loc, MemRefType::get(t.getShape(), t.getElementType()));
+  Value x = l.rows(l.buffer(op.getInput()));
+  Value res = l.rows(l.buffer(op.getResidual())), s = l.rows(sum);
+  int64_t d = t.getShape().back();
+  l.loop(t.getNumElements() / d, [&](Value r) {
+    l.loop(d, [&](Value j) {
+      l.store(l.add(l.load(x, {r, j}), l.load(res, {r, j})), s, {r, j});
+    });
+  });
+  float eps = op.getEpsilon().convertToFloat();
+  Value out = normLoops(l, s, t, l.buffer(op.getWeight()), Value(),
+                        [eps](Loops &l, Value x, Value r, int64_t d) {
+                          return rmsStats(l, x, r, d, eps);
+                        });
+  for (auto [result, buf] : {std::pair<Value, Value>{op.getSum(), sum},
+                             {op.getResult(), out}})
+    result.replaceAllUsesWith(bufferization::ToTensorOp::create(
+        b, l.loc, result.getType(), buf, b.getUnitAttr(), b.getUnitAttr()));
+  op.erase();
 }
 
 void mlir::sgpu::lowerLayerNormToLoops(LayerNormOp op) {

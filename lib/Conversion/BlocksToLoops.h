@@ -1,6 +1,7 @@
 //===- BlocksToLoops.h - reference loops for the model-block ops -*- C++ -*-===//
 //
-// Reference (CPU) semantics of sgpu.rms_norm, sgpu.layer_norm,
+// Reference (CPU) semantics of sgpu.rms_norm, sgpu.add_rms_norm,
+// sgpu.layer_norm,
 // sgpu.attention, sgpu.lift, sgpu.embedding, sgpu.rope and
 // sgpu.cache_update, used by convert-sgpu-to-loops. Each function
 // replaces the op by scf loops over buffers (arithmetic in f32).
@@ -16,6 +17,7 @@ namespace mlir {
 namespace sgpu {
 
 void lowerRMSNormToLoops(RMSNormOp op);
+void lowerAddRMSNormToLoops(AddRMSNormOp op);
 void lowerLayerNormToLoops(LayerNormOp op);
 void lowerAttentionToLoops(AttentionOp op);
 void lowerLiftToLoops(LiftOp op);

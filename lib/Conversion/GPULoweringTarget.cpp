@@ -11,7 +11,7 @@ using namespace mlir;
 using namespace mlir::sgpu;
 
 void mlir::sgpu::addLoweredOpsIllegal(ConversionTarget &target) {
-  target.addIllegalOp<SpmmOp, LiftOp, MatmulOp, RMSNormOp, LayerNormOp,
+  target.addIllegalOp<SpmmOp, LiftOp, MatmulOp, RMSNormOp, AddRMSNormOp, LayerNormOp,
                       TwellPackOp, TwellFFNOp, AllReduceOp, AllReduceStartOp,
                       AllReduceWaitOp, EmbeddingOp, RopeOp, AttentionOp,
                       CacheUpdateOp>();

@@ -4,6 +4,7 @@
 // the formulas of the CPU reference (BlocksToLoops.cpp), in f32:
 //
 //   rms_norm:   y = x * rsqrt(sum(x^2) / D + eps) * w
+//   add_rms_norm: s = round(x + r) (written), then rms_norm of s
 //   layer_norm: y = (x - mu) * rsqrt(sum((x - mu)^2) / D + eps) * w + b,
 //               mu = sum(x) / D (biased variance)
 //
@@ -102,12 +103,34 @@ struct NormKernelBuilder : FloatMath {
   NormLayout layout;
   int64_t threads, warps;
   Value tid, lane, warp, smem, row;
+  /// sgpu.add_rms_norm: the residual [rows, D] added to x, and the sum's
+  /// buffer; null for the plain norms.
+  Value residual, sum;
 
   NormKernelBuilder(OpBuilder &b, Location loc, int64_t d, NormLayout layout)
       : FloatMath{b, loc}, im{b, loc}, d(d), layout(layout),
         threads(layout.threads), warps(threads / kWarpSize) {}
 
   Value load(Value mem, ValueRange idx) { return im.loadF32(mem, idx); }
+
+  /// `v` rounded to the element type of `mem` and back to f32: the value a
+  /// store and a reload of it would give.
+  Value rounded(Value v, Value mem) {
+    Type et = cast<MemRefType>(mem.getType()).getElementType();
+    if (et == v.getType())
+      return v;
+    return im.toF32(arith::TruncFOp::create(b, loc, et, v));
+  }
+
+  /// The normalized row's element (row, j): x, or with a residual the sum
+  /// x + residual rounded to the element type (what the reference
+  /// normalizes).
+  Value input(Value x, Value j) {
+    Value v = load(x, {row, j});
+    if (residual)
+      v = rounded(addf(v, load(residual, {row, j})), x);
+    return v;
+  }
   /// Stores the f32 `v` rounded to the buffer's element type.
   void store(Value v, Value mem, ValueRange idx) {
     im.storeRounded(v, mem, idx);
@@ -172,15 +195,22 @@ struct NormKernelBuilder : FloatMath {
     return divf(f32(1.0), root);
   }
 
-  /// Builds `func`'s body: arguments x [rows, D], w [D], (layer norm: b
-  /// [D]), y [rows, D]; one workgroup buffer of f32 words when the block
-  /// has several warps.
-  void build(gpu::GPUFuncOp func, bool layerNorm, float eps) {
+  /// Builds `func`'s body: arguments x [rows, D], (add: the residual
+  /// [rows, D]), w [D], (layer norm: b [D]), (add: the sum [rows, D]), y
+  /// [rows, D]; one workgroup buffer of f32 words when the block has several
+  /// warps.
+  void build(gpu::GPUFuncOp func, bool layerNorm, bool add, float eps) {
     Block &entry = func.getBody().front();
     b.setInsertionPointToStart(&entry);
-    Value x = func.getArgument(0), w = func.getArgument(1);
-    Value beta = layerNorm ? func.getArgument(2) : Value();
-    Value y = func.getArgument(layerNorm ? 3 : 2);
+    unsigned a = 0;
+    Value x = func.getArgument(a++);
+    if (add)
+      residual = func.getArgument(a++);
+    Value w = func.getArgument(a++);
+    Value beta = layerNorm ? func.getArgument(a++) : Value();
+    if (add)
+      sum = func.getArgument(a++);
+    Value y = func.getArgument(a);
     if (warps > 1)
       smem = func.getWorkgroupAttributions()[0];
     tid = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
@@ -205,19 +235,21 @@ struct NormKernelBuilder : FloatMath {
     Value mu;
     if (layerNorm)
       mu = divf(blockSum(columnSum([&](Value j, Value acc) {
-                          return addf(acc, load(x, {row, j}));
+                          return addf(acc, input(x, j));
                         }),
                         0),
                n);
     Value sq = columnSum([&](Value j, Value acc) {
-      Value c = load(x, {row, j});
+      Value c = input(x, j);
       if (mu)
         c = subf(c, mu);
       return addf(acc, mulf(c, c));
     });
     Value inv = inverseRoot(divf(blockSum(sq, layerNorm ? 1 : 0), n), eps);
     forColumns([&](Value j) {
-      Value c = load(x, {row, j});
+      Value c = input(x, j);
+      if (sum)
+        store(c, sum, {row, j});
       if (mu)
         c = subf(c, mu);
       Value v = mulf(c, inv);
@@ -291,6 +323,17 @@ struct NormKernelBuilder : FloatMath {
       chunks[c].col = im.mul(im.clamp(slot, chunks[c].valid), layout.vec);
       chunks[c].x = loadChunk(x, {row, chunks[c].col});
     }
+    // With a residual the row is the rounded sum (residual chunks loaded
+    // after all of x's, so every load is in flight before any add).
+    if (residual) {
+      for (Chunk &ch : chunks) {
+        SmallVector<Value> r = loadChunk(residual, {row, ch.col});
+        for (int64_t i = 0; i < layout.vec; ++i)
+          ch.x[i] = rounded(addf(ch.x[i], r[i]), x);
+      }
+      for (Chunk &ch : chunks)
+        im.ifThen(ch.valid, [&] { storeChunk(ch.x, sum, {row, ch.col}); });
+    }
     // The parameters do not depend on the sums: loaded now, their latency
     // overlaps the reductions'.
     for (Chunk &ch : chunks) {
@@ -328,34 +371,50 @@ struct NormKernelBuilder : FloatMath {
 
 namespace {
 
-/// `op` (sgpu.rms_norm or sgpu.layer_norm) as a launch at `b` of a kernel
-/// `sgpu_rms_norm_<n>` / `sgpu_layer_norm_<n>`, one block per row: returns
-/// the result tensor.
-Value buildNormLaunch(OpBuilder &b, Operation *op, KernelSink &sink) {
+/// `op` (sgpu.rms_norm, sgpu.add_rms_norm or sgpu.layer_norm) as a launch
+/// at `b` of a kernel `sgpu_rms_norm_<n>` / `sgpu_add_rms_norm_<n>` /
+/// `sgpu_layer_norm_<n>`, one block per row: returns the result tensors
+/// (add_rms_norm: the sum, then the normalized rows).
+SmallVector<Value> buildNormLaunch(OpBuilder &b, Operation *op,
+                                   KernelSink &sink) {
   auto layer = dyn_cast<LayerNormOp>(op);
   auto rms = dyn_cast<RMSNormOp>(op);
-  assert((layer || rms) && "expected sgpu.rms_norm or sgpu.layer_norm");
+  auto add = dyn_cast<AddRMSNormOp>(op);
+  assert((layer || rms || add) && "expected a normalization op");
   Location loc = op->getLoc();
-  Value input = op->getOperand(0), weight = op->getOperand(1);
+  Value input = op->getOperand(0);
+  Value residual = add ? add.getResidual() : Value();
+  Value weight = op->getOperand(add ? 2 : 1);
   Value bias = layer ? layer.getBias() : Value();
-  float eps = (layer ? layer.getEpsilon() : rms.getEpsilon()).convertToFloat();
+  float eps = (layer  ? layer.getEpsilon()
+               : rms ? rms.getEpsilon()
+                     : add.getEpsilon())
+                  .convertToFloat();
   auto t = cast<RankedTensorType>(input.getType());
   int64_t d = t.getShape().back();
   int64_t elems = t.getNumElements();
   int64_t rows = elems ? elems / d : 0;
   Type et = t.getElementType();
-  std::string name = sink.name(layer ? "sgpu_layer_norm" : "sgpu_rms_norm");
+  std::string name = sink.name(layer ? "sgpu_layer_norm"
+                               : add ? "sgpu_add_rms_norm"
+                                     : "sgpu_rms_norm");
 
   Value out = memref::AllocOp::create(b, loc, memrefTypeOf(t));
+  Value sum = add ? memref::AllocOp::create(b, loc, memrefTypeOf(t)) : Value();
   if (elems != 0) {
     // The kernel.
     OpBuilder kb = sink.builder();
     NormKernelBuilder builder(kb, loc, d, normLayout(d, et));
     auto rowsType = MemRefType::get({rows, d}, et);
     auto paramType = MemRefType::get({d}, et);
-    SmallVector<Type> argTypes = {rowsType, paramType};
+    SmallVector<Type> argTypes = {rowsType};
+    if (add)
+      argTypes.push_back(rowsType);
+    argTypes.push_back(paramType);
     if (layer)
       argTypes.push_back(paramType);
+    if (add)
+      argTypes.push_back(rowsType);
     argTypes.push_back(rowsType);
     // One f32 word per warp and reduction (layer norm reduces twice).
     SmallVector<Type> workgroup;
@@ -364,20 +423,45 @@ Value buildNormLaunch(OpBuilder &b, Operation *op, KernelSink &sink) {
           kb, (layer ? 2 : 1) * builder.warps, kb.getF32Type()));
     auto func = createKernel(kb, loc, sink.symbols, name, argTypes, workgroup,
                              builder.threads);
-    builder.build(func, static_cast<bool>(layer), eps);
+    builder.build(func, static_cast<bool>(layer), static_cast<bool>(add), eps);
 
     // The host launch: one block per row.
-    SmallVector<Value> args = {viewAsRows(b, loc, readBuffer(b, loc, input)),
-                               readBuffer(b, loc, weight)};
+    SmallVector<Value> args = {viewAsRows(b, loc, readBuffer(b, loc, input))};
+    if (add)
+      args.push_back(viewAsRows(b, loc, readBuffer(b, loc, residual)));
+    args.push_back(readBuffer(b, loc, weight));
     if (bias)
       args.push_back(readBuffer(b, loc, bias));
+    if (add)
+      args.push_back(viewAsRows(b, loc, sum));
     args.push_back(viewAsRows(b, loc, out));
     launchKernel(b, loc, func, rows, builder.threads, args);
   }
-  return bufferization::ToTensorOp::create(b, loc, t, out,
-                                           /*restrict=*/b.getUnitAttr(),
-                                           /*writable=*/b.getUnitAttr());
+  SmallVector<Value> results;
+  for (Value buf : add ? SmallVector<Value>{sum, out} : SmallVector<Value>{out})
+    results.push_back(bufferization::ToTensorOp::create(
+        b, loc, t, buf, /*restrict=*/b.getUnitAttr(),
+        /*writable=*/b.getUnitAttr()));
+  return results;
 }
+
+} // namespace
+
+namespace {
+
+/// sgpu.add_rms_norm: one kernel, two results (the sum and the norm).
+struct AddRMSNormToGPU : OpConversionPattern<AddRMSNormOp> {
+  KernelSink &sink;
+  AddRMSNormToGPU(MLIRContext *ctx, KernelSink &sink)
+      : OpConversionPattern(ctx), sink(sink) {}
+
+  LogicalResult
+  matchAndRewrite(AddRMSNormOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, buildNormLaunch(rewriter, op, sink));
+    return success();
+  }
+};
 
 } // namespace
 
@@ -386,10 +470,11 @@ void mlir::sgpu::populateNormToGPUPatterns(RewritePatternSet &patterns,
   MLIRContext *ctx = patterns.getContext();
   patterns.add<KernelLaunchPattern<RMSNormOp>>(
       ctx, sink, [](OpBuilder &b, RMSNormOp op, KernelSink &sink) {
-        return buildNormLaunch(b, op, sink);
+        return buildNormLaunch(b, op, sink).front();
       });
   patterns.add<KernelLaunchPattern<LayerNormOp>>(
       ctx, sink, [](OpBuilder &b, LayerNormOp op, KernelSink &sink) {
-        return buildNormLaunch(b, op, sink);
+        return buildNormLaunch(b, op, sink).front();
       });
+  patterns.add<AddRMSNormToGPU>(ctx, sink);
 }

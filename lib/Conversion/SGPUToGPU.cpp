@@ -208,7 +208,8 @@ LogicalResult checkOp(Operation *op, const KernelSelection &selection,
       return attn.emitError() << "'sgpu.attention' has no GPU lowering: "
                               << why;
   }
-  if (isa<LiftOp, RMSNormOp, LayerNormOp>(op) || isModelBlockOp(op)) {
+  if (isa<LiftOp, RMSNormOp, AddRMSNormOp, LayerNormOp>(op) ||
+      isModelBlockOp(op)) {
     work.kernels = true;
     return success();
   }
@@ -406,7 +407,7 @@ struct ConvertSGPUToGPUPass
         succeeded(family(
             [&](RewritePatternSet &p) { populateNormToGPUPatterns(p, sink); },
             [](ConversionTarget &t) {
-              t.addIllegalOp<RMSNormOp, LayerNormOp>();
+              t.addIllegalOp<RMSNormOp, AddRMSNormOp, LayerNormOp>();
             })) &&
         succeeded(family(
             [&](RewritePatternSet &p) {

@@ -269,7 +269,8 @@ struct ConvertSGPUToLoopsPass
         return;
       }
       if (isa<AssembleOp, MatmulOp, AllReduceOp, AllReduceStartOp, AllReduceWaitOp,
-              RMSNormOp, LayerNormOp, AttentionOp, LiftOp, EmbeddingOp,
+              RMSNormOp, AddRMSNormOp, LayerNormOp, AttentionOp, LiftOp,
+              EmbeddingOp,
               RopeOp, CacheUpdateOp>(op)) {
         ops.push_back(op);
         return;
@@ -299,6 +300,8 @@ struct ConvertSGPUToLoopsPass
         lowerMatmul(matmul);
       } else if (auto norm = dyn_cast<RMSNormOp>(op)) {
         lowerRMSNormToLoops(norm);
+      } else if (auto norm = dyn_cast<AddRMSNormOp>(op)) {
+        lowerAddRMSNormToLoops(norm);
       } else if (auto norm = dyn_cast<LayerNormOp>(op)) {
         lowerLayerNormToLoops(norm);
       } else if (auto attn = dyn_cast<AttentionOp>(op)) {

@@ -180,6 +180,9 @@ LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
   // write, and named ops such as linalg.matmul are never generalized here
   // (one no rewrite took stays an error at its own name).
   os << "convert-elementwise-to-linalg,";
+  // A residual add whose sum an RMS norm reads becomes one kernel that
+  // writes both (before the chains below could absorb the add).
+  os << "sgpu-fuse-residual-norm,";
   // A chain of element-wise generics (SwiGLU's SiLU and multiply) becomes
   // one generic: one kernel, the intermediate in registers.
   os << "sgpu-fuse-elementwise,";

@@ -240,3 +240,45 @@ func.func @too_wide(%x: tensor<2x32768xbf16>, %w: tensor<32768xbf16>) -> tensor<
   %y = sgpu.rms_norm %x, %w {epsilon = 1.0e-05 : f32} : tensor<2x32768xbf16>, tensor<32768xbf16> -> tensor<2x32768xbf16>
   return %y : tensor<2x32768xbf16>
 }
+
+// -----
+
+// sgpu.add_rms_norm (the residual stream's add fused into the norm): one
+// kernel with the residual after x and the sum before y. Register-resident:
+// x's chunks and the residual's are all loaded before the adds; each sum
+// is rounded to bf16 (truncf, extf) and stored (16 bytes) before the
+// reduction reads it.
+// CHECK-LABEL: func.func @add_rms
+// CHECK: %[[S:.*]] = memref.alloc() : memref<2x1x4096xbf16>
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_add_rms_norm_0 blocks in (%{{.*}}, %{{.*}}, %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}})  args(%{{.*}} : memref<2x4096xbf16>, %{{.*}} : memref<2x4096xbf16>, %{{.*}} : memref<4096xbf16>, %{{.*}} : memref<2x4096xbf16>, %{{.*}} : memref<2x4096xbf16>)
+// CHECK: gpu.func @sgpu_add_rms_norm_0(%[[X:.*]]: memref<2x4096xbf16>, %[[R:.*]]: memref<2x4096xbf16>, %[[W:.*]]: memref<4096xbf16>, %[[SUM:.*]]: memref<2x4096xbf16>, %[[Y:.*]]: memref<2x4096xbf16>)
+// CHECK: vector.load %[[X]]
+// CHECK: vector.load %[[X]]
+// CHECK: vector.load %[[R]]
+// CHECK: arith.addf
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: vector.store %{{.*}}, %[[SUM]]
+// CHECK: gpu.shuffle xor
+// CHECK: vector.store %{{.*}}, %[[Y]]
+// CHECK: gpu.return
+func.func @add_rms(%x: tensor<2x1x4096xbf16>, %r: tensor<2x1x4096xbf16>, %w: tensor<4096xbf16>) -> (tensor<2x1x4096xbf16>, tensor<2x1x4096xbf16>) {
+  %s, %y = sgpu.add_rms_norm %x, %r, %w {epsilon = 1.0e-05 : f32} : tensor<2x1x4096xbf16>, tensor<2x1x4096xbf16>, tensor<4096xbf16> -> tensor<2x1x4096xbf16>, tensor<2x1x4096xbf16>
+  return %s, %y : tensor<2x1x4096xbf16>, tensor<2x1x4096xbf16>
+}
+
+// -----
+
+// The strided form (D = 32768) adds the residual at every read of the row
+// and writes the sum in the last pass, beside y.
+// CHECK-LABEL: func.func @add_rms_wide
+// CHECK: gpu.func @sgpu_add_rms_norm_0(%[[X:.*]]: memref<1x32768xbf16>, %[[R:.*]]: memref<1x32768xbf16>, %{{.*}}: memref<32768xbf16>, %[[SUM:.*]]: memref<1x32768xbf16>, %[[Y:.*]]: memref<1x32768xbf16>)
+// CHECK: scf.for
+// CHECK: memref.load %[[R]]
+// CHECK: scf.for
+// CHECK: memref.load %[[R]]
+// CHECK: memref.store %{{.*}}, %[[SUM]]
+// CHECK: memref.store %{{.*}}, %[[Y]]
+func.func @add_rms_wide(%x: tensor<1x32768xbf16>, %r: tensor<1x32768xbf16>, %w: tensor<32768xbf16>) -> (tensor<1x32768xbf16>, tensor<1x32768xbf16>) {
+  %s, %y = sgpu.add_rms_norm %x, %r, %w {epsilon = 1.0e-05 : f32} : tensor<1x32768xbf16>, tensor<1x32768xbf16>, tensor<32768xbf16> -> tensor<1x32768xbf16>, tensor<1x32768xbf16>
+  return %s, %y : tensor<1x32768xbf16>, tensor<1x32768xbf16>
+}

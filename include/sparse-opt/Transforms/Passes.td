@@ -390,6 +390,28 @@ def SGPUFoldUnitTransposes : Pass<"sgpu-fold-unit-transposes", "::mlir::ModuleOp
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
+def SGPUFuseResidualNorm : Pass<"sgpu-fuse-residual-norm", "::mlir::ModuleOp"> {
+  let summary = "Fuse a residual add into the RMS norm of its sum (sgpu.add_rms_norm)";
+  let description = [{
+    A pre-norm transformer block adds each sublayer's output to the
+    residual stream and normalizes the sum for the next sublayer: an
+    element-wise add (one kernel, writing the sum) and an `sgpu.rms_norm`
+    (a second kernel, reading it back). This pass rewrites an all-parallel
+    `linalg.generic` that adds two tensors of its result's type (identity
+    maps, body `arith.addf` of its two inputs) and whose result an
+    `sgpu.rms_norm` normalizes into one `sgpu.add_rms_norm`, whose `sum`
+    result replaces the add for its other users (the stream goes on) and
+    whose `result` replaces the norm: one kernel that reads both addends
+    once and writes both. The values are the same (the sum is rounded to
+    the element type before it is normalized, as before). An add with a
+    broadcast, mixed types or another body, and a norm whose weight is
+    defined after the add, are left as they are. `sgpu-compile` runs it
+    after `convert-elementwise-to-linalg` and before
+    `sgpu-fuse-elementwise`.
+  }];
+  let dependentDialects = ["::mlir::sgpu::SGPUDialect"];
+}
+
 def SGPUFuseElementwise : Pass<"sgpu-fuse-elementwise", "::mlir::ModuleOp"> {
   let summary = "Fuse chains of element-wise linalg.generic ops into one op (one kernel)";
   let description = [{

@@ -379,6 +379,19 @@ static LogicalResult verifyNorm(Operation *op, Type inType, Type outType,
   return success();
 }
 
+LogicalResult AddRMSNormOp::verify() {
+  RankedTensorType in = getInput().getType();
+  if (getResidual().getType() != in || getSum().getType() != in)
+    return emitOpError() << "expects the residual and the sum to have the "
+                            "input's type "
+                         << in << ", got " << getResidual().getType()
+                         << " and " << getSum().getType();
+  if (failed(verifyNorm(*this, in, getResult().getType(),
+                        getEpsilon().convertToFloat())))
+    return failure();
+  return verifyFeatureParam(*this, "weight", in, getWeight().getType());
+}
+
 LogicalResult RMSNormOp::verify() {
   if (failed(verifyNorm(*this, getInput().getType(), getResult().getType(),
                         getEpsilon().convertToFloat())))

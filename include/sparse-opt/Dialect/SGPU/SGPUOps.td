@@ -367,6 +367,35 @@ def SGPU_RMSNormOp : SGPU_Op<"rms_norm", [Pure]> {
   let hasVerifier = 1;
 }
 
+def SGPU_AddRMSNormOp : SGPU_Op<"add_rms_norm", [Pure]> {
+  let summary = "a residual add and the RMS normalization of its sum";
+  let description = [{
+    `sum = input + residual`, rounded to the element type, and
+    `result = rms_norm(sum, weight)` (as `sgpu.rms_norm` computes it from the
+    rounded sum): the residual stream of a pre-norm transformer block, where
+    each sublayer's output is added to the stream and the sum is normalized
+    for the next sublayer. `sgpu-fuse-residual-norm` writes it for an
+    element-wise add whose sum an `sgpu.rms_norm` reads; on the GPU one
+    kernel reads both addends once and writes the sum and the normalized
+    rows, where the add and the norm would be two kernels and a second pass
+    over the sum.
+
+    ```mlir
+    %s, %y = sgpu.add_rms_norm %x, %r, %w {epsilon = 1.0e-05 : f32}
+        : tensor<2x8x64xbf16>, tensor<2x8x64xbf16>, tensor<64xbf16>
+        -> tensor<2x8x64xbf16>, tensor<2x8x64xbf16>
+    ```
+  }];
+  let arguments = (ins SGPU_FloatTensor:$input, SGPU_FloatTensor:$residual,
+                       SGPU_FloatTensor:$weight, F32Attr:$epsilon);
+  let results = (outs SGPU_FloatTensor:$sum, SGPU_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $residual `,` $weight attr-dict `:` type($input) `,`
+    type($residual) `,` type($weight) `->` type($sum) `,` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def SGPU_LayerNormOp : SGPU_Op<"layer_norm", [Pure]> {
   let summary = "layer normalization over the last dimension";
   let description = [{
