@@ -117,20 +117,34 @@ def decode_table(records):
     return "\n".join(rows)
 
 
+# How the profiled torch forms are named in the tables.
+TORCH_FORMS = {"torch_compile": "torch.compile", "torch_eager": "torch eager",
+               "torch_causal_compile": "torch is_causal + compile",
+               "torch_causal_eager": "torch is_causal"}
+
+
 def breakdown_table(records, top=12):
-    """Per-kernel GPU time of one decode step (torch's profiler over eager
-    steps), ours beside torch.compile's, for each dense record."""
+    """Per-kernel GPU time of one decode step or prefill (torch's profiler
+    over eager calls), ours beside torch's: for decode torch.compile's (else
+    eager), for prefill the fastest profiled torch form."""
     out = []
     key = lambda r: (r["shape"]["style"], ORDER.index(r["variant"]), r["shape"]["batch"])
     for r in sorted(records, key=key):
         prof = r.get("profile") or {}
         if "ours" not in prof:
             continue
-        theirs = prof.get("torch_compile") or prof.get("torch_eager")
-        who = "torch.compile" if "torch_compile" in prof else "torch eager"
-        out.append("%s %s, batch %d (commit %s): ours %.0f µs of kernels per step, %s %.0f µs" % (
-            _name(r), r["variant"], r["shape"]["batch"], r["commit"], prof["ours"]["total_us"], who,
-            theirs["total_us"] if theirs else float("nan")))
+        prefill = r["shape"].get("phase", "prefill") == "prefill"
+        if prefill:
+            forms = [k for k in prof if k != "ours"]
+            form = min(forms, key=lambda k: r["baselines_us"].get(k, float("inf"))) if forms else None
+        else:
+            form = "torch_compile" if "torch_compile" in prof else "torch_eager"
+        theirs, who = prof.get(form), TORCH_FORMS.get(form, form)
+        what = ("prefill of %d tokens" % r["shape"]["tokens"] if prefill
+                else "batch %d" % r["shape"]["batch"])
+        out.append("%s %s, %s (commit %s): ours %.0f µs of kernels per %s, %s %.0f µs" % (
+            _name(r), r["variant"], what, r["commit"], prof["ours"]["total_us"],
+            "prefill" if prefill else "step", who, theirs["total_us"] if theirs else float("nan")))
         out.append("")
         out.append("| ours: kernel | µs | %s: kernel | µs |" % who)
         out.append("|---|---|---|---|")
@@ -315,6 +329,8 @@ def main():
     doc = replace_section(doc, "model-prefill" + tag, model_table(prefill))
     doc = replace_section(doc, "model-decode" + tag, decode_table(decode))
     doc = replace_section(doc, "model-decode-breakdown" + tag, breakdown_table(decode))
+    if any("profile" in r for r in prefill):
+        doc = replace_section(doc, "model-prefill-breakdown" + tag, breakdown_table(prefill))
     doc = replace_section(doc, "model-decode-check" + tag, decode_check_table(checks))
     if main_set:
         doc = replace_section(doc, "model-decode-forms", decode_forms_table(forms))
