@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Compiles programs that are one prefill attention (cuDNN's fused attention,
-an `attention` line of the runtime program) or one residual add followed by
-an RMS norm (sgpu.add_rms_norm, one generated kernel), runs them on the GPU
-through the runtime and compares them with numpy.
+an `attention` line of the runtime program), one residual add followed by
+an RMS norm (sgpu.add_rms_norm, one generated kernel) or one RoPE (its
+chunked and per-element forms), runs them on the GPU through the runtime
+and compares them with numpy.
 
   check_model_ops.py <lib dir> <work dir> [--compile <sparse-opt>] [--no-run]
 
@@ -22,7 +23,13 @@ normalized rows), D = 4096 (the register-resident form) and D = 20000 (the
 strided form). Reference: numpy with the program's roundings (s to f16, the
 norm in f32 from the rounded s, its output to f16, the final sum to f16);
 bound 4e-3 of max|ref| (a few f16 roundings; a wrong sum or norm is off by
-far more). Needs numpy and a GPU."""
+far more).
+
+RoPE cases: y = x cos + rotate_half(x) sin, f16, tables broadcast over the
+heads; D = 128 (16-byte chunks) and D = 12 (one thread per element).
+Reference: f32 products of the f16 values, one rounding; bound 1e-3 of
+max|ref| (an FMA may round the sum once where numpy rounds twice).
+Needs numpy and a GPU."""
 import sys
 
 import numpy as np
@@ -37,6 +44,8 @@ ATTENTION = [
 ]
 # (name, rows, D)
 NORM = [("add_norm_4096", 5, 4096), ("add_norm_strided", 3, 20000)]
+# (name, heads, S, D)
+ROPE = [("rope_chunked", 8, 300, 128), ("rope_per_element", 4, 7, 12)]
 
 
 def attention_mlir(b, h, hkv, s, d, causal):
@@ -58,6 +67,14 @@ def norm_mlir(rows, d):
             "  return %%r : %s\n}\n") % (t, t, w, t, t, t, w, t, t, t)
 
 
+def rope_mlir(h, s, d):
+    x = "tensor<1x%dx%dx%dxf16>" % (h, s, d)
+    t = "tensor<1x1x%dx%dxf16>" % (s, d)
+    return ("func.func @rope(%%x: %s, %%c: %s, %%s: %s) -> %s {\n"
+            "  %%y = sgpu.rope %%x, %%c, %%s : %s, %s, %s -> %s\n"
+            "  return %%y : %s\n}\n") % (x, t, t, x, x, t, t, x, x)
+
+
 def attention_ref(q, k, v, causal):
     b, h, s, d = q.shape
     rep = h // k.shape[1]
@@ -77,7 +94,8 @@ def main():
     args = case_arguments()
     rng = np.random.default_rng(0)
     cases = [(c[0], attention_mlir(*c[1:])) for c in ATTENTION] + \
-            [(c[0], norm_mlir(*c[1:])) for c in NORM]
+            [(c[0], norm_mlir(*c[1:])) for c in NORM] + \
+            [(c[0], rope_mlir(*c[1:])) for c in ROPE]
     if args.compile:
         for name, text in cases:
             compile_function(args.compile, args.work / (name + ".mlir"), text, args.work / name)
@@ -108,6 +126,19 @@ def main():
         ref = (s + n).astype(np.float16).astype(np.float32)
         err = float(np.abs(out.astype(np.float32) - ref).max() / np.abs(ref).max())
         ok = bool(np.isfinite(out).all()) and err <= 4e-3
+        failed += not ok
+        print("%s: max_rel_err %.2e: %s" % (name, err, "ok" if ok else "FAIL"))
+    for name, h, s, d in ROPE:
+        x = rng.standard_normal((1, h, s, d)).astype(np.float16)
+        ang = np.arange(s)[:, None] * (10000.0 ** (-np.arange(d) % (d // 2) / (d // 2)))[None, :]
+        cos = np.cos(ang).astype(np.float16).reshape(1, 1, s, d)
+        sin = np.sin(ang).astype(np.float16).reshape(1, 1, s, d)
+        out = run_program(rt, args.work / name, [x, cos, sin], np.zeros((1, h, s, d), np.float16))
+        xf = x.astype(np.float32)
+        rot = np.concatenate([-xf[..., d // 2:], xf[..., :d // 2]], axis=-1)
+        ref = xf * cos.astype(np.float32) + rot * sin.astype(np.float32)
+        err = float(np.abs(out.astype(np.float32) - ref).max() / np.abs(ref).max())
+        ok = bool(np.isfinite(out).all()) and err <= 1e-3
         failed += not ok
         print("%s: max_rel_err %.2e: %s" % (name, err, "ok" if ok else "FAIL"))
     print("cases %d failed %d" % (len(cases), failed))

@@ -1,10 +1,11 @@
 // Prefill attention through cuDNN's fused attention (the runtime's
-// `attention` line: causal and full, grouped-query and plain heads) and the
+// `attention` line: causal and full, grouped-query and plain heads), the
 // residual add fused into the RMS norm (sgpu.add_rms_norm, both of its
-// kernel's forms), run on the GPU through the runtime, match numpy
-// (check_model_ops.py lists the cases and the bounds).
+// kernel's forms) and RoPE (chunked and per element), run on the GPU
+// through the runtime, match numpy (check_model_ops.py lists the cases and
+// the bounds).
 // REQUIRES: gpu
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: %python %S/check_model_ops.py %sparse_opt_lib %t --compile %sparse_opt_bin/sparse-opt | FileCheck %s
-// CHECK-COUNT-5: : ok
-// CHECK: cases 5 failed 0
+// CHECK-COUNT-7: : ok
+// CHECK: cases 7 failed 0
