@@ -38,6 +38,10 @@ status=0
 limit="${STEP_TIMEOUT:-420}"
 run() { timeout "$limit" python3 -u "$@"; }
 
+if [ -d "$carry/modelops" ]; then
+  step "library attention, fused residual norm and RoPE against numpy"
+  (cd test/Integration/GPU && timeout "$limit" python3 -u check_model_ops.py "$carry/lib" "$carry/modelops") || status=1
+fi
 if [ -d "$carry/attn" ]; then
   step "attention kernels against torch"
   run bench/model/check_attention.py run --dir "$carry/attn" --json "$out/attention_${gpu}.json" || status=1
@@ -60,8 +64,16 @@ for dir in "$carry"/decode_time__*/; do
   [ -f "$dir/decoder.json" ] || continue
   name="$(basename "$dir")"
   step "decode timing: ${name#decode_time__}"
+  # torch.compile beside the dense program only (the sparse variants' bars
+  # are ratios to our dense); DECODE_AB_ENV=NAME=VALUE also times the dense
+  # program loaded under that setting, in the same process.
+  extra=()
+  case "$name" in
+    *__24|*__68) extra=(--no-torch-compile) ;;
+    *) [ -n "${DECODE_AB_ENV:-}" ] && extra=(--ab-env "$DECODE_AB_ENV") ;;
+  esac
   run bench/model/run_decode.py time --dir "$dir" --context 2048 --profile \
-    --json "$out/model_${name}_${gpu}.json" || status=1
+    ${extra[@]+"${extra[@]}"} --json "$out/model_${name}_${gpu}.json" || status=1
 done
 for dir in "$carry"/*__*/; do
   name="$(basename "$dir")"
