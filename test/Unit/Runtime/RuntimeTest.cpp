@@ -1703,56 +1703,54 @@ void writeGemmProgram(const TempDir &dir) {
                            "gemm m=4 n=8 k=12 in=f16 out=f32 x=b0 w=b1 y=b2\n");
 }
 
-TEST(CublasLt, MissingLibraryReportsNoLibrary) {
+/// Loads `program` (a program whose library lines need the library that
+/// `envVar` names) with `envVar` pointing at a missing file, in a fresh
+/// process: the load fails with NO_LIBRARY before initialization, like a
+/// parse error, with a message that matches `expected`.
+void expectMissingLibrary(const char *program, const char *envVar,
+                          const char *expected) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(
       {
         TempDir dir;
-        writeGemmProgram(dir);
-        setenv("SPARSEOPT_CUBLASLT_LIBRARY",
-               "/nonexistent/libcublasLt-missing.so", 1);
-        sparseopt_program program = nullptr;
-        // Reported before initialization, like a parse error.
-        sparseopt_status status = sparseopt_program_load(dir.c_str(), &program);
+        dir.writeProgram(program);
+        setenv(envVar, "/nonexistent/lib-missing.so", 1);
+        sparseopt_program p = nullptr;
+        sparseopt_status status = sparseopt_program_load(dir.c_str(), &p);
         std::fprintf(stderr, "status=%s message=%s\n",
                      sparseopt_status_string(status), sparseopt_last_error());
-        std::exit(status == SPARSEOPT_ERROR_NO_LIBRARY && program == nullptr
-                      ? 0
-                      : 1);
+        std::exit(status == SPARSEOPT_ERROR_NO_LIBRARY && p == nullptr ? 0
+                                                                       : 1);
       },
-      ::testing::ExitedWithCode(0),
+      ::testing::ExitedWithCode(0), expected);
+}
+
+TEST(CublasLt, MissingLibraryReportsNoLibrary) {
+  expectMissingLibrary(
+      "sparseopt-program 2\n"
+      "buffer 0 input 0 96\n"
+      "buffer 1 input 1 192\n"
+      "buffer 2 output 0 128\n"
+      "gemm m=4 n=8 k=12 in=f16 out=f32 x=b0 w=b1 y=b2\n",
+      "SPARSEOPT_CUBLASLT_LIBRARY",
       "status=SPARSEOPT_ERROR_NO_LIBRARY message=sparseopt_program_load: "
       ".*program.txt:5: the program's gemm lines need cuBLASLt, which could "
-      "not be opened: tried /nonexistent/libcublasLt-missing.so \\(.*No "
+      "not be opened: tried /nonexistent/lib-missing.so \\(.*No "
       "such file.*\\) \\(from SPARSEOPT_CUBLASLT_LIBRARY\\)");
 }
 
 TEST(Cudnn, MissingLibraryReportsNoLibrary) {
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
-  EXPECT_EXIT(
-      {
-        TempDir dir;
-        dir.writeProgram("sparseopt-program 2\n"
-                         "buffer 0 input 0 8192\n"
-                         "buffer 1 input 1 4096\n"
-                         "buffer 2 output 0 8192\n"
-                         "attention b=1 h=4 hkv=2 sq=16 sk=16 d=64 type=f16 "
-                         "scale=0.125 q=b0 k=b1 v=b1 o=b2\n");
-        setenv("SPARSEOPT_CUDNN_LIBRARY", "/nonexistent/libcudnn-missing.so",
-               1);
-        sparseopt_program program = nullptr;
-        // Reported before initialization, like a parse error.
-        sparseopt_status status = sparseopt_program_load(dir.c_str(), &program);
-        std::fprintf(stderr, "status=%s message=%s\n",
-                     sparseopt_status_string(status), sparseopt_last_error());
-        std::exit(status == SPARSEOPT_ERROR_NO_LIBRARY && program == nullptr
-                      ? 0
-                      : 1);
-      },
-      ::testing::ExitedWithCode(0),
+  expectMissingLibrary(
+      "sparseopt-program 2\n"
+      "buffer 0 input 0 8192\n"
+      "buffer 1 input 1 4096\n"
+      "buffer 2 output 0 8192\n"
+      "attention b=1 h=4 hkv=2 sq=16 sk=16 d=64 type=f16 "
+      "scale=0.125 q=b0 k=b1 v=b1 o=b2\n",
+      "SPARSEOPT_CUDNN_LIBRARY",
       "status=SPARSEOPT_ERROR_NO_LIBRARY message=sparseopt_program_load: "
       ".*program.txt:5: the program's attention lines need cuDNN 9, which "
-      "could not be opened: tried /nonexistent/libcudnn-missing.so \\(.*No "
+      "could not be opened: tried /nonexistent/lib-missing.so \\(.*No "
       "such file.*\\) \\(from SPARSEOPT_CUDNN_LIBRARY\\)");
 }
 
