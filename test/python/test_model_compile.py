@@ -76,8 +76,13 @@ def test_llama8b_shape_compiles(variant, tmp_path):
     launches = sum(line.startswith("launch ") for line in program)
     # 32 identical layers: each kernel is generated once, launched per layer.
     assert len(kernels) < 40 < launches, (len(kernels), launches)
-    attention = [k for k in kernels if k.startswith("sgpu_attention_mma")]
-    assert len(attention) == 1
+    # Each layer's causal prefill attention is cuDNN's fused attention: an
+    # `attention` line per layer, no generated attention kernel.
+    attention = [line for line in program if line.startswith("attention ")]
+    assert len(attention) == 32 and all(line.endswith(" mask=causal") for line in attention)
+    assert not [k for k in kernels if k.startswith("sgpu_attention")]
+    # Every residual add is fused into the RMS norm after it.
+    assert sum(line.startswith("launch sgpu_add_rms_norm") for line in program) == 64
     if variant == "2:4":
         assert art.sparse_mma_counts() and max(art.sparse_mma_counts().values()) > 0
 
