@@ -1,9 +1,8 @@
 #!/usr/bin/env python3
 """Compiles programs that are one prefill attention (cuDNN's fused attention,
 an `attention` line of the runtime program), one residual add followed by
-an RMS norm (sgpu.add_rms_norm, one generated kernel) or one RoPE (its
-chunked and per-element forms), runs them on the GPU through the runtime
-and compares them with numpy.
+an RMS norm (sgpu.add_rms_norm, one generated kernel) or one RoPE, runs
+them on the GPU through the runtime and compares them with numpy.
 
   check_model_ops.py <lib dir> <work dir> [--compile <sparse-opt>] [--no-run]
 
@@ -26,7 +25,7 @@ bound 4e-3 of max|ref| (a few f16 roundings; a wrong sum or norm is off by
 far more).
 
 RoPE cases: y = x cos + rotate_half(x) sin, f16, tables broadcast over the
-heads; D = 128 (16-byte chunks) and D = 12 (one thread per element).
+heads; D = 128 and D = 12.
 Reference: f32 products of the f16 values, one rounding; bound 1e-3 of
 max|ref| (an FMA may round the sum once where numpy rounds twice).
 Needs numpy and a GPU."""
