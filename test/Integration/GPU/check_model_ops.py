@@ -44,7 +44,7 @@ ATTENTION = [
 # (name, rows, D)
 NORM = [("add_norm_4096", 5, 4096), ("add_norm_strided", 3, 20000)]
 # (name, heads, S, D)
-ROPE = [("rope_chunked", 8, 300, 128), ("rope_per_element", 4, 7, 12)]
+ROPE = [("rope_d128", 8, 300, 128), ("rope_d12", 4, 7, 12)]
 
 
 def attention_mlir(b, h, hkv, s, d, causal):
