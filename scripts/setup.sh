@@ -34,7 +34,15 @@ cuda_home="${CUDA_HOME:-/usr/local/cuda}"
 if [ ! -f "$cuda_home/include/cuda.h" ]; then
   echo "setup: error: the CUDA toolkit was not found at $cuda_home (cuda.h)." >&2
   echo "       Install CUDA 13 from NVIDIA (https://developer.nvidia.com/cuda-downloads)" >&2
-  echo "       or point CUDA_HOME at it. The runtime builds against cuda.h only;" >&2
+  echo "       or point CUDA_HOME at it. The runtime builds against its headers only;" >&2
   echo "       ptxas, if present, assembles the generated PTX in the tests." >&2
+  exit 1
+fi
+# The runtime opens cuDNN 9 at run time for the programs' attention lines;
+# building needs only its graph API header beside cuda.h.
+if [ ! -f "$cuda_home/include/cudnn_graph.h" ]; then
+  echo "setup: error: cuDNN 9's header cudnn_graph.h was not found in $cuda_home/include." >&2
+  echo "       Install cuDNN 9 for CUDA 13 into the toolkit (https://developer.nvidia.com/cudnn)" >&2
+  echo "       or point CUDA_HOME at a toolkit that has it." >&2
   exit 1
 fi
