@@ -190,7 +190,8 @@ struct AttentionToGPU : OpConversionPattern<AttentionOp> {
     // The kernels read only the op's configuration, resolved first: an op
     // that arrives without one is configured as sgpu-select-kernels would,
     // and what a hand-written one leaves open (auto, 0) is chosen.
-    AttentionConfigAttr config = resolveAttentionConfig(op, sink.budget.numSMs);
+    AttentionConfigAttr config =
+        resolveAttentionConfig(op, sink.budget.numSMs, sink.attentionLibrary);
     if (config != op->getAttr(SGPUDialect::kConfigAttr))
       rewriter.modifyOpInPlace(
           op, [&] { op->setAttr(SGPUDialect::kConfigAttr, config); });
@@ -273,7 +274,8 @@ struct AttentionToGPU : OpConversionPattern<AttentionOp> {
 } // namespace
 
 AttentionConfigAttr mlir::sgpu::resolveAttentionConfig(AttentionOp op,
-                                                       int64_t numSMs) {
+                                                       int64_t numSMs,
+                                                       bool allowLibrary) {
   AttentionConfigAttr config = attentionConfig(op);
   AttentionKernelKind kernel = config.getKernel();
   // auto: the split-KV decode kernels wherever they apply, else cuDNN's
@@ -284,7 +286,8 @@ AttentionConfigAttr mlir::sgpu::resolveAttentionConfig(AttentionOp op,
                                    config.getRowsPerBlock();
   if (kernel == AttentionKernelKind::chosen)
     kernel = whyNoAttentionDecode(op).empty() ? AttentionKernelKind::decode
-             : !generatedKernelConfigured && whyNoAttentionLibrary(op).empty()
+             : allowLibrary && !generatedKernelConfigured &&
+                     whyNoAttentionLibrary(op).empty()
                  ? AttentionKernelKind::library
              : whyNoAttentionMma(op).empty() ? AttentionKernelKind::tensor_cores
                                              : AttentionKernelKind::cuda_cores;

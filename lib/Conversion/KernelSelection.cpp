@@ -122,7 +122,8 @@ LogicalResult KernelSelection::select(ModuleOp module) const {
     if (auto attention = dyn_cast<AttentionOp>(op))
       if (!configured(attention) && whyNoAttentionKernel(attention).empty())
         attention->setAttr(SGPUDialect::kConfigAttr,
-                           resolveAttentionConfig(attention, budget.numSMs));
+                           resolveAttentionConfig(attention, budget.numSMs,
+                                                  spelled.attentionLibrary));
     // Embedding, RoPE and the cache update: their one launch choice.
     if (isa<EmbeddingOp, RopeOp, CacheUpdateOp>(op) &&
         !op->hasAttr(SGPUDialect::kConfigAttr))

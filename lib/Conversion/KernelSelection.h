@@ -30,7 +30,7 @@ struct KernelSelectionOptions {
   std::string chip, features, device, kernel, lift, epilogue, twellProducer,
       twellConsumer, twellGather, twellPack;
   int64_t tileN, stages, splitK, reserveSMs, cluster, twellPasses;
-  bool persistent;
+  bool persistent, attentionLibrary;
 };
 
 /// The options of a pass that declares KernelSelectionOptions.
@@ -40,7 +40,7 @@ KernelSelectionOptions selectionOptionsOf(const PassT &p) {
           p.lift,       p.epilogue,      p.twellProducer, p.twellConsumer,
           p.twellGather, p.twellPack,    p.tileN,        p.stages,
           p.splitK,     p.reserveSMs,    p.cluster,      p.twellPasses,
-          p.persistent};
+          p.persistent, p.attentionLibrary};
 }
 
 /// The options parsed and resolved against the target and the device.

@@ -31,6 +31,9 @@ struct KernelSink {
   SymbolTable &symbols;
   llvm::StringMap<size_t> counts;
   KernelBudget budget;
+  /// Whether `auto` may give sgpu.attention to cuDNN (the attention-library
+  /// option).
+  bool attentionLibrary = true;
 
   KernelSink(gpu::GPUModuleOp module, SymbolTable &symbols)
       : module(module), symbols(symbols) {}

@@ -33,8 +33,10 @@ AttentionConfigAttr attentionConfig(AttentionOp op);
 /// resolved and every parameter of the resolved kernel that was left to
 /// the lowering (0) chosen. sgpu-select-kernels records it; the lowering
 /// records it first on an op that arrives without one. `op` must have a
-/// kernel (whyNoAttentionKernel empty).
-AttentionConfigAttr resolveAttentionConfig(AttentionOp op, int64_t numSMs);
+/// kernel (whyNoAttentionKernel empty). `allowLibrary` false keeps `auto`
+/// on the generated kernels (the attention-library option).
+AttentionConfigAttr resolveAttentionConfig(AttentionOp op, int64_t numSMs,
+                                           bool allowLibrary = true);
 /// The threads per block of embedding, RoPE and the cache update (one
 /// thread per element, grid-strided) when no #sgpu.launch_config says
 /// otherwise: sgpu-select-kernels records it, the lowerings fall back to it.

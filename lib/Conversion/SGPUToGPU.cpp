@@ -374,6 +374,7 @@ struct ConvertSGPUToGPUPass
     SymbolTable symbols(gpuModule);
     KernelSink sink(gpuModule, symbols);
     sink.budget = budget;
+    sink.attentionLibrary = attentionLibrary;
     TwellLowering twell;
 
     auto family = [&](auto populate, auto mark) {

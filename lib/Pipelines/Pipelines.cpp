@@ -59,6 +59,12 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
                      "leaves free for communication kernels (0 to the "
                      "device's multiprocessors less one)"),
       llvm::cl::init(0)};
+  PassOptions::Option<bool> attentionLibrary{
+      *this, "attention-library",
+      llvm::cl::desc("true: a prefill attention runs as cuDNN's fused "
+                     "attention where it applies (the runtime opens cuDNN "
+                     "9); false: the generated attention kernels only"),
+      llvm::cl::init(true)};
   PassOptions::Option<std::string> sparsePolicy{
       *this, "sparse-policy",
       llvm::cl::desc("auto: keep a sparse-annotated matmul dense (a library "
@@ -197,7 +203,9 @@ LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
   ts << "chip=" << opts.chip.getValue()
      << " features=" << opts.features.getValue()
      << deviceOption(opts.device.getValue())
-     << " reserve-sms=" << opts.reserveSMs.getValue();
+     << " reserve-sms=" << opts.reserveSMs.getValue()
+     << " attention-library="
+     << (opts.attentionLibrary.getValue() ? "true" : "false");
   os << "sgpu-select-kernels{" << target
      << " kernel=" << opts.kernel.getValue()
      << " tile-n=" << opts.tileN.getValue()

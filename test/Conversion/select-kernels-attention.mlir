@@ -8,6 +8,11 @@
 // RUN: sparse-opt %s -split-input-file -sgpu-select-kernels | FileCheck %s
 // RUN: sparse-opt %s -split-input-file -sgpu-select-kernels="device=h100-pcie" | FileCheck %s --check-prefix=PCIE
 // RUN: sparse-opt %s -split-input-file -sgpu-select-kernels -convert-sgpu-to-gpu | FileCheck %s --check-prefix=BUILT
+// attention-library=false keeps every attention on the generated kernels
+// (in selection, and in the lowering of an op that arrives without a
+// configuration).
+// RUN: sparse-opt %s -split-input-file -sgpu-select-kernels="attention-library=false" | FileCheck %s --check-prefix=NOLIB
+// RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="attention-library=false" | FileCheck %s --check-prefix=NOLIB-BUILT
 
 // Decode over a cache of 4096 positions, 2 sequences x 2 KV heads: one
 // wave of two blocks per multiprocessor (132 on the H200: 66 splits of 4
@@ -32,6 +37,11 @@ func.func @decode(%q: tensor<2x8x1x128xbf16>, %kc: tensor<2x2x4096x128xbf16>, %p
 // BUILT-LABEL: func.func @prefill
 // BUILT: sgpu.attention_call %{{.*}}, %{{.*}}, %{{.*}} into %{{.*}} {causal, scale = 1.250000e-01 : f32}
 // BUILT-NOT: gpu.launch_func
+// NOLIB-LABEL: func.func @prefill
+// NOLIB: sgpu.config = #sgpu.attention_config<kernel = tensor_cores>
+// NOLIB-BUILT-LABEL: func.func @prefill
+// NOLIB-BUILT: gpu.launch_func @sgpu_kernels::@sgpu_attention_mma_0
+// NOLIB-BUILT-NOT: sgpu.attention_call
 func.func @prefill(%q: tensor<1x2x64x64xbf16>) -> tensor<1x2x64x64xbf16> {
   %o = sgpu.attention %q, %q, %q {causal, scale = 0.125 : f32} : tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16>, tensor<1x2x64x64xbf16> -> tensor<1x2x64x64xbf16>
   return %o : tensor<1x2x64x64xbf16>
@@ -67,6 +77,8 @@ func.func @prefill_offset(%q: tensor<1x2x16x64xbf16>, %k: tensor<1x2x80x64xbf16>
 // 16 | D, so the library runs what the tensor-core kernel could not.
 // CHECK-LABEL: func.func @prefill_d40
 // CHECK: sgpu.config = #sgpu.attention_config<kernel = library>
+// NOLIB-LABEL: func.func @prefill_d40
+// NOLIB: sgpu.config = #sgpu.attention_config<kernel = cuda_cores, rows_per_block = 4>
 func.func @prefill_d40(%q: tensor<1x2x32x40xf16>) -> tensor<1x2x32x40xf16> {
   %o = sgpu.attention %q, %q, %q {scale = 0.125 : f32} : tensor<1x2x32x40xf16>, tensor<1x2x32x40xf16>, tensor<1x2x32x40xf16> -> tensor<1x2x32x40xf16>
   return %o : tensor<1x2x32x40xf16>

@@ -147,6 +147,13 @@ defvar KernelSelectionOptions = [
     Option<"splitK", "split-k", "int64_t", /*default=*/"0",
            "kernel=wgmma, TMA kernel: split-K block count (1 to 32; 0 = the "
            "tile table)">,
+    Option<"attentionLibrary", "attention-library", "bool",
+           /*default=*/"true",
+           "sgpu.attention without a kernel of its own choosing: true gives "
+           "a prefill attention to cuDNN's fused attention where it applies "
+           "(an `attention` line of the runtime program; it measured about "
+           "twice as fast as the generated tensor-core kernel), false keeps "
+           "the generated kernels (a program that runs without cuDNN)">,
 ];
 
 def SGPUSelectKernels : Pass<"sgpu-select-kernels", "::mlir::ModuleOp"> {
