@@ -114,7 +114,8 @@ def cmd_compile(args):
                                   twell_producer=args.twell_producer,
                                   twell_consumer=args.twell_consumer,
                                   twell_passes=args.twell_passes,
-                                  twell_pack=args.twell_pack, lift=args.lift)
+                                  twell_pack=args.twell_pack, lift=args.lift,
+                                  attention_library=args.attention_library)
         for d in c.last_diagnostics if twell else ():
             if "TwELL" in d.message or "producer" in d.message or "consumer" in d.message:
                 print("  " + str(d))
@@ -343,6 +344,10 @@ def main(argv=None):
                         "operand loads), split (a kernel copies only the shared windows, the GEMM "
                         "reads X for the rest), separate (a gather kernel writes the whole lifted "
                         "X) or auto (fused up to 16 tokens, split above; default)")
+    p.add_argument("--no-attention-library", dest="attention_library", action="store_false",
+                   help="keep every attention on the generated kernels; by default a prefill "
+                        "attention runs as cuDNN's fused attention where it applies (the runtime "
+                        "then opens cuDNN 9)")
     _import_options(p)
     p.set_defaults(func=cmd_compile)
     p = sub.add_parser("run", help="run an artifact directory on the GPU",

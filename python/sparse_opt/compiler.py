@@ -213,7 +213,8 @@ class Module(Handle):
 
     def compile(self, output_dir, chip="sm_90a", features="+ptx85", sparse_policy="auto",
                 ladder=False, twell=False, twell_producer="auto", twell_consumer="auto",
-                twell_passes=0, twell_pack="auto", lift="auto", device=""):
+                twell_passes=0, twell_pack="auto", lift="auto", device="",
+                attention_library=True):
         """Runs sgpu-compile on this module (which becomes the compiled IR),
         writes the artifacts and compiled.mlir to output_dir and returns the
         Artifact. `sparse_policy`: "auto" keeps a sparse-annotated layer
@@ -256,7 +257,10 @@ class Module(Handle):
         H200). `device`: the GPU part the grids and pipeline depths are
         sized for ("h200", "h100-sxm", "h100-pcie", "a100"; empty: the
         chip's reference part, the H200 for sm_90a): one chip name covers
-        parts with different multiprocessor counts."""
+        parts with different multiprocessor counts. `attention_library`:
+        True (default) runs a prefill attention as cuDNN's fused attention
+        where it applies (an `attention` line; the runtime opens cuDNN 9),
+        False keeps every attention on the generated kernels."""
         if sparse_policy not in ("auto", "sparse"):
             raise ValueError("sparse_policy must be 'auto' or 'sparse', got %r" % (sparse_policy,))
         if twell_producer not in ("auto", "library", "fused"):
@@ -275,6 +279,8 @@ class Module(Handle):
                 or not 0 <= twell_passes <= 64):
             raise ValueError("twell_passes must be an integer in 0..64 (0: automatic), got %r"
                              % (twell_passes,))
+        if not isinstance(attention_library, bool):
+            raise ValueError("attention_library must be True or False, got %r" % (attention_library,))
         if ladder is not False:
             layers = 0 if ladder is True else ladder
             if isinstance(layers, bool) or not isinstance(layers, int) or layers < 1 and ladder is not True:
@@ -288,7 +294,8 @@ class Module(Handle):
             twell_notes = list(self.compiler.last_diagnostics)
         output_dir = os.path.abspath(os.fspath(output_dir))
         if (sparse_policy == "auto" and twell_producer == "auto" and twell_consumer == "auto"
-                and twell_passes == 0 and twell_pack == "auto" and lift == "auto" and not device):
+                and twell_passes == 0 and twell_pack == "auto" and lift == "auto" and not device
+                and attention_library):
             self.compiler._call("compilation for %s (%s) failed" % (chip, features), "compile",
                                 self._h(), chip, features, output_dir)
         else:
@@ -298,10 +305,11 @@ class Module(Handle):
                     raise CompileError("%s %r must be non-empty, without spaces, quotes or braces"
                                        % (name, value))
             self.run("sgpu-compile{chip=%s features=%s sparse-policy=%s twell-producer=%s "
-                     "twell-consumer=%s twell-passes=%d twell-pack=%s lift=%s%s output-dir=%s}"
+                     "twell-consumer=%s twell-passes=%d twell-pack=%s lift=%s%s "
+                     "attention-library=%s output-dir=%s}"
                      % (chip, features, sparse_policy, twell_producer, twell_consumer,
                         twell_passes, twell_pack, lift, " device=%s" % device if device else "",
-                        output_dir))
+                        "true" if attention_library else "false", output_dir))
         # The TwELL choices stay visible after compilation's own diagnostics.
         self.compiler.last_diagnostics = twell_notes + list(self.compiler.last_diagnostics)
         with open(os.path.join(output_dir, "compiled.mlir"), "w") as f:
