@@ -4,8 +4,10 @@
 // A prefill attention that cuDNN's fused attention runs: an `attention`
 // line of the runtime program with every extent, the element type, the
 // scale (9 significant digits: the same f32 read back) and the causal mask,
-// writing the program's output buffer directly; no kernel is launched.
+// writing the program's output buffer directly; no kernel is launched, so
+// the program has no module.
 // CHECK: sparseopt-program 3
+// CHECK-NOT: module
 // CHECK: buffer 0 input 0 2097152
 // CHECK: buffer 1 input 1 524288
 // CHECK: buffer 2 input 2 524288
