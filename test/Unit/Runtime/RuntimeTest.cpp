@@ -1695,13 +1695,14 @@ INSTANTIATE_TEST_SUITE_P(
 //===----------------------------------------------------------------------===//
 
 /// A gemm-only program (its gemm on line 5).
-void writeGemmProgram(const TempDir &dir) {
-  dir.writeProgram("sparseopt-program 2\n"
-                           "buffer 0 input 0 96\n"
-                           "buffer 1 input 1 192\n"
-                           "buffer 2 output 0 128\n"
-                           "gemm m=4 n=8 k=12 in=f16 out=f32 x=b0 w=b1 y=b2\n");
-}
+constexpr const char *kGemmProgram =
+    "sparseopt-program 2\n"
+    "buffer 0 input 0 96\n"
+    "buffer 1 input 1 192\n"
+    "buffer 2 output 0 128\n"
+    "gemm m=4 n=8 k=12 in=f16 out=f32 x=b0 w=b1 y=b2\n";
+
+void writeGemmProgram(const TempDir &dir) { dir.writeProgram(kGemmProgram); }
 
 /// Loads `program` (a program whose library lines need the library that
 /// `envVar` names) with `envVar` pointing at a missing file, in a fresh
@@ -1727,12 +1728,7 @@ void expectMissingLibrary(const char *program, const char *envVar,
 
 TEST(CublasLt, MissingLibraryReportsNoLibrary) {
   expectMissingLibrary(
-      "sparseopt-program 2\n"
-      "buffer 0 input 0 96\n"
-      "buffer 1 input 1 192\n"
-      "buffer 2 output 0 128\n"
-      "gemm m=4 n=8 k=12 in=f16 out=f32 x=b0 w=b1 y=b2\n",
-      "SPARSEOPT_CUBLASLT_LIBRARY",
+      kGemmProgram, "SPARSEOPT_CUBLASLT_LIBRARY",
       "status=SPARSEOPT_ERROR_NO_LIBRARY message=sparseopt_program_load: "
       ".*program.txt:5: the program's gemm lines need cuBLASLt, which could "
       "not be opened: tried /nonexistent/lib-missing.so \\(.*No "
