@@ -31,16 +31,34 @@ func.func @embedding_threads(%t: tensor<128x64xbf16>, %ids: tensor<2x8xi64>) -> 
 
 // -----
 
+// RoPE in 16-byte chunks (the half row, 8 f16, is one chunk): 2048 / 8 =
+// 256 threads, one block; per thread four 16-byte loads (x, its partner D/2
+// away, cos, sin) and one store.
 // CHECK-LABEL: func.func @rope
-// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_rope_0
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_rope_0 blocks in (%c1, %{{.*}}, %{{.*}}) threads in (%c256,
 // CHECK-SAME: args(%{{.*}} : memref<2048xf16>, %{{.*}} : memref<256xf16>, %{{.*}} : memref<256xf16>, %{{.*}} : memref<2048xf16>)
 // CHECK: gpu.func @sgpu_rope_0
+// CHECK-COUNT-4: vector.load {{.*}} {alignment = 16 : i64} : memref<{{[0-9]+}}xf16>, vector<8xf16>
 // CHECK: arith.negf
 // CHECK: arith.mulf
 // CHECK: arith.addf
+// CHECK: vector.store {{.*}} {alignment = 16 : i64} : memref<2048xf16>, vector<8xf16>
 func.func @rope(%x: tensor<1x8x16x16xf16>, %c: tensor<1x1x16x16xf16>, %s: tensor<1x1x16x16xf16>) -> tensor<1x8x16x16xf16> {
   %y = sgpu.rope %x, %c, %s : tensor<1x8x16x16xf16>, tensor<1x1x16x16xf16>, tensor<1x1x16x16xf16> -> tensor<1x8x16x16xf16>
   return %y : tensor<1x8x16x16xf16>
+}
+
+// -----
+
+// A half row that is no whole chunk (D = 12): one thread per element.
+// CHECK-LABEL: func.func @rope_per_element
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_rope_0 blocks in (%c1,
+// CHECK: gpu.func @sgpu_rope_0
+// CHECK-NOT: vector.load
+// CHECK: memref.load
+func.func @rope_per_element(%x: tensor<2x4x12xf16>, %c: tensor<1x4x12xf16>, %s: tensor<1x4x12xf16>) -> tensor<2x4x12xf16> {
+  %y = sgpu.rope %x, %c, %s : tensor<2x4x12xf16>, tensor<1x4x12xf16>, tensor<1x4x12xf16> -> tensor<2x4x12xf16>
+  return %y : tensor<2x4x12xf16>
 }
 
 // -----
