@@ -284,6 +284,11 @@ AttentionConfigAttr mlir::sgpu::resolveAttentionConfig(AttentionOp op,
   bool generatedKernelConfigured = config.getWarps() != 4 ||
                                    config.getMinBlocksPerSm() ||
                                    config.getRowsPerBlock();
+  // A seq_major op has the library or nothing (whyNoAttentionKernel says
+  // why).
+  if (kernel == AttentionKernelKind::chosen && op.getSeqMajor())
+    kernel = allowLibrary ? AttentionKernelKind::library
+                          : AttentionKernelKind::cuda_cores;
   if (kernel == AttentionKernelKind::chosen)
     kernel = whyNoAttentionDecode(op).empty() ? AttentionKernelKind::decode
              : allowLibrary && !generatedKernelConfigured &&
@@ -328,6 +333,12 @@ std::string mlir::sgpu::whyNoAttentionKernel(AttentionOp op) {
   // The configuration's ranges are its attribute's verifier's; what is
   // left is whether the kernels it names can run `op`.
   AttentionConfigAttr config = attentionConfig(op);
+  if (op.getSeqMajor() &&
+      config.getKernel() != AttentionKernelKind::library &&
+      config.getKernel() != AttentionKernelKind::chosen)
+    return "the generated attention kernels read B x H x S x D operands; a "
+           "seq_major attention runs through cuDNN's fused attention "
+           "(kernel = library, with the attention library allowed)";
   // An explicit choice of the decode kernel's that it cannot take is an
   // error, not a silent fallback.
   if (config.getLanesPerKey() || config.getSplits() || config.getUnroll()) {

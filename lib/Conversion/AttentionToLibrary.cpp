@@ -12,7 +12,10 @@
 // bf16 q/k/v of one type, equal q/k and v head sizes that are multiples of 8
 // up to 128, grouped-query heads, no mask or positions, and causal only with
 // as many queries as keys (cuDNN's causal mask is aligned to the top-left,
-// sgpu.attention's to the end: the two agree when Sq = Sk).
+// sgpu.attention's to the end: the two agree when Sq = Sk). A seq_major
+// op (B x S x H x D operands) is called with that layout: cuDNN reads
+// strides, so the transposes around it are gone
+// (sgpu-fold-attention-transposes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,11 +42,11 @@ std::string mlir::sgpu::whyNoAttentionLibrary(AttentionOp op) {
            "multiple of 8 up to " +
            std::to_string(kMaxLibraryHeadSize) + " (got " + std::to_string(d) +
            " and " + std::to_string(dv) + ")";
-  if (op.getCausal() && q.getDimSize(2) != k.getDimSize(2))
+  int64_t sq = q.getDimSize(op.seqDim()), sk = k.getDimSize(op.seqDim());
+  if (op.getCausal() && sq != sk)
     return "cuDNN's causal mask is aligned to the first key: it needs as "
            "many queries as keys (got " +
-           std::to_string(q.getDimSize(2)) + " and " +
-           std::to_string(k.getDimSize(2)) + ")";
+           std::to_string(sq) + " and " + std::to_string(sk) + ")";
   if (op.getResult().getType().getNumElements() == 0)
     return "the result is empty";
   return "";
@@ -52,5 +55,6 @@ std::string mlir::sgpu::whyNoAttentionLibrary(AttentionOp op) {
 void mlir::sgpu::buildAttentionCall(OpBuilder &b, Location loc, AttentionOp op,
                                     ValueRange args, Value out) {
   AttentionCallOp::create(b, loc, args[0], args[1], args[2], out,
-                          op.getCausalAttr(), op.getScaleAttr());
+                          op.getCausalAttr(), op.getScaleAttr(),
+                          op.getSeqMajorAttr());
 }

@@ -173,17 +173,25 @@ void mlir::sgpu::lowerLayerNormToLoops(LayerNormOp op) {
 
 /// o[b, h, i, :] = sum_j softmax_j(s_ij) v[b, h / G, j, :] with
 /// s_ij = scale * q[b, h, i] . k[b, h / G, j] (+ float mask), positions j
-/// removed by a false i1 mask or, when causal, j > i + (Sk - Sq).
+/// removed by a false i1 mask or, when causal, j > i + (Sk - Sq). With
+/// seq_major the operands and the result are indexed [b, s, h, :].
 void mlir::sgpu::lowerAttentionToLoops(AttentionOp op) {
   OpBuilder b(op);
   Loops l(b, op.getLoc());
   IndexMath &im = l.im;
   auto qt = op.getQuery().getType(), kt = op.getKey().getType(),
        vt = op.getValue().getType(), rt = op.getResult().getType();
-  int64_t batch = qt.getDimSize(0), heads = qt.getDimSize(1),
-          sq = qt.getDimSize(2), d = qt.getDimSize(3);
-  int64_t group = heads / kt.getDimSize(1), sk = kt.getDimSize(2),
+  unsigned hDim = op.headsDim(), sDim = op.seqDim();
+  int64_t batch = qt.getDimSize(0), heads = qt.getDimSize(hDim),
+          sq = qt.getDimSize(sDim), d = qt.getDimSize(3);
+  int64_t group = heads / kt.getDimSize(hDim), sk = kt.getDimSize(sDim),
           dv = vt.getDimSize(3);
+  // The index of element (batch, head, position, column) in the layout.
+  auto at = [&](Value bi, Value h, Value s, Value c) -> SmallVector<Value> {
+    if (op.getSeqMajor())
+      return {bi, s, h, c};
+    return {bi, h, s, c};
+  };
   float scale = op.getScale().convertToFloat();
   Value q = l.buffer(op.getQuery()), k = l.buffer(op.getKey()),
         v = l.buffer(op.getValue());
@@ -206,8 +214,8 @@ void mlir::sgpu::lowerAttentionToLoops(AttentionOp op) {
         // Scores and their maximum.
         Value mx = l.reduce(sk, negInf, [&](Value j, Value acc) {
           Value dot = l.reduce(d, l.f32(0), [&](Value c, Value s) {
-            return l.add(s, l.mul(l.load(q, {bi, h, i, c}),
-                                  l.load(k, {bi, hk, j, c})));
+            return l.add(s, l.mul(l.load(q, at(bi, h, i, c)),
+                                  l.load(k, at(bi, hk, j, c))));
           });
           Value s = l.mul(dot, l.f32(scale));
           Value keep;
@@ -249,12 +257,12 @@ void mlir::sgpu::lowerAttentionToLoops(AttentionOp op) {
         l.loop(dv, [&](Value c) {
           Value acc = l.reduce(sk, l.f32(0), [&](Value j, Value a) {
             Value p = memref::LoadOp::create(b, l.loc, scores, j);
-            return l.add(a, l.mul(p, l.load(v, {bi, hk, j, c})));
+            return l.add(a, l.mul(p, l.load(v, at(bi, hk, j, c))));
           });
           Value o = l.div(acc, sum);
           if (live)
             o = arith::SelectOp::create(b, l.loc, live, o, l.f32(0));
-          l.store(o, out, {bi, h, i, c});
+          l.store(o, out, at(bi, h, i, c));
         });
       });
     });

@@ -220,6 +220,9 @@ LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
      << " twell-pack=" << opts.twellPack.getValue()
      << " cluster=" << opts.cluster.getValue()
      << " epilogue=" << opts.epilogue.getValue() << "},";
+  // Library attention reads the projections' layout: the transposes
+  // around it go.
+  os << "sgpu-fold-attention-transposes,";
   os << "convert-sgpu-to-gpu{" << target << "},";
   os << "sgpu-merge-identical-kernels,";
   os << "one-shot-bufferize{bufferize-function-boundaries=true "

@@ -61,9 +61,9 @@ LogicalResult writeGemm(sgpu::GemmCallOp gemm,
 }
 
 /// `attention b=<B> h=<H> hkv=<Hkv> sq=<Sq> sk=<Sk> d=<D> type=<t>
-/// scale=<s> q=b<id> k=b<id> v=b<id> o=b<id> [mask=causal]`: cuDNN's fused
-/// attention, called by the runtime. The scale is printed with 9
-/// significant digits, which read back to the same f32.
+/// scale=<s> q=b<id> k=b<id> v=b<id> o=b<id> [mask=causal] [layout=bshd]`:
+/// cuDNN's fused attention, called by the runtime. The scale is printed
+/// with 9 significant digits, which read back to the same f32.
 LogicalResult writeAttention(sgpu::AttentionCallOp call,
                              const llvm::DenseMap<Value, int> &ids,
                              raw_ostream &os) {
@@ -78,15 +78,18 @@ LogicalResult writeAttention(sgpu::AttentionCallOp call,
     return failure();
   auto qt = cast<MemRefType>(call.getQuery().getType());
   auto kt = cast<MemRefType>(call.getKey().getType());
+  unsigned hDim = call.getSeqMajor() ? 2 : 1, sDim = call.getSeqMajor() ? 1 : 2;
   os << SPARSEOPT_DIRECTIVE_ATTENTION " b=" << qt.getDimSize(0)
-     << " h=" << qt.getDimSize(1) << " hkv=" << kt.getDimSize(1)
-     << " sq=" << qt.getDimSize(2) << " sk=" << kt.getDimSize(2)
+     << " h=" << qt.getDimSize(hDim) << " hkv=" << kt.getDimSize(hDim)
+     << " sq=" << qt.getDimSize(sDim) << " sk=" << kt.getDimSize(sDim)
      << " d=" << qt.getDimSize(3) << " type=" << qt.getElementType()
      << " scale="
      << llvm::format("%.9g", double(call.getScale().convertToFloat()))
      << " q=b" << *q << " k=b" << *k << " v=b" << *v << " o=b" << *o;
   if (call.getCausal())
     os << " mask=causal";
+  if (call.getSeqMajor())
+    os << " layout=bshd";
   os << "\n";
   return success();
 }

@@ -17,6 +17,8 @@
 //   P  = E / Z                        pointwise DIV, in the i/o type
 //   O  = P . V                        matmul
 //
+// Q, K, V and O are B x H x S x D, or B x S x H x D with layout=bshd (the
+// same dimensions, other strides: the projections' layout, read in place).
 // K enters transposed ([b, hkv, d, sk] with K's strides swapped); grouped
 // heads are expressed by K and V having hkv heads where Q has h. Q, K, V, O
 // and the two by-value scalars (scale, the masked score) are the graph's
@@ -209,6 +211,15 @@ std::array<int64_t, 4> rowMajor(std::array<int64_t, 4> dims) {
   return {dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1};
 }
 
+/// The strides of operand [b, heads, s, d] in the line's layout: row-major,
+/// or with layout=bshd stored as [b, s, heads, d].
+std::array<int64_t, 4> operandStrides(const AttentionDecl &a, int64_t heads,
+                                      int64_t s, int64_t d) {
+  if (!a.seqMajor)
+    return rowMajor({int64_t(a.b), heads, s, d});
+  return {s * heads * d, d, heads * d, 1};
+}
+
 /// The operation graph of `a` (see the file comment) into `g.ops`.
 void describeGraph(GraphBuilder &g, const AttentionDecl &a) {
   const int64_t b = a.b, h = a.h, hkv = a.hkv, sq = a.sq, sk = a.sk, d = a.d;
@@ -216,12 +227,15 @@ void describeGraph(GraphBuilder &g, const AttentionDecl &a) {
       a.type == GemmDType::BF16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF;
   const cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
   const std::array<int64_t, 4> one = {1, 1, 1, 1};
-  auto q = g.tensor(io, {b, h, sq, d}, rowMajor({b, h, sq, d}), kAttentionQ);
-  auto kt = g.tensor(io, {b, hkv, d, sk}, {hkv * sk * d, sk * d, 1, d},
+  // K^T: K's strides with the last two swapped.
+  std::array<int64_t, 4> ks = operandStrides(a, hkv, sk, d);
+  auto q = g.tensor(io, {b, h, sq, d}, operandStrides(a, h, sq, d),
+                    kAttentionQ);
+  auto kt = g.tensor(io, {b, hkv, d, sk}, {ks[0], ks[1], ks[3], ks[2]},
                      kAttentionK);
-  auto v =
-      g.tensor(io, {b, hkv, sk, d}, rowMajor({b, hkv, sk, d}), kAttentionV);
-  auto o = g.tensor(io, {b, h, sq, d}, rowMajor({b, h, sq, d}), kAttentionO);
+  auto v = g.tensor(io, {b, hkv, sk, d}, ks, kAttentionV);
+  auto o = g.tensor(io, {b, h, sq, d}, operandStrides(a, h, sq, d),
+                    kAttentionO);
   auto scale = g.tensor(f32, one, one, kAttentionScale, /*byValue=*/true);
 
   const std::array<int64_t, 4> scores = {b, h, sq, sk}, rows = {b, h, sq, 1};

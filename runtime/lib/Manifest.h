@@ -171,7 +171,8 @@ struct AttentionDecl {
   GemmDType type = GemmDType::F16; ///< f16 or bf16
   float scale = 1.0f;              ///< finite
   GemmOperand q, k, v, o;
-  bool causal = false; ///< mask=causal
+  bool causal = false;    ///< mask=causal
+  bool seqMajor = false;  ///< layout=bshd: q, k, v and o are B x S x H x D
   int line = 0;
 };
 

@@ -17,21 +17,23 @@ namespace sparseopt {
 namespace {
 
 /// The keys of an `attention` line in the order they must appear; all but
-/// the last (mask) are required.
-constexpr const char *kAttentionKeys[] = {"b",    "h",     "hkv", "sq", "sk",
-                                          "d",    "type",  "scale", "q",
-                                          "k",    "v",     "o",   "mask"};
+/// the last two (mask, layout) are required.
+constexpr const char *kAttentionKeys[] = {
+    "b", "h", "hkv", "sq", "sk", "d",    "type",  "scale",
+    "q", "k", "v",   "o",  "mask", "layout"};
 constexpr size_t kAttentionKeyCount =
     sizeof(kAttentionKeys) / sizeof(kAttentionKeys[0]);
-constexpr size_t kAttentionRequiredKeys = kAttentionKeyCount - 1;
+constexpr size_t kAttentionRequiredKeys = kAttentionKeyCount - 2;
 constexpr const char *kAttentionSyntax =
     "attention b=<B> h=<H> hkv=<Hkv> sq=<Sq> sk=<Sk> d=<D> type=<f16|bf16> "
-    "scale=<s> q=b<id> k=b<id> v=b<id> o=b<id> [mask=causal]";
+    "scale=<s> q=b<id> k=b<id> v=b<id> o=b<id> [mask=causal] [layout=bshd]";
 
 } // namespace
 
 /// attention b=<B> h=<H> hkv=<Hkv> sq=<Sq> sk=<Sk> d=<D> type=<dt>
 ///           scale=<s> q=b<id> k=b<id> v=b<id> o=b<id> [mask=causal]
+///           [layout=bshd]
+/// (the operands are B x H x S x D, or B x S x H x D with layout=bshd).
 /// Run steps only (a prepare stage runs at bind, before any input exists).
 /// Buffers and their sizes are checked in finish().
 Status ManifestParser::parseAttention() {
@@ -97,11 +99,17 @@ Status ManifestParser::attentionField(AttentionDecl &a, size_t index,
     return gemmBuffer(what, value, a.v);
   case 11:
     return gemmBuffer(what, value, a.o);
-  default:
+  case 12:
     if (value != "causal")
       return error("attention mask: unknown mask " + quoted(value) +
                    " (expected causal)");
     a.causal = true;
+    return SPARSEOPT_OK;
+  default:
+    if (value != "bshd" && value != "bhsd")
+      return error("attention layout: unknown layout " + quoted(value) +
+                   " (expected bhsd, the default, or bshd)");
+    a.seqMajor = value == "bshd";
     return SPARSEOPT_OK;
   }
 }

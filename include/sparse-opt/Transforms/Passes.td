@@ -412,6 +412,37 @@ def SGPUFuseResidualNorm : Pass<"sgpu-fuse-residual-norm", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::sgpu::SGPUDialect"];
 }
 
+def SGPUFoldAttentionTransposes : Pass<"sgpu-fold-attention-transposes", "::mlir::ModuleOp"> {
+  let summary = "Give library attention the projections' B x S x H x D layout and drop the transposes around it";
+  let description = [{
+    The importers write attention as PyTorch models do: the projections'
+    `B x S x H x D` outputs transposed to `B x H x S x D` (q, k, v), RoPE
+    on the transposed q and k, `sgpu.attention`, and its result transposed
+    back. Each transpose is a kernel and a pass over a whole activation.
+    cuDNN's fused attention reads its operands through strides, so for an
+    `sgpu.attention` that `sgpu-select-kernels` gave to the library
+    (`#sgpu.attention_config<kernel = library>`) this pass rewrites
+
+    - each of q, k and v that is a `linalg.transpose` with permutation
+      `[0, 2, 1, 3]` to the transpose's input, and each that is an
+      `sgpu.rope` of such a transpose (the rope used by the attention
+      alone, its tables `B' x 1 x S x D`: one table for every head) to a
+      rope of the transpose's input with the tables reshaped to
+      `B' x S x 1 x D` (the same values: rope is element-wise along D, with
+      the tables broadcast);
+    - the attention to one with `seq_major`, whose result replaces the
+      transposes that read it (permutation `[0, 2, 1, 3]`, its only users).
+
+    Nothing is rewritten unless all of q, k, v and the result fold; the
+    transposes and ropes left without a use are erased. An attention that
+    runs a generated kernel, has a mask or positions, or whose rope is read
+    elsewhere too (a KV-cache write) is left as it is. `sgpu-compile` runs
+    it after `sgpu-select-kernels`.
+  }];
+  let dependentDialects = ["::mlir::sgpu::SGPUDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def SGPUFuseElementwise : Pass<"sgpu-fuse-elementwise", "::mlir::ModuleOp"> {
   let summary = "Fuse chains of element-wise linalg.generic ops into one op (one kernel)";
   let description = [{

@@ -242,22 +242,25 @@ LogicalResult AttentionCallOp::verify() {
   for (auto [name, t] : {std::pair<StringRef, MemRefType>{"query", q},
                          {"key", k}, {"value", v}, {"result", o}}) {
     if (t.getRank() != 4 || !t.getLayout().isIdentity())
-      return emitOpError() << "expects " << name
-                           << " to be a row-major B x H x S x D memref, got "
-                           << t;
+      return emitOpError() << "expects " << name << " to be a row-major "
+                           << (getSeqMajor() ? "B x S x H x D" : "B x H x S x D")
+                           << " memref, got " << t;
     if (t.getElementType() != q.getElementType())
       return emitOpError() << "query, key, value and result must share one "
                               "element type";
   }
   if (!q.getElementType().isF16() && !q.getElementType().isBF16())
     return emitOpError() << "supports f16 or bf16, got " << q.getElementType();
-  int64_t b = q.getDimSize(0), h = q.getDimSize(1), sq = q.getDimSize(2),
-          d = q.getDimSize(3), hkv = k.getDimSize(1), sk = k.getDimSize(2);
+  unsigned hDim = getSeqMajor() ? 2 : 1, sDim = getSeqMajor() ? 1 : 2;
+  int64_t b = q.getDimSize(0), h = q.getDimSize(hDim),
+          sq = q.getDimSize(sDim), d = q.getDimSize(3),
+          hkv = k.getDimSize(hDim), sk = k.getDimSize(sDim);
   if (k.getShape() != v.getShape() || k.getDimSize(0) != b ||
       k.getDimSize(3) != d)
-    return emitOpError() << "key and value must be " << b << "x" << hkv
-                         << "x" << sk << "x" << d << ", got " << k << " and "
-                         << v;
+    return emitOpError() << "key and value must be " << b << "x"
+                         << (getSeqMajor() ? sk : hkv) << "x"
+                         << (getSeqMajor() ? hkv : sk) << "x" << d
+                         << ", got " << k << " and " << v;
   if (o.getShape() != q.getShape())
     return emitOpError() << "result must have the query's shape, got " << o;
   if (hkv == 0 || h % hkv != 0)
@@ -413,14 +416,19 @@ LogicalResult LayerNormOp::verify() {
 LogicalResult AttentionOp::verify() {
   auto q = getQuery().getType(), k = getKey().getType(),
        v = getValue().getType(), r = getResult().getType();
+  StringRef layout = getSeqMajor() ? "B x S x H x D" : "B x H x S x D";
   for (auto [name, t] : {std::pair<StringRef, RankedTensorType>{"query", q},
                          {"key", k}, {"value", v}, {"result", r}})
     if (t.getRank() != 4 || !t.hasStaticShape())
-      return emitOpError() << "expects " << name
-                           << " to be a static B x H x S x D tensor, got " << t;
-  int64_t b = q.getDimSize(0), h = q.getDimSize(1), sq = q.getDimSize(2),
+      return emitOpError() << "expects " << name << " to be a static "
+                           << layout << " tensor, got " << t;
+  if (getSeqMajor() && (getMask() || getPositions()))
+    return emitOpError() << "seq_major takes no mask or positions";
+  unsigned hDim = headsDim(), sDim = seqDim();
+  int64_t b = q.getDimSize(0), h = q.getDimSize(hDim), sq = q.getDimSize(sDim),
           d = q.getDimSize(3);
-  int64_t hkv = k.getDimSize(1), sk = k.getDimSize(2), dv = v.getDimSize(3);
+  int64_t hkv = k.getDimSize(hDim), sk = k.getDimSize(sDim),
+          dv = v.getDimSize(3);
   if (Value positions = getPositions()) {
     // Keys and values are a cache: its batch may exceed the query's.
     if (!getCausal())
@@ -444,7 +452,7 @@ LogicalResult AttentionOp::verify() {
   } else if (k.getDimSize(0) != b || v.getDimSize(0) != b) {
     return emitOpError() << "query, key and value must share the batch size";
   }
-  if (v.getDimSize(1) != hkv || v.getDimSize(2) != sk)
+  if (v.getDimSize(hDim) != hkv || v.getDimSize(sDim) != sk)
     return emitOpError() << "key and value must share heads and length, got "
                          << k << " and " << v;
   if (hkv == 0 || h % hkv != 0)
@@ -454,10 +462,12 @@ LogicalResult AttentionOp::verify() {
   if (k.getDimSize(3) != d)
     return emitOpError() << "query and key head sizes differ: " << d << " vs "
                          << k.getDimSize(3);
-  if (r.getDimSize(0) != b || r.getDimSize(1) != h || r.getDimSize(2) != sq ||
-      r.getDimSize(3) != dv)
-    return emitOpError() << "result must be " << b << "x" << h << "x" << sq
-                         << "x" << dv << ", got " << r;
+  if (r.getDimSize(0) != b || r.getDimSize(hDim) != h ||
+      r.getDimSize(sDim) != sq || r.getDimSize(3) != dv)
+    return emitOpError() << "result must be " << b << "x"
+                         << (getSeqMajor() ? sq : h) << "x"
+                         << (getSeqMajor() ? h : sq) << "x" << dv << ", got "
+                         << r;
   if (q.getElementType() != k.getElementType() ||
       q.getElementType() != v.getElementType() ||
       q.getElementType() != r.getElementType())

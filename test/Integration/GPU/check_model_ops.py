@@ -24,6 +24,14 @@ norm in f32 from the rounded s, its output to f16, the final sum to f16);
 bound 4e-3 of max|ref| (a few f16 roundings; a wrong sum or norm is off by
 far more).
 
+Attention-block case: the importers' form of a block's attention on the
+projections' B x S x H x D outputs (transposes to B x H x S x D, RoPE of q
+and k, causal grouped-query attention, the result transposed back), which
+sgpu-fold-attention-transposes turns into RoPE on the untransposed q and k
+and an `attention ... layout=bshd` line (the compile fails without it).
+Reference: the rope rounded to f16, then the attention reference; bound
+5e-3.
+
 RoPE cases: y = x cos + rotate_half(x) sin, f16, tables broadcast over the
 heads; D = 128 and D = 12.
 Reference: f32 products of the f16 values, one rounding; bound 1e-3 of
@@ -43,8 +51,46 @@ ATTENTION = [
 ]
 # (name, rows, D)
 NORM = [("add_norm_4096", 5, 4096), ("add_norm_strided", 3, 20000)]
+# (name, H, Hkv, S, D)
+BLOCK = [("attn_block_bshd", 8, 2, 300, 64)]
 # (name, heads, S, D)
 ROPE = [("rope_d128", 8, 300, 128), ("rope_d12", 4, 7, 12)]
+
+
+def block_mlir(h, hkv, s, d):
+    """q, k, v as the projections write them (1 x S x heads x D), cos and
+    sin 1 x 1 x S x D; the result 1 x S x H x D."""
+    qs, kvs = "tensor<1x%dx%dx%dxf16>" % (s, h, d), "tensor<1x%dx%dx%dxf16>" % (s, hkv, d)
+    qh, kvh = "tensor<1x%dx%dx%dxf16>" % (h, s, d), "tensor<1x%dx%dx%dxf16>" % (hkv, s, d)
+    t = "tensor<1x1x%dx%dxf16>" % (s, d)
+    lines = ["func.func @block(%%q: %s, %%k: %s, %%v: %s, %%c: %s, %%s: %s) -> %s {"
+             % (qs, kvs, kvs, t, t, qs)]
+    for name, src, dst in (("q", qs, qh), ("k", kvs, kvh), ("v", kvs, kvh)):
+        lines.append("  %%e%s = tensor.empty() : %s" % (name, dst))
+        lines.append("  %%t%s = linalg.transpose ins(%%%s : %s) outs(%%e%s : %s) permutation = [0, 2, 1, 3]"
+                     % (name, name, src, name, dst))
+    lines.append("  %%rq = sgpu.rope %%tq, %%c, %%s : %s, %s, %s -> %s" % (qh, t, t, qh))
+    lines.append("  %%rk = sgpu.rope %%tk, %%c, %%s : %s, %s, %s -> %s" % (kvh, t, t, kvh))
+    lines.append("  %%o = sgpu.attention %%rq, %%rk, %%tv {causal, scale = %.9e : f32} : %s, %s, %s -> %s"
+                 % (d ** -0.5, qh, kvh, kvh, qh))
+    lines.append("  %%eo = tensor.empty() : %s" % qs)
+    lines.append("  %%r = linalg.transpose ins(%%o : %s) outs(%%eo : %s) permutation = [0, 2, 1, 3]" % (qh, qs))
+    lines.append("  return %%r : %s\n}\n" % qs)
+    return "\n".join(lines)
+
+
+def rope_tables(s, d):
+    ang = np.arange(s)[:, None] * (10000.0 ** (-np.arange(d) % (d // 2) / (d // 2)))[None, :]
+    return (np.cos(ang).astype(np.float16).reshape(1, 1, s, d),
+            np.sin(ang).astype(np.float16).reshape(1, 1, s, d))
+
+
+def rope_ref(x, cos, sin):
+    """f32 rope of f16 x over the last dimension (tables broadcast)."""
+    d = x.shape[-1]
+    xf = x.astype(np.float32)
+    rot = np.concatenate([-xf[..., d // 2:], xf[..., :d // 2]], axis=-1)
+    return xf * cos.astype(np.float32) + rot * sin.astype(np.float32)
 
 
 def attention_mlir(b, h, hkv, s, d, causal):
@@ -94,12 +140,15 @@ def main():
     rng = np.random.default_rng(0)
     cases = [(c[0], attention_mlir(*c[1:])) for c in ATTENTION] + \
             [(c[0], norm_mlir(*c[1:])) for c in NORM] + \
+            [(c[0], block_mlir(*c[1:])) for c in BLOCK] + \
             [(c[0], rope_mlir(*c[1:])) for c in ROPE]
     if args.compile:
         for name, text in cases:
             compile_function(args.compile, args.work / (name + ".mlir"), text, args.work / name)
             if name.startswith("attn") and "attention " not in (args.work / name / "program.txt").read_text():
                 sys.exit("%s: the program has no attention line (cuDNN not chosen)" % name)
+            if name.endswith("bshd") and "layout=bshd" not in (args.work / name / "program.txt").read_text():
+                sys.exit("%s: the transposes around the attention were not folded" % name)
     if args.no_run:
         return 0
     rt = load_runtime(args.libdir)
@@ -127,15 +176,25 @@ def main():
         ok = bool(np.isfinite(out).all()) and err <= 4e-3
         failed += not ok
         print("%s: max_rel_err %.2e: %s" % (name, err, "ok" if ok else "FAIL"))
+    for name, h, hkv, s, d in BLOCK:
+        q = rng.standard_normal((1, s, h, d)).astype(np.float16)
+        k = rng.standard_normal((1, s, hkv, d)).astype(np.float16)
+        v = rng.standard_normal((1, s, hkv, d)).astype(np.float16)
+        cos, sin = rope_tables(s, d)
+        out = run_program(rt, args.work / name, [q, k, v, cos, sin], np.zeros((1, s, h, d), np.float16))
+        bhsd = lambda x: x.transpose(0, 2, 1, 3)
+        rq = rope_ref(bhsd(q), cos, sin).astype(np.float16)
+        rk = rope_ref(bhsd(k), cos, sin).astype(np.float16)
+        ref = bhsd(attention_ref(rq, rk, bhsd(v), True))
+        err = float(np.abs(out.astype(np.float32) - ref).max() / np.abs(ref).max())
+        ok = bool(np.isfinite(out).all()) and err <= 5e-3
+        failed += not ok
+        print("%s: max_rel_err %.2e: %s" % (name, err, "ok" if ok else "FAIL"))
     for name, h, s, d in ROPE:
         x = rng.standard_normal((1, h, s, d)).astype(np.float16)
-        ang = np.arange(s)[:, None] * (10000.0 ** (-np.arange(d) % (d // 2) / (d // 2)))[None, :]
-        cos = np.cos(ang).astype(np.float16).reshape(1, 1, s, d)
-        sin = np.sin(ang).astype(np.float16).reshape(1, 1, s, d)
+        cos, sin = rope_tables(s, d)
         out = run_program(rt, args.work / name, [x, cos, sin], np.zeros((1, h, s, d), np.float16))
-        xf = x.astype(np.float32)
-        rot = np.concatenate([-xf[..., d // 2:], xf[..., :d // 2]], axis=-1)
-        ref = xf * cos.astype(np.float32) + rot * sin.astype(np.float32)
+        ref = rope_ref(x, cos, sin)
         err = float(np.abs(out.astype(np.float32) - ref).max() / np.abs(ref).max())
         ok = bool(np.isfinite(out).all()) and err <= 1e-3
         failed += not ok

@@ -1336,7 +1336,16 @@ const MalformedCase kMalformedAttentionCases[] = {
      ATTENTION_BUFFERS ATTENTION_SHAPE "q=b0 k=b1 v=b3 o=b2 dropout=0.1\n",
      SPARSEOPT_ERROR_PARSE, 6,
      "unknown attention key 'dropout' (expected b, h, hkv, sq, sk, d, type, "
-     "scale, q, k, v, o or mask)"},
+     "scale, q, k, v, o, mask or layout)"},
+    {"AttentionUnknownLayout",
+     ATTENTION_BUFFERS ATTENTION_SHAPE "q=b0 k=b1 v=b3 o=b2 layout=sbhd\n",
+     SPARSEOPT_ERROR_PARSE, 6,
+     "attention layout: unknown layout 'sbhd' (expected bhsd, the default, "
+     "or bshd)"},
+    {"AttentionLayoutBeforeMask",
+     ATTENTION_BUFFERS ATTENTION_SHAPE
+     "q=b0 k=b1 v=b3 o=b2 layout=bshd mask=causal\n",
+     SPARSEOPT_ERROR_PARSE, 6, "attention key 'mask' out of order"},
     {"AttentionZeroHeads",
      ATTENTION_BUFFERS "attention b=1 h=0 hkv=2\n", SPARSEOPT_ERROR_PARSE, 6,
      "attention h: expected an integer from 1 to 2147483647, got '0'"},
@@ -1405,11 +1414,15 @@ TEST_F(ArtifactTest, ParsesAttentionOnlyProgram) {
                   "attention b=1 h=32 hkv=8 sq=256 sk=256 d=128 type=bf16 "
                   "scale=0.0883883461 q=b0 k=b1 v=b2 o=b3 mask=causal\n"
                   "attention  b=1 h=32 hkv=8 sq=128 sk=256 d=128\ttype=f16 "
-                  "scale=1 q=b0 k=b1 v=b2 o=b3 # not causal\n"),
+                  "scale=1 q=b0 k=b1 v=b2 o=b3 # not causal\n"
+                  "attention b=1 h=32 hkv=8 sq=256 sk=256 d=128 type=bf16 "
+                  "scale=1 q=b0 k=b1 v=b2 o=b3 mask=causal layout=bshd\n"
+                  "attention b=1 h=32 hkv=8 sq=256 sk=256 d=128 type=bf16 "
+                  "scale=1 q=b0 k=b1 v=b2 o=b3 layout=bhsd\n"),
             SPARSEOPT_OK)
       << lastError();
   EXPECT_EQ(sparseopt_program_num_launches(program), 0);
-  ASSERT_EQ(sparseopt_program_num_steps(program), 2);
+  ASSERT_EQ(sparseopt_program_num_steps(program), 4);
   EXPECT_STREQ(sparseopt_program_step(program, 0),
                "attention b=1 h=32 hkv=8 sq=256 sk=256 d=128 type=bf16 "
                "scale=0.0883883461 q=b0 k=b1 v=b2 o=b3 mask=causal");

@@ -236,7 +236,9 @@ def SGPU_AttentionCallOp : SGPU_Op<"attention_call"> {
     per batch and head on row-major memrefs `query : B x H x Sq x D`,
     `key, value : B x Hkv x Sk x D` (H a multiple of Hkv) and
     `result : B x H x Sq x D`, f16 or bf16, softmax in f32. `causal` masks
-    the keys after the query (Sq = Sk). It is a host operation:
+    the keys after the query (Sq = Sk). `seq_major` gives all four as
+    `B x S x H x D` (the layout of an `sgpu.attention` with `seq_major`),
+    which cuDNN reads through its strides. It is a host operation:
     `sgpu-emit-artifacts` writes it as an `attention` line of the runtime
     program, which runs cuDNN's fused attention on the program's stream, in
     order with the launches around it.
@@ -251,7 +253,7 @@ def SGPU_AttentionCallOp : SGPU_Op<"attention_call"> {
                        Arg<AnyStaticShapeMemRef, "K", [MemRead]>:$key,
                        Arg<AnyStaticShapeMemRef, "V", [MemRead]>:$value,
                        Arg<AnyStaticShapeMemRef, "O", [MemWrite]>:$result,
-                       UnitAttr:$causal, F32Attr:$scale);
+                       UnitAttr:$causal, F32Attr:$scale, UnitAttr:$seq_major);
   let assemblyFormat = [{
     $query `,` $key `,` $value `into` $result attr-dict `:` type($query) `,`
     type($key) `,` type($value) `,` type($result)
@@ -442,6 +444,14 @@ def SGPU_AttentionOp : SGPU_Op<"attention", [Pure, AttrSizedOperandSegments]> {
     batch may exceed the query batch (a cache sized for a larger batch:
     sequence `b` reads cache row `b`). Read `sgpu.cache_update` with it.
 
+    `seq_major` (no mask or positions) gives `q`, `k`, `v` and the result
+    as `B x S x H x D` instead: the same attention of the operands
+    transposed by `[0, 2, 1, 3]`, with the result transposed back. It is
+    the layout the projections write, so no transpose runs around the op;
+    `sgpu-fold-attention-transposes` produces it for cuDNN's fused
+    attention, which reads any strides. The generated kernels take the
+    `B x H x S x D` layout only.
+
     ```mlir
     %o = sgpu.attention %q, %k, %v {causal, scale = 0.125 : f32}
            : tensor<1x8x16x64xf16>, tensor<1x8x16x64xf16>, tensor<1x8x16x64xf16> -> tensor<1x8x16x64xf16>
@@ -451,8 +461,14 @@ def SGPU_AttentionOp : SGPU_Op<"attention", [Pure, AttrSizedOperandSegments]> {
                        SGPU_FloatTensor:$value,
                        Optional<RankedTensorOf<[I1, F16, BF16, F32]>>:$mask,
                        Optional<RankedTensorOf<[I32, I64]>>:$positions,
-                       UnitAttr:$causal, F32Attr:$scale);
+                       UnitAttr:$causal, F32Attr:$scale, UnitAttr:$seq_major);
   let results = (outs SGPU_FloatTensor:$result);
+  let extraClassDeclaration = [{
+    /// The dimension of the heads and of the sequence in q, k, v and the
+    /// result: B x H x S x D, or B x S x H x D with seq_major.
+    unsigned headsDim() { return getSeqMajor() ? 2 : 1; }
+    unsigned seqDim() { return getSeqMajor() ? 1 : 2; }
+  }];
   let assemblyFormat = [{
     $query `,` $key `,` $value (`mask` `(` $mask^ `:` type($mask) `)`)?
     (`positions` `(` $positions^ `:` type($positions) `)`)? attr-dict
