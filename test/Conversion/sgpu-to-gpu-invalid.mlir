@@ -71,6 +71,23 @@ func.func @attention_head_too_large(%q: tensor<1x2x8x264xf32>) -> tensor<1x2x8x2
 
 // -----
 
+func.func @attention_seq_major_generated(%q: tensor<1x8x2x16xf16>) -> tensor<1x8x2x16xf16> {
+  // expected-error @+1 {{'sgpu.attention' has no GPU lowering: the generated attention kernels read B x H x S x D operands; a seq_major attention runs through cuDNN's fused attention (kernel = library, with the attention library allowed)}}
+  %y = sgpu.attention %q, %q, %q {scale = 0.25 : f32, seq_major, sgpu.config = #sgpu.attention_config<kernel = tensor_cores>} : tensor<1x8x2x16xf16>, tensor<1x8x2x16xf16>, tensor<1x8x2x16xf16> -> tensor<1x8x2x16xf16>
+  return %y : tensor<1x8x2x16xf16>
+}
+
+// -----
+
+// auto gives a seq_major attention to the library, which takes no f32.
+func.func @attention_seq_major_f32(%q: tensor<1x8x2x16xf32>) -> tensor<1x8x2x16xf32> {
+  // expected-error @+1 {{'sgpu.attention' has no GPU lowering: cuDNN's fused attention does not take it: cuDNN's fused attention takes f16 or bf16 only}}
+  %y = sgpu.attention %q, %q, %q {scale = 0.25 : f32, seq_major} : tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32> -> tensor<1x8x2x16xf32>
+  return %y : tensor<1x8x2x16xf32>
+}
+
+// -----
+
 func.func @attention_tensor_cores_f32(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
   // expected-error @+1 {{'sgpu.attention' has no GPU lowering: the tensor-core kernel does not take it: tensor cores take f16 or bf16, not 32-bit floats}}
   %y = sgpu.attention %q, %q, %q {scale = 0.25 : f32, sgpu.config = #sgpu.attention_config<kernel = tensor_cores>} : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>

@@ -1311,3 +1311,51 @@ func.func @attention_call_causal(%q: memref<1x2x8x16xf16>, %k: memref<1x2x12x16x
   sgpu.attention_call %q, %k, %k into %q {causal, scale = 0.5 : f32} : memref<1x2x8x16xf16>, memref<1x2x12x16xf16>, memref<1x2x12x16xf16>, memref<1x2x8x16xf16>
   return
 }
+
+// -----
+
+func.func @attn_seq_major_mask(%q: tensor<1x16x8x32xf16>, %m: tensor<16x16xi1>) {
+  // expected-error @+1 {{'sgpu.attention' op seq_major takes no mask or positions}}
+  %o = sgpu.attention %q, %q, %q mask(%m : tensor<16x16xi1>) {scale = 0.125 : f32, seq_major} : tensor<1x16x8x32xf16>, tensor<1x16x8x32xf16>, tensor<1x16x8x32xf16> -> tensor<1x16x8x32xf16>
+  return
+}
+
+// -----
+
+func.func @attn_seq_major_result(%q: tensor<1x16x8x32xf16>) {
+  // expected-error @+1 {{'sgpu.attention' op result must be 1x16x8x32, got 'tensor<1x8x16x32xf16>'}}
+  %o = sgpu.attention %q, %q, %q {scale = 0.125 : f32, seq_major} : tensor<1x16x8x32xf16>, tensor<1x16x8x32xf16>, tensor<1x16x8x32xf16> -> tensor<1x8x16x32xf16>
+  return
+}
+
+// -----
+
+func.func @attn_seq_major_kv(%q: tensor<1x16x8x32xf16>, %k: tensor<1x16x2x32xf16>, %v: tensor<1x16x4x32xf16>) {
+  // expected-error @+1 {{'sgpu.attention' op key and value must share heads and length}}
+  %o = sgpu.attention %q, %k, %v {scale = 0.125 : f32, seq_major} : tensor<1x16x8x32xf16>, tensor<1x16x2x32xf16>, tensor<1x16x4x32xf16> -> tensor<1x16x8x32xf16>
+  return
+}
+
+// -----
+
+func.func @attention_call_seq_major_heads(%q: memref<1x8x3x16xf16>, %k: memref<1x8x2x16xf16>) {
+  // expected-error @+1 {{'sgpu.attention_call' op query heads (3) must be a multiple of key/value heads (2)}}
+  sgpu.attention_call %q, %k, %k into %q {scale = 0.5 : f32, seq_major} : memref<1x8x3x16xf16>, memref<1x8x2x16xf16>, memref<1x8x2x16xf16>, memref<1x8x3x16xf16>
+  return
+}
+
+// -----
+
+func.func @attention_call_seq_major_causal(%q: memref<1x8x2x16xf16>, %k: memref<1x12x2x16xf16>) {
+  // expected-error @+1 {{'sgpu.attention_call' op a causal library attention needs as many queries as keys, got 8 and 12}}
+  sgpu.attention_call %q, %k, %k into %q {causal, scale = 0.5 : f32, seq_major} : memref<1x8x2x16xf16>, memref<1x12x2x16xf16>, memref<1x12x2x16xf16>, memref<1x8x2x16xf16>
+  return
+}
+
+// -----
+
+func.func @attention_call_seq_major_rank(%q: memref<8x2x16xf16>) {
+  // expected-error @+1 {{'sgpu.attention_call' op expects query to be a row-major B x S x H x D memref, got 'memref<8x2x16xf16>'}}
+  sgpu.attention_call %q, %q, %q into %q {scale = 0.5 : f32, seq_major} : memref<8x2x16xf16>, memref<8x2x16xf16>, memref<8x2x16xf16>, memref<8x2x16xf16>
+  return
+}

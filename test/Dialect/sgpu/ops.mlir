@@ -169,6 +169,16 @@ func.func @dense_matmul(%x: tensor<7x40xf16>, %w: tensor<20x40xf16>,
 
 // -----
 
+// CHECK-LABEL: func @attention_seq_major
+// CHECK: sgpu.attention %{{.*}}, %{{.*}}, %{{.*}} {causal, scale = 1.250000e-01 : f32, seq_major} : tensor<1x64x8x64xbf16>, tensor<1x64x2x64xbf16>, tensor<1x64x2x64xbf16> -> tensor<1x64x8x64xbf16>
+// CHECK: sgpu.attention_call %{{.*}}, %{{.*}}, %{{.*}} into %{{.*}} {causal, scale = 1.250000e-01 : f32, seq_major} : memref<1x64x8x64xbf16>, memref<1x64x2x64xbf16>, memref<1x64x2x64xbf16>, memref<1x64x8x64xbf16>
+func.func @attention_seq_major(%q: tensor<1x64x8x64xbf16>, %k: tensor<1x64x2x64xbf16>,
+    %mq: memref<1x64x8x64xbf16>, %mk: memref<1x64x2x64xbf16>, %mo: memref<1x64x8x64xbf16>) -> tensor<1x64x8x64xbf16> {
+  %o = sgpu.attention %q, %k, %k {causal, scale = 0.125 : f32, seq_major} : tensor<1x64x8x64xbf16>, tensor<1x64x2x64xbf16>, tensor<1x64x2x64xbf16> -> tensor<1x64x8x64xbf16>
+  sgpu.attention_call %mq, %mk, %mk into %mo {causal, scale = 0.125 : f32, seq_major} : memref<1x64x8x64xbf16>, memref<1x64x2x64xbf16>, memref<1x64x2x64xbf16>, memref<1x64x8x64xbf16>
+  return %o : tensor<1x64x8x64xbf16>
+}
+
 // CHECK-LABEL: func @attention_call
 // CHECK: sgpu.attention_call %{{.*}}, %{{.*}}, %{{.*}} into %{{.*}} {causal, scale = 1.250000e-01 : f32} : memref<1x8x64x64xbf16>, memref<1x2x64x64xbf16>, memref<1x2x64x64xbf16>, memref<1x8x64x64xbf16>
 // CHECK: sgpu.attention_call %{{.*}}, %{{.*}}, %{{.*}} into %{{.*}} {scale = 5.000000e-01 : f32} : memref<2x4x7x16xf16>, memref<2x4x9x16xf16>, memref<2x4x9x16xf16>, memref<2x4x7x16xf16>
