@@ -83,10 +83,35 @@ def kernel_profile(fn, steps=5, top=12):
             fn()
         torch.cuda.synchronize()
     totals = {}
+    spans = []
     for e in prof.events():
         if e.device_type.name == "CUDA" and e.device_time_total > 0:
             key = e.name[:120]
             totals[key] = totals.get(key, 0.0) + e.device_time_total / steps
+            spans.append((e.time_range.start, e.time_range.end, key))
     rows = sorted(totals.items(), key=lambda kv: -kv[1])
-    return {"total_us": sum(totals.values()),
-            "kernels": [{"kernel": k, "us": round(v, 2)} for k, v in rows[:top]]}
+    out = {"total_us": sum(totals.values()),
+           "kernels": [{"kernel": k, "us": round(v, 2)} for k, v in rows[:top]]}
+    out.update(idle_profile(spans, steps, top=8))
+    return out
+
+
+def idle_profile(spans, steps, top=8, call_gap_us=2000.0):
+    """The GPU's idle time per call between consecutive device operations
+    (spans: (start µs, end µs, name)), and the `top` operations it most
+    waited for (idle time before each, summed by name). A gap longer than
+    `call_gap_us` is taken to be between two calls (the host's
+    synchronization), not within one."""
+    spans = sorted(spans)
+    idle, before, end = 0.0, {}, None
+    for start, stop, name in spans:
+        if end is not None and 0 < start - end < call_gap_us:
+            gap = start - end
+            idle += gap
+            us, count = before.get(name, (0.0, 0))
+            before[name] = (us + gap, count + 1)
+        end = stop if end is None else max(end, stop)
+    rows = sorted(before.items(), key=lambda kv: -kv[1][0])[:top]
+    return {"idle_us": idle / steps,
+            "idle_before": [{"kernel": k, "us": round(v[0] / steps, 1), "count": round(v[1] / steps, 1)}
+                            for k, v in rows]}

@@ -19,13 +19,18 @@ from markdown import replace_section  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results"
 DOC = ROOT / "docs" / "performance.md"
-ORDER = ["dense", "2:4", "6:8", "twell", "combo"]
+ORDER = ["dense", "2:4", "6:8", "relu", "twell", "combo"]
+# The program each variant's bar compares with: the sparse weights with our
+# dense program, TwELL with the same ReLU model compiled dense.
+OUR_BASE = {"2:4": "dense", "6:8": "dense", "combo": "dense", "twell": "relu"}
 
 
 def model_table(records):
     rows = ["| model | variant | tokens | ours tok/s | torch eager tok/s | ours / torch | best torch tok/s "
-            "(form) | ours / best torch | peak memory | max rel err (bar) | torch bf16 err | active neurons |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            "(form) | ours / best torch | ours / our dense | in CUDA graphs: ours / torch is_causal + compile "
+            "| peak memory | max rel err (bar) | torch bf16 err | active neurons |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    ours = {(r["shape"]["style"], r["shape"]["d"], r["variant"]): r["tokens_per_s"] for r in records}
     forms = {"torch_eager": "eager", "torch_compile": "compile", "torch_causal_eager": "is_causal",
              "torch_causal_compile": "is_causal + compile"}
     key = lambda r: (r["shape"]["style"], r["shape"]["d"], ORDER.index(r["variant"]))
@@ -38,9 +43,18 @@ def model_table(records):
         best_text = ("%.0f (%s)" % (r["baselines"][best], forms.get(best, best))
                      if len(r["baselines"]) > 1 else "—")
         best_ratio = "%.2f×" % (r["tokens_per_s"] / r["baselines"][best]) if len(r["baselines"]) > 1 else "—"
-        rows.append("| %s d=%d L=%d | %s | %d | **%.0f** | %.0f | %.2f× | %s | %s | %s | %.2e (%.1e) %s | %.2e | %s |" % (
+        base = ours.get((s["style"], s["d"], OUR_BASE.get(r["variant"])))
+        base_text = "%.2f× (%s)" % (r["tokens_per_s"] / base, OUR_BASE[r["variant"]]) if base else "—"
+        graph = r.get("cuda_graph_us") or {}
+        graph_text = ("%.0f / %.0f µs: %.2f×" % (graph["ours"], graph["torch_causal_compile"],
+                                                 graph["torch_causal_compile"] / graph["ours"])
+                      if "ours" in graph and "torch_causal_compile" in graph
+                      else "%.0f µs / —" % graph["ours"] if "ours" in graph else "—")
+        rows.append("| %s d=%d L=%d | %s | %d | **%.0f** | %.0f | %.2f× | %s | %s | %s | %s | %s | %.2e (%.1e) %s "
+                    "| %.2e | %s |" % (
             "Llama" if s["style"] == "llama" else "GPT-2", s["d"], s["layers"], r["variant"], s["tokens"],
-            r["tokens_per_s"], r["baselines"]["torch_eager"], r["speedup"], best_text, best_ratio, peak_text,
+            r["tokens_per_s"], r["baselines"]["torch_eager"], r["speedup"], best_text, best_ratio, base_text,
+            graph_text, peak_text,
             r["max_rel_err"], r["tolerance"], "ok" if r["correct"] else "**FAIL**", r["torch_max_rel_err"],
             "%.2f%%" % (100 * active["mean"]) if active else "—"))
     return "\n".join(rows)
@@ -145,6 +159,16 @@ def breakdown_table(records, top=12):
         out.append("%s %s, %s (commit %s): ours %.0f µs of kernels per %s, %s %.0f µs" % (
             _name(r), r["variant"], what, r["commit"], prof["ours"]["total_us"],
             "prefill" if prefill else "step", who, theirs["total_us"] if theirs else float("nan")))
+        idle = [(w, p["idle_us"]) for w, p in (("ours", prof["ours"]), (who, theirs))
+                if p and p.get("idle_us") is not None]
+        if idle:
+            out.append("")
+            out.append("GPU idle between operations within a call: %s." % ", ".join(
+                "%s %.0f µs" % (w, us) for w, us in idle))
+            waits = prof["ours"].get("idle_before") or []
+            if waits:
+                out.append("Ours, by the operation that waited: %s." % ", ".join(
+                    "`%s` %.0f µs (%g a call)" % (w["kernel"][:60], w["us"], w["count"]) for w in waits[:6]))
         out.append("")
         out.append("| ours: kernel | µs | %s: kernel | µs |" % who)
         out.append("|---|---|---|---|")

@@ -77,10 +77,13 @@ def test_llama8b_shape_compiles(variant, tmp_path):
     # 32 identical layers: each kernel is generated once, launched per layer.
     assert len(kernels) < 40 < launches, (len(kernels), launches)
     # Each layer's causal prefill attention is cuDNN's fused attention: an
-    # `attention` line per layer, no generated attention kernel.
+    # `attention` line per layer, no generated attention kernel. It reads
+    # the projections' layout, so no transpose runs around it: the only
+    # element-wise kernel left is SwiGLU's, one per layer.
     attention = [line for line in program if line.startswith("attention ")]
-    assert len(attention) == 32 and all(line.endswith(" mask=causal") for line in attention)
+    assert len(attention) == 32 and all(line.endswith(" mask=causal layout=bshd") for line in attention)
     assert not [k for k in kernels if k.startswith("sgpu_attention")]
+    assert sum(line.startswith("launch sgpu_elementwise") for line in program) == 32
     # Every residual add is fused into the RMS norm after it.
     assert sum(line.startswith("launch sgpu_add_rms_norm") for line in program) == 64
     if variant == "2:4":
