@@ -20,6 +20,14 @@
 //    4096 tokens nothing was measured; the library GEMM stays.
 //  * 8:10 and wider: the library GEMM everywhere (8:10 ties at best, from
 //    4096 tokens with N > K, and loses elsewhere).
+//  * Weights smaller than the measured ones (below kMeasuredWeightElements:
+//    the attention projections) keep the declared pattern at M <= 16 and
+//    from 4096 tokens, where the sparse kernel wins on the measured sizes;
+//    between (16 < M < 4096) every pattern but 2:4 lost or tied on every
+//    measured shape, and a smaller weight has a shorter GEMM beside the
+//    same lift, so the library GEMM runs them there too (on the H100 the
+//    8B model's 6:8 k and v projections at M = 2048 took 36 us against
+//    cuBLAS's 27, q and o 105 against 106: docs/performance.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -39,6 +47,7 @@ using namespace mlir::sgpu;
 namespace {
 constexpr int64_t kBlockRows = 128; // weight rows per block of the kernel
 constexpr int64_t kLargeTokens = 4096; // the measured prefill sizes
+constexpr int64_t kSmallTokens = 16;   // the measured decode sizes
 
 const MeasuredCase kMeasured[] = {
 #define SPARSEOPT_MEASURED(pattern, m, n, k, bf16, speedup)                    \
@@ -66,15 +75,14 @@ bool keepsSparse(int64_t numSMs, int64_t m, int64_t n, int64_t k,
 }
 
 /// "0.72-1.10x of the library GEMM (median 0.91x over the 20 measured
-/// shapes this rule covers)" for the
-/// measured cases of `patternM` that the rules give to the library GEMM
-/// (the measured part's multiprocessors), from SparseCostTables.inc.
-std::string measuredLosses(unsigned patternM) {
-  int64_t measuredSMs = KernelBudget().numSMs;
+/// shapes<suffix>)": the range and median of the measured speedups of
+/// `patternM` whose case `covered` accepts, from SparseCostTables.inc.
+std::string measuredRange(unsigned patternM,
+                          llvm::function_ref<bool(const MeasuredCase &)> covered,
+                          llvm::StringRef suffix) {
   std::vector<double> ratios;
   for (const MeasuredCase &c : kMeasured)
-    if (c.patternM == patternM &&
-        !keepsSparse(measuredSMs, c.m, c.n, c.k, c.patternM))
+    if (c.patternM == patternM && covered(c))
       ratios.push_back(c.speedup);
   if (ratios.empty())
     return "no measurement";
@@ -85,10 +93,34 @@ std::string measuredLosses(unsigned patternM) {
                          ratios[ratios.size() / 2]) /
                             2;
   return llvm::formatv("{0:F2}-{1:F2}x of the library GEMM (median {2:F2}x "
-                       "over the {3} measured shapes this rule covers)",
-                       ratios.front(), ratios.back(), median, ratios.size())
+                       "over the {3} measured shapes{4})",
+                       ratios.front(), ratios.back(), median, ratios.size(),
+                       suffix)
       .str();
 }
+
+/// The measured cases that the rules give to the library GEMM (at the
+/// measured part's multiprocessor count).
+std::string measuredLosses(unsigned patternM) {
+  int64_t measuredSMs = KernelBudget().numSMs;
+  return measuredRange(
+      patternM,
+      [&](const MeasuredCase &c) {
+        return !keepsSparse(measuredSMs, c.m, c.n, c.k, c.patternM);
+      },
+      " this rule covers");
+}
+
+/// The measured cases between the decode and the large prefill sizes.
+std::string measuredBetween(unsigned patternM) {
+  return measuredRange(
+      patternM,
+      [](const MeasuredCase &c) {
+        return c.m > kSmallTokens && c.m < kLargeTokens;
+      },
+      "");
+}
+
 } // namespace
 
 llvm::ArrayRef<MeasuredCase> mlir::sgpu::measuredCases() { return kMeasured; }
@@ -98,15 +130,35 @@ SparseOrDense mlir::sgpu::chooseSparseOrDense(llvm::StringRef chip,
                                               int64_t n, int64_t k,
                                               unsigned patternM) {
   SparseOrDense keep;
-  if (chip != "sm_90a" || n * k < kMeasuredWeightElements ||
-      keepsSparse(numSMs, m, n, k, patternM))
+  if (chip != "sm_90a")
     return keep;
   int64_t blocks = (n + kBlockRows - 1) / kBlockRows;
   std::string shape = "M = " + std::to_string(m) + ", " +
                       std::to_string(blocks) + " blocks of 128 weight rows";
   SparseOrDense dense;
   dense.dense = true;
-  std::string name = patternM == 6 ? "4:6" : patternM == 8 ? "6:8" : "8:10";
+  std::string name = patternM == 6   ? "4:6"
+                     : patternM == 8 ? "6:8"
+                     : patternM == 10
+                         ? "8:10"
+                         : std::to_string(patternM - 2) + ":" +
+                               std::to_string(patternM);
+  if (n * k < kMeasuredWeightElements) {
+    // A smaller weight than the measured ones: the library GEMM between
+    // the decode and the large prefill sizes (see the file comment).
+    if (patternM == 4 || m <= kSmallTokens || m >= kLargeTokens)
+      return keep;
+    unsigned measured = std::min(patternM, 10u);
+    dense.reason = "between 16 and 4096 tokens the " +
+                   (measured == patternM ? name : std::string("8:10")) +
+                   " kernel measured " + measuredBetween(measured) +
+                   ", and a weight smaller than the measured ones (" +
+                   std::to_string(n) + " x " + std::to_string(k) +
+                   ") has a shorter GEMM beside the same lift (" + shape + ")";
+    return dense;
+  }
+  if (keepsSparse(numSMs, m, n, k, patternM))
+    return keep;
   if (patternM == 6 || patternM == 8)
     dense.reason = "the " + name + " kernel measured " +
                    measuredLosses(patternM) +

@@ -29,10 +29,12 @@ struct SparseOrDense {
 
 /// `patternM` is the group size 2N of an (2N-2):2N pattern (4 for 2:4).
 /// Only the measured target (sm_90a, where the sparse kernel is the TMA
-/// wgmma kernel) and weights of the measured size (at least
-/// kMeasuredWeightElements) can choose dense; elsewhere the declared
-/// sparsity is kept. `numSMs` is the device's multiprocessor count
-/// (DeviceInfo.h): the rules speak of grids of one wave.
+/// wgmma kernel) can choose dense. Weights of the measured size (at least
+/// kMeasuredWeightElements) follow the measured rules; smaller ones keep
+/// the declared sparsity at M <= 16 and M >= 4096 and take the library
+/// GEMM between (except 2:4, always kept). `numSMs` is the device's
+/// multiprocessor count (DeviceInfo.h): the rules speak of grids of one
+/// wave.
 SparseOrDense chooseSparseOrDense(llvm::StringRef chip, int64_t numSMs,
                                   int64_t m, int64_t n, int64_t k,
                                   unsigned patternM);
@@ -57,7 +59,8 @@ llvm::ArrayRef<MeasuredCase> measuredCases();
 inline constexpr double kMeasuredTie = 0.12;
 
 /// The smallest weight (N * K elements) the rules were measured on is 58.7 M
-/// elements (14336 x 4096); below 32 M elements the choice is not made.
+/// elements (14336 x 4096); below 32 M elements only the token count
+/// decides (chooseSparseOrDense).
 inline constexpr int64_t kMeasuredWeightElements = int64_t(1) << 25;
 
 } // namespace sgpu

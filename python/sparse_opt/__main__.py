@@ -115,7 +115,8 @@ def cmd_compile(args):
                                   twell_consumer=args.twell_consumer,
                                   twell_passes=args.twell_passes,
                                   twell_pack=args.twell_pack, lift=args.lift,
-                                  attention_library=args.attention_library)
+                                  attention_library=args.attention_library,
+                                  sparse_policy=args.sparse_policy)
         for d in c.last_diagnostics if twell else ():
             if "TwELL" in d.message or "producer" in d.message or "consumer" in d.message:
                 print("  " + str(d))
@@ -344,6 +345,10 @@ def main(argv=None):
                         "operand loads), split (a kernel copies only the shared windows, the GEMM "
                         "reads X for the rest), separate (a gather kernel writes the whole lifted "
                         "X) or auto (fused up to 16 tokens, split above; default)")
+    p.add_argument("--sparse-policy", choices=["auto", "sparse"], default="auto",
+                   help="auto keeps a sparse-annotated layer dense (the library GEMM) where the "
+                        "sparse kernel measured slower on sm_90a, with a remark saying why "
+                        "(default); sparse always runs the sparse kernel")
     p.add_argument("--no-attention-library", dest="attention_library", action="store_false",
                    help="keep every attention on the generated kernels; by default a prefill "
                         "attention runs as cuDNN's fused attention where it applies (the runtime "

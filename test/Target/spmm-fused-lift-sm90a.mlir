@@ -7,11 +7,11 @@
 // instead (spmm-split-lift-sm90a.mlir); lift=separate keeps the plain order
 // and the gather kernel.
 // REQUIRES: ptxas
-// RUN: rm -rf %t && sparse-opt %s --sgpu-compile="lift=fused output-dir=%t/fused" -o /dev/null
+// RUN: rm -rf %t && sparse-opt %s --sgpu-compile="lift=fused sparse-policy=sparse output-dir=%t/fused" -o /dev/null
 // RUN: FileCheck %s --check-prefix=FUSED < %t/fused/program.txt
 // RUN: FileCheck %s --check-prefix=PTX < %t/fused/kernels.ptx
 // RUN: %ptxas -arch=sm_90a -v %t/fused/kernels.ptx -o %t/fused/kernels.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS --implicit-check-not=C75
-// RUN: sparse-opt %s --sgpu-compile="lift=separate output-dir=%t/sep" -o /dev/null
+// RUN: sparse-opt %s --sgpu-compile="lift=separate sparse-policy=sparse output-dir=%t/sep" -o /dev/null
 // RUN: FileCheck %s --check-prefix=GATHER < %t/sep/program.txt
 // RUN: FileCheck %s --check-prefix=GATHERPTX < %t/sep/kernels.ptx
 // RUN: sparse-opt %s --sgpu-slide-sparse="policy=sparse lift=fused" -mlir-elide-elementsattrs-if-larger=4 | FileCheck %s --check-prefix=IR

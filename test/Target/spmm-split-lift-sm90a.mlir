@@ -7,11 +7,11 @@
 // every three) or from W1 (the third): the tensor map is selected per
 // k-tile, everything else is the plain kernel.
 // REQUIRES: ptxas
-// RUN: rm -rf %t && sparse-opt %s --sgpu-compile="output-dir=%t/auto" -o /dev/null
+// RUN: rm -rf %t && sparse-opt %s --sgpu-compile="sparse-policy=sparse output-dir=%t/auto" -o /dev/null
 // RUN: FileCheck %s --check-prefix=PROG < %t/auto/program.txt
 // RUN: FileCheck %s --check-prefix=PTX < %t/auto/kernels.ptx
 // RUN: %ptxas -arch=sm_90a -v %t/auto/kernels.ptx -o %t/auto/kernels.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS --implicit-check-not=C75
-// RUN: sparse-opt %s --sgpu-compile="lift=split output-dir=%t/split" -o /dev/null
+// RUN: sparse-opt %s --sgpu-compile="lift=split sparse-policy=sparse output-dir=%t/split" -o /dev/null
 // RUN: cmp %t/auto/kernels.ptx %t/split/kernels.ptx
 // RUN: sparse-opt %s --sgpu-slide-sparse="policy=sparse" -mlir-elide-elementsattrs-if-larger=4 | FileCheck %s --check-prefix=IR
 

@@ -1,9 +1,11 @@
-// RUN: sparse-opt %s -split-input-file -sgpu-slide-sparse | FileCheck %s
-// RUN: sparse-opt %s -split-input-file -sgpu-slide-sparse="lift=separate" | FileCheck %s --check-prefix=SEP
+// The rewrites themselves (policy=sparse: slide-sparse-policy.mlir tests the
+// cost model that may keep a matmul dense).
+// RUN: sparse-opt %s -split-input-file -sgpu-slide-sparse="policy=sparse" | FileCheck %s
+// RUN: sparse-opt %s -split-input-file -sgpu-slide-sparse="policy=sparse lift=separate" | FileCheck %s --check-prefix=SEP
 // RUN: sparse-opt %s -split-input-file -sgpu-slide-sparse="chip=sm_80" | FileCheck %s --check-prefix=SEP
 // RUN: not sparse-opt %s -split-input-file -sgpu-slide-sparse="lift=inside" 2>&1 | FileCheck %s --check-prefix=BADLIFT
-// RUN: sparse-opt %s -split-input-file -sgpu-slide-sparse="lift=split" | FileCheck %s --check-prefix=SPLIT
-// RUN: sparse-opt %s -split-input-file -sgpu-slide-sparse="lift=fused" | FileCheck %s --check-prefix=FUSED
+// RUN: sparse-opt %s -split-input-file -sgpu-slide-sparse="policy=sparse lift=split" | FileCheck %s --check-prefix=SPLIT
+// RUN: sparse-opt %s -split-input-file -sgpu-slide-sparse="policy=sparse lift=fused" | FileCheck %s --check-prefix=FUSED
 // BADLIFT: unknown sgpu-slide-sparse lift 'inside'; expected auto, fused, split or separate
 
 // The torch form: Y = X . W^T as a matmul with transposing indexing_maps.

@@ -27,8 +27,18 @@ def spmm_maps(directory):
 
 
 def compile_with(tmp_path, name, **options):
+    # The sparse kernel forced: at 256 tokens the cost model would run this
+    # small layer on the library GEMM.
     with Compiler() as c:
-        return c.parse_file(MODEL).compile(tmp_path / name, **options)
+        return c.parse_file(MODEL).compile(tmp_path / name, sparse_policy="sparse", **options)
+
+
+def test_auto_policy_keeps_this_layer_dense(tmp_path):
+    with Compiler() as c:
+        art = c.parse_file(MODEL).compile(tmp_path / "auto")
+    assert not any(l.startswith("launch sgpu_spmm") for l in launch_lines(art.directory))
+    assert any(l.startswith("gemm ") for l in
+               (pathlib.Path(art.directory) / "program.txt").read_text().splitlines())
 
 
 def test_split_is_the_default_above_16_tokens(tmp_path):
@@ -57,10 +67,10 @@ def test_bad_lift(tmp_path):
 
 
 def test_cli_lift(tmp_path):
-    r = cli("compile", MODEL, "-o", tmp_path / "sep", "--lift", "separate")
+    r = cli("compile", MODEL, "-o", tmp_path / "sep", "--lift", "separate", "--sparse-policy", "sparse")
     assert r.returncode == 0, r.stderr
     assert spmm_maps(tmp_path / "sep")[0][1:3] == ("f16", "256x1536")
-    r = cli("compile", MODEL, "-o", tmp_path / "split", "--lift", "split")
+    r = cli("compile", MODEL, "-o", tmp_path / "split", "--lift", "split", "--sparse-policy", "sparse")
     assert r.returncode == 0, r.stderr
     assert spmm_maps(tmp_path / "split")[2][1:3] == ("f16", "256x512")
     r = cli("compile", MODEL, "-o", tmp_path / "bad", "--lift", "inline")

@@ -46,9 +46,12 @@ def SGPUSlideSparse : Pass<"sgpu-slide-sparse", "::mlir::ModuleOp"> {
     `sgpu.matmul`, with a remark giving the measurement behind the choice.
     The weight must be a constant or an argument of the function that only
     this matmul reads (its encoding is then dropped from the signature; the
-    caller's buffer is the dense weight either way). Only layers of the measured size (at least 32 M
-    weight elements) on a measured chip are considered; elsewhere, and with
-    `policy=sparse`, the declared sparsity is always used.
+    caller's buffer is the dense weight either way). Only a measured chip
+    is considered. Layers of the measured size (at least 32 M weight
+    elements) follow the measured rules; smaller ones keep the declared
+    sparsity at M <= 16 and from 4096 tokens and take the library GEMM
+    between (2:4 is always kept). With `policy=sparse` the declared sparsity
+    is always used.
   }];
   let options = [
     Option<"policy", "policy", "std::string", /*default=*/"\"auto\"",
