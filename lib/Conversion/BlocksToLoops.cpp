@@ -282,14 +282,39 @@ void mlir::sgpu::lowerCacheUpdateToLoops(CacheUpdateOp op) {
   int64_t capacity = op.getCache().getType().getDimSize(2);
   Value cache = l.buffer(op.getCache()), update = l.buffer(op.getUpdate()),
         positions = l.buffer(op.getPositions());
+  // With rope tables: the rotated element (sgpu.rope's formula) on flat
+  // views of the update and the tables.
+  Value flatUpdate, cos, sin;
+  if (op.getRopeCos()) {
+    flatUpdate = flatView(b, l.loc, update);
+    cos = flatView(b, l.loc, l.buffer(op.getRopeCos()));
+    sin = flatView(b, l.loc, l.buffer(op.getRopeSin()));
+  }
+  int64_t heads = ut.getDimSize(1), len = ut.getDimSize(2),
+          d = ut.getDimSize(3);
   l.loop(ut.getDimSize(0), [&](Value bi) {
-    l.loop(ut.getDimSize(1), [&](Value h) {
-      l.loop(ut.getDimSize(2), [&](Value s) {
+    l.loop(heads, [&](Value h) {
+      l.loop(len, [&](Value s) {
         Value p = im.loadPosition(positions, bi, s);
         Value notBelow = im.sge(p, im.c(0));
         Value inside = im.andi(notBelow, im.slt(p, im.c(capacity)));
         im.ifThen(inside, [&] {
-          l.loop(ut.getDimSize(3), [&](Value c) {
+          l.loop(d, [&](Value c) {
+            if (flatUpdate) {
+              Value e = im.add(
+                  im.mul(im.add(im.mul(im.add(im.mul(bi, heads), h), len), s),
+                         d),
+                  c);
+              l.store(ropeElement(
+                          im, flatUpdate, cos, sin, ut.getShape(),
+                          cast<RankedTensorType>(op.getRopeCos().getType())
+                              .getShape(),
+                          cast<RankedTensorType>(op.getRopeSin().getType())
+                              .getShape(),
+                          e),
+                      cache, {bi, h, p, c});
+              return;
+            }
             Value v = memref::LoadOp::create(b, l.loc, update,
                                              ValueRange{bi, h, s, c});
             memref::StoreOp::create(b, l.loc, v, cache,

@@ -7,12 +7,16 @@
 // argument's own buffer: the verifier made the cache a state argument that
 // nothing else reads, so the op's result is that argument, updated in
 // place, and every later reader (the attention over the cache) is a later
-// step of the program.
+// step of the program. With rope tables the thread writes the rotated
+// element instead (ropeElement, ModelElements.h: the partner element and
+// the tables read from flat views of the update and the tables), so a
+// RoPE that only the cache write read costs no kernel of its own.
 //
 //===----------------------------------------------------------------------===//
 
 #include "GPUKernel.h"
 #include "IndexMath.h"
+#include "ModelElements.h"
 #include "ModelOpsToGPU.h"
 
 using namespace mlir;
@@ -38,11 +42,23 @@ struct CacheUpdateToGPU : OpConversionPattern<CacheUpdateOp> {
     if (elems != 0) {
       OpBuilder kb = sink.builder();
       IndexMath im{kb, loc};
-      auto func =
-          createKernel(kb, loc, sink.symbols, sink.name("sgpu_cache_update"),
-                       {memrefTypeOf(ct), memrefTypeOf(ut),
-                        memrefTypeOf(op.getPositions().getType())},
-                       {}, threads);
+      bool rope = bool(op.getRopeCos());
+      auto flat = [](RankedTensorType t) {
+        return MemRefType::get({t.getNumElements()}, t.getElementType());
+      };
+      SmallVector<Type> argTypes = {memrefTypeOf(ct), memrefTypeOf(ut),
+                                    memrefTypeOf(op.getPositions().getType())};
+      if (rope) {
+        argTypes.push_back(flat(ut));
+        argTypes.push_back(
+            flat(cast<RankedTensorType>(op.getRopeCos().getType())));
+        argTypes.push_back(
+            flat(cast<RankedTensorType>(op.getRopeSin().getType())));
+      }
+      auto func = createKernel(kb, loc, sink.symbols,
+                               sink.name(rope ? "sgpu_cache_update_rope"
+                                              : "sgpu_cache_update"),
+                               argTypes, {}, threads);
       Value cache = func.getArgument(0), update = func.getArgument(1),
             positions = func.getArgument(2);
       Value e = im.add(
@@ -58,6 +74,16 @@ struct CacheUpdateToGPU : OpConversionPattern<CacheUpdateOp> {
         Value notBelow = im.sge(p, im.c(0));
         Value inside = im.andi(notBelow, im.slt(p, im.c(capacity)));
         im.ifThen(inside, [&] {
+          if (rope) {
+            Value v = ropeElement(
+                im, func.getArgument(3), func.getArgument(4),
+                func.getArgument(5), ut.getShape(),
+                cast<RankedTensorType>(op.getRopeCos().getType()).getShape(),
+                cast<RankedTensorType>(op.getRopeSin().getType()).getShape(),
+                e);
+            im.storeRounded(v, cache, {b, h, p, c});
+            return;
+          }
           Value v =
               memref::LoadOp::create(kb, loc, update, ValueRange{b, h, t, c});
           memref::StoreOp::create(kb, loc, v, cache, ValueRange{b, h, p, c});
@@ -68,6 +94,11 @@ struct CacheUpdateToGPU : OpConversionPattern<CacheUpdateOp> {
           readBuffer(rewriter, loc, adaptor.getCache()),
           readBuffer(rewriter, loc, adaptor.getUpdate()),
           readBuffer(rewriter, loc, adaptor.getPositions())};
+      if (rope)
+        for (Value t :
+             {adaptor.getUpdate(), adaptor.getRopeCos(), adaptor.getRopeSin()})
+          args.push_back(
+              flatView(rewriter, loc, readBuffer(rewriter, loc, t)));
       launchKernel(rewriter, loc, func, (elems + threads - 1) / threads,
                    threads, args);
     }

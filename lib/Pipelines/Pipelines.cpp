@@ -189,6 +189,9 @@ LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
   // A residual add whose sum an RMS norm reads becomes one kernel that
   // writes both (before the chains below could absorb the add).
   os << "sgpu-fuse-residual-norm,";
+  // A RoPE of the new keys that only the KV-cache write reads is computed
+  // by that write's kernel.
+  os << "sgpu-fuse-rope-cache-write,";
   // A chain of element-wise generics (SwiGLU's SiLU and multiply) becomes
   // one generic: one kernel, the intermediate in registers.
   os << "sgpu-fuse-elementwise,";

@@ -190,6 +190,27 @@ func.func @decode(%q: tensor<2x8x1x128xbf16>, %k: tensor<2x2x1x128xbf16>, %pos: 
 
 // -----
 
+// A cache update with rope tables: one kernel writes the rotated keys,
+// reading the partner element and the tables through flat views.
+// CHECK-LABEL: func.func @decode_rope_write
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_cache_update_rope_0 {{.*}} args(%{{.*}} : memref<4x2x256x128xbf16>, %{{.*}} : memref<2x2x1x128xbf16>, %{{.*}} : memref<2x1xi64>, %{{.*}} : memref<512xbf16>, %{{.*}} : memref<128xbf16>, %{{.*}} : memref<128xbf16>)
+// CHECK: gpu.func @sgpu_cache_update_rope_0
+// CHECK: scf.if
+// CHECK: arith.select
+// CHECK: arith.negf
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: arith.truncf
+// CHECK: memref.store {{.*}} : memref<4x2x256x128xbf16>
+func.func @decode_rope_write(%k: tensor<2x2x1x128xbf16>, %pos: tensor<2x1xi64>, %cos: tensor<1x1x1x128xbf16>,
+                             %sin: tensor<1x1x1x128xbf16>,
+                             %kc: tensor<4x2x256x128xbf16> {sgpu.param = "k_cache", sgpu.state}) -> tensor<4x2x256x128xbf16> {
+  %k2 = sgpu.cache_update %kc, %k, %pos rope(%cos, %sin : tensor<1x1x1x128xbf16>, tensor<1x1x1x128xbf16>) : tensor<4x2x256x128xbf16>, tensor<2x2x1x128xbf16>, tensor<2x1xi64> -> tensor<4x2x256x128xbf16>
+  return %k2 : tensor<4x2x256x128xbf16>
+}
+
+// -----
+
 // sgpu.config lanes_per_key = 32, unroll = 1: a whole warp per key row (4
 // columns per lane in one 8-byte load, sums in 5 shuffles), one key per
 // warp and loop step. The loop runs over the warp's first key, the same

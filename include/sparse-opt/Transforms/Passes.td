@@ -446,6 +446,22 @@ def SGPUFoldAttentionTransposes : Pass<"sgpu-fold-attention-transposes", "::mlir
                            "::mlir::tensor::TensorDialect"];
 }
 
+def SGPUFuseRopeCacheWrite : Pass<"sgpu-fuse-rope-cache-write", "::mlir::ModuleOp"> {
+  let summary = "Rotate keys (RoPE) in the kernel that writes them into the KV cache";
+  let description = [{
+    A decode step ropes the new keys (`sgpu.rope`, a kernel that writes the
+    rotated keys) and writes them into the cache (`sgpu.cache_update`,
+    a second kernel that reads them back). Where the rope's result is read
+    by the cache update alone, this pass gives the update the rope's input
+    and tables (`sgpu.cache_update ... rope(%cos, %sin)`) and erases the
+    rope: one kernel computes each rotated element from the unrotated keys
+    and writes it into the cache, with the same f32 formula and rounding.
+    A rope read elsewhere too (a prefill that attends over its new keys) is
+    left as it is. `sgpu-compile` runs it after `sgpu-fuse-residual-norm`.
+  }];
+  let dependentDialects = ["::mlir::sgpu::SGPUDialect"];
+}
+
 def SGPUFuseElementwise : Pass<"sgpu-fuse-elementwise", "::mlir::ModuleOp"> {
   let summary = "Fuse chains of element-wise linalg.generic ops into one op (one kernel)";
   let description = [{

@@ -495,6 +495,37 @@ LogicalResult AttentionOp::verify() {
   return success();
 }
 
+/// The RoPE tables `cos` and `sin` of input `x` (sgpu.rope, and the rope of
+/// sgpu.cache_update): an even last dimension, the tables of x's element
+/// type and rank, broadcasting to x and covering its last dimension.
+static LogicalResult verifyRopeTables(Operation *op, RankedTensorType x,
+                                      RankedTensorType cos,
+                                      RankedTensorType sin) {
+  int64_t d = x.getShape().back();
+  if (d % 2 != 0)
+    return op->emitOpError() << "the rotated dimension must be even, got "
+                             << d;
+  for (auto [name, t] : {std::pair<StringRef, RankedTensorType>{"cos", cos},
+                         {"sin", sin}}) {
+    if (t.getElementType() != x.getElementType())
+      return op->emitOpError() << name << " must have the input's element type "
+                               << x.getElementType() << ", got " << t;
+    if (t.getRank() != x.getRank() || !t.hasStaticShape())
+      return op->emitOpError() << name
+                               << " must be static with the input's rank "
+                               << x.getRank() << ", got " << t;
+    for (int64_t i = 0; i < x.getRank(); ++i)
+      if (t.getDimSize(i) != 1 && t.getDimSize(i) != x.getDimSize(i))
+        return op->emitOpError() << name << " " << t
+                                 << " does not broadcast to " << x;
+    if (t.getShape().back() != d)
+      return op->emitOpError() << name << " must cover the whole rotated "
+                                          "dimension ("
+                               << d << "), got " << t;
+  }
+  return success();
+}
+
 LogicalResult CacheUpdateOp::verify() {
   auto cache = getCache().getType(), update = getUpdate().getType(),
        positions = getPositions().getType(), r = getResult().getType();
@@ -534,6 +565,13 @@ LogicalResult CacheUpdateOp::verify() {
                          << " (batch x new tokens) or " << s
                          << " (the same for every sequence), got "
                          << positions;
+  if (bool(getRopeCos()) != bool(getRopeSin()))
+    return emitOpError() << "rope takes both tables, cos and sin";
+  if (getRopeCos() &&
+      failed(verifyRopeTables(*this, update,
+                              cast<RankedTensorType>(getRopeCos().getType()),
+                              cast<RankedTensorType>(getRopeSin().getType()))))
+    return failure();
   // The lowerings write the caller's buffer in place: the cache must be
   // that buffer (a state argument) and nothing else may read its old value.
   auto arg = dyn_cast<BlockArgument>(getCache());
@@ -575,28 +613,7 @@ LogicalResult RopeOp::verify() {
   if (r != x)
     return emitOpError() << "result must have the input's type " << x
                          << ", got " << r;
-  int64_t d = x.getShape().back();
-  if (d % 2 != 0)
-    return emitOpError() << "the rotated dimension must be even, got " << d;
-  for (auto [name, t] :
-       {std::pair<StringRef, RankedTensorType>{"cos", getCos().getType()},
-        {"sin", getSin().getType()}}) {
-    if (t.getElementType() != x.getElementType())
-      return emitOpError() << name << " must have the input's element type "
-                           << x.getElementType() << ", got " << t;
-    if (t.getRank() != x.getRank() || !t.hasStaticShape())
-      return emitOpError() << name << " must be static with the input's rank "
-                           << x.getRank() << ", got " << t;
-    for (int64_t i = 0; i < x.getRank(); ++i)
-      if (t.getDimSize(i) != 1 && t.getDimSize(i) != x.getDimSize(i))
-        return emitOpError() << name << " " << t << " does not broadcast to "
-                             << x;
-    if (t.getShape().back() != d)
-      return emitOpError() << name << " must cover the whole rotated "
-                                      "dimension ("
-                           << d << "), got " << t;
-  }
-  return success();
+  return verifyRopeTables(*this, x, getCos().getType(), getSin().getType());
 }
 
 //===----------------------------------------------------------------------===//

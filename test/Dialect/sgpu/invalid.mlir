@@ -1359,3 +1359,27 @@ func.func @attention_call_seq_major_rank(%q: memref<8x2x16xf16>) {
   sgpu.attention_call %q, %q, %q into %q {scale = 0.5 : f32, seq_major} : memref<8x2x16xf16>, memref<8x2x16xf16>, memref<8x2x16xf16>, memref<8x2x16xf16>
   return
 }
+
+// -----
+
+func.func @cache_update_rope_table(%kc: tensor<4x2x64x16xf16> {sgpu.param = "k", sgpu.state}, %k: tensor<4x2x1x16xf16>, %pos: tensor<4x1xi32>, %t: tensor<1x1x1x8xf16>) {
+  // expected-error @+1 {{'sgpu.cache_update' op cos 'tensor<1x1x1x8xf16>' does not broadcast to 'tensor<4x2x1x16xf16>'}}
+  %c = sgpu.cache_update %kc, %k, %pos rope(%t, %t : tensor<1x1x1x8xf16>, tensor<1x1x1x8xf16>) : tensor<4x2x64x16xf16>, tensor<4x2x1x16xf16>, tensor<4x1xi32> -> tensor<4x2x64x16xf16>
+  return
+}
+
+// -----
+
+func.func @cache_update_rope_type(%kc: tensor<4x2x64x16xf16> {sgpu.param = "k", sgpu.state}, %k: tensor<4x2x1x16xf16>, %pos: tensor<4x1xi32>, %t: tensor<1x1x1x16xbf16>) {
+  // expected-error @+1 {{'sgpu.cache_update' op cos must have the input's element type 'f16', got 'tensor<1x1x1x16xbf16>'}}
+  %c = sgpu.cache_update %kc, %k, %pos rope(%t, %t : tensor<1x1x1x16xbf16>, tensor<1x1x1x16xbf16>) : tensor<4x2x64x16xf16>, tensor<4x2x1x16xf16>, tensor<4x1xi32> -> tensor<4x2x64x16xf16>
+  return
+}
+
+// -----
+
+func.func @cache_update_rope_one_table(%kc: tensor<4x2x64x16xf16> {sgpu.param = "k", sgpu.state}, %k: tensor<4x2x1x16xf16>, %pos: tensor<4x1xi32>, %t: tensor<1x1x1x16xf16>) {
+  // expected-error @+1 {{'sgpu.cache_update' op rope takes both tables, cos and sin}}
+  %c = "sgpu.cache_update"(%kc, %k, %pos, %t) {operandSegmentSizes = array<i32: 1, 1, 1, 1, 0>} : (tensor<4x2x64x16xf16>, tensor<4x2x1x16xf16>, tensor<4x1xi32>, tensor<1x1x1x16xf16>) -> tensor<4x2x64x16xf16>
+  return
+}

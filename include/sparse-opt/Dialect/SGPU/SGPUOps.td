@@ -477,7 +477,7 @@ def SGPU_AttentionOp : SGPU_Op<"attention", [Pure, AttrSizedOperandSegments]> {
   let hasVerifier = 1;
 }
 
-def SGPU_CacheUpdateOp : SGPU_Op<"cache_update"> {
+def SGPU_CacheUpdateOp : SGPU_Op<"cache_update", [AttrSizedOperandSegments]> {
   let summary = "write new keys or values into a KV cache, in place";
   let description = [{
     `cache[b, h, positions[b, s], :] = new[b, h, s, :]` for every sequence
@@ -495,16 +495,27 @@ def SGPU_CacheUpdateOp : SGPU_Op<"cache_update"> {
     write. The op therefore has side effects and is never removed, even
     when its result is unused (a prefill that attends over the new keys).
 
+    With `rope(%cos, %sin)` the op writes `sgpu.rope %update, %cos, %sin`
+    instead of `%update` (the tables as `sgpu.rope` takes them, broadcast
+    to the update's shape; computed in f32 and rounded once, the same
+    values): the keys are rotated as they are written, with no kernel and
+    no pass over memory of their own. `sgpu-fuse-rope-cache-write` makes
+    this form from a RoPE that only the cache update reads.
+
     ```mlir
     %k2 = sgpu.cache_update %kcache, %k, %pos
             : tensor<4x2x64x16xf16>, tensor<1x2x8x16xf16>, tensor<1x8xi32> -> tensor<4x2x64x16xf16>
     ```
   }];
   let arguments = (ins SGPU_FloatTensor:$cache, SGPU_FloatTensor:$update,
-                       RankedTensorOf<[I32, I64]>:$positions);
+                       RankedTensorOf<[I32, I64]>:$positions,
+                       Optional<SGPU_FloatTensor>:$rope_cos,
+                       Optional<SGPU_FloatTensor>:$rope_sin);
   let results = (outs SGPU_FloatTensor:$result);
   let assemblyFormat = [{
-    $cache `,` $update `,` $positions attr-dict `:` type($cache) `,` type($update) `,` type($positions) `->` type($result)
+    $cache `,` $update `,` $positions
+    (`rope` `(` $rope_cos^ `,` $rope_sin `:` type($rope_cos) `,` type($rope_sin) `)`)?
+    attr-dict `:` type($cache) `,` type($update) `,` type($positions) `->` type($result)
   }];
   let hasVerifier = 1;
 }
