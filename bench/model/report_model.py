@@ -245,10 +245,15 @@ def readme_summary(prefill, decode, attention):
     lines = []
     if "dense" in llama:
         d = llama["dense"]
-        parts = ["dense %s tokens/s (torch %s)" % (_k(d["tokens_per_s"]), _k(d["baselines"]["torch_eager"]))]
-        names = {"2:4": "every block linear 2:4", "6:8": "6:8", "twell": "the TwELL ReLU FFN",
+        best = max(d["baselines"], key=d["baselines"].get)
+        best_text = ("" if best == "torch_eager" else
+                     ", its fastest form, %s, %s" % (TORCH_FORMS.get(best, best), _k(d["baselines"][best])))
+        parts = ["dense %s tokens/s (torch %s%s)" % (_k(d["tokens_per_s"]), _k(d["baselines"]["torch_eager"]),
+                                                     best_text)]
+        names = {"2:4": "every block linear 2:4", "6:8": "6:8",
+                 "relu": "a ReLU-FFN model of the same shape", "twell": "that model with the TwELL FFN",
                  "combo": "2:4 and 6:8 projections with the TwELL FFN and ladder residuals"}
-        for v in ("2:4", "6:8", "twell", "combo"):
+        for v in ("2:4", "6:8", "relu", "twell", "combo"):
             if v in llama:
                 parts.append("%s %s" % (names[v], _k(llama[v]["tokens_per_s"])))
         ok = all(r["correct"] for r in llama.values())
@@ -260,16 +265,20 @@ def readme_summary(prefill, decode, attention):
     prefill_attn = [r for r in attention if r.get("variant") == "llama8b_prefill" and "ours_us" in r]
     if prefill_attn:
         a = prefill_attn[0]
-        lines.append("Attention at that shape takes %.0f µs, %.2f× torch's cuDNN backend." % (
-            a["ours_us"], a["ours_us"] / a["baselines"]["cudnn"]))
+        lines.append("Attention at that shape takes %.0f µs, %.2f× the time of torch's cuDNN backend "
+                     "(commit %s)." % (a["ours_us"], a["ours_us"] / a["baselines"]["cudnn"], a["commit"]))
     dense = sorted((r for r in decode if r["variant"] == "dense" and r["shape"]["style"] == "llama"),
                    key=lambda r: r["shape"]["batch"])
     if dense:
+        compiled = all(r["baselines"].get("torch_compile_graph") for r in dense)
         lines.append("Decoding at context %d: %s tokens/s at batch %s, against %s for torch eager in a CUDA "
-                     "graph." % (dense[0]["shape"]["context"],
-                                 " / ".join(_k(r["tokens_per_s"]) for r in dense),
-                                 " / ".join(str(r["shape"]["batch"]) for r in dense),
-                                 " / ".join(_k(r["baselines"]["torch_eager_graph"]) for r in dense)))
+                     "graph%s." % (dense[0]["shape"]["context"],
+                                   " / ".join(_k(r["tokens_per_s"]) for r in dense),
+                                   " / ".join(str(r["shape"]["batch"]) for r in dense),
+                                   " / ".join(_k(r["baselines"]["torch_eager_graph"]) for r in dense),
+                                   " and %s for torch.compile in one" % " / ".join(
+                                       _k(r["baselines"]["torch_compile_graph"]) for r in dense)
+                                   if compiled else ""))
     lines.append("(Generated from `bench/results/` by `bench/model/report_model.py`; tables and commands in "
                  "`docs/performance.md`.)")
     return "\n".join(lines)
@@ -335,7 +344,11 @@ def main():
                     help="the records' device suffix (model_*_<gpu>.json, attention_<gpu>.json); "
                          "h200 fills the main tables and the README, another device its own "
                          "markers (model-decode-<gpu>, ...)")
-    gpu = ap.parse_args().gpu
+    ap.add_argument("--readme", action="store_true",
+                    help="also write the README's measured sentences from this device's records "
+                         "(always done for h200; for another device when its set is the newest)")
+    args = ap.parse_args()
+    gpu = args.gpu
     main_set = gpu == "h200"
     tag = "" if main_set else "-" + gpu
     records = []
@@ -359,6 +372,7 @@ def main():
     if main_set:
         doc = replace_section(doc, "model-decode-forms", decode_forms_table(forms))
         doc = replace_section(doc, "model-decode-splits", decode_splits_table(splits))
+    if main_set or args.readme:
         readme = (ROOT / "README.md").read_text()
         (ROOT / "README.md").write_text(replace_section(readme, "readme-models",
                                                         readme_summary(prefill, decode, attention)))
