@@ -333,12 +333,20 @@ std::string mlir::sgpu::whyNoAttentionKernel(AttentionOp op) {
   // The configuration's ranges are its attribute's verifier's; what is
   // left is whether the kernels it names can run `op`.
   AttentionConfigAttr config = attentionConfig(op);
-  if (op.getSeqMajor() &&
-      config.getKernel() != AttentionKernelKind::library &&
-      config.getKernel() != AttentionKernelKind::chosen)
-    return "the generated attention kernels read B x H x S x D operands; a "
-           "seq_major attention runs through cuDNN's fused attention "
-           "(kernel = library, with the attention library allowed)";
+  if (op.getSeqMajor()) {
+    // The library or nothing: auto resolves to it (resolveAttentionConfig),
+    // so what it cannot take is an error here, before anything is built.
+    if (config.getKernel() != AttentionKernelKind::library &&
+        config.getKernel() != AttentionKernelKind::chosen)
+      return "the generated attention kernels read B x H x S x D operands; "
+             "a seq_major attention runs through cuDNN's fused attention "
+             "(kernel = library, with the attention library allowed)";
+    std::string why = whyNoAttentionLibrary(op);
+    if (!why.empty())
+      return "a seq_major attention runs only through cuDNN's fused "
+             "attention, which does not take it: " +
+             why;
+  }
   // An explicit choice of the decode kernel's that it cannot take is an
   // error, not a silent fallback.
   if (config.getLanesPerKey() || config.getSplits() || config.getUnroll()) {

@@ -207,6 +207,13 @@ LogicalResult checkOp(Operation *op, const KernelSelection &selection,
     if (!why.empty())
       return attn.emitError() << "'sgpu.attention' has no GPU lowering: "
                               << why;
+    if (attn.getSeqMajor() && !selection.spelled.attentionLibrary &&
+        attentionConfig(attn).getKernel() == AttentionKernelKind::chosen)
+      return attn.emitError()
+             << "'sgpu.attention' has no GPU lowering: a seq_major "
+                "attention runs only through cuDNN's fused attention, and "
+                "attention-library=false keeps every attention on the "
+                "generated kernels";
   }
   if (isa<LiftOp, RMSNormOp, AddRMSNormOp, LayerNormOp>(op) ||
       isModelBlockOp(op)) {

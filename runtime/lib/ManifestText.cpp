@@ -128,6 +128,8 @@ std::string describeAttention(const AttentionDecl &a) {
       " o=" + buffer(a.o);
   if (a.causal)
     text += " mask=causal";
+  if (a.seqMajor)
+    text += " layout=bshd";
   return text;
 }
 

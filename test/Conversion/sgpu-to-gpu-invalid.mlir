@@ -81,7 +81,7 @@ func.func @attention_seq_major_generated(%q: tensor<1x8x2x16xf16>) -> tensor<1x8
 
 // auto gives a seq_major attention to the library, which takes no f32.
 func.func @attention_seq_major_f32(%q: tensor<1x8x2x16xf32>) -> tensor<1x8x2x16xf32> {
-  // expected-error @+1 {{'sgpu.attention' has no GPU lowering: cuDNN's fused attention does not take it: cuDNN's fused attention takes f16 or bf16 only}}
+  // expected-error @+1 {{'sgpu.attention' has no GPU lowering: a seq_major attention runs only through cuDNN's fused attention, which does not take it: cuDNN's fused attention takes f16 or bf16 only}}
   %y = sgpu.attention %q, %q, %q {scale = 0.25 : f32, seq_major} : tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32>, tensor<1x8x2x16xf32> -> tensor<1x8x2x16xf32>
   return %y : tensor<1x8x2x16xf32>
 }

@@ -1429,6 +1429,13 @@ TEST_F(ArtifactTest, ParsesAttentionOnlyProgram) {
   EXPECT_STREQ(sparseopt_program_step(program, 1),
                "attention b=1 h=32 hkv=8 sq=128 sk=256 d=128 type=f16 "
                "scale=1 q=b0 k=b1 v=b2 o=b3");
+  // The layout is part of the step's text; bhsd is the default.
+  EXPECT_STREQ(sparseopt_program_step(program, 2),
+               "attention b=1 h=32 hkv=8 sq=256 sk=256 d=128 type=bf16 "
+               "scale=1 q=b0 k=b1 v=b2 o=b3 mask=causal layout=bshd");
+  EXPECT_STREQ(sparseopt_program_step(program, 3),
+               "attention b=1 h=32 hkv=8 sq=256 sk=256 d=128 type=bf16 "
+               "scale=1 q=b0 k=b1 v=b2 o=b3");
 }
 
 #undef GEMM_BUFFERS
