@@ -307,9 +307,9 @@ void mlir::sgpu::lowerCacheUpdateToLoops(CacheUpdateOp op) {
                   c);
               l.store(ropeElement(
                           im, flatUpdate, cos, sin, ut.getShape(),
-                          cast<RankedTensorType>(op.getRopeCos().getType())
+                          op.getRopeCos().getType()
                               .getShape(),
-                          cast<RankedTensorType>(op.getRopeSin().getType())
+                          op.getRopeSin().getType()
                               .getShape(),
                           e),
                       cache, {bi, h, p, c});

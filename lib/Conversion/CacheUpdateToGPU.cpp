@@ -51,9 +51,9 @@ struct CacheUpdateToGPU : OpConversionPattern<CacheUpdateOp> {
       if (rope) {
         argTypes.push_back(flat(ut));
         argTypes.push_back(
-            flat(cast<RankedTensorType>(op.getRopeCos().getType())));
+            flat(op.getRopeCos().getType()));
         argTypes.push_back(
-            flat(cast<RankedTensorType>(op.getRopeSin().getType())));
+            flat(op.getRopeSin().getType()));
       }
       auto func = createKernel(kb, loc, sink.symbols,
                                sink.name(rope ? "sgpu_cache_update_rope"
@@ -78,8 +78,8 @@ struct CacheUpdateToGPU : OpConversionPattern<CacheUpdateOp> {
             Value v = ropeElement(
                 im, func.getArgument(3), func.getArgument(4),
                 func.getArgument(5), ut.getShape(),
-                cast<RankedTensorType>(op.getRopeCos().getType()).getShape(),
-                cast<RankedTensorType>(op.getRopeSin().getType()).getShape(),
+                op.getRopeCos().getType().getShape(),
+                op.getRopeSin().getType().getShape(),
                 e);
             im.storeRounded(v, cache, {b, h, p, c});
             return;

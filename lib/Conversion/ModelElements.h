@@ -75,6 +75,20 @@ inline Value broadcastIndex(IndexMath &im, Value e, ArrayRef<int64_t> shape,
   return idx;
 }
 
+/// sgpu.rope's formula for one element, in f32: x * c + r * s with
+/// r = -partner in the first half of the last dimension (`firstHalf`) and
+/// partner in the second, partner the element D/2 away.
+inline Value ropeCombine(IndexMath &im, Value firstHalf, Value x,
+                         Value partner, Value c, Value s) {
+  OpBuilder &b = im.b;
+  Location loc = im.loc;
+  Value r = arith::SelectOp::create(b, loc, firstHalf,
+                                    arith::NegFOp::create(b, loc, partner),
+                                    partner);
+  Value xc = arith::MulFOp::create(b, loc, x, c);
+  return arith::AddFOp::create(b, loc, xc, arith::MulFOp::create(b, loc, r, s));
+}
+
 /// Element `e` of sgpu.rope over flat views, in f32:
 /// x[e] * cos[e'] + r * sin[e'], with r = -x[e + D/2] in the first half of
 /// the last dimension and x[e - D/2] in the second, and e' the broadcast
@@ -89,13 +103,9 @@ inline Value ropeElement(IndexMath &im, Value x, Value cos, Value sin,
   Value partner = arith::SelectOp::create(b, loc, firstHalf, im.add(e, half),
                                           im.sub(e, im.c(half)));
   Value r = im.loadF32(x, {partner});
-  r = arith::SelectOp::create(b, loc, firstHalf,
-                              arith::NegFOp::create(b, loc, r), r);
   Value c = im.loadF32(cos, {broadcastIndex(im, e, shape, cosShape)});
   Value s = im.loadF32(sin, {broadcastIndex(im, e, shape, sinShape)});
-  Value xc = arith::MulFOp::create(b, loc, im.loadF32(x, {e}), c);
-  return arith::AddFOp::create(b, loc, xc,
-                               arith::MulFOp::create(b, loc, r, s));
+  return ropeCombine(im, firstHalf, im.loadF32(x, {e}), r, c, s);
 }
 
 } // namespace sgpu

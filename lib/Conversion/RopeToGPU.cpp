@@ -85,11 +85,7 @@ void buildRopeChunk(IndexMath &im, RopeOp op, int64_t vec,
   Type et = cast<MemRefType>(y.getType()).getElementType();
   SmallVector<Value> out;
   for (int64_t i = 0; i < vec; ++i) {
-    Value r = arith::SelectOp::create(
-        b, loc, firstHalf, arith::NegFOp::create(b, loc, ps[i]), ps[i]);
-    Value v = arith::AddFOp::create(
-        b, loc, arith::MulFOp::create(b, loc, xs[i], cs[i]),
-        arith::MulFOp::create(b, loc, r, ss[i]));
+    Value v = ropeCombine(im, firstHalf, xs[i], ps[i], cs[i], ss[i]);
     out.push_back(et == v.getType() ? v
                                     : arith::TruncFOp::create(b, loc, et, v));
   }

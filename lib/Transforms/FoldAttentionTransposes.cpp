@@ -17,6 +17,8 @@
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
 #include "sparse-opt/Transforms/Passes.h"
 
+#include "EraseDeadChain.h"
+
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -114,26 +116,6 @@ SmallVector<linalg::TransposeOp> resultTransposes(AttentionOp op) {
   return out;
 }
 
-/// Erases `op` and then each producer (a transpose, rope, reshape or
-/// tensor.empty) that it left without a use.
-void eraseWithDeadProducers(Operation *op) {
-  SmallVector<Operation *> work = {op};
-  while (!work.empty()) {
-    Operation *dead = work.pop_back_val();
-    SmallVector<Operation *> producers;
-    for (Value operand : dead->getOperands())
-      if (Operation *def = operand.getDefiningOp())
-        producers.push_back(def);
-    dead->erase();
-    for (Operation *def : producers)
-      if (def->use_empty() &&
-          isa<linalg::TransposeOp, RopeOp, tensor::EmptyOp,
-              tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def) &&
-          !llvm::is_contained(work, def))
-        work.push_back(def);
-  }
-}
-
 struct FoldAttentionTransposesPass
     : public sgpu::impl::SGPUFoldAttentionTransposesBase<
           FoldAttentionTransposesPass> {
@@ -171,12 +153,12 @@ struct FoldAttentionTransposesPass
           op.getScaleAttr(), b.getUnitAttr());
       folded->setAttr(SGPUDialect::kConfigAttr,
                       op->getAttr(SGPUDialect::kConfigAttr));
+      // With the last transpose back go the old attention (pure, unused
+      // then) and the transposes and ropes only it read.
       for (linalg::TransposeOp back : backs) {
         back->getResult(0).replaceAllUsesWith(folded.getResult());
-        eraseWithDeadProducers(back);
+        eraseDeadChain(back);
       }
-      // The old attention, then the transposes and ropes only it read.
-      eraseWithDeadProducers(op);
     }
   }
 };

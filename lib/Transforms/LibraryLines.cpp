@@ -78,7 +78,7 @@ LogicalResult writeAttention(sgpu::AttentionCallOp call,
     return failure();
   auto qt = cast<MemRefType>(call.getQuery().getType());
   auto kt = cast<MemRefType>(call.getKey().getType());
-  unsigned hDim = call.getSeqMajor() ? 2 : 1, sDim = call.getSeqMajor() ? 1 : 2;
+  unsigned hDim = call.headsDim(), sDim = call.seqDim();
   os << SPARSEOPT_DIRECTIVE_ATTENTION " b=" << qt.getDimSize(0)
      << " h=" << qt.getDimSize(hDim) << " hkv=" << kt.getDimSize(hDim)
      << " sq=" << qt.getDimSize(sDim) << " sk=" << kt.getDimSize(sDim)

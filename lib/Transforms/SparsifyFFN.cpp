@@ -13,6 +13,7 @@
 #include "sparse-opt/Transforms/Passes.h"
 
 #include "ElementwiseMatch.h"
+#include "EraseDeadChain.h"
 #include "MatmulMatch.h"
 #include "TwellCostModel.h"
 
@@ -560,26 +561,9 @@ struct SparsifyFFNPass
                     b.getF64FloatAttr(unionBreakEven));
     }
     down.getResult(0).replaceAllUsesWith(y);
+    // The product, the up projection, reshapes, fills and transposes that
+    // only fed it go with it.
     eraseDeadChain(down);
-  }
-
-  /// Erases `op` and then every op that only fed what was erased (the
-  /// product, the up projection, reshapes, fills, transposes), stopping at
-  /// ops that still have users or side effects.
-  static void eraseDeadChain(Operation *op) {
-    llvm::SetVector<Operation *> work;
-    work.insert(op);
-    while (!work.empty()) {
-      Operation *o = work.pop_back_val();
-      SmallVector<Operation *> defs;
-      for (Value v : o->getOperands())
-        if (Operation *def = v.getDefiningOp())
-          defs.push_back(def);
-      o->erase();
-      for (Operation *def : defs)
-        if (isOpTriviallyDead(def))
-          work.insert(def);
-    }
   }
 
   TwellLayoutAttr layout;

@@ -251,7 +251,7 @@ LogicalResult AttentionCallOp::verify() {
   }
   if (!q.getElementType().isF16() && !q.getElementType().isBF16())
     return emitOpError() << "supports f16 or bf16, got " << q.getElementType();
-  unsigned hDim = getSeqMajor() ? 2 : 1, sDim = getSeqMajor() ? 1 : 2;
+  unsigned hDim = headsDim(), sDim = seqDim();
   int64_t b = q.getDimSize(0), h = q.getDimSize(hDim),
           sq = q.getDimSize(sDim), d = q.getDimSize(3),
           hkv = k.getDimSize(hDim), sk = k.getDimSize(sDim);
@@ -569,8 +569,8 @@ LogicalResult CacheUpdateOp::verify() {
     return emitOpError() << "rope takes both tables, cos and sin";
   if (getRopeCos() &&
       failed(verifyRopeTables(*this, update,
-                              cast<RankedTensorType>(getRopeCos().getType()),
-                              cast<RankedTensorType>(getRopeSin().getType()))))
+                              getRopeCos().getType(),
+                              getRopeSin().getType())))
     return failure();
   // The lowerings write the caller's buffer in place: the cache must be
   // that buffer (a state argument) and nothing else may read its old value.

@@ -254,6 +254,11 @@ def SGPU_AttentionCallOp : SGPU_Op<"attention_call"> {
                        Arg<AnyStaticShapeMemRef, "V", [MemRead]>:$value,
                        Arg<AnyStaticShapeMemRef, "O", [MemWrite]>:$result,
                        UnitAttr:$causal, F32Attr:$scale, UnitAttr:$seq_major);
+  let extraClassDeclaration = [{
+    /// As sgpu.attention's: B x H x S x D, or B x S x H x D with seq_major.
+    unsigned headsDim() { return getSeqMajor() ? 2 : 1; }
+    unsigned seqDim() { return getSeqMajor() ? 1 : 2; }
+  }];
   let assemblyFormat = [{
     $query `,` $key `,` $value `into` $result attr-dict `:` type($query) `,`
     type($key) `,` type($value) `,` type($result)
