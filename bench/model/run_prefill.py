@@ -139,6 +139,15 @@ def causal_sdpa(attn):
     return forward
 
 
+def graph_replay_us(fn):
+    """fn's GPU time (µs) replayed as one CUDA graph, or None when it could
+    not be captured."""
+    from timing import median_us
+    with torch.no_grad():
+        us, how = median_us(fn, warmup=3, reps=10)
+    return us if how == "cuda-graph" else None
+
+
 def torch_baselines(model, ids, median_events_us, compiled=True, profile=None, graph_us=None):
     """torch's prefill times (µs) in its forms: the module as written
     (eager, and torch.compile), and with is_causal attention (eager, and
@@ -169,11 +178,9 @@ def torch_baselines(model, ids, median_events_us, compiled=True, profile=None, g
         causal_compiled = torch.compile(model)
         timed("torch_causal_compile", lambda: causal_compiled(ids))
         if graph_us is not None and "torch_causal_compile" in times:
-            from timing import median_us
             try:
-                with torch.no_grad():
-                    us, how = median_us(lambda: causal_compiled(ids), warmup=3, reps=10)
-                if how == "cuda-graph":
+                us = graph_replay_us(lambda: causal_compiled(ids))
+                if us is not None:
                     graph_us["torch_causal_compile"] = us
                 else:
                     notes["torch_causal_compile_graph"] = "not capturable: timed eagerly"
@@ -190,7 +197,7 @@ def rel_err(got, want):
 
 def cmd_run(args):
     from sparse_opt import runtime
-    from timing import kernel_profile, median_events_us, median_us
+    from timing import kernel_profile, median_events_us
     c = config_for(args.config, args.variant, reference=True)
     dtype = {"bf16": torch.bfloat16, "f16": torch.float16}[args.dtype]
     torch.manual_seed(0)
@@ -218,11 +225,11 @@ def cmd_run(args):
     ok = err <= bar
     with torch.no_grad():
         ours_us = median_events_us(lambda: prog(ids), warmup=3, reps=10)
-        # Beside the eager calls: the whole prefill replayed as one CUDA
-        # graph (no launch gaps left to the host), for ours and for torch's
-        # fastest compiled form (torch_baselines adds it).
-        us, how = median_us(lambda: prog(ids), warmup=3, reps=10)
-        graph_us = {"ours": us} if how == "cuda-graph" else {}
+    # Beside the eager calls: the whole prefill replayed as one CUDA graph
+    # (no launch gaps left to the host), for ours and for torch's fastest
+    # compiled form (torch_baselines adds it).
+    us = graph_replay_us(lambda: prog(ids))
+    graph_us = {"ours": us} if us is not None else {}
     profile = (lambda fn: kernel_profile(fn, steps=2, top=15)) if args.profile else None
     times, notes, profiles = torch_baselines(model, ids, median_events_us,
                                              compiled=args.torch_compile, profile=profile,
@@ -236,7 +243,7 @@ def cmd_run(args):
             print("  %s kernels: %.0f us per prefill; idle between them %.0f us" % (
                 who, prof["total_us"], prof.get("idle_us") or 0))
             for row in prof.get("idle_before", []):
-                print("    idle %7.1f us before %d x %s" % (row["us"], row["count"], row["kernel"]))
+                print("    idle %7.1f us before %g x %s" % (row["us"], row["count"], row["kernel"]))
             for row in prof["kernels"]:
                 print("    %9.1f  %s" % (row["us"], row["kernel"]))
     torch_us = times["torch_eager"]
