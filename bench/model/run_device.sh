@@ -75,13 +75,13 @@ for dir in "$carry"/decode_time__*/; do
   fi
   step "decode timing: ${name#decode_time__}"
   # torch.compile beside the dense program only (the sparse variants' bars
-  # are ratios to our dense); DECODE_AB_ENV=NAME=VALUE also times the dense
+  # are ratios to our dense); DECODE_AB_ENV=NAME=VALUE also times each
   # program loaded under that setting, in the same process.
   extra=()
   case "$name" in
     *__24|*__68) extra=(--no-torch-compile) ;;
-    *) [ -n "${DECODE_AB_ENV:-}" ] && extra=(--ab-env "$DECODE_AB_ENV") ;;
   esac
+  [ -n "${DECODE_AB_ENV:-}" ] && extra+=(--ab-env "$DECODE_AB_ENV")
   run bench/model/run_decode.py time --dir "$dir" --context 2048 --profile \
     ${extra[@]+"${extra[@]}"} --json "$out/model_${name}_${gpu}.json" || status=1
 done

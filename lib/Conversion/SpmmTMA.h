@@ -130,6 +130,14 @@ struct TmaSpmmConfig {
   /// the producer warpgroup's threads into the same places; the source is
   /// then a tensor map.
   bool gatherByTma = false;
+  /// The weight's values and metadata do not change between runs (a
+  /// constant, or prepared when the params are bound): the producer loads
+  /// them for the block's first `min(stages, k-tiles)` k-tiles before it
+  /// waits for the kernel before it (`griddepcontrol.wait`), so under a
+  /// programmatic launch the weight stream starts while that kernel ends.
+  /// Plain sparse mode only (no dense, gathered or fused-lift mode, one
+  /// block per cluster); set by the spmm lowering (weightIsRunInvariant).
+  bool prefetchWeights = false;
 };
 
 /// Where one consumer thread's accumulators sit in a dense-mode output tile,

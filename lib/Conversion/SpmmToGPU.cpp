@@ -21,6 +21,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace mlir::sgpu;
@@ -59,6 +60,30 @@ int64_t spmmThreads(const SpmmPlan &plan) {
   if (plan.kernel == SpmmKernelKind::wgmma)
     return getWgmmaSpmmLaunch(plan.shape).threads;
   return 32 * kMmaSpmmWarps;
+}
+
+/// Whether `part` (a weight's values or metadata) is the same at every run:
+/// a constant, or a buffer that a prepare-stage kernel writes when the
+/// params are bound (WeightPrepare.cpp).
+bool isRunInvariant(Value part) {
+  if (matchPattern(part, m_Constant()))
+    return true;
+  auto toTensor = part.getDefiningOp<bufferization::ToTensorOp>();
+  if (!toTensor || !toTensor.getBuffer().getDefiningOp<memref::AllocOp>())
+    return false;
+  return llvm::any_of(toTensor.getBuffer().getUsers(), [](Operation *user) {
+    return isa<gpu::LaunchFuncOp>(user) &&
+           user->hasAttr(SGPUDialect::kStageAttr);
+  });
+}
+
+/// Whether the spmm's weight (sgpu.assemble of values and metadata) is the
+/// same at every run, so its kernel may load it before it waits for the
+/// kernel before it (TmaSpmmConfig::prefetchWeights).
+bool weightIsRunInvariant(SpmmOp spmm) {
+  auto assemble = spmm.getWeight().getDefiningOp<AssembleOp>();
+  return assemble && isRunInvariant(assemble.getValues()) &&
+         isRunInvariant(assemble.getMetadata());
 }
 
 /// The kernel `name` of `plan` in the sink. Its arguments: the TMA
@@ -103,7 +128,11 @@ gpu::GPUFuncOp buildSpmmKernel(SpmmOp spmm, const SpmmPlan &plan,
     if (tma.cluster > 1)
       func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
                     b.getDenseI32ArrayAttr({int32_t(tma.cluster), 1, 1}));
-    buildTmaSpmmKernel(b, loc, plan.shape, tma, func);
+    TmaSpmmConfig cfg = tma;
+    cfg.prefetchWeights = !cfg.dense && cfg.gather == TmaGatherKind::none &&
+                          !cfg.fusedLift && cfg.cluster == 1 &&
+                          weightIsRunInvariant(spmm);
+    buildTmaSpmmKernel(b, loc, plan.shape, cfg, func);
   } else if (plan.kernel == SpmmKernelKind::wgmma) {
     buildWgmmaSpmmKernel(b, loc, plan.shape, func);
   } else {

@@ -53,6 +53,13 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
                      "multiprocessor walking the tiles); false: a block per "
                      "tile"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> programmaticLaunch{
+      *this, "programmatic-launch",
+      llvm::cl::desc("sm_90 and newer: every generated kernel waits for its "
+                     "predecessor itself, so the runtime launches it while "
+                     "that predecessor runs (sgpu-programmatic-launch; `pdl` "
+                     "launch lines); false: plain launches"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> reserveSMs{
       *this, "reserve-sms",
       llvm::cl::desc("wgmma TMA kernel: multiprocessors a persistent grid "
@@ -228,6 +235,9 @@ LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
   os << "sgpu-fold-attention-transposes,";
   os << "convert-sgpu-to-gpu{" << target << "},";
   os << "sgpu-merge-identical-kernels,";
+  // After merging: each kept kernel gets its grid-dependency wait once.
+  if (opts.programmaticLaunch)
+    os << "sgpu-programmatic-launch,";
   os << "one-shot-bufferize{bufferize-function-boundaries=true "
         "function-boundary-type-conversion=identity-layout-map},";
   os << "canonicalize,";

@@ -310,7 +310,7 @@ static std::string constantBytes(ElementsAttr init) {
 }
 
 /// A launch line up to its arguments: `launch <kernel> grid <x> <y> <z>
-/// block <x> <y> <z> smem <bytes> args`. A persistent grid's x
+/// block <x> <y> <z> smem <bytes> [pdl] args` (`pdl`: sgpu.programmatic). A persistent grid's x
 /// (sgpu.persistent_grid, checked by the dialect) is the size the runtime
 /// resolves on the device the program loads on.
 static std::string launchHead(gpu::LaunchFuncOp launch, const int64_t g[3],
@@ -325,7 +325,11 @@ static std::string launchHead(gpu::LaunchFuncOp launch, const int64_t g[3],
           " grid " + x + " " + std::to_string(g[1]) + " " +
           std::to_string(g[2]) + " block " + std::to_string(bl[0]) + " " +
           std::to_string(bl[1]) + " " + std::to_string(bl[2]) + " smem " +
-          std::to_string(smem) + " args")
+          std::to_string(smem) +
+          (launch->hasAttr(sgpu::SGPUDialect::kProgrammaticAttr)
+               ? " " SPARSEOPT_LAUNCH_PDL_KEY
+               : "") +
+          " args")
       .str();
 }
 

@@ -69,6 +69,7 @@ Status loadLocked() {
   SPARSEOPT_DRIVER_ENTRY_POINTS(SPARSEOPT_RESOLVE_ENTRY_POINT)
 #undef SPARSEOPT_RESOLVE_ENTRY_POINT
   resolve(library, "cuFuncGetParamInfo", table.cuFuncGetParamInfo);
+  resolve(library, "cuLaunchKernelEx", table.cuLaunchKernelEx);
 
   // The library stays open for the life of the process.
   loadedApi = table;

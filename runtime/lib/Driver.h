@@ -71,6 +71,10 @@ struct DriverApi {
   /// size, to check a launch's arguments against the kernel; null when the
   /// driver lacks it.
   decltype(&::cuFuncGetParamInfo) cuFuncGetParamInfo = nullptr;
+  /// Optional (a CUDA 12.0 driver): launches with attributes, for
+  /// programmatic dependent launches; null when the driver lacks it (the
+  /// runtime then launches every kernel after the step before it ends).
+  decltype(&::cuLaunchKernelEx) cuLaunchKernelEx = nullptr;
 };
 
 /// Name of the environment variable that overrides the driver library.

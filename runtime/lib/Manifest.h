@@ -118,6 +118,9 @@ struct LaunchDecl {
   PersistentGrid persistent;
   unsigned block[3] = {1, 1, 1};
   unsigned sharedBytes = 0;
+  /// `pdl`: the kernel waits for the step before it itself, so the runtime
+  /// may launch it while that step finishes (programmatic dependent launch).
+  bool programmatic = false;
   std::vector<ArgDecl> args;
   int line = 0;
 };

@@ -31,7 +31,7 @@ bool isKernelName(const std::string &name) {
 
 } // namespace
 
-/// launch <kernel> grid x y z block x y z smem <bytes> args <arg>...
+/// launch <kernel> grid x y z block x y z smem <bytes> [pdl] args <arg>...
 Status ManifestParser::parseLaunch() {
   LaunchDecl launch;
   launch.line = line;
@@ -71,6 +71,15 @@ Status ManifestParser::parseLaunch() {
     return s;
   if (Status s = checkLaunchLimits(launch))
     return s;
+  if (next < tokens.size() && tokens[next] == SPARSEOPT_LAUNCH_PDL_KEY) {
+    if (version < SPARSEOPT_PROGRAM_PDL_VERSION)
+      return error("a programmatic launch ('" SPARSEOPT_LAUNCH_PDL_KEY
+                   "') needs program version " +
+                   std::to_string(SPARSEOPT_PROGRAM_PDL_VERSION) +
+                   ", this program is version " + std::to_string(version));
+    launch.programmatic = true;
+    ++next;
+  }
   if (Status s = keyword(next++, "args"))
     return s;
   for (; next < tokens.size(); ++next) {

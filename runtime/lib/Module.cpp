@@ -4,6 +4,8 @@
 
 #include "Files.h"
 
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 using namespace sparseopt;
@@ -116,9 +118,40 @@ Status getFunction(const char *api, sparseopt_module module,
   return SPARSEOPT_OK;
 }
 
+bool programmaticLaunchEnabled() {
+  const char *env = std::getenv("SPARSEOPT_PDL");
+  return !(env && std::strcmp(env, "0") == 0) &&
+         driver().cuLaunchKernelEx != nullptr;
+}
+
+/// cuLaunchKernelEx with programmatic stream serialization: the kernel may
+/// begin once every block of the kernel before it has started its
+/// dependents (`griddepcontrol.launch_dependents`) or exited.
+static CUresult launchProgrammatic(sparseopt_function f, const unsigned grid[3],
+                                   const unsigned block[3],
+                                   unsigned sharedBytes, CUstream stream,
+                                   void **args) {
+  CUlaunchAttribute attr = {};
+  attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+  attr.value.programmaticStreamSerializationAllowed = 1;
+  CUlaunchConfig config = {};
+  config.gridDimX = grid[0];
+  config.gridDimY = grid[1];
+  config.gridDimZ = grid[2];
+  config.blockDimX = block[0];
+  config.blockDimY = block[1];
+  config.blockDimZ = block[2];
+  config.sharedMemBytes = sharedBytes;
+  config.hStream = stream;
+  config.attrs = &attr;
+  config.numAttrs = 1;
+  return driver().cuLaunchKernelEx(&config, f->handle, args, nullptr);
+}
+
 Status launchKernel(const char *api, sparseopt_function f,
                     const unsigned grid[3], const unsigned block[3],
-                    unsigned sharedBytes, CUstream stream, void **args) {
+                    unsigned sharedBytes, CUstream stream, void **args,
+                    bool programmatic) {
   for (int i = 0; i < 3; ++i)
     if (grid[i] == 0 || block[i] == 0)
       return fail(SPARSEOPT_ERROR_INVALID_ARGUMENT, api,
@@ -128,9 +161,12 @@ Status launchKernel(const char *api, sparseopt_function f,
   if (Status status = ensureDynamicShared(api, f, sharedBytes);
       status != SPARSEOPT_OK)
     return status;
-  CUresult result = driver().cuLaunchKernel(
-      f->handle, grid[0], grid[1], grid[2], block[0], block[1], block[2],
-      sharedBytes, stream, args, nullptr);
+  CUresult result =
+      programmatic
+          ? launchProgrammatic(f, grid, block, sharedBytes, stream, args)
+          : driver().cuLaunchKernel(f->handle, grid[0], grid[1], grid[2],
+                                    block[0], block[1], block[2], sharedBytes,
+                                    stream, args, nullptr);
   if (result != CUDA_SUCCESS)
     return cudaFail(result, api,
                     "launching " + kernelText(f) + " with grid " +

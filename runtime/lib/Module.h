@@ -51,9 +51,18 @@ Status getFunction(const char *api, sparseopt_module module,
                    const std::string &name, sparseopt_function *out);
 
 /// Launches `function`; messages name the kernel and the configuration.
+/// `programmatic`: the kernel waits for the work before it itself
+/// (`griddepcontrol.wait`), so it is launched as a programmatic dependent
+/// launch (the caller checked programmaticLaunchEnabled()).
 Status launchKernel(const char *api, sparseopt_function function,
                     const unsigned grid[3], const unsigned block[3],
-                    unsigned sharedBytes, CUstream stream, void **args);
+                    unsigned sharedBytes, CUstream stream, void **args,
+                    bool programmatic = false);
+
+/// Whether launches marked programmatic are launched so: the driver has
+/// cuLaunchKernelEx and SPARSEOPT_PDL is not "0" (read at each call; a
+/// program reads it when it loads).
+bool programmaticLaunchEnabled();
 
 } // namespace sparseopt
 

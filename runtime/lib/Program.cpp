@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ProgramState.h"
+#include "sparseopt/program_format.h"
 
 #include <climits>
 
@@ -39,7 +40,10 @@ Status parseProgram(const char *dir,
   for (const StepDecl &step : m.steps) {
     switch (step.kind) {
     case StepKind::Launch:
-      program->stepText.push_back("launch " + m.launches[step.index].kernel);
+      program->stepText.push_back(
+          "launch " + m.launches[step.index].kernel +
+          (m.launches[step.index].programmatic ? " " SPARSEOPT_LAUNCH_PDL_KEY
+                                               : ""));
       break;
     case StepKind::Gemm:
       program->stepText.push_back(describeGemm(m.gemms[step.index]));

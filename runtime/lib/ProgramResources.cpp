@@ -122,6 +122,9 @@ Status sparseopt::acquireResources(const char *api, sparseopt_program_s &p) {
     if (Status s =
             loadModuleFile(at(m.moduleLine).c_str(), m.modulePath, &p.module))
       return s;
+  // Read once per load, so that one process can time a program loaded
+  // with SPARSEOPT_PDL=0 beside one loaded without.
+  const bool pdl = programmaticLaunchEnabled();
   for (const LaunchDecl &launch : m.launches) {
     sparseopt_function kernel = nullptr;
     if (Status s = getFunction(at(launch.line).c_str(), p.module, launch.kernel,
@@ -136,6 +139,7 @@ Status sparseopt::acquireResources(const char *api, sparseopt_program_s &p) {
       grid[0] =
           persistentGridX(launch.persistent, unsigned(deviceMultiprocessors()));
     p.grids.push_back(grid);
+    p.programmatic.push_back(launch.programmatic && pdl);
   }
   p.tensorMaps.assign(m.tensorMaps, EncodedTensorMap());
   p.memory.assign(m.buffers.size(), 0);
@@ -219,6 +223,7 @@ Status sparseopt::releaseResources(const char *api, sparseopt_program_s &p) {
   }
   p.kernels.clear();
   p.grids.clear();
+  p.programmatic.clear();
   p.tensorMaps.clear();
   p.loaded = false;
   return first;

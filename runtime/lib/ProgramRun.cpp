@@ -185,7 +185,8 @@ Status runLaunch(const char *api, sparseopt_program_s &p, size_t index,
   }
   return launchKernel(api, p.kernels[index], p.grids[index].data(),
                       launch.block, launch.sharedBytes, stream,
-                      params.empty() ? nullptr : params.data());
+                      params.empty() ? nullptr : params.data(),
+                      p.programmatic[index]);
 }
 
 /// An allreduce step forks the communication stream off `stream` with an

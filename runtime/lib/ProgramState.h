@@ -52,6 +52,9 @@ struct sparseopt_program_s {
   /// Per launch, its grid on this device (a persistent grid resolved when
   /// the program loaded).
   std::vector<std::array<unsigned, 3>> grids;
+  /// Per launch: launched programmatically (its line says `pdl` and, when
+  /// the program loaded, programmaticLaunchEnabled() held).
+  std::vector<bool> programmatic;
   /// Device memory owned by the program, parallel to manifest.buffers
   /// (0 for input/output buffers and empty buffers).
   std::vector<CUdeviceptr> memory;

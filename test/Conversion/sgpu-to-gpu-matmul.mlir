@@ -18,7 +18,7 @@
 
 // The whole pipeline: the dense Linear + ReLU of an importer becomes one
 // `gemm` line (bias and ReLU in its epilogue); no kernels, so no module.
-// PROGRAM: sparseopt-program 3
+// PROGRAM: sparseopt-program 4
 // PROGRAM-NEXT: # host function @linear_relu
 // PROGRAM-NEXT: buffer 0 input 0 2048
 // PROGRAM-NEXT: buffer 1 input 1 4096

@@ -23,13 +23,13 @@
 
 // 70 tokens x 64 K of f16 in; 20 x 64 weight -> 32 x 32 values, 64 words;
 // 70 x 20 f16 out; 2 token blocks x 1 feature block.
-// PROGRAM: sparseopt-program 3
+// PROGRAM: sparseopt-program 4
 // PROGRAM: module kernels.ptx
 // PROGRAM: buffer 0 input 0 8960
 // PROGRAM-DAG: buffer {{[0-9]}} constant const{{[0-9]}}.bin 2048
 // PROGRAM-DAG: buffer {{[0-9]}} constant const{{[0-9]}}.bin 256
 // PROGRAM: buffer 3 output 0 2800
-// PROGRAM: launch sgpu_spmm_0 grid 2 1 1 block 128 1 1 smem 0 args b0 b{{[12]}} b{{[12]}} b3
+// PROGRAM: launch sgpu_spmm_0 grid 2 1 1 block 128 1 1 smem 0 pdl args b0 b{{[12]}} b{{[12]}} b3
 
 // SUMMARY: kernel sgpu_spmm_0: 16 sparse MMA instructions
 

@@ -7,7 +7,7 @@
 // (sgpu-fold-attention-transposes), so the program is one `attention` line
 // with layout=bshd that reads the inputs in place and writes the output,
 // and no kernel.
-// CHECK: sparseopt-program 3
+// CHECK: sparseopt-program 4
 // CHECK-NOT: module
 // CHECK: buffer 0 input 0 2097152
 // CHECK: buffer 1 input 1 524288

@@ -6,7 +6,7 @@
 // scale (9 significant digits: the same f32 read back) and the causal mask,
 // writing the program's output buffer directly; no kernel is launched, so
 // the program has no module.
-// CHECK: sparseopt-program 3
+// CHECK: sparseopt-program 4
 // CHECK-NOT: module
 // CHECK: buffer 0 input 0 2097152
 // CHECK: buffer 1 input 1 524288

@@ -5,7 +5,7 @@
 // becomes an `allreduce` line where it starts and a `wait` line before the
 // first use of its result. A program of library GEMMs and collectives needs
 // no module. Slots are reused once waited for.
-// CHECK: sparseopt-program 3
+// CHECK: sparseopt-program 4
 // CHECK-NOT: module
 // CHECK: buffer 0 input 0 8192
 // CHECK: gemm m=16 n=512 k=256 in=f16 out=f16 x=b0 w=b1 y=b[[H:[0-9]+]] act=relu

@@ -3,7 +3,7 @@
 
 // Collectives on buffers: two in flight at once take slots 0 and 1, a slot
 // is free again after its wait, and a reshape of a buffer is that buffer.
-// CHECK: sparseopt-program 3
+// CHECK: sparseopt-program 4
 // CHECK-NEXT: # host function @slots
 // CHECK-NEXT: buffer 0 input 0 128
 // CHECK-NEXT: buffer 1 input 1 256

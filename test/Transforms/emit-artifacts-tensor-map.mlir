@@ -6,7 +6,7 @@
 // first, as in the memref type and the op) and the swizzle, for maps over an
 // input, a temporary, a constant and the output. The map itself is not a
 // program line (the runtime encodes it at each run).
-// CHECK: sparseopt-program 3
+// CHECK: sparseopt-program 4
 // CHECK-NEXT: # host function @forward
 // CHECK-NEXT: module kernels.ptx
 // CHECK-NEXT: buffer 0 input 0 16777216

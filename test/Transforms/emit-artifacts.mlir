@@ -6,7 +6,7 @@
 
 // A host function of buffers and launches becomes the runtime program; the
 // splat constant is written out element by element.
-// CHECK: sparseopt-program 3
+// CHECK: sparseopt-program 4
 // CHECK-NEXT: # host function @forward
 // CHECK-NEXT: module kernels.ptx
 // CHECK-NEXT: buffer 0 input 0 64

@@ -120,7 +120,7 @@ def test_compile_the_example(example_artifact):
     assert ".target sm_90a" in ptx and "wgmma.mma_async.sp" in ptx
     program = (out / "program.txt").read_text().splitlines()
     assert any(" tmap:b0:f16:128x256:" in line for line in program)
-    assert program[0] == "sparseopt-program 3"
+    assert program[0] == "sparseopt-program 4"
     assert "buffer 0 input 0 65536" in program
     assert any(line.startswith("launch sgpu_spmm_0 grid") for line in program)
     signature = json.loads((out / "signature.json").read_text())

@@ -498,6 +498,32 @@ def SGPUMergeIdenticalKernels : Pass<"sgpu-merge-identical-kernels", "::mlir::Mo
   let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
+def SGPUProgrammaticLaunch : Pass<"sgpu-programmatic-launch", "::mlir::ModuleOp"> {
+  let summary = "Let each generated kernel start while the kernel before it ends (sm_90 programmatic dependent launch)";
+  let description = [{
+    On a `gpu.module` whose targets are all sm_90 or newer, every kernel
+    gets `nvvm.griddepcontrol wait` and then `nvvm.griddepcontrol
+    launch_dependents` at its entry, and every run-stage `gpu.launch_func`
+    of such a kernel the unit attribute `sgpu.programmatic`, which
+    `sgpu-emit-artifacts` writes as `pdl` on the launch line. The runtime
+    launches those kernels with programmatic stream serialization: the
+    next kernel is launched and placed while this one runs, and waits for
+    its results at its entry, so a chain of short kernels (a decode step)
+    no longer pays each launch after the previous kernel has ended.
+
+    The wait comes before every memory access, so a marked kernel is
+    ordered exactly as a plain launch would order it (and a kernel never
+    ends before its predecessor, which keeps the chain transitive); it is a
+    no-op under a plain launch (`SPARSEOPT_PDL=0`, a driver without
+    `cuLaunchKernelEx`). Library steps (cuBLASLt, cuDNN, NCCL) stay plain
+    launches, fully ordered. Prepare-stage launches are not marked. Targets
+    below sm_90 are left unchanged. `sgpu-compile` runs it after
+    `sgpu-merge-identical-kernels` unless `programmatic-launch=false`.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",
+                           "::mlir::sgpu::SGPUDialect"];
+}
+
 def SGPUTensorMapParams : Pass<"sgpu-tensor-map-params"> {
   let summary = "Make the tensor map arguments of lowered kernels by-value grid-constant parameters";
   let description = [{

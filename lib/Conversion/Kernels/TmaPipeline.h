@@ -187,9 +187,12 @@ public:
   void buildFusedLiftGather();
 
 private:
+  Value beginStage(Value it, Value st);
+  int64_t prefetchWeights();
   /// One stage's operand loads for global k-tile `kt32` (i32).
   void loadStage(Value st, Value kt32, Value featRow0, Value rowTile0,
                  Value tokRow0, Value full);
+  void loadX(Value st, Value kt32, Value tokRow0, Value full);
   void loadB(Value st, Value col, Value row0, Value full);
   void loadSplitLiftB(Value st, Value kt32, Value row0, Value full);
   void loadBFrom(Value tmap, Value st, Value col, Value row0, Value full);

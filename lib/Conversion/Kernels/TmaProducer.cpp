@@ -10,6 +10,7 @@
 #include "Kernels/TmaPipeline.h"
 #include "WgmmaAsm.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
@@ -25,7 +26,7 @@ void TmaProducer::build(Value isThread0) {
   for (Value tm : {k.tmB, k.tmA, k.tmA2, k.tmO, k.tmE, k.tmY})
     if (tm)
       asmVoid(b, loc, "prefetch.tensormap [$0];", {tm}, "l");
-  int64_t txBytes = layout.txBytes;
+  int64_t prefetched = prefetchWeights();
   tiles.forEachTile([&](Value tile, Value itBase) {
     TileCoords at = tiles.coordinates(tile);
     Value rowTile0 = k.toI32(im.div(at.aRow0, 16));
@@ -36,22 +37,72 @@ void TmaProducer::build(Value isThread0) {
         [&](OpBuilder &, Location, Value kt, ValueRange) {
           Value it = im.add(itBase, kt);
           Value st = im.rem(it, cfg.stages);
-          // Free once the consumers released it; the first pass over
-          // the stages waits on the parity of the phase before the
-          // first (complete from the start).
-          Value parity =
-              k.toI32(im.rem(im.add(im.div(it, cfg.stages), 1), 2));
-          ring.wait(ring.empty(st), parity);
-          Value full = ring.full(st);
-          asmVoid(b, loc,
-                  "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
-                  {full, im.i32(txBytes)}, "r,r");
           // Coordinates of the tile's global k-tile.
-          Value kt32 = k.toI32(im.add(at.kt0, kt));
-          loadStage(st, kt32, featRow0, rowTile0, tokRow0, full);
+          auto kTile32 = [&] { return k.toI32(im.add(at.kt0, kt)); };
+          auto whole = [&] {
+            Value full = beginStage(it, st);
+            loadStage(st, kTile32(), featRow0, rowTile0, tokRow0, full);
+          };
+          if (prefetched == 0) {
+            whole();
+          } else {
+            // The block's first `prefetched` stages already hold their
+            // weight parts: only X is left to load into them.
+            Value early = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::ult, it, im.c(prefetched));
+            auto split = scf::IfOp::create(b, loc, early, /*else=*/true);
+            OpBuilder::InsertionGuard inner(b);
+            b.setInsertionPointToStart(&split.getThenRegion().front());
+            loadX(st, kTile32(), tokRow0, ring.full(st));
+            b.setInsertionPointToStart(&split.getElseRegion().front());
+            whole();
+          }
           scf::YieldOp::create(b, loc);
         });
   });
+}
+
+/// Waits until stage `st` (iteration `it`) is free and arms its `full`
+/// barrier with the stage's byte count; returns the barrier.
+Value TmaProducer::beginStage(Value it, Value st) {
+  // Free once the consumers released it; the first pass over the stages
+  // waits on the parity of the phase before the first (complete from the
+  // start).
+  Value parity = k.toI32(im.rem(im.add(im.div(it, cfg.stages), 1), 2));
+  ring.wait(ring.empty(st), parity);
+  Value full = ring.full(st);
+  asmVoid(b, loc, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
+          {full, im.i32(layout.txBytes)}, "r,r");
+  return full;
+}
+
+/// With cfg.prefetchWeights: arms the first min(stages, k-tiles) stages and
+/// loads the weight's values and metadata of the block's first tile into
+/// them, then waits for the kernel before this one (its X) and lets the
+/// kernel after this one launch. Returns how many stages it filled (0
+/// without prefetch: the kernel's entry waits, sgpu-programmatic-launch).
+int64_t TmaProducer::prefetchWeights() {
+  if (!cfg.prefetchWeights)
+    return 0;
+  int64_t count = std::min(cfg.stages, k.blockTiles);
+  Value first = k.bid; // one block per cluster: the block's first tile
+  TileCoords at = tiles.coordinates(first);
+  Value rowTile0 = k.toI32(im.div(at.aRow0, 16));
+  Value featRow0 = k.toI32(at.aRow0);
+  for (int64_t i = 0; i < count; ++i) {
+    Value st = im.c(i);
+    Value full = beginStage(st, st);
+    Value kt32 = k.toI32(im.add(at.kt0, im.c(i)));
+    Value valCol = arith::MulIOp::create(b, loc, kt32, im.i32(k.steps * 16));
+    k.load2d(k.smemAddr(k.stageOffset(st, layout.a)), k.tmA, valCol,
+             featRow0, full);
+    k.load2d(k.smemAddr(k.stageOffset(st, layout.e)), k.tmE, valCol,
+             rowTile0, full);
+  }
+  NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::wait);
+  NVVM::GriddepcontrolOp::create(b, loc,
+                                 NVVM::GridDepActionKind::launch_dependents);
+  return count;
 }
 
 /// Values: 16 per k32 step and row; X: 64 original columns (the lifted
@@ -76,12 +127,19 @@ void TmaProducer::loadStage(Value st, Value kt32, Value featRow0,
   if (cfg.fusedLift)
     k.load2d(k.smemAddr(k.stageOffset(st, layout.a2)), k.tmA2,
            arith::AddIOp::create(b, loc, valCol, im.i32(32)), featRow0, full);
+  loadX(st, kt32, tokRow0, full);
+  k.load2d(k.smemAddr(k.stageOffset(st, layout.e)), k.tmE,
+         mul32(kt32, k.steps * 16), rowTile0, full);
+}
+
+/// Sparse modes: stage `st`'s X part of global k-tile `kt32` (i32), X's
+/// columns or, with the split lift, X's or W1's.
+void TmaProducer::loadX(Value st, Value kt32, Value tokRow0, Value full) {
   if (cfg.liftByTma)
     loadSplitLiftB(st, kt32, tokRow0, full);
   else
-    loadB(st, mul32(kt32, kKTile), tokRow0, full);
-  k.load2d(k.smemAddr(k.stageOffset(st, layout.e)), k.tmE,
-         mul32(kt32, k.steps * 16), rowTile0, full);
+    loadB(st, arith::MulIOp::create(b, loc, kt32, im.i32(kKTile)), tokRow0,
+          full);
 }
 
 /// The B tile of stage `st` (rows from `row0`, columns from `col`): one

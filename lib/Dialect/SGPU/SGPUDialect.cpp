@@ -99,6 +99,18 @@ LogicalResult SGPUDialect::verifyOperationAttribute(Operation *op,
                              << attr.getValue();
     return success();
   }
+  if (name == kProgrammaticAttr) {
+    if (!isa<gpu::LaunchFuncOp>(op) || !isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << name
+                             << "' is a unit gpu.launch_func attribute, got "
+                             << attr.getValue() << " on '" << op->getName()
+                             << "'";
+    if (op->hasAttr(kStageAttr))
+      return op->emitError() << "'" << name
+                             << "' marks run-stage launches only; this launch "
+                                "is in the prepare stage";
+    return success();
+  }
   if (name == kPersistentGridAttr) {
     auto grid = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
     if (!isa<gpu::LaunchFuncOp>(op) || !grid || grid.size() != 3 ||
@@ -243,6 +255,7 @@ LogicalResult SGPUDialect::verifyOperationAttribute(Operation *op,
                          << "' (known: " << kLadderLayersAttr << ", "
                          << kTwellAttr << ", " << kTensorMapArgsAttr << ", "
                          << kStageAttr << ", " << kPersistentGridAttr << ", "
+                         << kProgrammaticAttr << ", "
                          << kLadderBlockAttr << ", "
                          << kStatAttr << ", " << kStatTotalAttr << ", "
                          << kStatLimitAttr << ", " << kTwellBreakEvenAttr

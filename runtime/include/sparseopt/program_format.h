@@ -8,6 +8,9 @@
  * partial copy, a full disk) is refused instead of parsing as a shorter,
  * valid program. Version 3 adds persistent grids, sized when the program
  * loads on its device (`grid persistent:<units>:<cluster>:<reserved> 1 1`).
+ * Version 4 adds programmatic launches (`smem <bytes> pdl args ...`): the
+ * kernel may start while the step before it finishes, and waits for that
+ * step's results itself (`griddepcontrol.wait`).
  * The runtime reads versions SPARSEOPT_PROGRAM_OLDEST_VERSION up to
  * SPARSEOPT_PROGRAM_VERSION; the compiler writes SPARSEOPT_PROGRAM_VERSION.
  *
@@ -15,10 +18,17 @@
 #ifndef SPARSEOPT_PROGRAM_FORMAT_H
 #define SPARSEOPT_PROGRAM_FORMAT_H
 
-#define SPARSEOPT_PROGRAM_VERSION 3
+#define SPARSEOPT_PROGRAM_VERSION 4
 #define SPARSEOPT_PROGRAM_OLDEST_VERSION 2
 /* The first version with persistent grids. */
 #define SPARSEOPT_PROGRAM_PERSISTENT_GRID_VERSION 3
+/* The first version with programmatic launches. */
+#define SPARSEOPT_PROGRAM_PDL_VERSION 4
+
+/* The launch-line key (between `smem <bytes>` and `args`) of a kernel that
+ * may be launched programmatically: it calls `griddepcontrol.wait` before it
+ * touches memory and `griddepcontrol.launch_dependents` after. */
+#define SPARSEOPT_LAUNCH_PDL_KEY "pdl"
 
 /* The prefix of a launch's grid x that the runtime sizes at load time. */
 #define SPARSEOPT_PERSISTENT_GRID_PREFIX "persistent:"

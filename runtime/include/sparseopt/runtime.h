@@ -272,7 +272,13 @@ SPARSEOPT_API sparseopt_status sparseopt_launch(sparseopt_function f,
  *                                         lifetimes do not overlap share
  *                                         bytes
  *   launch <kernel> grid <gx> <gy> <gz> block <bx> <by> <bz> smem <bytes>
- *          args <arg>...                  (one line); <gx> may be
+ *          [pdl] args <arg>...            (one line); pdl (version 4): the
+ *                                         kernel waits for the step before
+ *                                         it itself, so it may be launched
+ *                                         while that step ends
+ *                                         (programmatic dependent launch;
+ *                                         SPARSEOPT_PDL=0 turns it off);
+ *                                         <gx> may be
  *                                         persistent:<units>:<cluster>:<reserved>
  *                                         (version 3): sized at load,
  *                                         cluster * min(units,
@@ -427,7 +433,8 @@ SPARSEOPT_API const char *sparseopt_program_launch_kernel(sparseopt_program p,
                                                           int i);
 /* Steps are the launch, gemm, allreduce and wait lines together, in file
  * order (the order a run enqueues them). sparseopt_program_step(p, i)
- * describes step i, owned by the program: "launch <kernel>" for a launch,
+ * describes step i, owned by the program: "launch <kernel>" for a launch
+ * ("launch <kernel> pdl" for a programmatic one),
  * "wait slot=<k>" for a wait, and for a gemm or an allreduce the line as
  * parsed, with every key in order and numbers in decimal, e.g.
  * "gemm m=16 n=4096 k=1024 in=f16 out=f16 x=b0 w=b1 y=b2 bias=b3:f32 act=relu"

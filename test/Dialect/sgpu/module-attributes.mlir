@@ -19,7 +19,7 @@ module attributes {sgpu.twell = 256 : i64} {
 
 // -----
 
-// expected-error @+1 {{unknown sgpu attribute 'sgpu.ladder' (known: sgpu.ladder_layers, sgpu.twell, sgpu.tensor_map_args, sgpu.stage, sgpu.persistent_grid, sgpu.ladder_block, sgpu.stat, sgpu.stat_total, sgpu.stat_limit, sgpu.twell_break_even, sgpu.twell_consumer, sgpu.twell_union_break_even, sgpu.config)}}
+// expected-error @+1 {{unknown sgpu attribute 'sgpu.ladder' (known: sgpu.ladder_layers, sgpu.twell, sgpu.tensor_map_args, sgpu.stage, sgpu.persistent_grid, sgpu.programmatic, sgpu.ladder_block, sgpu.stat, sgpu.stat_total, sgpu.stat_limit, sgpu.twell_break_even, sgpu.twell_consumer, sgpu.twell_union_break_even, sgpu.config)}}
 module attributes {sgpu.ladder = 2 : i64} {
 }
 
@@ -139,3 +139,53 @@ func.func @unknown_argument_attribute(%x: tensor<4xf32> {sgpu.shard}) { return }
 
 // expected-error @+1 {{'sgpu.replicated' is a function argument attribute (an argument that is the same on every rank), not an attribute of 'func.func'}}
 func.func @replicated_on_function() attributes {sgpu.replicated} { return }
+
+// -----
+
+// sgpu.programmatic: a run-stage launch of a kernel that waits for its
+// predecessor itself (sgpu-programmatic-launch).
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @f() kernel { gpu.return }
+  }
+  func.func @programmatic_ok() {
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @k::@f blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) {sgpu.programmatic}
+    return
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @f() kernel { gpu.return }
+  }
+  func.func @programmatic_value() {
+    %c1 = arith.constant 1 : index
+    // expected-error @+1 {{'sgpu.programmatic' is a unit gpu.launch_func attribute, got true on 'gpu.launch_func'}}
+    gpu.launch_func @k::@f blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) {sgpu.programmatic = true}
+    return
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    gpu.func @f() kernel { gpu.return }
+  }
+  func.func @programmatic_prepare() {
+    %c1 = arith.constant 1 : index
+    // expected-error @+1 {{'sgpu.programmatic' marks run-stage launches only; this launch is in the prepare stage}}
+    gpu.launch_func @k::@f blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) {sgpu.programmatic, sgpu.stage = "prepare"}
+    return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{'sgpu.programmatic' is a unit gpu.launch_func attribute, got unit on 'func.func'}}
+func.func @programmatic_on_func() attributes {sgpu.programmatic} {
+  return
+}

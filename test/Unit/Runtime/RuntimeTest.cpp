@@ -330,6 +330,24 @@ TEST_F(ArtifactTest, ParsesPersistentGrids) {
   EXPECT_EQ(sparseopt_program_num_launches(program), 2);
 }
 
+TEST_F(ArtifactTest, ParsesProgrammaticLaunches) {
+  // Version 4: `pdl` between the shared memory size and the arguments marks
+  // a kernel that waits for the step before it itself; the step text says so.
+  ASSERT_EQ(parse("sparseopt-program 4\n"
+                  "module kernels.ptx\n"
+                  "buffer 0 temp 64\n"
+                  "launch first grid 1 1 1 block 32 1 1 smem 0 args b0\n"
+                  "launch second grid 2 1 1 block 32 1 1 smem 0 pdl args b0\n"
+                  "launch third grid persistent:8:1:0 1 1 block 32 1 1 smem "
+                  "1024 pdl args\n"),
+            SPARSEOPT_OK)
+      << lastError();
+  ASSERT_EQ(sparseopt_program_num_steps(program), 3);
+  EXPECT_STREQ(sparseopt_program_step(program, 0), "launch first");
+  EXPECT_STREQ(sparseopt_program_step(program, 1), "launch second pdl");
+  EXPECT_STREQ(sparseopt_program_step(program, 2), "launch third pdl");
+}
+
 TEST_F(ArtifactTest, ParsesTensorMapArguments) {
   // Every element type, ranks 1 to 5, every swizzle, the limits (a
   // 256-element box dimension, an innermost box as wide as the swizzle span,
@@ -556,7 +574,7 @@ TEST_F(ArtifactTest, EmptyManifestHasNoHeader) {
   dir.write("program.txt", "# nothing here\n\n");
   EXPECT_EQ(sparseopt_program_parse(dir.c_str(), &program),
             SPARSEOPT_ERROR_PARSE);
-  EXPECT_TRUE(contains(lastError(), "program.txt:2: missing 'sparseopt-program 3' header"));
+  EXPECT_TRUE(contains(lastError(), "program.txt:2: missing 'sparseopt-program 4' header"));
 }
 
 TEST_F(ArtifactTest, ProgramCutShortIsRefused) {
@@ -952,7 +970,7 @@ const MalformedCase kMalformedCases[] = {
      SPARSEOPT_ERROR_PARSE, 4, "unknown directive 'kernel'"},
     {"WrongVersion", "# header follows\nsparseopt-program 1\n",
      SPARSEOPT_ERROR_PARSE, 2,
-     "unsupported manifest version 1 (this runtime reads versions 2 to 3): "
+     "unsupported manifest version 1 (this runtime reads versions 2 to 4): "
      "recompile"},
     {"NonNumericVersion", "sparseopt-program one\n", SPARSEOPT_ERROR_PARSE, 1,
      "invalid manifest version 'one'"},
@@ -980,16 +998,26 @@ const MalformedCase kMalformedCases[] = {
      "launch k grid persistent:8:17:0 1 1 block 32 1 1 smem 0 args\n",
      SPARSEOPT_ERROR_PARSE, 3,
      "units must be >= 1 and the cluster 1 to 16"},
+    {"ProgrammaticLaunchInVersion3",
+     "sparseopt-program 3\nmodule kernels.ptx\n"
+     "launch k grid 1 1 1 block 32 1 1 smem 0 pdl args\n",
+     SPARSEOPT_ERROR_PARSE, 3,
+     "a programmatic launch ('pdl') needs program version 4, this program is "
+     "version 3"},
+    {"ProgrammaticLaunchKeyAfterArgs",
+     "sparseopt-program 4\nmodule kernels.ptx\n"
+     "launch k grid 1 1 1 block 32 1 1 smem 0 args pdl\n",
+     SPARSEOPT_ERROR_PARSE, 3, "invalid launch argument 'pdl'"},
     {"PersistentGridTooLarge",
      "sparseopt-program 3\nmodule kernels.ptx\n"
      "launch k grid persistent:999999999:16:0 1 1 block 32 1 1 smem 0 args\n",
      SPARSEOPT_ERROR_PARSE, 3, "exceeds CUDA's limit (x < 2^31)"},
     {"HeaderNotFirst", "module kernels.ptx\nsparseopt-program 2\n",
-     SPARSEOPT_ERROR_PARSE, 1, "first directive must be 'sparseopt-program 3'"},
+     SPARSEOPT_ERROR_PARSE, 1, "first directive must be 'sparseopt-program 4'"},
     {"RepeatedHeader", HEADER "sparseopt-program 2\n", SPARSEOPT_ERROR_PARSE, 3,
      "repeated 'sparseopt-program' header (first at line 1)"},
     {"OnlyEnd", "# nothing here\n\n", SPARSEOPT_ERROR_PARSE, 3,
-     "the first directive must be 'sparseopt-program 3', got 'end'"},
+     "the first directive must be 'sparseopt-program 4', got 'end'"},
     {"DirectiveAfterEnd", HEADER "end\nbuffer 0 temp 8\n",
      SPARSEOPT_ERROR_PARSE, 4,
      "directive 'buffer' after the program's 'end' line (line 3)"},

@@ -106,6 +106,11 @@ def SGPU_Dialect : Dialect {
     /// the compile's `device`; the kernel strides by the real grid.
     static constexpr ::llvm::StringLiteral kPersistentGridAttr =
         "sgpu.persistent_grid";
+    /// Launch attribute (unit): the kernel waits for its predecessor itself
+    /// (sgpu-programmatic-launch), so the runtime may launch it while that
+    /// predecessor runs; written as `pdl` on the launch line.
+    static constexpr ::llvm::StringLiteral kProgrammaticAttr =
+        "sgpu.programmatic";
     /// Allocation attribute: the buffer (memref<Nxi32> or memref<Nxi64>) is
     /// a program stat, a counter the run steps leave in its first element,
     /// under this name ([A-Za-z0-9_.]+), readable after a run.
