@@ -131,6 +131,22 @@ def decode_table(records):
     return "\n".join(rows)
 
 
+def decode_ab_table(records):
+    """The decode records timed beside a second load of the same programs
+    under one environment setting (run_decode.py time --ab-env), e.g.
+    SPARSEOPT_PDL=0: plain launches instead of programmatic ones."""
+    rows = ["| model | variant | batch | ours tok/s (CUDA graph) | loaded with | tok/s | ours / that |",
+            "|---|---|---|---|---|---|---|"]
+    key = lambda r: (r["shape"]["style"], ORDER.index(r["variant"]), r["shape"]["batch"])
+    for r in sorted((r for r in records if r.get("ab")), key=key):
+        ours = r.get("ours_graph_tokens_per_s") or r["tokens_per_s"]
+        ab = r["ab"]
+        rows.append("| %s | %s | %d | %.0f | `%s` | %.0f | %.3f× |" % (
+            _name(r), r["variant"], r["shape"]["batch"], ours, ab["env"], ab["tokens_per_s"],
+            ours / ab["tokens_per_s"]))
+    return "\n".join(rows) if len(rows) > 2 else "(no A/B records)"
+
+
 # How the profiled torch forms are named in the tables.
 TORCH_FORMS = {"torch_compile": "torch.compile", "torch_eager": "torch eager",
                "torch_causal_compile": "torch is_causal + compile",
@@ -369,6 +385,8 @@ def main():
     if any("profile" in r for r in prefill):
         doc = replace_section(doc, "model-prefill-breakdown" + tag, breakdown_table(prefill))
     doc = replace_section(doc, "model-decode-check" + tag, decode_check_table(checks))
+    if any(r.get("ab") for r in decode):
+        doc = replace_section(doc, "model-decode-ab" + tag, decode_ab_table(decode))
     if main_set:
         doc = replace_section(doc, "model-decode-forms", decode_forms_table(forms))
         doc = replace_section(doc, "model-decode-splits", decode_splits_table(splits))

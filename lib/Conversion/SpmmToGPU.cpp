@@ -64,7 +64,9 @@ int64_t spmmThreads(const SpmmPlan &plan) {
 
 /// Whether `part` (a weight's values or metadata) is the same at every run:
 /// a constant, or a buffer that a prepare-stage kernel writes when the
-/// params are bound (WeightPrepare.cpp).
+/// params are bound (WeightPrepare.cpp). Such a buffer is written by that
+/// kernel only: run-stage kernels read a prepared weight, and TempArena
+/// keeps prepare-stage buffers out of the run's shared arena.
 bool isRunInvariant(Value part) {
   if (matchPattern(part, m_Constant()))
     return true;

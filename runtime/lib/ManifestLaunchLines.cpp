@@ -37,7 +37,7 @@ Status ManifestParser::parseLaunch() {
   launch.line = line;
   if (tokens.size() < 2)
     return error("expected 'launch <kernel> grid <x> <y> <z> block <x> <y> "
-                 "<z> smem <bytes> args <arg>...'");
+                 "<z> smem <bytes> [pdl] args <arg>...'");
   launch.kernel = tokens[1];
   if (!isKernelName(launch.kernel))
     return error("kernel name " + quoted(launch.kernel) +

@@ -515,9 +515,13 @@ def SGPUProgrammaticLaunch : Pass<"sgpu-programmatic-launch", "::mlir::ModuleOp"
     ordered exactly as a plain launch would order it (and a kernel never
     ends before its predecessor, which keeps the chain transitive); it is a
     no-op under a plain launch (`SPARSEOPT_PDL=0`, a driver without
-    `cuLaunchKernelEx`). Library steps (cuBLASLt, cuDNN, NCCL) stay plain
-    launches, fully ordered. Prepare-stage launches are not marked. Targets
-    below sm_90 are left unchanged. `sgpu-compile` runs it after
+    `cuLaunchKernelEx`). A kernel that already contains a griddepcontrol
+    op placed its own: the sm_90a spmm producer loads a run-invariant
+    weight (a constant or a prepared param) into its first stages before
+    its wait, and its other threads touch global memory only after data
+    loaded after that wait. Library steps (cuBLASLt, cuDNN, NCCL) stay
+    plain launches, fully ordered. Prepare-stage launches are not marked.
+    Targets below sm_90 are left unchanged. `sgpu-compile` runs it after
     `sgpu-merge-identical-kernels` unless `programmatic-launch=false`.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",

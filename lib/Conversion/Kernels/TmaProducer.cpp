@@ -81,6 +81,11 @@ Value TmaProducer::beginStage(Value it, Value st) {
 /// them, then waits for the kernel before this one (its X) and lets the
 /// kernel after this one launch. Returns how many stages it filled (0
 /// without prefetch: the kernel's entry waits, sgpu-programmatic-launch).
+///
+/// Only this thread waits. The other threads stay ordered after the kernel
+/// before because each stage's `full` barrier also counts X's bytes, loaded
+/// after the wait, and they touch global memory (bias, epilogue stores,
+/// split-K partials) only after their first `full` wait: keep it so.
 int64_t TmaProducer::prefetchWeights() {
   if (!cfg.prefetchWeights)
     return 0;

@@ -27,7 +27,9 @@
 
 /* The launch-line key (between `smem <bytes>` and `args`) of a kernel that
  * may be launched programmatically: it calls `griddepcontrol.wait` before it
- * touches memory and `griddepcontrol.launch_dependents` after. */
+ * touches memory that an earlier step writes or reads (it may read what
+ * never changes during a run, such as a prepared weight, before), and
+ * `griddepcontrol.launch_dependents` after. */
 #define SPARSEOPT_LAUNCH_PDL_KEY "pdl"
 
 /* The prefix of a launch's grid x that the runtime sizes at load time. */
