@@ -93,3 +93,19 @@ def test_every_program_is_read_back(programs):
             assert len(p.signature.outputs) == len(sig["outputs"]), d.name
         finally:
             p.close()
+
+
+def test_run_stage_kernels_are_programmatic_launches(programs):
+    """On the default sm_90a target every run-stage kernel launch carries the
+    header's `pdl` key (it waits for its predecessor itself), no prepare-stage
+    launch does, and the runtime's step text says so."""
+    key = re.search(r'#define SPARSEOPT_LAUNCH_PDL_KEY "([^"]+)"', HEADER.read_text()).group(1)
+    argument = next(d for d in programs if d.name == "argument")
+    p = runtime.parse(argument)
+    try:
+        launches = [(stage, text) for stage, text in p.steps if text.startswith("launch ")]
+    finally:
+        p.close()
+    assert {stage for stage, _ in launches} == {"prepare", "run"}
+    for stage, text in launches:
+        assert text.endswith(" " + key) == (stage == "run"), (stage, text)
