@@ -87,7 +87,8 @@ def cmd_compile(args):
     with Compiler() as comp:
         module = comp.parse(text, filename="%s-%s.mlir" % (args.config, args.variant))
         module.compile(out, chip=args.chip, twell=args.variant in ("twell", "combo"),
-                       ladder=args.variant == "combo")
+                       ladder=args.variant == "combo",
+                       programmatic_launch=args.programmatic_launch)
     t2 = time.perf_counter()
     size = sum(f.stat().st_size for f in out.iterdir() if f.is_file())
     print("imported in %.1f s, compiled in %.1f s: %s (%.1f MB)" % (t1 - t0, t2 - t1, out, size / 1e6))
@@ -288,6 +289,9 @@ def main():
         if name == "compile":
             p.add_argument("--out", required=True)
             p.add_argument("--chip", default="sm_90a")
+            p.add_argument("--programmatic-launch", action="store_true",
+                           help="compile with programmatic launches (sgpu-compile "
+                                "programmatic-launch=true)")
         else:
             p.add_argument("--dir", required=True)
             p.add_argument("--json")

@@ -34,6 +34,10 @@ struct KernelSink {
   /// Whether `auto` may give sgpu.attention to cuDNN (the attention-library
   /// option).
   bool attentionLibrary = true;
+  /// The program is compiled for programmatic launches
+  /// (sgpu-programmatic-launch): kernels may place their own grid-dependency
+  /// wait after loads of run-invariant data (TmaSpmmConfig::prefetchWeights).
+  bool programmaticLaunch = false;
 
   KernelSink(gpu::GPUModuleOp module, SymbolTable &symbols)
       : module(module), symbols(symbols) {}

@@ -382,6 +382,7 @@ struct ConvertSGPUToGPUPass
     KernelSink sink(gpuModule, symbols);
     sink.budget = budget;
     sink.attentionLibrary = attentionLibrary;
+    sink.programmaticLaunch = programmaticLaunch;
     TwellLowering twell;
 
     auto family = [&](auto populate, auto mark) {

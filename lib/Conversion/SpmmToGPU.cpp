@@ -131,7 +131,8 @@ gpu::GPUFuncOp buildSpmmKernel(SpmmOp spmm, const SpmmPlan &plan,
       func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
                     b.getDenseI32ArrayAttr({int32_t(tma.cluster), 1, 1}));
     TmaSpmmConfig cfg = tma;
-    cfg.prefetchWeights = !cfg.dense && cfg.gather == TmaGatherKind::none &&
+    cfg.prefetchWeights = sink.programmaticLaunch && !cfg.dense &&
+                          cfg.gather == TmaGatherKind::none &&
                           !cfg.fusedLift && cfg.cluster == 1 &&
                           weightIsRunInvariant(spmm);
     buildTmaSpmmKernel(b, loc, plan.shape, cfg, func);

@@ -58,8 +58,10 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
       llvm::cl::desc("sm_90 and newer: every generated kernel waits for its "
                      "predecessor itself, so the runtime launches it while "
                      "that predecessor runs (sgpu-programmatic-launch; `pdl` "
-                     "launch lines); false: plain launches"),
-      llvm::cl::init(true)};
+                     "launch lines; the spmm kernels of prepared weights load "
+                     "them before that wait). Off by default until measured "
+                     "on a GPU; false: plain launches"),
+      llvm::cl::init(false)};
   PassOptions::Option<int64_t> reserveSMs{
       *this, "reserve-sms",
       llvm::cl::desc("wgmma TMA kernel: multiprocessors a persistent grid "
@@ -233,7 +235,8 @@ LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
   // Library attention reads the projections' layout: the transposes
   // around it go.
   os << "sgpu-fold-attention-transposes,";
-  os << "convert-sgpu-to-gpu{" << target << "},";
+  os << "convert-sgpu-to-gpu{" << target << " programmatic-launch="
+     << (opts.programmaticLaunch.getValue() ? "true" : "false") << "},";
   os << "sgpu-merge-identical-kernels,";
   // After merging: each kept kernel gets its grid-dependency wait once.
   if (opts.programmaticLaunch)

@@ -3,12 +3,14 @@
 // of its first stages before it waits for the kernel before it; only X's
 // loads follow the wait (spmm-prefetch-weights-input-sm90a.mlir: a weight
 // given as run inputs).
-// RUN: rm -rf %t && sparse-opt %s --sgpu-compile="sparse-policy=sparse split-k=1 output-dir=%t" -o /dev/null
+// RUN: rm -rf %t && sparse-opt %s --sgpu-compile="sparse-policy=sparse split-k=1 programmatic-launch=true output-dir=%t" -o /dev/null
 // RUN: FileCheck %s --check-prefix=PROGRAM < %t/program.txt
 // RUN: FileCheck %s --check-prefix=PTX < %t/kernels.ptx
 // RUN: %ptxas -arch=sm_90a %t/kernels.ptx -o %t/kernels.cubin
-// RUN: rm -rf %t.off && sparse-opt %s --sgpu-compile="sparse-policy=sparse split-k=1 programmatic-launch=false output-dir=%t.off" -o /dev/null
+// Without programmatic-launch=true (the default): plain launches, no wait.
+// RUN: rm -rf %t.off && sparse-opt %s --sgpu-compile="sparse-policy=sparse split-k=1 output-dir=%t.off" -o /dev/null
 // RUN: FileCheck %s --check-prefix=OFF < %t.off/program.txt
+// RUN: FileCheck %s --check-prefix=OFF-PTX < %t.off/kernels.ptx
 
 // K = 256: four k-tiles, all four prefetched (one tile per block).
 // PROGRAM: stage run
@@ -25,6 +27,7 @@
 // PTX: ret;
 
 // OFF: launch sgpu_spmm_0 grid {{.*}} smem {{[0-9]+}} args
+// OFF-PTX-NOT: griddepcontrol
 func.func @param_weight(%x: tensor<64x256xbf16>, %w: tensor<256x256xbf16, #sgpu.nm<2:4>>) -> tensor<64x256xbf16> {
   %z = arith.constant 0.0 : bf16
   %e = tensor.empty() : tensor<64x256xbf16>

@@ -95,17 +95,28 @@ def test_every_program_is_read_back(programs):
             p.close()
 
 
-def test_run_stage_kernels_are_programmatic_launches(programs):
-    """On the default sm_90a target every run-stage kernel launch carries the
-    header's `pdl` key (it waits for its predecessor itself), no prepare-stage
-    launch does, and the runtime's step text says so."""
+def test_run_stage_kernels_are_programmatic_launches(tmp_path):
+    """Compiled with programmatic_launch=True (sm_90a), every run-stage kernel
+    launch carries the header's `pdl` key (it waits for its predecessor
+    itself), no prepare-stage launch does, and the runtime's step text says
+    so; without it (the default) no launch does."""
     key = re.search(r'#define SPARSEOPT_LAUNCH_PDL_KEY "([^"]+)"', HEADER.read_text()).group(1)
-    argument = next(d for d in programs if d.name == "argument")
-    p = runtime.parse(argument)
-    try:
-        launches = [(stage, text) for stage, text in p.steps if text.startswith("launch ")]
-    finally:
-        p.close()
-    assert {stage for stage, _ in launches} == {"prepare", "run"}
-    for stage, text in launches:
-        assert text.endswith(" " + key) == (stage == "run"), (stage, text)
+    source = LINEAR.format(w=", %w: tensor<32x64xf16, #sgpu.nm<2:4>>", const="")
+    for on in (True, False):
+        with Compiler() as c:
+            out = c.parse(source).compile(tmp_path / str(on), sparse_policy="sparse",
+                                          programmatic_launch=on).directory
+        p = runtime.parse(out)
+        try:
+            launches = [(stage, text) for stage, text in p.steps if text.startswith("launch ")]
+        finally:
+            p.close()
+        assert {stage for stage, _ in launches} == {"prepare", "run"}
+        for stage, text in launches:
+            assert text.endswith(" " + key) == (on and stage == "run"), (on, stage, text)
+
+
+def test_programmatic_launch_must_be_a_bool(tmp_path):
+    with Compiler() as c:
+        with pytest.raises(ValueError, match="programmatic_launch must be True or False"):
+            c.parse(ALL_REDUCE).compile(tmp_path / "x", programmatic_launch="yes")

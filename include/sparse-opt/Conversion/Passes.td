@@ -379,7 +379,14 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
     `linalg.index`, dynamic shapes, several results) is an error at the op:
     `'linalg.generic' has no GPU lowering: <why>`.
   }];
-  let options = KernelSelectionOptions;
+  let options = !listconcat(KernelSelectionOptions, [
+    Option<"programmaticLaunch", "programmatic-launch", "bool",
+           /*default=*/"false",
+           "sm_90a TMA spmm kernels of a run-invariant weight load its first "
+           "stages before they wait for the kernel before them "
+           "(griddepcontrol.wait; for programs compiled with "
+           "sgpu-programmatic-launch, which sgpu-compile's "
+           "programmatic-launch=true runs)">]);
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::gpu::GPUDialect",

@@ -522,7 +522,8 @@ def SGPUProgrammaticLaunch : Pass<"sgpu-programmatic-launch", "::mlir::ModuleOp"
     loaded after that wait. Library steps (cuBLASLt, cuDNN, NCCL) stay
     plain launches, fully ordered. Prepare-stage launches are not marked.
     Targets below sm_90 are left unchanged. `sgpu-compile` runs it after
-    `sgpu-merge-identical-kernels` unless `programmatic-launch=false`.
+    `sgpu-merge-identical-kernels` with `programmatic-launch=true` (off by
+    default until it is measured and checked on a GPU).
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",
                            "::mlir::sgpu::SGPUDialect"];
