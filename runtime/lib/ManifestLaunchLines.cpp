@@ -77,6 +77,9 @@ Status ManifestParser::parseLaunch() {
                    "') needs program version " +
                    std::to_string(SPARSEOPT_PROGRAM_PDL_VERSION) +
                    ", this program is version " + std::to_string(version));
+    if (stage == StepStage::Prepare)
+      return error("a prepare-stage launch cannot be programmatic ('" SPARSEOPT_LAUNCH_PDL_KEY
+                   "'): bind runs the prepare steps once and waits for them");
     launch.programmatic = true;
     ++next;
   }

@@ -1004,6 +1004,11 @@ const MalformedCase kMalformedCases[] = {
      SPARSEOPT_ERROR_PARSE, 3,
      "a programmatic launch ('pdl') needs program version 4, this program is "
      "version 3"},
+    {"ProgrammaticLaunchInPrepareStage",
+     "sparseopt-program 4\nmodule kernels.ptx\nstage prepare\n"
+     "launch k grid 1 1 1 block 32 1 1 smem 0 pdl args\n",
+     SPARSEOPT_ERROR_PARSE, 4,
+     "a prepare-stage launch cannot be programmatic ('pdl')"},
     {"ProgrammaticLaunchKeyAfterArgs",
      "sparseopt-program 4\nmodule kernels.ptx\n"
      "launch k grid 1 1 1 block 32 1 1 smem 0 args pdl\n",
