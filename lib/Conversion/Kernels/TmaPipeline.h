@@ -192,6 +192,8 @@ private:
   /// One stage's operand loads for global k-tile `kt32` (i32).
   void loadStage(Value st, Value kt32, Value featRow0, Value rowTile0,
                  Value tokRow0, Value full);
+  Value loadValues(Value st, Value kt32, Value featRow0, Value full);
+  void loadMetadata(Value st, Value kt32, Value rowTile0, Value full);
   void loadX(Value st, Value kt32, Value tokRow0, Value full);
   void loadB(Value st, Value col, Value row0, Value full);
   void loadSplitLiftB(Value st, Value kt32, Value row0, Value full);

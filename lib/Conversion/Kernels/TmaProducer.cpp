@@ -98,11 +98,8 @@ int64_t TmaProducer::prefetchWeights() {
     Value st = im.c(i);
     Value full = beginStage(st, st);
     Value kt32 = k.toI32(im.add(at.kt0, im.c(i)));
-    Value valCol = arith::MulIOp::create(b, loc, kt32, im.i32(k.steps * 16));
-    k.load2d(k.smemAddr(k.stageOffset(st, layout.a)), k.tmA, valCol,
-             featRow0, full);
-    k.load2d(k.smemAddr(k.stageOffset(st, layout.e)), k.tmE, valCol,
-             rowTile0, full);
+    loadValues(st, kt32, featRow0, full);
+    loadMetadata(st, kt32, rowTile0, full);
   }
   NVVM::GriddepcontrolOp::create(b, loc, NVVM::GridDepActionKind::wait);
   NVVM::GriddepcontrolOp::create(b, loc,
@@ -126,15 +123,30 @@ void TmaProducer::loadStage(Value st, Value kt32, Value featRow0,
     loadB(st, col, tokRow0, full);
     return;
   }
-  Value valCol = mul32(kt32, k.steps * 16);
-  k.load2d(k.smemAddr(k.stageOffset(st, layout.a)), k.tmA, valCol, featRow0,
-         full);
+  Value valCol = loadValues(st, kt32, featRow0, full);
   if (cfg.fusedLift)
     k.load2d(k.smemAddr(k.stageOffset(st, layout.a2)), k.tmA2,
            arith::AddIOp::create(b, loc, valCol, im.i32(32)), featRow0, full);
   loadX(st, kt32, tokRow0, full);
+  loadMetadata(st, kt32, rowTile0, full);
+}
+
+/// Sparse modes: stage `st`'s box of the weight's values for global k-tile
+/// `kt32` (i32); returns its first column.
+Value TmaProducer::loadValues(Value st, Value kt32, Value featRow0,
+                              Value full) {
+  Value valCol = arith::MulIOp::create(b, loc, kt32, im.i32(k.steps * 16));
+  k.load2d(k.smemAddr(k.stageOffset(st, layout.a)), k.tmA, valCol, featRow0,
+           full);
+  return valCol;
+}
+
+/// Sparse modes: stage `st`'s metadata words for global k-tile `kt32`.
+void TmaProducer::loadMetadata(Value st, Value kt32, Value rowTile0,
+                               Value full) {
   k.load2d(k.smemAddr(k.stageOffset(st, layout.e)), k.tmE,
-         mul32(kt32, k.steps * 16), rowTile0, full);
+           arith::MulIOp::create(b, loc, kt32, im.i32(k.steps * 16)),
+           rowTile0, full);
 }
 
 /// Sparse modes: stage `st`'s X part of global k-tile `kt32` (i32), X's
