@@ -403,6 +403,7 @@ struct ConvertSGPUToGPUPass
               t.addDynamicallyLegalOp<CompressOp, NMDecomposeOp>(
                   [](Operation *op) { return !isPreparableWeight(op); });
             })) &&
+        (eraseDeadWeightConcats(module), true) &&
         succeeded(family(
             [&](RewritePatternSet &p) {
               populateSpmmToGPUPatterns(p, sink, work.spmm);

@@ -258,13 +258,13 @@ void mlir::sgpu::buildTmaSpmmKernel(OpBuilder &b, Location loc,
 
 void mlir::sgpu::buildSplitKReduceKernel(OpBuilder &b, Location loc,
                                          const SpmmShape &s, int64_t splits,
-                                         gpu::GPUFuncOp func) {
+                                         gpu::GPUFuncOp func,
+                                         ArrayRef<int64_t> columns) {
   Block &entry = func.getBody().front();
   b.setInsertionPointToStart(&entry);
   IndexMath im{b, loc};
   Value ws = entry.getArgument(0);
   Value bias = s.hasBias ? entry.getArgument(1) : Value();
-  Value y = entry.getArguments().back();
   // Consecutive threads take consecutive features: coalesced reads of each
   // split's row and coalesced stores.
   Value idx = im.add(
@@ -283,8 +283,25 @@ void mlir::sgpu::buildSplitKReduceKernel(OpBuilder &b, Location loc,
       bias ? im.toF32(memref::LoadOp::create(b, loc, bias, feat)) : Value();
   Value zero = arith::ConstantOp::create(b, loc, b.getF32Type(),
                                          b.getF32FloatAttr(0.0f));
-  storeEpilogueValue(b, loc, im, s, sum, biasF32, zero, y, tok, feat,
-                     /*fullM=*/true, /*fullN=*/true);
+  auto store = [&](Value y, Value col) {
+    storeEpilogueValue(b, loc, im, s, sum, biasF32, zero, y, tok, col,
+                       /*fullM=*/true, /*fullN=*/true);
+  };
+  if (columns.empty()) {
+    store(entry.getArguments().back(), feat);
+  } else {
+    // Column `feat` belongs to the first output whose columns end past it.
+    unsigned firstY = entry.getNumArguments() - columns.size();
+    std::function<void(size_t, int64_t)> pick = [&](size_t j, int64_t start) {
+      Value y = entry.getArgument(firstY + j);
+      auto here = [&] { store(y, im.sub(feat, im.c(start))); };
+      if (j + 1 == columns.size())
+        return here();
+      int64_t end = start + columns[j];
+      im.ifThen(im.lt(feat, end), here, [&] { pick(j + 1, end); });
+    };
+    pick(0, 0);
+  }
   b.setInsertionPointToEnd(&entry);
   gpu::ReturnOp::create(b, loc);
 }

@@ -282,9 +282,13 @@ void buildTmaDenseKernel(OpBuilder &b, Location loc, const SpmmShape &s,
 /// The split-K reduce kernel: Y[m, n] = act(sum_s W[s, m, n] + bias[n]),
 /// rounded once. Arguments: the workspace, the bias memref when the spmm
 /// has one, Y. One thread per output element, kSplitKReduceThreads per
-/// block.
+/// block. With `columns` (widths summing to N) Y is that many buffers
+/// instead, the j-th [M, columns[j]] holding Y's columns from the sum of the
+/// widths before it on (the slices of sibling GEMMs fused into one,
+/// sgpu-fuse-sibling-spmm).
 void buildSplitKReduceKernel(OpBuilder &b, Location loc, const SpmmShape &s,
-                             int64_t splits, gpu::GPUFuncOp func);
+                             int64_t splits, gpu::GPUFuncOp func,
+                             ArrayRef<int64_t> columns = {});
 inline constexpr int64_t kSplitKReduceThreads = 256;
 
 } // namespace sgpu

@@ -21,6 +21,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 
 using namespace mlir;
@@ -222,20 +223,57 @@ SpmmGrid spmmGrid(const SpmmPlan &plan) {
           0};
 }
 
+/// The column slices that read the whole of `spmm`'s result, in column
+/// order, when they are its only users and cut its columns into consecutive
+/// ranges (the siblings sgpu-fuse-sibling-spmm fused); empty otherwise.
+SmallVector<tensor::ExtractSliceOp> columnSlices(SpmmOp spmm) {
+  auto y = cast<RankedTensorType>(spmm.getResult().getType());
+  SmallVector<tensor::ExtractSliceOp> slices;
+  for (Operation *user : spmm.getResult().getUsers()) {
+    auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
+    if (!slice || !slice.hasUnitStride() || slice.getType().getRank() != 2 ||
+        ShapedType::isDynamicShape(slice.getStaticOffsets()) ||
+        !slice.getType().hasStaticShape() ||
+        slice.getStaticOffsets()[0] != 0 ||
+        slice.getType().getDimSize(0) != y.getDimSize(0))
+      return {};
+    slices.push_back(slice);
+  }
+  llvm::sort(slices, [](tensor::ExtractSliceOp a, tensor::ExtractSliceOp b) {
+    return a.getStaticOffsets()[1] < b.getStaticOffsets()[1];
+  });
+  int64_t next = 0;
+  for (tensor::ExtractSliceOp slice : slices) {
+    if (slice.getStaticOffsets()[1] != next)
+      return {};
+    next += slice.getType().getDimSize(1);
+  }
+  if (slices.size() < 2 || next != y.getDimSize(1))
+    return {};
+  return slices;
+}
+
 /// Split-K's second kernel `name`, reducing the partial sums of `ws` into
-/// `yBuf` with the epilogue (and `biasBuf`), and its launch at `b`.
+/// `yBufs` with the epilogue (and `biasBuf`), and its launch at `b`: Y, or
+/// the consecutive column ranges of Y (columnSlices) as buffers of their
+/// own.
 void launchSplitKReduce(OpBuilder &b, Location loc, const SpmmPlan &plan,
                         const SpmmTypes &t, KernelSink &sink,
                         const std::string &name, Value ws, Value biasBuf,
-                        Value yBuf) {
+                        ArrayRef<Value> yBufs) {
   SmallVector<Value> args = {ws};
   SmallVector<Type> types = {t.workspace};
   if (biasBuf) {
     args.push_back(biasBuf);
     types.push_back(t.bias);
   }
-  args.push_back(yBuf);
-  types.push_back(t.y);
+  SmallVector<int64_t> columns;
+  for (Value y : yBufs) {
+    args.push_back(y);
+    types.push_back(y.getType());
+    if (yBufs.size() > 1)
+      columns.push_back(cast<MemRefType>(y.getType()).getDimSize(1));
+  }
   OpBuilder kb = sink.builder();
   auto reduce =
       gpu::GPUFuncOp::create(kb, loc, name, kb.getFunctionType(types, {}));
@@ -243,7 +281,8 @@ void launchSplitKReduce(OpBuilder &b, Location loc, const SpmmPlan &plan,
   reduce.setKnownBlockSizeAttr(
       kb.getDenseI32ArrayAttr({int32_t(kSplitKReduceThreads), 1, 1}));
   sink.symbols.insert(reduce);
-  buildSplitKReduceKernel(kb, loc, plan.shape, plan.tma.splits, reduce);
+  buildSplitKReduceKernel(kb, loc, plan.shape, plan.tma.splits, reduce,
+                          columns);
   int64_t elems = plan.shape.m * plan.shape.n;
   auto c = [&](int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
@@ -284,7 +323,17 @@ struct SpmmToGPU : StatefulKernelPattern<SpmmOp, SpmmLowering> {
     if (plan.useTma)
       args = spmmTensorMaps(b, loc, plan, t, xBuf, vBuf, mBuf, w1Buf);
     Value biasBuf = spmm.getBias() ? readBuffer(b, loc, spmm.getBias()) : Value();
-    Value yBuf = memref::AllocOp::create(b, loc, t.y);
+    // Split-K whose result is only cut into column slices: the reduction
+    // writes each slice as a buffer of its own, and Y is never stored.
+    SmallVector<tensor::ExtractSliceOp> slices;
+    if (isSplitK(plan))
+      slices = columnSlices(spmm);
+    SmallVector<Value> sliceBufs;
+    for (tensor::ExtractSliceOp slice : slices)
+      sliceBufs.push_back(
+          memref::AllocOp::create(b, loc, memrefTypeOf(slice.getType())));
+    Value yBuf =
+        slices.empty() ? memref::AllocOp::create(b, loc, t.y) : Value();
     Value wsBuf;
     if (isSplitK(plan)) {
       wsBuf = memref::AllocOp::create(b, loc, t.workspace);
@@ -319,7 +368,17 @@ struct SpmmToGPU : StatefulKernelPattern<SpmmOp, SpmmLowering> {
                         plan.tma.cluster, sink.budget.reservedSMs);
     if (isSplitK(plan))
       launchSplitKReduce(b, loc, plan, t, sink, name + "_reduce", wsBuf,
-                         biasBuf, yBuf);
+                         biasBuf,
+                         slices.empty() ? SmallVector<Value>{yBuf} : sliceBufs);
+    if (!slices.empty()) {
+      for (auto [slice, buf] : llvm::zip(slices, sliceBufs))
+        b.replaceOp(slice, bufferization::ToTensorOp::create(
+                               b, loc, slice.getType(), buf,
+                               /*restrict=*/b.getUnitAttr(),
+                               /*writable=*/b.getUnitAttr()));
+      b.eraseOp(spmm);
+      return success();
+    }
     b.replaceOpWithNewOp<bufferization::ToTensorOp>(
         spmm, spmm.getResult().getType(), yBuf, /*restrict=*/b.getUnitAttr(),
         /*writable=*/b.getUnitAttr());

@@ -29,6 +29,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
@@ -62,10 +63,14 @@ uint64_t nibbleTable() {
 
 class PrepareKernelBuilder {
 public:
+  /// A `rows` x `k` weight compressed into `ctype`; with `rowBase` >= 0,
+  /// one part of a concatenated weight (a whole number of 16-row tiles)
+  /// written at rows rowBase.. of `ctype`.
   PrepareKernelBuilder(OpBuilder &b, Location loc, int64_t rows, int64_t k,
                        int64_t familyN, int64_t tileGroups,
-                       CompressedType ctype)
-      : b(b), loc(loc), im{b, loc}, rows(rows), k(k), fam(familyN),
+                       CompressedType ctype, int64_t rowBase = -1)
+      : b(b), loc(loc), im{b, loc}, rows(rows), k(k), rowBase(rowBase),
+        fam(familyN),
         tileGroups(tileGroups),
         windows(familyN - 1), width(2 * familyN),
         groups((k + 2 * familyN - 1) / (2 * familyN)),
@@ -73,7 +78,7 @@ public:
         threadGroups((ctype.getPaddedCols() / 4 + familyN - 2) /
                      (familyN - 1)),
         kSteps(ctype.getPaddedCols() / 32),
-        paddedRows(ctype.getPaddedRows()) {}
+        paddedRows(rowBase >= 0 ? rows : ctype.getPaddedRows()) {}
 
   int64_t totalThreads() const { return paddedRows * threadGroups; }
   int64_t realGroups() const { return groups; }
@@ -166,7 +171,9 @@ public:
       window.push_back(assigned);
     }
 
-    // Every window: its lifted chunk's two values and nibble.
+    // Every window: its lifted chunk's two values and nibble, at row `out`
+    // of the compressed weight.
+    Value out = rowBase > 0 ? im.add(n, rowBase) : n;
     Value table = arith::ConstantIntOp::create(
         b, loc, b.getI64Type(), static_cast<int64_t>(nibbleTable()));
     for (int64_t j = 0; j < windows; ++j) {
@@ -207,13 +214,13 @@ public:
               lane[l], v);
         memref::StoreOp::create(
             b, loc, arith::BitcastOp::create(b, loc, elem, v), values,
-            ValueRange{n, im.add(im.mul(c, 2), static_cast<int64_t>(slot))});
+            ValueRange{out, im.add(im.mul(c, 2), static_cast<int64_t>(slot))});
       }
       // The nibble's word and bit offset (lib/Formats/Sparse24.cpp).
-      Value rowInTile = im.rem(n, 16);
+      Value rowInTile = im.rem(out, 16);
       Value group16 = im.div(c, 4);
       Value word = im.add(
-          im.mul(im.add(im.mul(im.add(im.mul(im.div(n, 16), kSteps),
+          im.mul(im.add(im.mul(im.add(im.mul(im.div(out, 16), kSteps),
                                       im.div(group16, 2)),
                                8),
                         im.rem(rowInTile, 8)),
@@ -233,8 +240,8 @@ private:
   OpBuilder &b;
   Location loc;
   IndexMath im;
-  int64_t rows, k, fam, tileGroups, windows, width, groups, chunks, threadGroups, kSteps,
-      paddedRows;
+  int64_t rows, k, rowBase, fam, tileGroups, windows, width, groups, chunks,
+      threadGroups, kSteps, paddedRows;
 };
 
 /// At `b`: sgpu.assemble of the `values` and `meta` buffers that `op` (a
@@ -261,51 +268,93 @@ NMSparsityAttr declaredPattern(Operation *op) {
 
 } // namespace
 
-bool mlir::sgpu::isPreparableWeight(Operation *op) {
+SmallVector<Value> mlir::sgpu::preparedWeightParts(Operation *op) {
   if (!isa<CompressOp, NMDecomposeOp>(op))
-    return false;
-  auto arg = dyn_cast<BlockArgument>(op->getOperand(0));
-  if (!arg || !arg.hasOneUse())
-    return false;
-  auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
-  return func && arg.getOwner() == &func.getBody().front();
+    return {};
+  // An argument of the function's entry block that nothing else reads.
+  auto isWeightArgument = [](Value v) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg || !arg.hasOneUse())
+      return false;
+    auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    return func && arg.getOwner() == &func.getBody().front();
+  };
+  Value weight = op->getOperand(0);
+  if (isWeightArgument(weight))
+    return {weight};
+  // Arguments concatenated along the rows (sgpu-fuse-sibling-spmm), each a
+  // whole number of 16-row tiles: each is compressed into its own rows.
+  // Canonicalization may put casts that only drop or restore the sparsity
+  // encoding around the concatenation; they move nothing.
+  auto throughCasts = [](Value v) {
+    while (auto cast = v.getDefiningOp<tensor::CastOp>()) {
+      if (!cast->hasOneUse())
+        break;
+      v = cast.getSource();
+    }
+    return v;
+  };
+  auto concat = throughCasts(weight).getDefiningOp<tensor::ConcatOp>();
+  if (!concat || !concat->hasOneUse() || concat.getDim() != 0)
+    return {};
+  SmallVector<Value> parts;
+  for (Value in : concat.getInputs()) {
+    Value arg = throughCasts(in);
+    auto t = cast<RankedTensorType>(arg.getType());
+    if (!isWeightArgument(arg) || !t.hasStaticShape() ||
+        t.getDimSize(0) % 16 != 0)
+      return {};
+    parts.push_back(arg);
+  }
+  return parts;
+}
+
+bool mlir::sgpu::isPreparableWeight(Operation *op) {
+  return !preparedWeightParts(op).empty();
 }
 
 namespace {
 
-/// At `b`: the prepare-stage launch of `sgpu_prepare_<n>` compressing the
-/// weight argument that `op` reads, the check of its status word, and the
-/// assembled result, which it returns.
+/// At `b`: the prepare-stage launches of `sgpu_prepare_<n>` compressing the
+/// weight argument that `op` reads (one per part of a concatenation, each
+/// into its rows), the checks of their status words, and the assembled
+/// result, which it returns.
 Value buildWeightPrepare(OpBuilder &b, Operation *op, KernelSink &sink) {
   Location loc = op->getLoc();
-  Value weight = op->getOperand(0);
-  auto wt = cast<RankedTensorType>(weight.getType());
+  SmallVector<Value> parts = preparedWeightParts(op);
+  bool concatenated = op->getOperand(0) != parts.front();
   auto ctype = cast<CompressedType>(op->getResult(0).getType());
   NMSparsityAttr pattern = declaredPattern(op);
   int64_t familyN = pattern.getFamilyN();
-  MemRefType wm = memrefTypeOf(wt);
   MemRefType vm = memrefTypeOf(ctype.getValuesType());
   MemRefType mm = memrefTypeOf(ctype.getMetadataType());
   MemRefType sm = MemRefType::get({1}, IntegerType::get(op->getContext(), 32));
-
-  OpBuilder kb = sink.builder();
-  auto func = createKernel(kb, loc, sink.symbols, sink.name("sgpu_prepare"),
-                           {wm, vm, mm, sm}, {}, kThreads);
-  PrepareKernelBuilder builder(kb, loc, wt.getDimSize(0), wt.getDimSize(1),
-                               familyN, getTileGroups(op), ctype);
-  builder.build(func);
-
-  Value w = readBuffer(b, loc, weight);
+  SmallVector<Value> weights = llvm::map_to_vector(
+      parts, [&](Value part) { return readBuffer(b, loc, part); });
   Value values = memref::AllocOp::create(b, loc, vm);
   Value meta = memref::AllocOp::create(b, loc, mm);
-  Value status = memref::AllocOp::create(b, loc, sm);
-  auto launch =
-      launchKernel(b, loc, func,
-                   (builder.totalThreads() + kThreads - 1) / kThreads,
-                   kThreads, ValueRange{w, values, meta, status});
-  launch->setAttr(SGPUDialect::kStageAttr, b.getStringAttr("prepare"));
-  WeightCheckOp::create(b, loc, status, w, pattern,
-                        b.getI64IntegerAttr(builder.realGroups()));
+  int64_t rowBase = 0;
+  for (auto [part, w] : llvm::zip(parts, weights)) {
+    auto wt = cast<RankedTensorType>(part.getType());
+    MemRefType wm = memrefTypeOf(wt);
+    OpBuilder kb = sink.builder();
+    auto func = createKernel(kb, loc, sink.symbols, sink.name("sgpu_prepare"),
+                             {wm, vm, mm, sm}, {}, kThreads);
+    PrepareKernelBuilder builder(kb, loc, wt.getDimSize(0), wt.getDimSize(1),
+                                 familyN, getTileGroups(op), ctype,
+                                 concatenated ? rowBase : -1);
+    builder.build(func);
+    rowBase += wt.getDimSize(0);
+
+    Value status = memref::AllocOp::create(b, loc, sm);
+    auto launch =
+        launchKernel(b, loc, func,
+                     (builder.totalThreads() + kThreads - 1) / kThreads,
+                     kThreads, ValueRange{w, values, meta, status});
+    launch->setAttr(SGPUDialect::kStageAttr, b.getStringAttr("prepare"));
+    WeightCheckOp::create(b, loc, status, w, pattern,
+                          b.getI64IntegerAttr(builder.realGroups()));
+  }
   return assembled(b, op, ctype, values, meta);
 }
 
@@ -356,14 +405,16 @@ static void exitWithFailure(OpBuilder &b, Location loc, Operation *op) {
 
 void mlir::sgpu::lowerWeightPrepareToLoops(Operation *op) {
   Location loc = op->getLoc();
-  Value weight = op->getOperand(0);
-  auto wt = cast<RankedTensorType>(weight.getType());
+  SmallVector<Value> parts = preparedWeightParts(op);
+  // A concatenation of arguments (with its casts) rather than one argument.
+  Operation *concat = parts.front() == op->getOperand(0)
+                          ? nullptr
+                          : op->getOperand(0).getDefiningOp();
   auto ctype = cast<CompressedType>(op->getResult(0).getType());
   NMSparsityAttr pattern = declaredPattern(op);
   int64_t familyN = pattern.getFamilyN();
   OpBuilder b(op);
   IndexMath im{b, loc};
-  Value w = readBuffer(b, loc, weight);
   // Zeroed like the runtime's temporaries: the nibbles are ORed in.
   auto zeroed = [&](MemRefType t) -> Value {
     Value buf = memref::AllocOp::create(b, loc, t);
@@ -385,31 +436,40 @@ void mlir::sgpu::lowerWeightPrepareToLoops(Operation *op) {
   };
   Value values = zeroed(memrefTypeOf(ctype.getValuesType()));
   Value meta = zeroed(memrefTypeOf(ctype.getMetadataType()));
-  Value status = zeroed(MemRefType::get({1}, b.getI32Type()));
-  PrepareKernelBuilder builder(b, loc, wt.getDimSize(0), wt.getDimSize(1),
-                               familyN, getTileGroups(op), ctype);
-  scf::ForOp::create(
-      b, loc, im.c(0), im.c(builder.numRows()), im.c(1), ValueRange{},
-      [&](OpBuilder &, Location, Value n, ValueRange) {
-        scf::ForOp::create(
-            b, loc, im.c(0), im.c(builder.numGroups()), im.c(1),
-            ValueRange{}, [&](OpBuilder &, Location, Value g, ValueRange) {
-              builder.emitGroup(n, g, w, values, meta, status);
-              scf::YieldOp::create(b, loc);
-            });
-        scf::YieldOp::create(b, loc);
-      });
-  // A weight that breaks its pattern: the reference prints the row and
-  // group the status word names, flushes the output and exits with status
-  // 1 (the runtime fails the bind instead); an assert would abort before
-  // the buffered output reaches the caller.
-  Value word = memref::LoadOp::create(b, loc, status, ValueRange{im.c(0)});
-  Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, word,
-                                   im.i32(0));
-  std::string what;
-  llvm::raw_string_ostream os(what);
-  os << "a weight argument breaks its declared " << pattern << " sparsity";
-  {
+  int64_t rowBase = 0;
+  for (Value part : parts) {
+    auto wt = cast<RankedTensorType>(part.getType());
+    Value w = readBuffer(b, loc, part);
+    Value status = zeroed(MemRefType::get({1}, b.getI32Type()));
+    PrepareKernelBuilder builder(b, loc, wt.getDimSize(0), wt.getDimSize(1),
+                                 familyN, getTileGroups(op), ctype,
+                                 concat ? rowBase : -1);
+    rowBase += wt.getDimSize(0);
+    scf::ForOp::create(
+        b, loc, im.c(0), im.c(builder.numRows()), im.c(1), ValueRange{},
+        [&](OpBuilder &, Location, Value n, ValueRange) {
+          scf::ForOp::create(
+              b, loc, im.c(0), im.c(builder.numGroups()), im.c(1),
+              ValueRange{}, [&](OpBuilder &, Location, Value g, ValueRange) {
+                builder.emitGroup(n, g, w, values, meta, status);
+                scf::YieldOp::create(b, loc);
+              });
+          scf::YieldOp::create(b, loc);
+        });
+    // A weight that breaks its pattern: the reference prints the row and
+    // group the status word names (and, for a part of a concatenation, the
+    // part's argument), flushes the output and exits with status 1 (the
+    // runtime fails the bind instead); an assert would abort before the
+    // buffered output reaches the caller.
+    Value word = memref::LoadOp::create(b, loc, status, ValueRange{im.c(0)});
+    Value ok = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, word,
+                                     im.i32(0));
+    std::string what;
+    llvm::raw_string_ostream os(what);
+    os << "a weight argument";
+    if (concat)
+      os << " (#" << cast<BlockArgument>(part).getArgNumber() << ")";
+    os << " breaks its declared " << pattern << " sparsity";
     auto bad = scf::IfOp::create(b, loc, ok, /*withElseRegion=*/true);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(&bad.getElseRegion().front());
@@ -425,4 +485,20 @@ void mlir::sgpu::lowerWeightPrepareToLoops(Operation *op) {
   }
   op->getResult(0).replaceAllUsesWith(assembled(b, op, ctype, values, meta));
   op->erase();
+  if (concat)
+    eraseDeadWeightConcats(concat->getParentOfType<ModuleOp>());
+}
+
+void mlir::sgpu::eraseDeadWeightConcats(ModuleOp module) {
+  bool erased = true;
+  while (erased) {
+    SmallVector<Operation *> dead;
+    module.walk([&](Operation *op) {
+      if (isa<tensor::ConcatOp, tensor::CastOp>(op) && op->use_empty())
+        dead.push_back(op);
+    });
+    for (Operation *op : dead)
+      op->erase();
+    erased = !dead.empty();
+  }
 }

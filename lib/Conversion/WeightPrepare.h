@@ -20,9 +20,21 @@ namespace mlir {
 namespace sgpu {
 
 /// Whether `op` (sgpu.compress or sgpu.nm_decompose) compresses an argument
-/// of the enclosing function that nothing else reads: a weight the runtime
-/// can bind once and prepare.
+/// of the enclosing function that nothing else reads, or a concatenation of
+/// such arguments (preparedWeightParts): a weight the runtime can bind once
+/// and prepare.
 bool isPreparableWeight(Operation *op);
+
+/// The weight arguments `op` compresses: the one it reads, or those of the
+/// `tensor.concat` along the rows that it reads (sgpu-fuse-sibling-spmm),
+/// each read only there and a whole number of 16-row tiles; empty when the
+/// weight is not preparable.
+SmallVector<Value> preparedWeightParts(Operation *op);
+
+/// Erases the tensor.concat and tensor.cast ops left without users once
+/// the concatenated weights they built are prepared part by part: nothing
+/// reads them, and they must not become copy kernels.
+void eraseDeadWeightConcats(ModuleOp module);
 
 /// The patterns replacing sgpu.compress and sgpu.nm_decompose of a weight
 /// argument (isPreparableWeight) by a launch of a generated kernel

@@ -168,6 +168,7 @@ std::string rewritePasses(StringRef chip = "sm_90a",
                           StringRef device = "") {
   return ("sgpu-slide-sparse{chip=" + chip + " policy=" + policy +
           " lift=" + lift + deviceOption(device) +
+          "},sgpu-fuse-sibling-spmm{chip=" + chip + deviceOption(device) +
           "},sgpu-dense-matmul,sgpu-fuse-epilogue,sgpu-fold-unit-transposes,"
           "canonicalize")
       .str();

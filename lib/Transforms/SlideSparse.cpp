@@ -19,6 +19,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Matchers.h"
 
@@ -179,13 +180,21 @@ struct SlideSparsePass
   LogicalResult checkConsumed(Value v, Location loc) {
     if (!getNMPattern(v.getType()))
       return success();
-    for (Operation *user : v.getUsers())
+    for (Operation *user : v.getUsers()) {
+      // Weights concatenated along their rows (sgpu-fuse-sibling-spmm) are
+      // consumed where the concatenation is.
+      if (auto concat = dyn_cast<tensor::ConcatOp>(user)) {
+        if (failed(checkConsumed(concat.getResult(), loc)))
+          return failure();
+        continue;
+      }
       if (!isa<CompressOp, NMDecomposeOp>(user) && !isEncodedCallOperand(v, user))
         return user->emitError()
                << "operand carries a structured-sparsity encoding that no "
                   "sparse rewrite consumed; bufferization would drop it "
                   "silently (only the N x K weight of a linalg.matmul "
                   "computing X . W^T is recognized)";
+    }
     return success();
   }
 

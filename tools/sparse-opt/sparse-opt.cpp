@@ -23,6 +23,8 @@ static const char *const kHelp =
   "  --sgpu-slide-sparse        N:M-sparse linalg.matmul -> sgpu.spmm "
   "(constant weights compressed at compile time; kept dense where the "
   "sparse kernel measured slower)\n"
+  "  --sgpu-fuse-sibling-spmm   sparse GEMMs of one activation with weight "
+  "params (q, k, v) -> one GEMM on their concatenation, sliced\n"
   "  --sgpu-dense-matmul        dense linear-layer linalg.matmul -> "
   "sgpu.matmul (a cuBLASLt call on the GPU)\n"
   "  --sgpu-ladder-residual     the tensor-parallel residual chain in "

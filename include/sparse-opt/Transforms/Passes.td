@@ -77,6 +77,63 @@ def SGPUSlideSparse : Pass<"sgpu-slide-sparse", "::mlir::ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
+def SGPUFuseSiblingSpmm : Pass<"sgpu-fuse-sibling-spmm", "::mlir::ModuleOp"> {
+  let summary = "Sparse GEMMs of one activation (q, k, v) as one GEMM on concatenated weights";
+  let description = [{
+    Finds `sgpu.spmm` ops of one block that read the same activation (for
+    (2N-2):2N, lifts of the same activation with the same pattern and
+    window order), whose weights are arguments of the function compressed
+    on the GPU when the program's params are bound (each read only by its
+    `sgpu.compress` / `sgpu.nm_decompose`), with the same width, element
+    type and pattern, each a whole number of 16-row tiles, and with no bias,
+    activation or kernel choice yet, and whose fused GEMM still splits K
+    where it streams weights (the TMA kernel's rule on `chip` sm_90a: fewer
+    blocks of 128 weight rows than half the `device`'s multiprocessors, and
+    a lifted K of at least 2048; q, k and v of an 8B-shaped model, 6144
+    rows, qualify; gate and up, 28672 rows, do not). Each such group becomes one
+    `sgpu.compress` (or `sgpu.nm_decompose`) of the `tensor.concat` of the
+    weights along their rows, one `sgpu.spmm` of the summed width and one
+    `tensor.extract_slice` of its columns per former result, in program
+    order:
+
+    ```mlir
+    %w = tensor.concat dim(0) %wq, %wk, %wv
+    %c = sgpu.compress %w
+    %y = sgpu.spmm %x, %c          // M x (Nq + Nk + Nv)
+    %q = tensor.extract_slice %y[0, 0] [M, Nq] [1, 1]
+    ...
+    ```
+
+    The prepare stage compresses each argument into its rows of the fused
+    weight (no copy of the weights, no memory beyond the parts'), so every
+    program compiled from the model prepares the same buffers and can share
+    them. Where the fused GEMM's plan splits K (decode sizes), its
+    reduction writes each slice into a buffer of its own; otherwise the
+    whole result is stored and each slice is a copy kernel. A decode step
+    of a grouped-query model then streams q, k and v as one weight, with one
+    reduction, instead of three GEMMs of which two (k and v) are too small
+    to fill the GPU. The rule depends on the weights alone, so a model's
+    prefill (whose fused result is copied into its slices) and decode
+    programs prepare the same buffers. Constant weights, dense (library)
+    GEMMs and other chips are left as they are. `sgpu-compile` and
+    `sgpu-reference` run it after `sgpu-slide-sparse`.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
+           "Target GPU: only sm_90a's TMA kernel splits K, so only there "
+           "are siblings fused">,
+    Option<"device", "device", "std::string", /*default=*/"\"\"",
+           "GPU part of the chip (empty = the chip's reference part): its "
+           "multiprocessor count bounds the fused rows">,
+    Option<"always", "always", "bool", /*default=*/"false",
+           "Fuse every group of siblings on any chip, whether or not its "
+           "GEMM splits K (then the slices are copies); for tests of small "
+           "shapes">
+  ];
+  let dependentDialects = ["::mlir::sgpu::SGPUDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def SGPUDenseMatmul : Pass<"sgpu-dense-matmul", "::mlir::ModuleOp"> {
   let summary = "Rewrite dense linear-layer matmuls into sgpu.matmul (library GEMMs)";
   let description = [{
