@@ -147,6 +147,26 @@ def decode_ab_table(records):
     return "\n".join(rows) if len(rows) > 2 else "(no A/B records)"
 
 
+def fuse_siblings_table(records, unfused):
+    """Our 2:4 programs with q, k and v as one GEMM (sgpu-fuse-sibling-spmm)
+    beside the same model's programs compiled before it (`unfused`: records
+    with "fuse_siblings": false, timed in the same session)."""
+    rows = ["| model | variant | phase | batch | fused tok/s | three GEMMs tok/s | fused / three |",
+            "|---|---|---|---|---|---|---|"]
+    def key(r):
+        return (r["variant"], r["shape"].get("phase", "prefill"), r["shape"].get("batch"))
+    fused = {key(r): r for r in records if r["variant"] in ("2:4", "6:8")}
+    for u in sorted(unfused, key=lambda r: (r["shape"].get("phase", "prefill"), r["shape"].get("batch") or 0)):
+        f = fused.get(key(u))
+        if not f:
+            continue
+        ft, ut = f["tokens_per_s"], u["tokens_per_s"]
+        rows.append("| %s | %s | %s | %s | %.0f | %.0f | %.3f× |" % (
+            _name(f), f["variant"],
+            f["shape"].get("phase", "prefill"), f["shape"].get("batch", 1), ft, ut, ft / ut))
+    return "\n".join(rows) if len(rows) > 2 else "(no records)"
+
+
 # How the profiled torch forms are named in the tables.
 TORCH_FORMS = {"torch_compile": "torch.compile", "torch_eager": "torch eager",
                "torch_causal_compile": "torch is_causal + compile",
@@ -387,6 +407,10 @@ def main():
     doc = replace_section(doc, "model-decode-check" + tag, decode_check_table(checks))
     if any(r.get("ab") for r in decode):
         doc = replace_section(doc, "model-decode-ab" + tag, decode_ab_table(decode))
+    unfused_path = RESULTS / ("fuse_siblings_ab_%s.json" % gpu)
+    if unfused_path.exists():
+        doc = replace_section(doc, "model-fuse-siblings" + tag,
+                              fuse_siblings_table(prefill + decode, json.loads(unfused_path.read_text())))
     if main_set:
         doc = replace_section(doc, "model-decode-forms", decode_forms_table(forms))
         doc = replace_section(doc, "model-decode-splits", decode_splits_table(splits))

@@ -68,8 +68,8 @@ def cmd_compile(args):
     config = _attention_config(args.attention_config)
     t0 = time.perf_counter()
     options = dict(dtype=args.dtype, sparsity=sparsity, chip=args.chip, twell=args.variant == "twell")
-    if args.programmatic_launch:
-        options["programmatic_launch"] = True
+    if not args.programmatic_launch:
+        options["programmatic_launch"] = False
     m = decoder.export(model, args.out, prefill=(pb, ps), decode_batches=_ints(args.decode_batches),
                        compile=not config, **options)
     if config:
@@ -111,7 +111,7 @@ def _compile_with_attention_config(out, manifest, config, options):
                 path.write_text(text)
             c.parse(text, filename=str(path)).compile(
                 str(out / name), chip=options["chip"], twell=options["twell"],
-                programmatic_launch=options.get("programmatic_launch", False))
+                programmatic_launch=options.get("programmatic_launch", True))
             program["compiled"] = True
     (out / decoder.MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
 
@@ -407,9 +407,9 @@ def main():
     p.add_argument("--prefill", default="8x64")
     p.add_argument("--decode-batches", default="1,8")
     p.add_argument("--chip", default="sm_90a")
-    p.add_argument("--programmatic-launch", action="store_true",
-                   help="compile with programmatic launches (sgpu-compile "
-                        "programmatic-launch=true; time the A/B with --ab-env SPARSEOPT_PDL=0)")
+    p.add_argument("--no-programmatic-launch", dest="programmatic_launch", action="store_false",
+                   help="compile with plain launches (sgpu-compile programmatic-launch=false; "
+                        "the default's A/B needs no second compile: --ab-env SPARSEOPT_PDL=0)")
     p.add_argument("--attention-config", default="",
                    help="#sgpu.attention_config of the decode programs' cache attention, "
                         "e.g. lanes_per_key=16,unroll=2")

@@ -289,9 +289,10 @@ def main():
         if name == "compile":
             p.add_argument("--out", required=True)
             p.add_argument("--chip", default="sm_90a")
-            p.add_argument("--programmatic-launch", action="store_true",
-                           help="compile with programmatic launches (sgpu-compile "
-                                "programmatic-launch=true)")
+            p.add_argument("--no-programmatic-launch", dest="programmatic_launch",
+                           action="store_false",
+                           help="compile with plain launches (sgpu-compile "
+                                "programmatic-launch=false)")
         else:
             p.add_argument("--dir", required=True)
             p.add_argument("--json")

@@ -59,9 +59,9 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
                      "predecessor itself, so the runtime launches it while "
                      "that predecessor runs (sgpu-programmatic-launch; `pdl` "
                      "launch lines; the spmm kernels of prepared weights load "
-                     "them before that wait). Off by default until measured "
-                     "on a GPU; false: plain launches"),
-      llvm::cl::init(false)};
+                     "them before that wait). On by default (measured: "
+                     "docs/performance.md); false: plain launches"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> reserveSMs{
       *this, "reserve-sms",
       llvm::cl::desc("wgmma TMA kernel: multiprocessors a persistent grid "

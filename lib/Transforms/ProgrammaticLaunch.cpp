@@ -65,6 +65,13 @@ struct ProgrammaticLaunchPass
     : public sgpu::impl::SGPUProgrammaticLaunchBase<ProgrammaticLaunchPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    // A program with collectives keeps plain launches: kernels launched
+    // early sit on multiprocessors while they wait, which the NCCL kernels
+    // of the communication stream may need (reserve-sms keeps those free
+    // of GEMM grids only). Unmeasured, so not risked.
+    if (module.walk([](sgpu::AllReduceCallOp) { return WalkResult::interrupt(); })
+            .wasInterrupted())
+      return;
     // (gpu.module, kernel) of every kernel that now waits at its entry.
     DenseSet<std::pair<StringAttr, StringAttr>> waiting;
     for (auto gpuModule : module.getOps<gpu::GPUModuleOp>()) {

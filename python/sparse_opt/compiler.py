@@ -214,7 +214,7 @@ class Module(Handle):
     def compile(self, output_dir, chip="sm_90a", features="+ptx85", sparse_policy="auto",
                 ladder=False, twell=False, twell_producer="auto", twell_consumer="auto",
                 twell_passes=0, twell_pack="auto", lift="auto", device="",
-                attention_library=True, programmatic_launch=False):
+                attention_library=True, programmatic_launch=True):
         """Runs sgpu-compile on this module (which becomes the compiled IR),
         writes the artifacts and compiled.mlir to output_dir and returns the
         Artifact. `sparse_policy`: "auto" keeps a sparse-annotated layer
@@ -261,11 +261,11 @@ class Module(Handle):
         True (default) runs a prefill attention as cuDNN's fused attention
         where it applies (an `attention` line; the runtime opens cuDNN 9),
         False keeps every attention on the generated kernels.
-        `programmatic_launch`: True (sm_90 and newer) has every generated
-        kernel wait for the kernel before it itself, and writes its launch as
-        `pdl`, so the runtime may launch it while that kernel ends
-        (sgpu-programmatic-launch; off by default until measured on a GPU;
-        SPARSEOPT_PDL=0 when the program loads runs it with plain launches)."""
+        `programmatic_launch`: True (default; sm_90 and newer) has every
+        generated kernel wait for the kernel before it itself, and writes its
+        launch as `pdl`, so the runtime may launch it while that kernel ends
+        (sgpu-programmatic-launch; False: plain launches; SPARSEOPT_PDL=0
+        when the program loads runs it with plain launches)."""
         if sparse_policy not in ("auto", "sparse"):
             raise ValueError("sparse_policy must be 'auto' or 'sparse', got %r" % (sparse_policy,))
         if twell_producer not in ("auto", "library", "fused"):
@@ -302,7 +302,7 @@ class Module(Handle):
         output_dir = os.path.abspath(os.fspath(output_dir))
         if (sparse_policy == "auto" and twell_producer == "auto" and twell_consumer == "auto"
                 and twell_passes == 0 and twell_pack == "auto" and lift == "auto" and not device
-                and attention_library and not programmatic_launch):
+                and attention_library and programmatic_launch):
             self.compiler._call("compilation for %s (%s) failed" % (chip, features), "compile",
                                 self._h(), chip, features, output_dir)
         else:

@@ -41,7 +41,7 @@
 // PROGRAM-NEXT: launch sgpu_prepare_0 grid 2 1 1 block 256 1 1 smem 0 args b1 b2 b3 b4
 // PROGRAM-NEXT: check b4 param 0 pattern 6:8 groups 8
 // PROGRAM-NEXT: stage run
-// PROGRAM-NEXT: launch sgpu_spmm_0 grid 1 1 1 block 384 1 1 smem {{[0-9]+}} args tmap:b0:f16:16x64:16x64:128 tmap:b2:f16:48x48:128x32:64 tmap:b2:f16:48x48:128x16:32 tmap:b3:i32:3x48:8x48:0 tmap:b5:f16:16x48:16x64:128
+// PROGRAM-NEXT: launch sgpu_spmm_0 grid 1 1 1 block 384 1 1 smem {{[0-9]+}} pdl args tmap:b0:f16:16x64:16x64:128 tmap:b2:f16:48x48:128x32:64 tmap:b2:f16:48x48:128x16:32 tmap:b3:i32:3x48:8x48:0 tmap:b5:f16:16x48:16x64:128
 // PROGRAM-NOT: launch
 // SIG: "params":[1]
 func.func @linear_68(%x: tensor<16x64xf16>, %w: tensor<48x64xf16, #sgpu.nm<6:8>>) -> tensor<16x48xf16> {

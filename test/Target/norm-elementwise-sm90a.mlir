@@ -27,11 +27,11 @@
 // threads, one chunk), 16 rows of 768 f32 (192 threads), 8 rows of 40 f16
 // (one warp, 5 lanes with a chunk); the GELU has 320 elements, 8 per
 // thread (1 block).
-// PROGRAM: launch sgpu_rms_norm_0 grid 16 1 1 block 256 1 1 smem 0 args b0 b1 [[Y0:b[0-9]+]]
-// PROGRAM: launch sgpu_rms_norm_1 grid 32 1 1 block 128 1 1 smem 0 args b2 b3 [[Y1:b[0-9]+]]
-// PROGRAM: launch sgpu_layer_norm_0 grid 16 1 1 block 192 1 1 smem 0 args b4 b5 b6 [[Y2:b[0-9]+]]
-// PROGRAM: launch sgpu_layer_norm_1 grid 8 1 1 block 32 1 1 smem 0 args b7 b8 b9 [[Y3:b[0-9]+]]
-// PROGRAM: launch sgpu_elementwise_0 grid 1 1 1 block 256 1 1 smem 0 args [[Y3]] [[Y4:b[0-9]+]]
+// PROGRAM: launch sgpu_rms_norm_0 grid 16 1 1 block 256 1 1 smem 0 pdl args b0 b1 [[Y0:b[0-9]+]]
+// PROGRAM: launch sgpu_rms_norm_1 grid 32 1 1 block 128 1 1 smem 0 pdl args b2 b3 [[Y1:b[0-9]+]]
+// PROGRAM: launch sgpu_layer_norm_0 grid 16 1 1 block 192 1 1 smem 0 pdl args b4 b5 b6 [[Y2:b[0-9]+]]
+// PROGRAM: launch sgpu_layer_norm_1 grid 8 1 1 block 32 1 1 smem 0 pdl args b7 b8 b9 [[Y3:b[0-9]+]]
+// PROGRAM: launch sgpu_elementwise_0 grid 1 1 1 block 256 1 1 smem 0 pdl args [[Y3]] [[Y4:b[0-9]+]]
 
 // Both chunks of x and of w are loaded (16 bytes each, 4096 bytes apart)
 // before the reduction starts; the output leaves in two 16-byte stores.
@@ -104,13 +104,13 @@
 // bytes.
 // BLOCK-NEXT: arena 24576
 // BLOCK-NEXT: buffer 4 temp 8192 arena 0
-// BLOCK-NEXT: launch sgpu_rms_norm_0 grid 16 1 1 block 32 1 1 smem 0 args b0 b1 b4
+// BLOCK-NEXT: launch sgpu_rms_norm_0 grid 16 1 1 block 32 1 1 smem 0 pdl args b0 b1 b4
 // BLOCK-NEXT: buffer 5 temp 16384 arena 8192
 // BLOCK-NEXT: gemm m=16 n=512 k=256 in=f16 out=f16 x=b4 w=b2 y=b5 act=relu
 // BLOCK-NEXT: buffer 6 temp 8192 arena 0
 // BLOCK-NEXT: gemm m=16 n=256 k=512 in=f16 out=f16 x=b5 w=b3 y=b6
 // BLOCK-NEXT: buffer 7 output 0 8192
-// BLOCK-NEXT: launch sgpu_elementwise_0 grid 2 1 1 block 256 1 1 smem 0 args b0 b6 b7
+// BLOCK-NEXT: launch sgpu_elementwise_0 grid 2 1 1 block 256 1 1 smem 0 pdl args b0 b6 b7
 // BLOCK-NEXT: end
 // BLOCK-NOT: {{.}}
 // BLOCKSM90A-DAG: Compiling entry function 'sgpu_rms_norm_0' for 'sm_90a'

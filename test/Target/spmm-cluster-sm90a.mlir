@@ -13,7 +13,7 @@
 // 2 token blocks x 2 feature blocks (split-k=1: no split-K, which clusters
 // do not combine with): 2 clusters of 2; X's box is half a
 // 256-token tile.
-// PROGRAM: launch sgpu_spmm_0 grid 4 1 1 block 384 1 1 smem {{[0-9]+}} args tmap:b0:f16:512x1024:128x64:128 tmap:b1:f16:256x512:128x32:64
+// PROGRAM: launch sgpu_spmm_0 grid 4 1 1 block 384 1 1 smem {{[0-9]+}} pdl args tmap:b0:f16:512x1024:128x64:128 tmap:b1:f16:256x512:128x32:64
 
 // PTX-LABEL: .entry sgpu_spmm_0(
 // PTX: .explicitcluster

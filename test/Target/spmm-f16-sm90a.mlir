@@ -29,7 +29,7 @@
 // PROGRAM-DAG: buffer {{[0-9]}} constant const{{[0-9]}}.bin 2048
 // PROGRAM-DAG: buffer {{[0-9]}} constant const{{[0-9]}}.bin 256
 // PROGRAM: buffer 3 output 0 2800
-// PROGRAM: launch sgpu_spmm_0 grid 2 1 1 block 128 1 1 smem 0 args b0 b{{[12]}} b{{[12]}} b3
+// PROGRAM: launch sgpu_spmm_0 grid 2 1 1 block 128 1 1 smem 0 pdl args b0 b{{[12]}} b{{[12]}} b3
 
 // SUMMARY: kernel sgpu_spmm_0: 16 sparse MMA instructions
 

@@ -2,7 +2,7 @@
 // between runs, so its sm_90a spmm kernel waits for the kernel before it at
 // its entry (sgpu-programmatic-launch), before any load; the launch is
 // still `pdl` (spmm-prefetch-weights-sm90a.mlir: a prepared weight).
-// RUN: rm -rf %t && sparse-opt %s --sgpu-compile="split-k=1 programmatic-launch=true output-dir=%t" -o /dev/null
+// RUN: rm -rf %t && sparse-opt %s --sgpu-compile="split-k=1 output-dir=%t" -o /dev/null
 // RUN: FileCheck %s --check-prefix=PROGRAM < %t/program.txt
 // RUN: FileCheck %s --check-prefix=PTX < %t/kernels.ptx
 

@@ -3,12 +3,13 @@
 // of its first stages before it waits for the kernel before it; only X's
 // loads follow the wait (spmm-prefetch-weights-input-sm90a.mlir: a weight
 // given as run inputs).
-// RUN: rm -rf %t && sparse-opt %s --sgpu-compile="sparse-policy=sparse split-k=1 programmatic-launch=true output-dir=%t" -o /dev/null
+// The default (programmatic-launch=true):
+// RUN: rm -rf %t && sparse-opt %s --sgpu-compile="sparse-policy=sparse split-k=1 output-dir=%t" -o /dev/null
 // RUN: FileCheck %s --check-prefix=PROGRAM < %t/program.txt
 // RUN: FileCheck %s --check-prefix=PTX < %t/kernels.ptx
 // RUN: %ptxas -arch=sm_90a %t/kernels.ptx -o %t/kernels.cubin
-// Without programmatic-launch=true (the default): plain launches, no wait.
-// RUN: rm -rf %t.off && sparse-opt %s --sgpu-compile="sparse-policy=sparse split-k=1 output-dir=%t.off" -o /dev/null
+// With programmatic-launch=false: plain launches, no wait.
+// RUN: rm -rf %t.off && sparse-opt %s --sgpu-compile="sparse-policy=sparse split-k=1 programmatic-launch=false output-dir=%t.off" -o /dev/null
 // RUN: FileCheck %s --check-prefix=OFF < %t.off/program.txt
 // RUN: FileCheck %s --check-prefix=OFF-PTX < %t.off/kernels.ptx
 

@@ -23,7 +23,7 @@
 // Four tensor maps: X in place (64-column boxes, 128B swizzle), the values,
 // W1 (the same box), the metadata; a split-K grid at this size.
 // PROG: launch sgpu_prepare_0
-// PROG: launch sgpu_lift_0 grid 64 1 1 block 256 1 1 smem 0 args b0 [[W1:b[0-9]+]]
+// PROG: launch sgpu_lift_0 grid 64 1 1 block 256 1 1 smem 0 pdl args b0 [[W1:b[0-9]+]]
 // PROG-NEXT: launch sgpu_spmm_0 {{.*}} args tmap:b0:f16:256x1024:64x64:128 tmap:b2:f16:256x768:128x32:64 tmap:[[W1]]:f16:256x512:64x64:128 tmap:b3:i32:16x768:8x32:0
 
 // The lift kernel: per thread two chunks of W1, i.e. window 1 of two groups

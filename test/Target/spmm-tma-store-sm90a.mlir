@@ -18,8 +18,8 @@
 
 // 4 stages of 41 KiB, 32 KiB of staging, the barriers and the alignment
 // slack: 201792 bytes (169024 without the staging).
-// PROGRAM: launch sgpu_spmm_0 grid 4 1 1 block 384 1 1 smem 201792 args tmap:b0:f16:512x1024:256x64:128 tmap:b1:f16:256x512:128x32:64 tmap:b2:i32:16x512:8x32:0 tmap:b3:f16:512x256:128x64:128
-// REGS: launch sgpu_spmm_0 grid 4 1 1 block 384 1 1 smem 169024 args tmap:b0:f16:512x1024:256x64:128 tmap:b1:f16:256x512:128x32:64 tmap:b2:i32:16x512:8x32:0 b3
+// PROGRAM: launch sgpu_spmm_0 grid 4 1 1 block 384 1 1 smem 201792 pdl args tmap:b0:f16:512x1024:256x64:128 tmap:b1:f16:256x512:128x32:64 tmap:b2:i32:16x512:8x32:0 tmap:b3:f16:512x256:128x64:128
+// REGS: launch sgpu_spmm_0 grid 4 1 1 block 384 1 1 smem 169024 pdl args tmap:b0:f16:512x1024:256x64:128 tmap:b1:f16:256x512:128x32:64 tmap:b2:i32:16x512:8x32:0 b3
 
 // PTX-LABEL: .entry sgpu_spmm_0(
 // PTX: .param .align 64 .b8 sgpu_spmm_0_param_3[128]

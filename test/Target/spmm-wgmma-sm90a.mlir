@@ -53,8 +53,8 @@
 // grid has fewer blocks than multiprocessors); 128 features -> 1 block; two
 // k-tiles, so two stages of 17 KiB. The tensor maps are encoded by the
 // runtime from the buffers (the metadata seen as 8 row tiles x 64 words).
-// PROGRAM: launch sgpu_spmm_0 grid 4 1 1 block 384 1 1 smem 35872 args tmap:b0:bf16:200x128:64x64:128 tmap:b1:bf16:128x64:128x32:64 tmap:b2:i32:8x64:8x32:0 b6
-// PROGRAM: launch sgpu_spmm_1 grid 1 1 1 block 128 1 1 smem 0 args b3 b4 b5 b7
+// PROGRAM: launch sgpu_spmm_0 grid 4 1 1 block 384 1 1 smem 35872 pdl args tmap:b0:bf16:200x128:64x64:128 tmap:b1:bf16:128x64:128x32:64 tmap:b2:i32:8x64:8x32:0 b6
+// PROGRAM: launch sgpu_spmm_1 grid 1 1 1 block 128 1 1 smem 0 pdl args b3 b4 b5 b7
 
 // SUMMARY: kernel sgpu_spmm_0: {{[1-9][0-9]*}} sparse MMA instructions
 // SUMMARY: kernel sgpu_spmm_1: 2 sparse MMA instructions

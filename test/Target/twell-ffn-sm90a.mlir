@@ -42,9 +42,9 @@
 // PROGRAM: stage prepare
 // PROGRAM-NEXT: launch sgpu_twell_down_t_0 grid 256 1 1 block 256 1 1 smem 0 args b[[WD]] [[WDT:b[0-9]+]]
 // PROGRAM-NEXT: stage run
-// PROGRAM: launch sgpu_twell_clear_0 grid 1 1 1 block 1 1 1 smem 0 args [[ROWS:b[0-9]+]]
-// PROGRAM: launch sgpu_twell_pack_0 grid 64 1 1 block 128 1 1 smem 0 args {{.*}} [[ROWS]]
-// PROGRAM: launch sgpu_twell_ffn_0 grid 64 1 1 block 128 1 1 smem 0 args {{.*}} [[WDT]]
+// PROGRAM: launch sgpu_twell_clear_0 grid 1 1 1 block 1 1 1 smem 0 pdl args [[ROWS:b[0-9]+]]
+// PROGRAM: launch sgpu_twell_pack_0 grid 64 1 1 block 128 1 1 smem 0 pdl args {{.*}} [[ROWS]]
+// PROGRAM: launch sgpu_twell_ffn_0 grid 64 1 1 block 128 1 1 smem 0 pdl args {{.*}} [[WDT]]
 // PROGRAM-NOT: error
 
 // SM90A-DAG: Compiling entry function 'sgpu_twell_clear_0' for 'sm_90a'

@@ -32,34 +32,34 @@
 // M = 64, d = 256, F = 1024: one token block, 4 feature blocks; X and Wg
 // through 128B-swizzled tensor maps (boxes 128 x 64 and 256 x 64).
 // PROGRAM-NOT: gemm
-// PROGRAM: launch sgpu_twell_clear_0 grid 1 1 1 block 256 1 1 smem 0 args [[ROWS:b[0-9]+]] [[ACT:b[0-9]+]] [[FLAGS:b[0-9]+]]
-// PROGRAM-NEXT: launch sgpu_twell_producer_0 grid 4 1 1 block 384 1 1 smem {{[0-9]+}} args tmap:b0:bf16:64x256:128x64:128 tmap:b1:bf16:1024x256:256x64:128 [[WORDS:b[0-9]+]] [[FLAGS]] [[FB:b[0-9]+]] [[ROWS]] [[ACT]]
-// PROGRAM-NEXT: launch sgpu_twell_fixup_0 grid 8 1 1 block 256 1 1 smem 0 args [[WORDS]] [[FLAGS]] [[FB]]
-// PROGRAM-NEXT: launch sgpu_twell_ffn_0 grid 64 1 1 block 128 1 1 smem 0 args [[WORDS]] [[FLAGS]] [[FB]]
+// PROGRAM: launch sgpu_twell_clear_0 grid 1 1 1 block 256 1 1 smem 0 pdl args [[ROWS:b[0-9]+]] [[ACT:b[0-9]+]] [[FLAGS:b[0-9]+]]
+// PROGRAM-NEXT: launch sgpu_twell_producer_0 grid 4 1 1 block 384 1 1 smem {{[0-9]+}} pdl args tmap:b0:bf16:64x256:128x64:128 tmap:b1:bf16:1024x256:256x64:128 [[WORDS:b[0-9]+]] [[FLAGS]] [[FB:b[0-9]+]] [[ROWS]] [[ACT]]
+// PROGRAM-NEXT: launch sgpu_twell_fixup_0 grid 8 1 1 block 256 1 1 smem 0 pdl args [[WORDS]] [[FLAGS]] [[FB]]
+// PROGRAM-NEXT: launch sgpu_twell_ffn_0 grid 64 1 1 block 128 1 1 smem 0 pdl args [[WORDS]] [[FLAGS]] [[FB]]
 // PROGRAM-NOT: sgpu_twell_pack
 // PROGRAM-NOT: gemm
 
 // M = 200, d = 200, F = 600: 2 token blocks x 3 feature blocks; 25 fix-up
 // blocks of 8 rows.
-// ODD: launch sgpu_twell_producer_0 grid 6 1 1 block 384 1 1 smem {{[0-9]+}} args tmap:b0:bf16:200x200:128x64:128 tmap:b1:bf16:600x200:256x64:128
+// ODD: launch sgpu_twell_producer_0 grid 6 1 1 block 384 1 1 smem {{[0-9]+}} pdl args tmap:b0:bf16:200x200:128x64:128 tmap:b1:bf16:600x200:256x64:128
 // ODD-NEXT: launch sgpu_twell_fixup_0 grid 25 1 1
 
 // Tile 128 (two tiles per 256-feature block), f16.
 // UF16-NOT: gemm
-// UF16: launch sgpu_twell_producer_0 grid 4 1 1 block 384 1 1 smem {{[0-9]+}} args tmap:b0:f16:64x256:128x64:128 tmap:b1:f16:1024x256:256x64:128
+// UF16: launch sgpu_twell_producer_0 grid 4 1 1 block 384 1 1 smem {{[0-9]+}} pdl args tmap:b0:f16:64x256:128x64:128 tmap:b1:f16:1024x256:256x64:128
 
 // A bias (the first linear's, fused into the GEMM: the producer reads it),
 // tile 64, M = 17000: 133 token blocks x 2 feature blocks, 266 tiles on a
 // persistent grid that the runtime sizes (132 blocks on an H200); K = 64 is
 // one stage.
 // BIAS-NOT: gemm
-// BIAS: launch sgpu_twell_producer_0 grid persistent:266:1:0 1 1 block 384 1 1 smem 50192 args tmap:b0:bf16:17000x64:128x64:128 tmap:b1:bf16:320x64:256x64:128 b2 {{.*}}
+// BIAS: launch sgpu_twell_producer_0 grid persistent:266:1:0 1 1 block 384 1 1 smem 50192 pdl args tmap:b0:bf16:17000x64:128x64:128 tmap:b1:bf16:320x64:256x64:128 b2 {{.*}}
 // BIAS-NOT: sgpu_twell_pack
 
 // cluster=2: the two token blocks of M = 200 pair up and share W's tile
 // (each loads half of the 256-row box and multicasts it); M = 17000 has
 // 133 token blocks, which do not pair: a remark, and single blocks.
-// CLUSTER: launch sgpu_twell_producer_0 grid 6 1 1 block 384 1 1 smem {{[0-9]+}} args tmap:b0:bf16:200x200:128x64:128 tmap:b1:bf16:600x200:128x64:128
+// CLUSTER: launch sgpu_twell_producer_0 grid 6 1 1 block 384 1 1 smem {{[0-9]+}} pdl args tmap:b0:bf16:200x200:128x64:128 tmap:b1:bf16:600x200:128x64:128
 // CLUSTERPTX-LABEL: .entry sgpu_twell_producer_0(
 // CLUSTERPTX: .reqnctapercluster 2, 1, 1
 // CLUSTERPTX: mbarrier.arrive.shared::cluster.b64

@@ -21,10 +21,10 @@
 // library GEMM; the union stat out of 4 x 600.
 // PROGRAM: stat twell0.block_neurons {{b[0-9]+}} u64 of 2400
 // PROGRAM: gemm m=200 n=600 k=200 in=bf16 out=bf16 x=b0 w=b1 y=[[H:b[0-9]+]] act=relu
-// PROGRAM-NEXT: launch sgpu_twell_clear_0 grid 1 1 1 block 1 1 1 smem 0 args [[ROWS:b[0-9]+]] [[ACT:b[0-9]+]] [[UNION:b[0-9]+]]
-// PROGRAM-NEXT: launch sgpu_twell_blocks_0 grid 4 1 1 block 256 1 1 smem 0 args [[H]] [[IDX:b[0-9]+]] [[COEF:b[0-9]+]] [[COUNT:b[0-9]+]] [[ACT]] [[UNION]]
-// PROGRAM-NEXT: launch sgpu_twell_up_0 grid 12 1 1 block 384 1 1 smem {{[0-9]+}} args tmap:b0:bf16:200x200:64x64:128 b2 [[IDX]] [[COUNT]] [[COEF]] [[COEF]]
-// PROGRAM-NEXT: launch sgpu_twell_down_0 grid 4 1 1 block 384 1 1 smem {{[0-9]+}} args tmap:[[COEF]]:bf16:256x768:64x64:128 {{b[0-9]+}} [[IDX]] [[COUNT]] b{{[0-9]+}}
+// PROGRAM-NEXT: launch sgpu_twell_clear_0 grid 1 1 1 block 1 1 1 smem 0 pdl args [[ROWS:b[0-9]+]] [[ACT:b[0-9]+]] [[UNION:b[0-9]+]]
+// PROGRAM-NEXT: launch sgpu_twell_blocks_0 grid 4 1 1 block 256 1 1 smem 0 pdl args [[H]] [[IDX:b[0-9]+]] [[COEF:b[0-9]+]] [[COUNT:b[0-9]+]] [[ACT]] [[UNION]]
+// PROGRAM-NEXT: launch sgpu_twell_up_0 grid 12 1 1 block 384 1 1 smem {{[0-9]+}} pdl args tmap:b0:bf16:200x200:64x64:128 b2 [[IDX]] [[COUNT]] [[COEF]] [[COEF]]
+// PROGRAM-NEXT: launch sgpu_twell_down_0 grid 4 1 1 block 384 1 1 smem {{[0-9]+}} pdl args tmap:[[COEF]]:bf16:256x768:64x64:128 {{b[0-9]+}} [[IDX]] [[COUNT]] b{{[0-9]+}}
 // PROGRAM-NOT: sgpu_twell_pack
 // PROGRAM-NOT: sgpu_twell_ffn
 
@@ -41,8 +41,8 @@
 // PTX-DAG: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, 1, 1, 1, 0, 1;
 
 // Ungated f16: the down GEMM reads the block pack's coef.
-// UF16: launch sgpu_twell_blocks_0 grid 1 1 1 block 256 1 1 smem 0 args b{{[0-9]+}} [[IDX:b[0-9]+]] [[COEF:b[0-9]+]] [[COUNT:b[0-9]+]]
-// UF16-NEXT: launch sgpu_twell_down_0 grid 1 1 1 block 384 1 1 smem {{[0-9]+}} args tmap:[[COEF]]:f16:64x1024:64x64:128
+// UF16: launch sgpu_twell_blocks_0 grid 1 1 1 block 256 1 1 smem 0 pdl args b{{[0-9]+}} [[IDX:b[0-9]+]] [[COEF:b[0-9]+]] [[COUNT:b[0-9]+]]
+// UF16-NEXT: launch sgpu_twell_down_0 grid 1 1 1 block 384 1 1 smem {{[0-9]+}} pdl args tmap:[[COEF]]:f16:64x1024:64x64:128
 // UF16-NOT: sgpu_twell_up
 
 // SM90A: 0 bytes spill stores, 0 bytes spill loads
