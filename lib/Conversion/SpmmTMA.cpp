@@ -208,8 +208,11 @@ private:
     if (cfg.liftByTma)
       k.tmO = k.toI64Ptr(entry.getArgument(arg++));
     k.tmE = k.toI64Ptr(entry.getArgument(arg++));
-    if (cfg.tmaStore)
-      k.tmY = k.toI64Ptr(entry.getArgument(arg++));
+    if (cfg.tmaStore) {
+      for (size_t i = 0; i < std::max<size_t>(1, cfg.ySliceStarts.size()); ++i)
+        k.tmYSlices.push_back(k.toI64Ptr(entry.getArgument(arg++)));
+      k.tmY = k.tmYSlices.front();
+    }
     k.bias = k.s.hasBias && cfg.splits == 1 ? entry.getArgument(arg) : Value();
     return cfg.tmaStore ? Value() : entry.getArguments().back();
   }

@@ -118,6 +118,11 @@ struct TmaSpmmConfig {
   /// stages and the barriers.
   bool tmaStore = false;
   int64_t yBox[2] = {0, 0};
+  /// With tmaStore: Y is several buffers, the column slices of Y starting
+  /// at these features (the first 0, each a multiple of 64, so that every
+  /// 64-feature box lies in one slice), one tensor map each; empty: one Y.
+  /// The siblings that sgpu-fuse-sibling-spmm fused into one GEMM.
+  SmallVector<int64_t, 4> ySliceStarts;
   int64_t stagingBytes = 0;
   /// Gathered mode (getTmaGatherConfig; implies dense): the B operand's
   /// rows are picked through an index list, copied by the producer
@@ -234,8 +239,8 @@ std::string verifyTmaSpmmOverrides(int64_t tileN, int64_t stages,
 /// the third step, (cfg.liftByTma) of the shared windows W1, and of the
 /// metadata (as !llvm.ptr, listed in the
 /// function's `sgpu.tensor_map_args`), then (cfg.tmaStore) the tensor map
-/// of Y, then the bias memref when the spmm has one, then Y (without
-/// cfg.tmaStore). With cfg.splits > 1: the three maps, then the f32
+/// of Y (one per slice with cfg.ySliceStarts), then the bias memref when the
+/// spmm has one, then Y (without cfg.tmaStore). With cfg.splits > 1: the three maps, then the f32
 /// workspace memref [splits, M, N] (no bias: the reduce kernel adds it).
 void buildTmaSpmmKernel(OpBuilder &b, Location loc, const SpmmShape &s,
                         const TmaSpmmConfig &cfg, gpu::GPUFuncOp func);

@@ -92,17 +92,21 @@ bool weightIsRunInvariant(SpmmOp spmm) {
 /// The kernel `name` of `plan` in the sink. Its arguments: the TMA
 /// kernel's tensor maps (X, the values, for the fused lift the values
 /// again in their second box, for the split lift the shared windows, the
-/// metadata, and Y when stored by TMA), or the other kernels' X, values
-/// and metadata buffers; then the workspace (split-K) or the bias and Y.
+/// metadata, and Y when stored by TMA: with `ySliceStarts`, one map per
+/// column slice), or the other kernels' X, values and metadata buffers;
+/// then the workspace (split-K) or the bias and Y.
 gpu::GPUFuncOp buildSpmmKernel(SpmmOp spmm, const SpmmPlan &plan,
                                const SpmmTypes &t, KernelSink &sink,
-                               const std::string &name) {
+                               const std::string &name,
+                               ArrayRef<int64_t> ySliceStarts) {
   Location loc = spmm.getLoc();
   const TmaSpmmConfig &tma = plan.tma;
   OpBuilder b = sink.builder();
   Type ptrType = LLVM::LLVMPointerType::get(b.getContext());
   SmallVector<Type> argTypes = {t.x, t.values, t.meta};
-  int64_t tensorMaps = 3 + plan.fused + plan.splitLift + plan.yByTma;
+  int64_t yMaps =
+      plan.yByTma ? std::max<int64_t>(1, ySliceStarts.size()) : 0;
+  int64_t tensorMaps = 3 + plan.fused + plan.splitLift + yMaps;
   if (plan.useTma)
     argTypes = SmallVector<Type>(tensorMaps, ptrType);
   if (isSplitK(plan)) {
@@ -132,6 +136,7 @@ gpu::GPUFuncOp buildSpmmKernel(SpmmOp spmm, const SpmmPlan &plan,
       func->setAttr(NVVM::NVVMDialect::getClusterDimAttrName(),
                     b.getDenseI32ArrayAttr({int32_t(tma.cluster), 1, 1}));
     TmaSpmmConfig cfg = tma;
+    cfg.ySliceStarts.assign(ySliceStarts.begin(), ySliceStarts.end());
     cfg.prefetchWeights = sink.programmaticLaunch && !cfg.dense &&
                           cfg.gather == TmaGatherKind::none &&
                           !cfg.fusedLift && cfg.cluster == 1 &&
@@ -253,6 +258,20 @@ SmallVector<tensor::ExtractSliceOp> columnSlices(SpmmOp spmm) {
   return slices;
 }
 
+/// The first column of each of `slices` when every one starts at a
+/// multiple of 64 (a TMA-store box of 64 features then lies in one slice);
+/// empty otherwise.
+SmallVector<int64_t> tmaStoreSliceStarts(ArrayRef<tensor::ExtractSliceOp> slices) {
+  SmallVector<int64_t> starts;
+  for (tensor::ExtractSliceOp slice : slices) {
+    int64_t start = slice.getStaticOffsets()[1];
+    if (start % 64 != 0)
+      return {};
+    starts.push_back(start);
+  }
+  return starts;
+}
+
 /// Split-K's second kernel `name`, reducing the partial sums of `ws` into
 /// `yBufs` with the epilogue (and `biasBuf`), and its launch at `b`: Y, or
 /// the consecutive column ranges of Y (columnSlices) as buffers of their
@@ -310,8 +329,18 @@ struct SpmmToGPU : StatefulKernelPattern<SpmmOp, SpmmLowering> {
     const SpmmPlan &plan = found->second;
     Location loc = spmm.getLoc();
     SpmmTypes t = spmmTypes(spmm, plan);
+    // A result only cut into column slices (sibling GEMMs fused into one)
+    // is written as the slices themselves: by the split-K reduction, or by
+    // the TMA stores into one map per slice where each starts at a
+    // multiple of 64. Otherwise Y is stored and the slices are copies.
+    SmallVector<tensor::ExtractSliceOp> slices = columnSlices(spmm);
+    SmallVector<int64_t> yStarts;
+    if (!isSplitK(plan) && plan.yByTma && !slices.empty())
+      yStarts = tmaStoreSliceStarts(slices);
+    if (!isSplitK(plan) && yStarts.empty())
+      slices.clear();
     std::string name = sink.name("sgpu_spmm");
-    gpu::GPUFuncOp func = buildSpmmKernel(spmm, plan, t, sink, name);
+    gpu::GPUFuncOp func = buildSpmmKernel(spmm, plan, t, sink, name, yStarts);
 
     // The host launch.
     Value w1Buf;
@@ -323,11 +352,6 @@ struct SpmmToGPU : StatefulKernelPattern<SpmmOp, SpmmLowering> {
     if (plan.useTma)
       args = spmmTensorMaps(b, loc, plan, t, xBuf, vBuf, mBuf, w1Buf);
     Value biasBuf = spmm.getBias() ? readBuffer(b, loc, spmm.getBias()) : Value();
-    // Split-K whose result is only cut into column slices: the reduction
-    // writes each slice as a buffer of its own, and Y is never stored.
-    SmallVector<tensor::ExtractSliceOp> slices;
-    if (isSplitK(plan))
-      slices = columnSlices(spmm);
     SmallVector<Value> sliceBufs;
     for (tensor::ExtractSliceOp slice : slices)
       sliceBufs.push_back(
@@ -340,9 +364,11 @@ struct SpmmToGPU : StatefulKernelPattern<SpmmOp, SpmmLowering> {
       args.push_back(wsBuf);
     } else {
       if (plan.yByTma)
-        args.push_back(TensorMapOp::create(
-            b, loc, LLVM::LLVMPointerType::get(b.getContext()), yBuf,
-            b.getDenseI64ArrayAttr(plan.tma.yBox), b.getI64IntegerAttr(128)));
+        for (Value y : slices.empty() ? SmallVector<Value>{yBuf} : sliceBufs)
+          args.push_back(TensorMapOp::create(
+              b, loc, LLVM::LLVMPointerType::get(b.getContext()), y,
+              b.getDenseI64ArrayAttr(plan.tma.yBox),
+              b.getI64IntegerAttr(128)));
       if (biasBuf)
         args.push_back(biasBuf);
       if (!plan.yByTma)

@@ -2,14 +2,16 @@
 // compresses each weight argument into its rows of one compressed weight
 // (one kernel, status word and check per argument, the second part's kernel
 // writing from row 256 on); a split-K plan's reduction writes each column
-// slice into a buffer of its own; any other plan stores the whole result
-// and copies the slices out.
+// slice into a buffer of its own (TMA stores do too:
+// Target/spmm-sliced-store-sm90a.mlir); any other plan stores the whole
+// result and copies the slices out.
 // RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu | FileCheck %s
 // The program of the last case (each case overwrites the output dir):
 // RUN: rm -rf %t && mkdir -p %t && sparse-opt %s -split-input-file --sgpu-compile="output-dir=%t/a" -o /dev/null
 // RUN: FileCheck %s --check-prefix=PROGRAM < %t/a/program.txt
 
-// Too little K to split: the whole result is stored, the slices copied.
+// Too little K to split, and register stores: the whole result is
+// stored, the slices copied.
 // CHECK-LABEL: func.func @qk_small
 // CHECK: gpu.launch_func @sgpu_kernels::@sgpu_spmm_0
 // CHECK: gpu.launch_func @sgpu_kernels::@sgpu_slice_0

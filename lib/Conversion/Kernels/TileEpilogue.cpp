@@ -87,6 +87,25 @@ void TileEpilogue::storeByTma(ArrayRef<Value> acc, const TileCoords &tile,
   Value stageAddr = k.smemAddr(stage);
   Value issuer = isStoreIssuer(ctid);
   Value feat0 = k.toI32(im.add(tile.aRow0, im.mul(c, 64)));
+  // A sliced Y: the box's 64 features lie in one slice (its start a
+  // multiple of 64); store into that slice's map at the slice's column.
+  Value tmY = k.tmY;
+  for (size_t j = 1; j < cfg.ySliceStarts.size(); ++j) {
+    Value start = im.i32(cfg.ySliceStarts[j]);
+    Value past = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                       feat0, start);
+    tmY = arith::SelectOp::create(b, loc, past, k.tmYSlices[j], tmY);
+  }
+  if (cfg.ySliceStarts.size() > 1) {
+    Value base = im.i32(0);
+    for (size_t j = 1; j < cfg.ySliceStarts.size(); ++j) {
+      Value start = im.i32(cfg.ySliceStarts[j]);
+      Value past = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                         feat0, start);
+      base = arith::SelectOp::create(b, loc, past, start, base);
+    }
+    feat0 = arith::SubIOp::create(b, loc, feat0, base);
+  }
   for (int64_t box = 0; box < cfg.tokensPerBlock / boxT; ++box) {
     im.ifThen(issuer, [&] {
       asmVoid(b, loc, "cp.async.bulk.wait_group.read 0;", {}, "");
@@ -109,7 +128,7 @@ void TileEpilogue::storeByTma(ArrayRef<Value> acc, const TileCoords &tile,
       asmVoid(b, loc,
               "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group "
               "[$0, {$1, $2}], [$3];",
-              {k.tmY, feat0, tok0, stageAddr}, "l,r,r,r");
+              {tmY, feat0, tok0, stageAddr}, "l,r,r,r");
       asmVoid(b, loc, "cp.async.bulk.commit_group;", {}, "");
     });
   }

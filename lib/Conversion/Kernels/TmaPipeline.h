@@ -76,6 +76,9 @@ struct TmaPipeline {
 
   // Kernel arguments (tensor maps as i64 addresses).
   Value tmB, tmA, tmA2, tmO, tmE, tmY, bias;
+  /// With cfg.ySliceStarts: the tensor map of every slice of Y (tmY is the
+  /// first).
+  SmallVector<Value> tmYSlices;
   /// Gathered mode: B's source rows, the index lists and the counts.
   Value gatherSource, gatherIdx, gatherCount;
   /// Gathered mode by TMA: the source's tensor map.

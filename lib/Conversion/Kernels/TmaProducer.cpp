@@ -23,7 +23,9 @@ void TmaProducer::build(Value isThread0) {
   auto only = scf::IfOp::create(b, loc, isThread0, false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&only.getThenRegion().front());
-  for (Value tm : {k.tmB, k.tmA, k.tmA2, k.tmO, k.tmE, k.tmY})
+  SmallVector<Value> maps = {k.tmB, k.tmA, k.tmA2, k.tmO, k.tmE};
+  maps.append(k.tmYSlices.begin(), k.tmYSlices.end());
+  for (Value tm : maps)
     if (tm)
       asmVoid(b, loc, "prefetch.tensormap [$0];", {tm}, "l");
   int64_t prefetched = prefetchWeights();
