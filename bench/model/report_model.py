@@ -315,6 +315,15 @@ def readme_summary(prefill, decode, attention):
                                    " and %s for torch.compile in one" % " / ".join(
                                        _k(r["baselines"]["torch_compile_graph"]) for r in dense)
                                    if compiled else ""))
+        # The same model with every block linear 2:4, at the same batches.
+        sparse = {r["shape"]["batch"]: r for r in decode
+                  if r["variant"] == "2:4" and r["shape"]["style"] == "llama"}
+        both = [r for r in dense if r["shape"]["batch"] in sparse]
+        if both:
+            lines.append("With every block linear 2:4: %s tokens/s (%s our dense)." % (
+                " / ".join(_k(sparse[r["shape"]["batch"]]["tokens_per_s"]) for r in both),
+                " / ".join("%.2f×" % (sparse[r["shape"]["batch"]]["tokens_per_s"] / r["tokens_per_s"])
+                           for r in both)))
     lines.append("(Generated from `bench/results/` by `bench/model/report_model.py`; tables and commands in "
                  "`docs/performance.md`.)")
     return "\n".join(lines)
