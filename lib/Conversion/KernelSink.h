@@ -38,6 +38,9 @@ struct KernelSink {
   /// (sgpu-programmatic-launch): kernels may place their own grid-dependency
   /// wait after loads of run-invariant data (TmaSpmmConfig::prefetchWeights).
   bool programmaticLaunch = false;
+  /// A fused sibling GEMM stored by TMA writes its column slices through
+  /// one tensor map each (the sliced-tma-store option; SpmmToGPU.cpp).
+  bool slicedTmaStore = false;
 
   KernelSink(gpu::GPUModuleOp module, SymbolTable &symbols)
       : module(module), symbols(symbols) {}

@@ -383,6 +383,7 @@ struct ConvertSGPUToGPUPass
     sink.budget = budget;
     sink.attentionLibrary = attentionLibrary;
     sink.programmaticLaunch = programmaticLaunch;
+    sink.slicedTmaStore = slicedTmaStore;
     TwellLowering twell;
 
     auto family = [&](auto populate, auto mark) {

@@ -330,12 +330,14 @@ struct SpmmToGPU : StatefulKernelPattern<SpmmOp, SpmmLowering> {
     Location loc = spmm.getLoc();
     SpmmTypes t = spmmTypes(spmm, plan);
     // A result only cut into column slices (sibling GEMMs fused into one)
-    // is written as the slices themselves: by the split-K reduction, or by
-    // the TMA stores into one map per slice where each starts at a
-    // multiple of 64. Otherwise Y is stored and the slices are copies.
+    // is written as the slices themselves: by the split-K reduction, or
+    // (sliced-tma-store) by the TMA stores into one map per slice where
+    // each starts at a multiple of 64. Otherwise Y is stored and the
+    // slices are copies.
     SmallVector<tensor::ExtractSliceOp> slices = columnSlices(spmm);
     SmallVector<int64_t> yStarts;
-    if (!isSplitK(plan) && plan.yByTma && !slices.empty())
+    if (!isSplitK(plan) && plan.yByTma && !slices.empty() &&
+        sink.slicedTmaStore)
       yStarts = tmaStoreSliceStarts(slices);
     if (!isSplitK(plan) && yStarts.empty())
       slices.clear();

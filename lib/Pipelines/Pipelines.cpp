@@ -62,6 +62,13 @@ struct CompileOptions : public PassPipelineOptions<CompileOptions> {
                      "them before that wait). On by default (measured: "
                      "docs/performance.md); false: plain launches"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> slicedTmaStore{
+      *this, "sliced-tma-store",
+      llvm::cl::desc("A fused sibling GEMM (sgpu-fuse-sibling-spmm) stored "
+                     "by TMA writes its column slices through one tensor map "
+                     "each instead of copying them out of the whole result "
+                     "(off until checked on a GPU)"),
+      llvm::cl::init(false)};
   PassOptions::Option<int64_t> reserveSMs{
       *this, "reserve-sms",
       llvm::cl::desc("wgmma TMA kernel: multiprocessors a persistent grid "
@@ -237,7 +244,9 @@ LogicalResult buildCompile(OpPassManager &pm, const CompileOptions &opts) {
   // around it go.
   os << "sgpu-fold-attention-transposes,";
   os << "convert-sgpu-to-gpu{" << target << " programmatic-launch="
-     << (opts.programmaticLaunch.getValue() ? "true" : "false") << "},";
+     << (opts.programmaticLaunch.getValue() ? "true" : "false")
+     << " sliced-tma-store="
+     << (opts.slicedTmaStore.getValue() ? "true" : "false") << "},";
   os << "sgpu-merge-identical-kernels,";
   // After merging: each kept kernel gets its grid-dependency wait once.
   if (opts.programmaticLaunch)

@@ -1,17 +1,28 @@
 // A fused GEMM whose result is only cut into column slices (sibling
 // projections, sgpu-fuse-sibling-spmm) and that does not split K stores each
-// slice with TMA into a buffer of its own: one tensor map per slice, and
-// every 64-feature box picks its slice's map and column (the slices start at
-// multiples of 64). No copy kernels follow.
+// slice with TMA into a buffer of its own with sliced-tma-store=true: one
+// tensor map per slice, and every 64-feature box picks its slice's map and
+// column (the slices start at multiples of 64). No copy kernels follow.
+// Without the option (the default until it is checked on a GPU) the whole
+// result is stored and the slices are copied out of it.
 // REQUIRES: ptxas
-// RUN: rm -rf %t && sparse-opt %s --sgpu-compile="split-k=1 output-dir=%t" -o /dev/null
+// RUN: rm -rf %t && sparse-opt %s --sgpu-compile="split-k=1 sliced-tma-store=true output-dir=%t" -o /dev/null
 // RUN: FileCheck %s --check-prefix=PROGRAM < %t/program.txt
 // RUN: FileCheck %s --check-prefix=PTX < %t/kernels.ptx
 // RUN: %ptxas -arch=sm_90a %t/kernels.ptx -o %t/kernels.cubin
+// RUN: rm -rf %t.off && sparse-opt %s --sgpu-compile="split-k=1 output-dir=%t.off" -o /dev/null
+// RUN: FileCheck %s --check-prefix=COPY < %t.off/program.txt
 
 // PROGRAM: stage run
 // PROGRAM-NEXT: launch sgpu_spmm_0 grid {{.*}} tmap:b{{[0-9]+}}:i32:28x512:8x32:0 tmap:[[Q:b[0-9]+]]:bf16:256x256:64x64:128 tmap:[[K:b[0-9]+]]:bf16:256x128:64x64:128 tmap:[[V:b[0-9]+]]:bf16:256x64:64x64:128
 // PROGRAM-NEXT: end
+
+// COPY: stage run
+// COPY-NEXT: launch sgpu_spmm_0 grid {{.*}} tmap:b{{[0-9]+}}:bf16:256x448:64x64:128
+// COPY-NEXT: launch sgpu_slice_0
+// COPY-NEXT: launch sgpu_slice_1
+// COPY-NEXT: launch sgpu_slice_2
+// COPY-NEXT: end
 
 // The map and the column: features from 256 go to k at -256, from 384 to v
 // at -384.

@@ -386,7 +386,14 @@ def ConvertSGPUToGPU : Pass<"convert-sgpu-to-gpu", "::mlir::ModuleOp"> {
            "stages before they wait for the kernel before them "
            "(griddepcontrol.wait; for programs compiled with "
            "sgpu-programmatic-launch, which sgpu-compile's "
-           "programmatic-launch=true runs)">]);
+           "programmatic-launch=true runs)">,
+    Option<"slicedTmaStore", "sliced-tma-store", "bool",
+           /*default=*/"false",
+           "A fused sibling GEMM (sgpu-fuse-sibling-spmm) whose plan "
+           "stores by TMA and does not split K writes its column slices "
+           "through one tensor map each instead of storing the whole "
+           "result and copying the slices out (off until checked on a "
+           "GPU)">]);
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::bufferization::BufferizationDialect",
                            "::mlir::gpu::GPUDialect",

@@ -109,7 +109,9 @@ def SGPUFuseSiblingSpmm : Pass<"sgpu-fuse-sibling-spmm", "::mlir::ModuleOp"> {
     program compiled from the model prepares the same buffers and can share
     them. Where the fused GEMM's plan splits K (decode sizes), its
     reduction writes each slice into a buffer of its own; otherwise the
-    whole result is stored and each slice is a copy kernel. A decode step
+    whole result is stored and each slice is a copy kernel (with
+    `sliced-tma-store=true`, a plan that stores by TMA writes the slices
+    through one tensor map each). A decode step
     of a grouped-query model then streams q, k and v as one weight, with one
     reduction, instead of three GEMMs of which two (k and v) are too small
     to fill the GPU. The rule depends on the weights alone, so a model's
