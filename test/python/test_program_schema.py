@@ -96,16 +96,18 @@ def test_every_program_is_read_back(programs):
 
 
 def test_run_stage_kernels_are_programmatic_launches(tmp_path):
-    """Compiled with programmatic_launch=True (sm_90a), every run-stage kernel
-    launch carries the header's `pdl` key (it waits for its predecessor
-    itself), no prepare-stage launch does, and the runtime's step text says
-    so; without it (the default) no launch does."""
+    """Compiled with programmatic_launch=True (the default; sm_90a), every
+    run-stage kernel launch carries the header's `pdl` key (it waits for its
+    predecessor itself), no prepare-stage launch does, and the runtime's
+    step text says so; with programmatic_launch=False no launch does."""
     key = re.search(r'#define SPARSEOPT_LAUNCH_PDL_KEY "([^"]+)"', HEADER.read_text()).group(1)
     source = LINEAR.format(w=", %w: tensor<32x64xf16, #sgpu.nm<2:4>>", const="")
-    for on in (True, False):
+    for on in (None, True, False):
+        options = {} if on is None else {"programmatic_launch": on}
         with Compiler() as c:
             out = c.parse(source).compile(tmp_path / str(on), sparse_policy="sparse",
-                                          programmatic_launch=on).directory
+                                          **options).directory
+        on = on is not False
         p = runtime.parse(out)
         try:
             launches = [(stage, text) for stage, text in p.steps if text.startswith("launch ")]
