@@ -173,11 +173,14 @@ std::string deviceOption(StringRef device) {
 std::string rewritePasses(StringRef chip = "sm_90a",
                           StringRef policy = "auto", StringRef lift = "auto",
                           StringRef device = "") {
+  // Siblings fuse after the epilogues: a GEMM with a bias (Qwen's q, k
+  // and v) keeps it in its epilogue rather than fusing and adding it to a
+  // slice in a kernel of its own.
   return ("sgpu-slide-sparse{chip=" + chip + " policy=" + policy +
           " lift=" + lift + deviceOption(device) +
-          "},sgpu-fuse-sibling-spmm{chip=" + chip + deviceOption(device) +
-          "},sgpu-dense-matmul,sgpu-fuse-epilogue,sgpu-fold-unit-transposes,"
-          "canonicalize")
+          "},sgpu-dense-matmul,sgpu-fuse-epilogue,sgpu-fuse-sibling-spmm{chip=" +
+          chip + deviceOption(device) +
+          "},sgpu-fold-unit-transposes,canonicalize")
       .str();
 }
 

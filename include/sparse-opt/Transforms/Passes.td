@@ -118,7 +118,8 @@ def SGPUFuseSiblingSpmm : Pass<"sgpu-fuse-sibling-spmm", "::mlir::ModuleOp"> {
     prefill (whose fused result is copied into its slices) and decode
     programs prepare the same buffers. Constant weights, dense (library)
     GEMMs and other chips are left as they are. `sgpu-compile` and
-    `sgpu-reference` run it after `sgpu-slide-sparse`.
+    `sgpu-reference` run it after `sgpu-fuse-epilogue`, so that GEMMs with
+    a bias (Qwen's q, k and v) keep it in their epilogues.
   }];
   let options = [
     Option<"chip", "chip", "std::string", /*default=*/"\"sm_90a\"",
