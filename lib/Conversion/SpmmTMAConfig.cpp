@@ -169,7 +169,7 @@ static TmaSpmmConfig startTmaSpmmConfig(const SpmmShape &s, bool fusedLift,
   cfg.threads = kThreads;
   cfg.fusedLift = fusedLift;
   cfg.liftByTma = liftByTma && !fusedLift;
-  cfg.steps = fusedLift ? 3 : kSteps;
+  cfg.steps = fusedLift ? kFusedLiftSteps : kSteps;
   cfg.gridY = (s.paddedN + kBlockRows - 1) / kBlockRows;
   return cfg;
 }
@@ -203,14 +203,10 @@ TmaSpmmConfig mlir::sgpu::getTmaSpmmConfig(const SpmmShape &s, int64_t tileN,
     bn = tileN;
   cfg.tokensPerBlock = bn;
   cfg.gridX = (s.m + bn - 1) / bn;
-  int64_t kTiles = (s.paddedK / 32 + cfg.steps - 1) / cfg.steps;
-  // Split-K where the grid cannot fill half the multiprocessors: as many
-  // splits as bring it to one wave, each of at least kMinSplitTiles.
-  int64_t blocks = cfg.gridX * cfg.gridY;
-  int64_t splits = 1;
-  if (blocks < numSMs / 2)
-    splits = std::max<int64_t>(
-        1, std::min(numSMs / blocks, kTiles / kMinSplitTiles));
+  int64_t kTiles = kTilesOf(s.paddedK, cfg.steps);
+  // Split-K where the grid cannot fill half the multiprocessors
+  // (SplitKRule.h).
+  int64_t splits = splitKCount(cfg.gridX * cfg.gridY, kTiles, numSMs);
   if (splitK)
     splits = std::min(splitK, kTiles);
   cfg.kTilesPerSplit = (kTiles + splits - 1) / splits;

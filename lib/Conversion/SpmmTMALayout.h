@@ -10,16 +10,16 @@
 #define SPARSEOPT_LIB_CONVERSION_SPMMTMALAYOUT_H
 
 #include "SpmmTMA.h"
+#include "sparse-opt/Conversion/SplitKRule.h"
 
 namespace mlir {
 namespace sgpu {
 namespace tma {
 
+// kBlockRows, kKTile, kSteps and kMinSplitTiles: SplitKRule.h.
+
 constexpr int64_t kThreads = 384;
 constexpr int64_t kConsumerWarps = 8; // two consumer warpgroups
-constexpr int64_t kBlockRows = 128;   // features per block (2 x wgmma M)
-constexpr int64_t kKTile = 64;        // logical K per stage
-constexpr int64_t kSteps = kKTile / 32; // k32 wgmmas per stage
 constexpr int64_t kABytes = kBlockRows * kKTile / 2 * 2; // 8 KiB
 constexpr int64_t kEWords = kBlockRows / 16 * kSteps * 16; // 256 words
 constexpr int64_t kEBytes = kEWords * 4;                   // 1 KiB
@@ -32,7 +32,6 @@ constexpr int64_t kMinYBox = 16;
 /// The time of a 128-token tile relative to a 256-token one (measured).
 constexpr double kHalfTileCost = 0.57;
 constexpr int64_t kGroup = 8; // token blocks per group of the block order
-constexpr int64_t kMinSplitTiles = 8; // k-tiles per split-K block, at least
 constexpr int64_t kMaxSplits = SpmmConfigAttr::kMaxSplits;
 constexpr int64_t kProducerRegs = 40, kConsumerRegs = 232;
 /// With the fused lift the producer warps also gather (a batch of loads in

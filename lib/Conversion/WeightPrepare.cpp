@@ -23,6 +23,9 @@
 #include "GPUKernel.h"
 #include "IndexMath.h"
 #include "SlideIndex.h"
+#include "../Transforms/EraseDeadChain.h"
+
+#include "sparse-opt/Dialect/SGPU/ConstantWeights.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -271,14 +274,6 @@ NMSparsityAttr declaredPattern(Operation *op) {
 SmallVector<Value> mlir::sgpu::preparedWeightParts(Operation *op) {
   if (!isa<CompressOp, NMDecomposeOp>(op))
     return {};
-  // An argument of the function's entry block that nothing else reads.
-  auto isWeightArgument = [](Value v) {
-    auto arg = dyn_cast<BlockArgument>(v);
-    if (!arg || !arg.hasOneUse())
-      return false;
-    auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
-    return func && arg.getOwner() == &func.getBody().front();
-  };
   Value weight = op->getOperand(0);
   if (isWeightArgument(weight))
     return {weight};
@@ -484,21 +479,16 @@ void mlir::sgpu::lowerWeightPrepareToLoops(Operation *op) {
     exitWithFailure(b, loc, op);
   }
   op->getResult(0).replaceAllUsesWith(assembled(b, op, ctype, values, meta));
-  op->erase();
-  if (concat)
-    eraseDeadWeightConcats(concat->getParentOfType<ModuleOp>());
+  // With it go the concatenation and its casts, which only it read.
+  eraseDeadChain(op);
 }
 
 void mlir::sgpu::eraseDeadWeightConcats(ModuleOp module) {
-  bool erased = true;
-  while (erased) {
-    SmallVector<Operation *> dead;
-    module.walk([&](Operation *op) {
-      if (isa<tensor::ConcatOp, tensor::CastOp>(op) && op->use_empty())
-        dead.push_back(op);
-    });
-    for (Operation *op : dead)
-      op->erase();
-    erased = !dead.empty();
-  }
+  SmallVector<Operation *> dead;
+  module.walk([&](Operation *op) {
+    if (isa<tensor::ConcatOp, tensor::CastOp>(op) && op->use_empty())
+      dead.push_back(op);
+  });
+  for (Operation *op : dead)
+    eraseDeadChain(op);
 }

@@ -14,13 +14,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "sparse-opt/Dialect/SGPU/ConstantWeights.h"
 #include "sparse-opt/Dialect/SGPU/SGPU.h"
 #include "sparse-opt/Transforms/Passes.h"
 
 #include "sparse-opt/Conversion/DeviceInfo.h"
+#include "sparse-opt/Conversion/SplitKRule.h"
 #include "sparse-opt/Conversion/TargetInfo.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -83,13 +84,9 @@ BlockArgument weightArgument(SpmmOp spmm) {
   if (!isa_and_nonnull<CompressOp, NMDecomposeOp>(producer) ||
       !producer->hasOneUse())
     return {};
-  auto arg = dyn_cast<BlockArgument>(producer->getOperand(0));
-  if (!arg || !arg.hasOneUse())
-    return {};
-  auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
-  if (!func || arg.getOwner() != &func.getBody().front())
-    return {};
-  return arg;
+  Value weight = producer->getOperand(0);
+  return isWeightArgument(weight) ? cast<BlockArgument>(weight)
+                                  : BlockArgument();
 }
 
 /// The key of a fusable spmm, or failure: no bias or activation (the slices
@@ -197,22 +194,23 @@ void fuse(ArrayRef<SpmmOp> group) {
   }
 }
 
-/// Whether the fused GEMM of `group` splits K at decode sizes on `numSMs`
-/// multiprocessors, so that its reduction writes the slices (the TMA
-/// kernel's rule, getTmaSpmmConfig: split where the blocks of 128 weight
-/// rows fill less than half the multiprocessors, and K has at least two
-/// splits of 8 k-tiles of 4 x 32 columns). Otherwise the fused result would
-/// be stored whole and copied into its slices, which costs more than the
-/// separate GEMMs save.
+/// Whether the fused GEMM of `group` splits K at decode sizes (one block of
+/// tokens) on `numSMs` multiprocessors, by the TMA kernel's own rule
+/// (SplitKRule.h), so that its reduction writes the slices. Otherwise the
+/// fused result would be stored whole and copied into its slices, which
+/// costs more than the separate GEMMs save.
 bool splitsK(MutableArrayRef<SpmmOp> group, int64_t numSMs) {
-  constexpr int64_t kBlockRows = 128, kMinSplitK = 2 * 8 * 4 * 32;
   int64_t rows = 0;
   for (SpmmOp op : group)
     rows += cast<CompressedType>(op.getWeight().getType()).getShape()[0];
-  int64_t liftedK =
-      cast<CompressedType>(group.front().getWeight().getType()).getShape()[1];
-  return llvm::divideCeil(rows, kBlockRows) < numSMs / 2 &&
-         liftedK >= kMinSplitK;
+  auto weight = cast<CompressedType>(group.front().getWeight().getType());
+  // The 6:8 lift inside the kernel (tile_groups 8) takes three k32 steps.
+  auto lift = group.front().getInput().getDefiningOp<LiftOp>();
+  bool fusedLift = lift && lift.getTileGroups() == kFusedLiftTileGroups;
+  int64_t kTiles = tma::kTilesOf(weight.getPaddedCols(),
+                                 fusedLift ? tma::kFusedLiftSteps : tma::kSteps);
+  return tma::splitKCount(llvm::divideCeil(rows, tma::kBlockRows), kTiles,
+                          numSMs) > 1;
 }
 
 struct FuseSiblingSpmmPass

@@ -5,7 +5,8 @@
 // RUN: not sparse-opt %s -split-input-file -sgpu-fuse-sibling-spmm="chip=sm_80 device=h200" 2>&1 | FileCheck %s --check-prefix=FOREIGN
 
 // By default only groups whose fused GEMM splits K at decode sizes (on a
-// 132-multiprocessor part: fewer than 66 blocks of 128 rows, K >= 2048)
+// 132-multiprocessor part: fewer than 66 blocks of 128 rows, two splits of
+// 8 k-tiles, SplitKRule.h)
 // fuse: none of the small cases below, the decode-sized one at the end.
 // RULE-NOT: tensor.concat
 // RULE-LABEL: func.func @decode_sized

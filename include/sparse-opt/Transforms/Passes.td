@@ -87,10 +87,11 @@ def SGPUFuseSiblingSpmm : Pass<"sgpu-fuse-sibling-spmm", "::mlir::ModuleOp"> {
     `sgpu.compress` / `sgpu.nm_decompose`), with the same width, element
     type and pattern, each a whole number of 16-row tiles, and with no bias,
     activation or kernel choice yet, and whose fused GEMM still splits K
-    where it streams weights (the TMA kernel's rule on `chip` sm_90a: fewer
-    blocks of 128 weight rows than half the `device`'s multiprocessors, and
-    a lifted K of at least 2048; q, k and v of an 8B-shaped model, 6144
-    rows, qualify; gate and up, 28672 rows, do not). Each such group becomes one
+    where it streams weights (the TMA kernel's rule on `chip` sm_90a,
+    `SplitKRule.h`, for one block of tokens: fewer blocks of 128 weight rows
+    than half the `device`'s multiprocessors, and at least two splits of 8
+    k-tiles; q, k and v of an 8B-shaped model, 6144 rows, qualify; gate and
+    up, 28672 rows, do not). Each such group becomes one
     `sgpu.compress` (or `sgpu.nm_decompose`) of the `tensor.concat` of the
     weights along their rows, one `sgpu.spmm` of the summed width and one
     `tensor.extract_slice` of its columns per former result, in program

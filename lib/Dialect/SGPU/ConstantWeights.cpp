@@ -5,6 +5,7 @@
 #include "sparse-opt/Formats/Sparse24.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 
@@ -197,4 +198,12 @@ FailureOr<Value> mlir::sgpu::plainConstantWeight(OpBuilder &b, Value weight) {
   else
     return failure();
   return arith::ConstantOp::create(b, weight.getLoc(), value).getResult();
+}
+
+bool mlir::sgpu::isWeightArgument(Value v) {
+  auto arg = dyn_cast<BlockArgument>(v);
+  if (!arg || !arg.hasOneUse())
+    return false;
+  auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+  return func && arg.getOwner() == &func.getBody().front();
 }

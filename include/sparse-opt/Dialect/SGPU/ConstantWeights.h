@@ -2,7 +2,8 @@
 //
 // Weights that are constants are compressed when the program is compiled:
 // sgpu.compress of a constant becomes sgpu.assemble of two constants (values
-// and metadata) computed by the 2:4 format utility.
+// and metadata) computed by the 2:4 format utility. Weights that are
+// arguments are compressed when the program's params are bound.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +37,12 @@ LogicalResult foldConstantCompresses(Operation *root);
 /// kept dense; failure when `weight` is not a constant with readable 16-bit
 /// data.
 FailureOr<Value> plainConstantWeight(OpBuilder &b, Value weight);
+
+/// Whether `v` is an argument of a func.func's entry block that exactly one
+/// op reads: a weight the runtime binds once as a param, which the prepare
+/// stage compresses when that op is its compression (WeightPrepare.cpp,
+/// sgpu-fuse-sibling-spmm).
+bool isWeightArgument(Value v);
 
 } // namespace sgpu
 } // namespace mlir
