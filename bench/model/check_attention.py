@@ -59,16 +59,22 @@ DECODE_CASES = {
     "llama8b_decode_b1": (1, 32, 8, 4096, 128, "bf16", [2047], {}),
     "llama8b_decode_b8": (8, 32, 8, 4096, 128, "bf16", [2047] * 8, {}),
     "llama8b_decode_b64": (64, 32, 8, 4096, 128, "bf16", [2047] * 64, {}),
-    # The splits rule's neighbours (default: one wave of two blocks per
-    # multiprocessor: 33, 4 and 1 splits at batch 1, 8 and 64 on the H200).
+    # The CUDA-core split kernel beside the tensor-core one (auto).
+    "llama8b_decode_b1_cc": (1, 32, 8, 4096, 128, "bf16", [2047], {"kernel": "decode"}),
+    "llama8b_decode_b8_cc": (8, 32, 8, 4096, 128, "bf16", [2047] * 8, {"kernel": "decode"}),
+    "llama8b_decode_b64_cc": (64, 32, 8, 4096, 128, "bf16", [2047] * 64, {"kernel": "decode"}),
+    # Splits sweeps of the tensor-core kernel around its one-wave choice.
     "llama8b_decode_b1_s16": (1, 32, 8, 4096, 128, "bf16", [2047], {"splits": 16}),
-    "llama8b_decode_b1_s66": (1, 32, 8, 4096, 128, "bf16", [2047], {"splits": 66}),
-    "llama8b_decode_b8_s2": (8, 32, 8, 4096, 128, "bf16", [2047] * 8, {"splits": 2}),
-    "llama8b_decode_b8_s8": (8, 32, 8, 4096, 128, "bf16", [2047] * 8, {"splits": 8}),
-    "llama8b_decode_b8_u1": (8, 32, 8, 4096, 128, "bf16", [2047] * 8, {"unroll": 1}),
+    "llama8b_decode_b1_s32": (1, 32, 8, 4096, 128, "bf16", [2047], {"splits": 32}),
+    "llama8b_decode_b8_s3": (8, 32, 8, 4096, 128, "bf16", [2047] * 8, {"splits": 3}),
+    "llama8b_decode_b8_s12": (8, 32, 8, 4096, 128, "bf16", [2047] * 8, {"splits": 12}),
     "llama8b_decode_b64_s2": (64, 32, 8, 4096, 128, "bf16", [2047] * 64, {"splits": 2}),
+    "llama8b_decode_b8_u1": (8, 32, 8, 4096, 128, "bf16", [2047] * 8, {"unroll": 1}),
     "decode_ragged": (4, 8, 2, 300, 128, "bf16", [0, 17, 299, -1], {}),
+    "decode_ragged_cc": (4, 8, 2, 300, 128, "bf16", [0, 17, 299, -1], {"kernel": "decode"}),
     "decode_mha_d64_f16": (3, 4, 4, 96, 64, "f16", [95, 40, 5], {}),
+    "decode_gqa8_splits": (3, 16, 2, 320, 128, "bf16", [300, 5, 0], {"splits": 3}),
+    "decode_tc_splits7": (2, 8, 2, 512, 128, "bf16", [511, 200], {"splits": 7}),
     "decode_splits_unroll1": (2, 8, 2, 512, 128, "bf16", [511, 200], {"splits": 7, "unroll": 1}),
 }
 TIMED = ("llama8b_prefill", "llama8b_prefill_tc", "llama8b_full_tc", "llama8b_prefill_w8", "llama8b_prefill_w2", "llama8b_full",
@@ -103,7 +109,9 @@ def decode_mlir_for(case):
     pos = "tensor<%dx1xi64>" % b
     attrs = ["causal", "scale = %.9e : f32" % (d ** -0.5)]
     if config:
-        attrs.append("sgpu.config = #sgpu.attention_config<kernel = decode, %s>" % ", ".join(
+        # `kernel` names the split kernel ("decode": CUDA cores,
+        # "decode_tensor_cores"); without it the compiler chooses.
+        attrs.append("sgpu.config = #sgpu.attention_config<%s>" % ", ".join(
             "%s = %s" % (k, v) for k, v in config.items()))
     return ("func.func @attention(%%q: %s, %%k: %s, %%v: %s, %%p: %s) -> %s {\n"
             "  %%o = sgpu.attention %%q, %%k, %%v positions(%%p : %s) {%s} : %s, %s, %s -> %s\n"
@@ -112,12 +120,15 @@ def decode_mlir_for(case):
 
 def kernel_of(artifact):
     """What runs the attention of a compiled case: "library" (an `attention`
-    line: cuDNN), "tensor-cores", "decode" or "cuda-cores"."""
+    line: cuDNN), "tensor-cores", "decode-tensor-cores", "decode" or
+    "cuda-cores"."""
     text = (pathlib.Path(artifact) / "program.txt").read_text()
     if any(line.startswith("attention ") for line in text.splitlines()):
         return "library"
     if "sgpu_attention_mma" in text:
         return "tensor-cores"
+    if "sgpu_attention_split_mma" in text:
+        return "decode-tensor-cores"
     return "decode" if "sgpu_attention_split" in text else "cuda-cores"
 
 
@@ -182,12 +193,14 @@ def run_decode_cases(args, g, dtypes, records):
         ok = err <= TOL[dt] and bool(torch.isfinite(got.float()).all())
         ok_all &= ok
         rec = {"bench": "attention_decode", "variant": name, "dtype": dt,
+               "kernel": kernel_of(pathlib.Path(args.dir) / name),
                "shape": {"batch": b, "heads": h, "kv_heads": hkv, "capacity": cap, "D": d,
                          "positions": positions if len(set(positions)) > 1 else positions[0],
                          "config": config},
                "max_rel_err": err, "tolerance": TOL[dt], "correct": ok,
                **provenance("python3 bench/model/check_attention.py run --dir DIR --json OUT")}
-        line = "%-22s err %.2e (tol %.0e) %s" % (name, err, TOL[dt], "ok" if ok else "FAIL")
+        line = "%-22s %-19s err %.2e (tol %.0e) %s" % (name, rec["kernel"], err, TOL[dt],
+                                                      "ok" if ok else "FAIL")
         if name.startswith("llama8b_decode"):
             ctx = positions[0] + 1
             ours, method = median_us(lambda: prog(q, k, v, pos))

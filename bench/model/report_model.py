@@ -365,14 +365,17 @@ def decode_attention_table(records):
     """check_attention.py's decode cases: the split-KV kernel's time and K/V
     read rate against torch's SDPA backends on the same keys, with the
     splits sweep beside the default."""
-    rows = ["| case | B×H/Hkv | context | config | ours µs | ours TB/s (K and V) | flash µs | cuDNN µs "
-            "| efficient µs | best torch / ours |",
-            "|---|---|---|---|---|---|---|---|---|---|"]
+    rows = ["| case | B×H/Hkv | context | split kernel | config | ours µs | ours TB/s (K and V) "
+            "| flash µs | cuDNN µs | efficient µs | best torch / ours |",
+            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r, s, b in _timed(records):
         cfg = ", ".join("%s = %s" % kv for kv in (s.get("config") or {}).items()) or "default"
         us = lambda name: "%.1f" % b[name] if name in b else "—"  # a backend that refused the case
-        rows.append("| %s | %d×%d/%d | %d | %s | **%.1f** | %.2f | %s | %s | %s | %s |" % (
-            r["variant"], s["batch"], s["heads"], s["kv_heads"], r["context"], cfg, r["ours_us"],
+        # Records from before the tensor-core split kernel name none: the
+        # CUDA-core one ran.
+        kernel = {"decode-tensor-cores": "tensor cores"}.get(r.get("kernel"), "CUDA cores")
+        rows.append("| %s | %d×%d/%d | %d | %s | %s | **%.1f** | %.2f | %s | %s | %s | %s |" % (
+            r["variant"], s["batch"], s["heads"], s["kv_heads"], r["context"], kernel, cfg, r["ours_us"],
             r["ours_tb_s"], us("flash"), us("cudnn"), us("efficient"),
             "%.2f×" % r["speedup"] if r.get("speedup") else "—"))
     rows.append("")

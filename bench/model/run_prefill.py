@@ -88,7 +88,8 @@ def cmd_compile(args):
         module = comp.parse(text, filename="%s-%s.mlir" % (args.config, args.variant))
         module.compile(out, chip=args.chip, twell=args.variant in ("twell", "combo"),
                        ladder=args.variant == "combo",
-                       programmatic_launch=args.programmatic_launch)
+                       programmatic_launch=args.programmatic_launch,
+                       sliced_tma_store=args.sliced_tma_store)
     t2 = time.perf_counter()
     size = sum(f.stat().st_size for f in out.iterdir() if f.is_file())
     print("imported in %.1f s, compiled in %.1f s: %s (%.1f MB)" % (t1 - t0, t2 - t1, out, size / 1e6))
@@ -293,6 +294,9 @@ def main():
                            action="store_false",
                            help="compile with plain launches (sgpu-compile "
                                 "programmatic-launch=false)")
+            p.add_argument("--sliced-tma-store", action="store_true",
+                           help="store fused sibling GEMMs' slices by TMA (sgpu-compile "
+                                "sliced-tma-store=true) instead of copying them out")
         else:
             p.add_argument("--dir", required=True)
             p.add_argument("--json")

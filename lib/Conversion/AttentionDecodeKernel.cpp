@@ -147,16 +147,6 @@ DecodeShape shapeOf(AttentionOp op, int64_t numSMs) {
 
 /// The split kernel's body (arguments q, k, v, positions, partial acc,
 /// partial m/l; workgroup buffers for the warps' m/l and acc).
-/// 2^(x - base) for an online softmax in base 2 (scores carry log2(e) in
-/// their scale), where base = -inf (nothing seen yet) gives 0 for x = -inf
-/// instead of NaN.
-Value scaledExp(FloatMath &fm, Value x, Value base, Value negInf) {
-  Value none = arith::CmpFOp::create(fm.b, fm.loc, arith::CmpFPredicate::OEQ,
-                                     base, negInf);
-  Value safe = arith::SelectOp::create(fm.b, fm.loc, none, fm.f32(0), base);
-  return fm.exp2Approx(fm.subf(x, safe));
-}
-
 struct SplitBuilder : FloatMath {
   IndexMath im;
   DecodeShape s;
@@ -226,10 +216,10 @@ struct SplitBuilder : FloatMath {
       Value mNew = m;
       for (Value score : sc)
         mNew = maxf(mNew, score);
-      Value corr = scaledExp(*this, m, mNew, negInf);
+      Value corr = exp2Above(m, mNew);
       SmallVector<Value> p;
       for (Value score : sc)
-        p.push_back(scaledExp(*this, score, mNew, negInf));
+        p.push_back(exp2Above(score, mNew));
       Value lNew = mulf(l, corr);
       for (Value pj : p)
         lNew = addf(lNew, pj);
@@ -360,42 +350,8 @@ struct SplitBuilder : FloatMath {
     }
     gpu::BarrierOp::create(b, loc);
 
-    // Merge the groups: thread t handles the (head, column) pairs t,
-    // t + threads, ...; the c == 0 thread of a head also writes m and l.
-    int64_t pairs = s.group * s.d, threads = kWarps * kLanes;
-    for (int64_t base = 0; base < pairs; base += threads) {
-      Value e = im.add(tid, base);
-      im.ifThen(base + threads <= pairs ? Value() : im.lt(e, pairs), [&] {
-        Value g = im.div(e, s.d), c = im.rem(e, s.d);
-        Value mMax = negInf;
-        for (int64_t w = 0; w < stride; ++w)
-          mMax = maxf(mMax, memref::LoadOp::create(
-                                b, loc, sml,
-                                ValueRange{im.mul(im.add(g, w * s.group), 2)}));
-        Value lSum = f32(0), acc = f32(0);
-        for (int64_t w = 0; w < stride; ++w) {
-          Value at = im.mul(im.add(g, w * s.group), 2);
-          Value f = scaledExp(*this, memref::LoadOp::create(b, loc, sml, at),
-                              mMax, negInf);
-          lSum =
-              addf(lSum,
-                   mulf(f, memref::LoadOp::create(b, loc, sml, im.add(at, 1))));
-          Value accAt = im.add(im.mul(im.add(g, w * s.group), s.d), c);
-          acc = addf(acc, mulf(f, memref::LoadOp::create(b, loc, sacc, accAt)));
-        }
-        Value h = im.add(im.mul(kvh, s.group), g);
-        Value row =
-            im.add(im.mul(im.add(im.mul(bi, s.heads), h), s.splits), split);
-        memref::StoreOp::create(b, loc, acc, pacc, im.add(im.mul(row, s.d), c));
-        im.ifThen(
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c, im.c(0)),
-            [&] {
-              memref::StoreOp::create(b, loc, mMax, pml, im.mul(row, 2));
-              memref::StoreOp::create(b, loc, lSum, pml,
-                                      im.add(im.mul(row, 2), 1));
-            });
-      });
-    }
+    mergeDecodeParts(b, loc, tid, kWarps * kLanes, stride, s.group, s.heads,
+                     s.d, s.splits, sml, sacc, pacc, pml, bi, kvh, split);
   }
 };
 
@@ -425,7 +381,7 @@ void buildCombine(OpBuilder &b, Location loc, const DecodeShape &s,
       mMax = fm.maxf(mMax, ml(sp, 0));
     Value lSum = fm.f32(0), acc = fm.f32(0);
     for (int64_t sp = 0; sp < s.splits; ++sp) {
-      Value f = scaledExp(fm, ml(sp, 0), mMax, negInf);
+      Value f = fm.exp2Above(ml(sp, 0), mMax);
       lSum = fm.addf(lSum, fm.mulf(f, ml(sp, 1)));
       Value partial = memref::LoadOp::create(
           b, loc, pacc, ValueRange{im.add(im.mul(im.add(first, sp), s.d), c)});
@@ -440,6 +396,52 @@ void buildCombine(OpBuilder &b, Location loc, const DecodeShape &s,
 }
 
 } // namespace
+
+void mlir::sgpu::mergeDecodeParts(OpBuilder &b, Location loc, Value tid,
+                                  int64_t threads, int64_t parts,
+                                  int64_t group, int64_t heads, int64_t d,
+                                  int64_t splits, Value sml, Value sacc,
+                                  Value pacc, Value pml, Value bi, Value kvh,
+                                  Value split) {
+  FloatMath fm{b, loc};
+  IndexMath im{b, loc};
+  Value negInf = fm.f32(-std::numeric_limits<double>::infinity());
+  // Thread t handles the (head, column) pairs t, t + threads, ...; the
+  // c == 0 thread of a head also writes m and l.
+  int64_t pairs = group * d;
+  for (int64_t base = 0; base < pairs; base += threads) {
+    Value e = im.add(tid, base);
+    im.ifThen(base + threads <= pairs ? Value() : im.lt(e, pairs), [&] {
+      Value g = im.div(e, d), c = im.rem(e, d);
+      Value mMax = negInf;
+      for (int64_t w = 0; w < parts; ++w)
+        mMax = fm.maxf(mMax, memref::LoadOp::create(
+                                 b, loc, sml,
+                                 ValueRange{im.mul(im.add(g, w * group), 2)}));
+      Value lSum = fm.f32(0), acc = fm.f32(0);
+      for (int64_t w = 0; w < parts; ++w) {
+        Value at = im.mul(im.add(g, w * group), 2);
+        Value f = fm.exp2Above(memref::LoadOp::create(b, loc, sml, at), mMax);
+        lSum = fm.addf(
+            lSum,
+            fm.mulf(f, memref::LoadOp::create(b, loc, sml, im.add(at, 1))));
+        Value accAt = im.add(im.mul(im.add(g, w * group), d), c);
+        acc = fm.addf(acc,
+                      fm.mulf(f, memref::LoadOp::create(b, loc, sacc, accAt)));
+      }
+      Value h = im.add(im.mul(kvh, group), g);
+      Value row = im.add(im.mul(im.add(im.mul(bi, heads), h), splits), split);
+      memref::StoreOp::create(b, loc, acc, pacc, im.add(im.mul(row, d), c));
+      im.ifThen(
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c, im.c(0)),
+          [&] {
+            memref::StoreOp::create(b, loc, mMax, pml, im.mul(row, 2));
+            memref::StoreOp::create(b, loc, lSum, pml,
+                                    im.add(im.mul(row, 2), 1));
+          });
+    });
+  }
+}
 
 std::string mlir::sgpu::whyNoAttentionDecode(AttentionOp op) {
   if (!op.getPositions())
@@ -483,6 +485,10 @@ Value mlir::sgpu::buildAttentionDecode(OpBuilder &b, Location loc,
                                        AttentionOp op, KernelSink &sink,
                                        ValueRange args, Value out) {
   DecodeShape s = shapeOf(op, sink.budget.numSMs);
+  bool tensorCores =
+      attentionConfig(op).getKernel() == AttentionKernelKind::decode_tensor_cores;
+  if (tensorCores)
+    s.splits = attentionDecodeMmaSplits(op, sink.budget.numSMs);
   Type et = op.getQuery().getType().getElementType();
   Type f32 = b.getF32Type();
   // Scratch: per (b, h, split) an accumulator row and (m, l).
@@ -497,25 +503,32 @@ Value mlir::sgpu::buildAttentionDecode(OpBuilder &b, Location loc,
     argTypes.push_back(a.getType());
   argTypes.push_back(pacc.getType());
   argTypes.push_back(pml.getType());
-  int64_t threads = kWarps * kLanes;
-  auto split = createKernel(
-      kb, loc, sink.symbols, sink.name("sgpu_attention_split"), argTypes,
-      {workgroupBuffer(kb, s.partials() * s.group * 2, f32),
-       workgroupBuffer(kb, s.partials() * s.group * s.d, f32)},
-      threads);
-  // The grid is one wave of kBlocksPerSM blocks per multiprocessor:
-  // ptxas keeps the registers to what that many blocks can share (without
-  // the bound, some shapes take 146 and fit one block).
-  split->setAttr("nvvm.minctasm", kb.getI32IntegerAttr(kBlocksPerSM));
-  SplitBuilder{
-      {kb, loc}, IndexMath{kb, loc}, s, et, op.getScale().convertToFloat()}
-      .build(split);
-  finishKernel(kb, loc, split);
   SmallVector<Value> splitArgs(args.begin(), args.end());
   splitArgs.push_back(pacc);
   splitArgs.push_back(pml);
-  launchKernel(b, loc, split, s.batch * s.kvHeads * s.splits, threads,
-               splitArgs);
+  if (tensorCores) {
+    auto split =
+        buildAttentionDecodeMmaSplit(kb, loc, op, sink, argTypes, s.splits);
+    launchKernel(b, loc, split, s.batch * s.kvHeads * s.splits,
+                 attentionDecodeMmaThreads(), splitArgs);
+  } else {
+    int64_t threads = kWarps * kLanes;
+    auto split = createKernel(
+        kb, loc, sink.symbols, sink.name("sgpu_attention_split"), argTypes,
+        {workgroupBuffer(kb, s.partials() * s.group * 2, f32),
+         workgroupBuffer(kb, s.partials() * s.group * s.d, f32)},
+        threads);
+    // The grid is one wave of kBlocksPerSM blocks per multiprocessor:
+    // ptxas keeps the registers to what that many blocks can share (without
+    // the bound, some shapes take 146 and fit one block).
+    split->setAttr("nvvm.minctasm", kb.getI32IntegerAttr(kBlocksPerSM));
+    SplitBuilder{
+        {kb, loc}, IndexMath{kb, loc}, s, et, op.getScale().convertToFloat()}
+        .build(split);
+    finishKernel(kb, loc, split);
+    launchKernel(b, loc, split, s.batch * s.kvHeads * s.splits, threads,
+                 splitArgs);
+  }
 
   OpBuilder cb = sink.builder();
   auto rowsOut = MemRefType::get({s.batch * s.heads, s.d}, et);

@@ -10,7 +10,9 @@
 //    head sizes that are multiples of 16 up to 128.
 //  * decode (AttentionDecodeKernel.cpp): one query per sequence over a KV
 //    cache (positions), the keys split among blocks and merged by a second
-//    kernel (flash decoding).
+//    kernel (flash decoding); decode_tensor_cores
+//    (AttentionDecodeMmaKernel.cpp) is its split kernel on mma.sync, with
+//    the query heads of a key/value head as the rows of a tile.
 //  * library (AttentionToLibrary.cpp): sgpu.attention_call, which the
 //    runtime runs as cuDNN's fused attention (f16/bf16 without mask or
 //    positions).
@@ -61,9 +63,40 @@ struct AttentionDecodeChoice {
 };
 AttentionDecodeChoice chooseAttentionDecode(AttentionOp op, int64_t numSMs);
 
+/// Why the tensor-core split kernel (AttentionDecodeMmaKernel.cpp) cannot
+/// run `op` (empty when it can): the decode kernels' conditions, f16/bf16,
+/// head size 64 or 128, at most 8 query heads per key/value head.
+std::string whyNoAttentionDecodeMma(AttentionOp op);
+
+/// The tensor-core split kernel's splits for `op` on a device of `numSMs`
+/// multiprocessors (its #sgpu.attention_config `splits` where given).
+int64_t attentionDecodeMmaSplits(AttentionOp op, int64_t numSMs);
+
+/// Builds the tensor-core split kernel (arguments `argTypes`: q, k, v,
+/// positions, partial acc, partial m/l) into the sink's module at `kb`;
+/// attentionDecodeMmaThreads() threads per block, one block per (sequence,
+/// key/value head, split).
+gpu::GPUFuncOp buildAttentionDecodeMmaSplit(OpBuilder &kb, Location loc,
+                                            AttentionOp op, KernelSink &sink,
+                                            ArrayRef<Type> argTypes,
+                                            int64_t splits);
+int64_t attentionDecodeMmaThreads();
+
+/// The split kernels' last step: `parts` partial softmax states per query
+/// head of the block's key/value head (in workgroup memory: sml[(g + w *
+/// group) * 2 + {0: m, 1: l}], sacc[(g + w * group) * d + column], base 2)
+/// merged by the block's `threads` threads (thread id `tid`) into the
+/// partial row (bi, head, split) of pacc (rows of d) and pml (m, l).
+void mergeDecodeParts(OpBuilder &b, Location loc, Value tid, int64_t threads,
+                      int64_t parts, int64_t group, int64_t heads, int64_t d,
+                      int64_t splits, Value sml, Value sacc, Value pacc,
+                      Value pml, Value bi, Value kvh, Value split);
+
 /// Builds the split-KV kernels for `op` into the sink's module and launches
 /// them at `b` on `args` (the buffers of q, k, v and positions), writing
-/// `out` (the result buffer, B x H x 1 x D); returns `out`.
+/// `out` (the result buffer, B x H x 1 x D); returns `out`. The split
+/// kernel is the tensor-core one where `op`'s configuration says
+/// decode_tensor_cores.
 Value buildAttentionDecode(OpBuilder &b, Location loc, AttentionOp op,
                            KernelSink &sink, ValueRange args, Value out);
 

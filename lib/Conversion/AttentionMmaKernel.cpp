@@ -39,6 +39,7 @@
 #include "FloatMath.h"
 #include "GPUKernel.h"
 #include "IndexMath.h"
+#include "MmaSync.h"
 #include "ModelOpsToGPU.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -102,36 +103,10 @@ struct MmaAttentionBuilder : FloatMath {
     return vector::ExtractOp::create(b, loc, w, ArrayRef<int64_t>{0});
   }
 
-  /// d = a * b + c on one m16n8k16 tile (4 A words, 2 B words, 4 f32),
-  /// nvvm.mma.sync: f16 operands as pairs, bf16 ones as packed words.
+  /// d = a * b + c on one m16n8k16 tile (4 A words, 2 B words, 4 f32).
   SmallVector<Value, 4> mma(ArrayRef<Value> a, Value b0, Value b1,
                             ArrayRef<Value> c) {
-    bool bf16 = et.isBF16();
-    auto operand = [&](Value word) -> Value {
-      if (bf16)
-        return word;
-      Value v = vector::BroadcastOp::create(
-          b, loc, VectorType::get({1}, b.getI32Type()), word);
-      return vector::BitCastOp::create(
-          b, loc, VectorType::get({2}, b.getF16Type()), v);
-    };
-    SmallVector<Value> aOps, bOps = {operand(b0), operand(b1)};
-    for (Value w : a)
-      aOps.push_back(operand(w));
-    Type f = b.getF32Type();
-    auto resType =
-        LLVM::LLVMStructType::getLiteral(b.getContext(), {f, f, f, f});
-    NVVM::MMATypes type = bf16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
-    Value res = NVVM::MmaOp::create(
-        b, loc, resType, aOps, bOps, c, ArrayRef<int64_t>{16, 8, 16},
-        std::nullopt, std::nullopt,
-        std::array<NVVM::MMATypes, 2>{type, type},
-        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                       NVVM::MMALayout::col});
-    SmallVector<Value, 4> out;
-    for (int64_t i = 0; i < 4; ++i)
-      out.push_back(LLVM::ExtractValueOp::create(b, loc, res, i));
-    return out;
+    return mmaM16N8K16(b, loc, et, a, b0, b1, c);
   }
 
   /// `v` combined over the 4 lanes of a quad (lanes 4g..4g+3).

@@ -208,7 +208,8 @@ struct AttentionToGPU : OpConversionPattern<AttentionOp> {
                           readBuffer(rewriter, loc, adaptor.getValue())},
                          out);
     } else if (rt.getNumElements() != 0 &&
-               kernel == AttentionKernelKind::decode) {
+               (kernel == AttentionKernelKind::decode ||
+                kernel == AttentionKernelKind::decode_tensor_cores)) {
       buildAttentionDecode(
           rewriter, loc, op, sink,
           {readBuffer(rewriter, loc, adaptor.getQuery()),
@@ -289,6 +290,12 @@ AttentionConfigAttr mlir::sgpu::resolveAttentionConfig(AttentionOp op,
   if (kernel == AttentionKernelKind::chosen && op.getSeqMajor())
     kernel = allowLibrary ? AttentionKernelKind::library
                           : AttentionKernelKind::cuda_cores;
+  // The tensor-core decode kernel unless a parameter of the CUDA-core one
+  // was given.
+  bool cudaCoreDecodeConfigured = config.getUnroll() || config.getLanesPerKey();
+  if (kernel == AttentionKernelKind::chosen && !cudaCoreDecodeConfigured &&
+      whyNoAttentionDecodeMma(op).empty())
+    kernel = AttentionKernelKind::decode_tensor_cores;
   if (kernel == AttentionKernelKind::chosen)
     kernel = whyNoAttentionDecode(op).empty() ? AttentionKernelKind::decode
              : allowLibrary && !generatedKernelConfigured &&
@@ -304,6 +311,12 @@ AttentionConfigAttr mlir::sgpu::resolveAttentionConfig(AttentionOp op,
       c = chooseAttentionDecode(op, numSMs);
     return AttentionConfigAttr::get(ctx, kernel, 0, 4, 0, c.splits, c.unroll,
                                     c.lanesPerKey);
+  }
+  case AttentionKernelKind::decode_tensor_cores: {
+    int64_t splits = 0;
+    if (op.getResult().getType().getNumElements() != 0)
+      splits = attentionDecodeMmaSplits(op, numSMs);
+    return AttentionConfigAttr::get(ctx, kernel, 0, 4, 0, splits, 0, 0);
   }
   case AttentionKernelKind::library:
     return AttentionConfigAttr::get(ctx, kernel, 0, 4, 0, 0, 0, 0);
@@ -352,13 +365,17 @@ std::string mlir::sgpu::whyNoAttentionKernel(AttentionOp op) {
   if (config.getLanesPerKey() || config.getSplits() || config.getUnroll()) {
     std::string why = whyNoAttentionDecode(op);
     if (!why.empty())
-      return "lanes_per_key, splits and unroll configure the decode kernel, "
-             "which does not take it: " +
+      return "lanes_per_key, splits and unroll configure the decode kernels, "
+             "which do not take it: " +
              why;
   }
   if (config.getKernel() == AttentionKernelKind::decode &&
       !whyNoAttentionDecode(op).empty())
     return "the decode kernel does not take it: " + whyNoAttentionDecode(op);
+  if (config.getKernel() == AttentionKernelKind::decode_tensor_cores &&
+      !whyNoAttentionDecodeMma(op).empty())
+    return "the tensor-core decode kernel does not take it: " +
+           whyNoAttentionDecodeMma(op);
   if (config.getKernel() == AttentionKernelKind::library &&
       !whyNoAttentionLibrary(op).empty())
     return "cuDNN's fused attention does not take it: " +

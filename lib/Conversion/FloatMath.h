@@ -14,6 +14,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Builders.h"
 
+#include <limits>
+
 namespace mlir {
 namespace sgpu {
 
@@ -47,6 +49,15 @@ struct FloatMath {
                b, loc, b.getF32Type(),
                b.getStringAttr("llvm.nvvm.ex2.approx.f32"), ValueRange{x})
         .getResult(0);
+  }
+  /// 2^(x - base) for an online softmax in base 2, where base = -inf
+  /// (nothing seen yet) gives 0 for x = -inf instead of NaN.
+  Value exp2Above(Value x, Value base) {
+    Value negInf = f32(-std::numeric_limits<double>::infinity());
+    Value none = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                       base, negInf);
+    Value safe = arith::SelectOp::create(b, loc, none, f32(0), base);
+    return exp2Approx(subf(x, safe));
   }
 };
 

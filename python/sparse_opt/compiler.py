@@ -214,7 +214,7 @@ class Module(Handle):
     def compile(self, output_dir, chip="sm_90a", features="+ptx85", sparse_policy="auto",
                 ladder=False, twell=False, twell_producer="auto", twell_consumer="auto",
                 twell_passes=0, twell_pack="auto", lift="auto", device="",
-                attention_library=True, programmatic_launch=True):
+                attention_library=True, programmatic_launch=True, sliced_tma_store=False):
         """Runs sgpu-compile on this module (which becomes the compiled IR),
         writes the artifacts and compiled.mlir to output_dir and returns the
         Artifact. `sparse_policy`: "auto" keeps a sparse-annotated layer
@@ -265,7 +265,11 @@ class Module(Handle):
         generated kernel wait for the kernel before it itself, and writes its
         launch as `pdl`, so the runtime may launch it while that kernel ends
         (sgpu-programmatic-launch; False: plain launches; SPARSEOPT_PDL=0
-        when the program loads runs it with plain launches)."""
+        when the program loads runs it with plain launches).
+        `sliced_tma_store`: True has a sparse GEMM whose result is read only
+        as column slices (sibling GEMMs fused by sgpu-fuse-sibling-spmm) store
+        each slice by TMA into its own buffer, where False (default) stores
+        the whole result and copies the slices out of it."""
         if sparse_policy not in ("auto", "sparse"):
             raise ValueError("sparse_policy must be 'auto' or 'sparse', got %r" % (sparse_policy,))
         if twell_producer not in ("auto", "library", "fused"):
@@ -288,6 +292,8 @@ class Module(Handle):
             raise ValueError("attention_library must be True or False, got %r" % (attention_library,))
         if not isinstance(programmatic_launch, bool):
             raise ValueError("programmatic_launch must be True or False, got %r" % (programmatic_launch,))
+        if not isinstance(sliced_tma_store, bool):
+            raise ValueError("sliced_tma_store must be True or False, got %r" % (sliced_tma_store,))
         if ladder is not False:
             layers = 0 if ladder is True else ladder
             if isinstance(layers, bool) or not isinstance(layers, int) or layers < 1 and ladder is not True:
@@ -302,7 +308,7 @@ class Module(Handle):
         output_dir = os.path.abspath(os.fspath(output_dir))
         if (sparse_policy == "auto" and twell_producer == "auto" and twell_consumer == "auto"
                 and twell_passes == 0 and twell_pack == "auto" and lift == "auto" and not device
-                and attention_library and programmatic_launch):
+                and attention_library and programmatic_launch and not sliced_tma_store):
             self.compiler._call("compilation for %s (%s) failed" % (chip, features), "compile",
                                 self._h(), chip, features, output_dir)
         else:
@@ -313,11 +319,12 @@ class Module(Handle):
                                        % (name, value))
             self.run("sgpu-compile{chip=%s features=%s sparse-policy=%s twell-producer=%s "
                      "twell-consumer=%s twell-passes=%d twell-pack=%s lift=%s%s "
-                     "attention-library=%s programmatic-launch=%s output-dir=%s}"
+                     "attention-library=%s programmatic-launch=%s sliced-tma-store=%s output-dir=%s}"
                      % (chip, features, sparse_policy, twell_producer, twell_consumer,
                         twell_passes, twell_pack, lift, " device=%s" % device if device else "",
                         "true" if attention_library else "false",
-                        "true" if programmatic_launch else "false", output_dir))
+                        "true" if programmatic_launch else "false",
+                        "true" if sliced_tma_store else "false", output_dir))
         # The TwELL choices stay visible after compilation's own diagnostics.
         self.compiler.last_diagnostics = twell_notes + list(self.compiler.last_diagnostics)
         with open(os.path.join(output_dir, "compiled.mlir"), "w") as f:

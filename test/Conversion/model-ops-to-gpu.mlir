@@ -143,7 +143,8 @@ func.func @attention_config(%q: tensor<1x2x16x32xf16>) -> tensor<1x2x16x32xf16> 
 
 // A decode step over a KV cache: the cache update writes the state
 // argument's own buffer (no result allocation), one query per sequence
-// takes the split-KV kernels: 2 sequences x 2 key/value heads x 8 splits of
+// takes the split-KV kernels (here the CUDA-core split kernel, by
+// configuration; attention-decode-mma.mlir has the tensor-core one): 2 sequences x 2 key/value heads x 8 splits of
 // the keys (blocks of 8 warps; by default half a warp per key row: 8
 // columns per lane in one 16-byte load, sums in 4 shuffles, two keys per
 // group and loop step), then one thread per output element merges the
@@ -184,7 +185,7 @@ func.func @attention_config(%q: tensor<1x2x16x32xf16>) -> tensor<1x2x16x32xf16> 
 func.func @decode(%q: tensor<2x8x1x128xbf16>, %k: tensor<2x2x1x128xbf16>, %pos: tensor<2x1xi64>,
                   %kc: tensor<4x2x256x128xbf16> {sgpu.param = "k_cache", sgpu.state}) -> tensor<2x8x1x128xbf16> {
   %k2 = sgpu.cache_update %kc, %k, %pos : tensor<4x2x256x128xbf16>, tensor<2x2x1x128xbf16>, tensor<2x1xi64> -> tensor<4x2x256x128xbf16>
-  %o = sgpu.attention %q, %k2, %k2 positions(%pos : tensor<2x1xi64>) {causal, scale = 0.125 : f32} : tensor<2x8x1x128xbf16>, tensor<4x2x256x128xbf16>, tensor<4x2x256x128xbf16> -> tensor<2x8x1x128xbf16>
+  %o = sgpu.attention %q, %k2, %k2 positions(%pos : tensor<2x1xi64>) {causal, scale = 0.125 : f32, sgpu.config = #sgpu.attention_config<kernel = decode>} : tensor<2x8x1x128xbf16>, tensor<4x2x256x128xbf16>, tensor<4x2x256x128xbf16> -> tensor<2x8x1x128xbf16>
   return %o : tensor<2x8x1x128xbf16>
 }
 
@@ -231,7 +232,8 @@ func.func @decode_warp_per_key(%q: tensor<2x8x1x128xbf16>, %pos: tensor<2x1xi64>
 
 // -----
 
-// Eight query heads per key/value head: the default half-warp groups would
+// Eight query heads per key/value head on the CUDA-core split kernel: the
+// default half-warp groups would
 // merge 16 partial states of 8 heads (65 KiB of shared memory), so the
 // default takes the next form that fits, a whole warp per key row.
 // CHECK-LABEL: func.func @decode_group8
@@ -240,7 +242,7 @@ func.func @decode_warp_per_key(%q: tensor<2x8x1x128xbf16>, %pos: tensor<2x1xi64>
 // CHECK: gpu.shuffle xor %{{.*}}, %c16_i32
 func.func @decode_group8(%q: tensor<1x8x1x128xbf16>, %pos: tensor<1x1xi64>,
                          %kc: tensor<1x1x64x128xbf16>) -> tensor<1x8x1x128xbf16> {
-  %o = sgpu.attention %q, %kc, %kc positions(%pos : tensor<1x1xi64>) {causal, scale = 0.125 : f32} : tensor<1x8x1x128xbf16>, tensor<1x1x64x128xbf16>, tensor<1x1x64x128xbf16> -> tensor<1x8x1x128xbf16>
+  %o = sgpu.attention %q, %kc, %kc positions(%pos : tensor<1x1xi64>) {causal, scale = 0.125 : f32, sgpu.config = #sgpu.attention_config<kernel = decode>} : tensor<1x8x1x128xbf16>, tensor<1x1x64x128xbf16>, tensor<1x1x64x128xbf16> -> tensor<1x8x1x128xbf16>
   return %o : tensor<1x8x1x128xbf16>
 }
 

@@ -1,7 +1,8 @@
 // sgpu-select-kernels records the attention kernel and its parameters as
 // #sgpu.attention_config: the split-KV decode kernels for one query per
-// sequence over a cache (lanes per key, keys per step, and splits sized to
-// the device's multiprocessors), cuDNN's fused attention (the library) for
+// sequence over a cache (the tensor-core split kernel where it applies,
+// else the CUDA-core one with its lanes per key and keys per step; splits
+// sized to the device's multiprocessors), cuDNN's fused attention (the library) for
 // f16/bf16 prefill where it applies, else tensor cores, CUDA cores
 // otherwise; a configuration written by hand is kept, and the
 // lowering builds what the op says.
@@ -14,17 +15,45 @@
 // RUN: sparse-opt %s -split-input-file -sgpu-select-kernels="attention-library=false" | FileCheck %s --check-prefix=NOLIB
 // RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="attention-library=false" | FileCheck %s --check-prefix=NOLIB-BUILT
 
-// Decode over a cache of 4096 positions, 2 sequences x 2 KV heads: one
-// wave of two blocks per multiprocessor (132 on the H200: 66 splits of 4
-// rows; 114 on the H100 PCIe: 57), at most capacity / 32 = 128.
+// Decode over a cache of 4096 positions, 2 sequences x 2 KV heads: the
+// tensor-core split kernel, one wave of three blocks per multiprocessor
+// (132 on the H200: 99 splits of 4 rows; 114 on the H100 PCIe: 85), at
+// most capacity / 64 = 64 (a tile of 16 keys per warp).
 // CHECK-LABEL: func.func @decode
-// CHECK: sgpu.attention {{.*}} sgpu.config = #sgpu.attention_config<kernel = decode, splits = 66, unroll = 2, lanes_per_key = 16>
+// CHECK: sgpu.attention {{.*}} sgpu.config = #sgpu.attention_config<kernel = decode_tensor_cores, splits = 64>
 // PCIE-LABEL: func.func @decode
-// PCIE: sgpu.config = #sgpu.attention_config<kernel = decode, splits = 57, unroll = 2, lanes_per_key = 16>
+// PCIE: sgpu.config = #sgpu.attention_config<kernel = decode_tensor_cores, splits = 64>
 // BUILT-LABEL: func.func @decode
-// BUILT: gpu.launch_func @sgpu_kernels::@sgpu_attention_split_0 blocks in (%c264,
+// BUILT: gpu.launch_func @sgpu_kernels::@sgpu_attention_split_mma_0 blocks in (%c256,
 func.func @decode(%q: tensor<2x8x1x128xbf16>, %kc: tensor<2x2x4096x128xbf16>, %pos: tensor<2x1xi64>) -> tensor<2x8x1x128xbf16> {
   %o = sgpu.attention %q, %kc, %kc positions(%pos : tensor<2x1xi64>) {causal, scale = 0.125 : f32} : tensor<2x8x1x128xbf16>, tensor<2x2x4096x128xbf16>, tensor<2x2x4096x128xbf16> -> tensor<2x8x1x128xbf16>
+  return %o : tensor<2x8x1x128xbf16>
+}
+
+// -----
+
+// At 8 sequences x 8 KV heads the one-wave rule decides: 3 x 132 / 64 = 6
+// splits on the H200, 3 x 114 / 64 = 5 on the H100 PCIe.
+// CHECK-LABEL: func.func @decode_b8
+// CHECK: sgpu.config = #sgpu.attention_config<kernel = decode_tensor_cores, splits = 6>
+// PCIE-LABEL: func.func @decode_b8
+// PCIE: sgpu.config = #sgpu.attention_config<kernel = decode_tensor_cores, splits = 5>
+func.func @decode_b8(%q: tensor<8x32x1x128xbf16>, %kc: tensor<8x8x4096x128xbf16>, %pos: tensor<8x1xi64>) -> tensor<8x32x1x128xbf16> {
+  %o = sgpu.attention %q, %kc, %kc positions(%pos : tensor<8x1xi64>) {causal, scale = 0.125 : f32} : tensor<8x32x1x128xbf16>, tensor<8x8x4096x128xbf16>, tensor<8x8x4096x128xbf16> -> tensor<8x32x1x128xbf16>
+  return %o : tensor<8x32x1x128xbf16>
+}
+
+// -----
+
+// The CUDA-core split kernel, asked for (kept as written; the lowering
+// resolves the rest): one wave of two blocks per multiprocessor (66 splits
+// of 4 rows on the H200), at most capacity / 32 = 128.
+// CHECK-LABEL: func.func @decode_cuda_cores
+// CHECK: sgpu.attention {{.*}} sgpu.config = #sgpu.attention_config<kernel = decode>
+// BUILT-LABEL: func.func @decode_cuda_cores
+// BUILT: gpu.launch_func @sgpu_kernels::@sgpu_attention_split_0 blocks in (%c264,
+func.func @decode_cuda_cores(%q: tensor<2x8x1x128xbf16>, %kc: tensor<2x2x4096x128xbf16>, %pos: tensor<2x1xi64>) -> tensor<2x8x1x128xbf16> {
+  %o = sgpu.attention %q, %kc, %kc positions(%pos : tensor<2x1xi64>) {causal, scale = 0.125 : f32, sgpu.config = #sgpu.attention_config<kernel = decode>} : tensor<2x8x1x128xbf16>, tensor<2x2x4096x128xbf16>, tensor<2x2x4096x128xbf16> -> tensor<2x8x1x128xbf16>
   return %o : tensor<2x8x1x128xbf16>
 }
 

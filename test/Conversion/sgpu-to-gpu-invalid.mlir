@@ -265,7 +265,7 @@ func.func @index_elements(%x: tensor<4x8xi64>) -> tensor<4x8xi64> {
 // -----
 
 func.func @attention_lanes_per_key_too_few(%q: tensor<1x4x1x64xbf16>, %kc: tensor<1x2x32x64xbf16>, %p: tensor<1x1xi32>) -> tensor<1x4x1x64xbf16> {
-  // expected-error @+1 {{'sgpu.attention' has no GPU lowering: lanes_per_key, splits and unroll configure the decode kernel, which does not take it: head sizes must be equal and split over a power of two of lanes (lanes_per_key, at most 32) with at most 16 bytes each (got 64 and 64, lanes_per_key 4)}}
+  // expected-error @+1 {{'sgpu.attention' has no GPU lowering: lanes_per_key, splits and unroll configure the decode kernels, which do not take it: head sizes must be equal and split over a power of two of lanes (lanes_per_key, at most 32) with at most 16 bytes each (got 64 and 64, lanes_per_key 4)}}
   %y = sgpu.attention %q, %kc, %kc positions(%p : tensor<1x1xi32>) {causal, scale = 0.125 : f32, sgpu.config = #sgpu.attention_config<lanes_per_key = 4>} : tensor<1x4x1x64xbf16>, tensor<1x2x32x64xbf16>, tensor<1x2x32x64xbf16> -> tensor<1x4x1x64xbf16>
   return %y : tensor<1x4x1x64xbf16>
 }
@@ -285,7 +285,7 @@ func.func @calls(%x: tensor<64xf32>) -> tensor<64xf32> {
 // The decode kernel's choices on an op that kernel does not run (no KV
 // cache) are an error, not ignored.
 func.func @attention_splits_not_decode(%q: tensor<1x2x8x16xf16>) -> tensor<1x2x8x16xf16> {
-  // expected-error @+1 {{'sgpu.attention' has no GPU lowering: lanes_per_key, splits and unroll configure the decode kernel, which does not take it: no positions (not attention over a KV cache)}}
+  // expected-error @+1 {{'sgpu.attention' has no GPU lowering: lanes_per_key, splits and unroll configure the decode kernels, which do not take it: no positions (not attention over a KV cache)}}
   %y = sgpu.attention %q, %q, %q {scale = 0.25 : f32, sgpu.config = #sgpu.attention_config<splits = 4>} : tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16> -> tensor<1x2x8x16xf16>
   return %y : tensor<1x2x8x16xf16>
 }
@@ -296,4 +296,30 @@ func.func @attention_decode_not_decode(%q: tensor<1x2x8x16xf16>) -> tensor<1x2x8
   // expected-error @+1 {{'sgpu.attention' has no GPU lowering: the decode kernel does not take it: no positions (not attention over a KV cache)}}
   %y = sgpu.attention %q, %q, %q {scale = 0.25 : f32, sgpu.config = #sgpu.attention_config<kernel = decode>} : tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16>, tensor<1x2x8x16xf16> -> tensor<1x2x8x16xf16>
   return %y : tensor<1x2x8x16xf16>
+}
+
+// -----
+
+// The tensor-core decode kernel, asked for where it cannot run: f32, a head
+// size other than 64 or 128, more than 8 query heads per key/value head.
+func.func @attention_decode_mma_f32(%q: tensor<1x4x1x64xf32>, %kc: tensor<1x2x32x64xf32>, %p: tensor<1x1xi32>) -> tensor<1x4x1x64xf32> {
+  // expected-error @+1 {{'sgpu.attention' has no GPU lowering: the tensor-core decode kernel does not take it: tensor cores take f16 or bf16 operands here}}
+  %y = sgpu.attention %q, %kc, %kc positions(%p : tensor<1x1xi32>) {causal, scale = 0.125 : f32, sgpu.config = #sgpu.attention_config<kernel = decode_tensor_cores>} : tensor<1x4x1x64xf32>, tensor<1x2x32x64xf32>, tensor<1x2x32x64xf32> -> tensor<1x4x1x64xf32>
+  return %y : tensor<1x4x1x64xf32>
+}
+
+// -----
+
+func.func @attention_decode_mma_d32(%q: tensor<1x4x1x32xbf16>, %kc: tensor<1x2x32x32xbf16>, %p: tensor<1x1xi32>) -> tensor<1x4x1x32xbf16> {
+  // expected-error @+1 {{'sgpu.attention' has no GPU lowering: the tensor-core decode kernel does not take it: the head size must be 64 or 128 (got 32)}}
+  %y = sgpu.attention %q, %kc, %kc positions(%p : tensor<1x1xi32>) {causal, scale = 0.125 : f32, sgpu.config = #sgpu.attention_config<kernel = decode_tensor_cores, splits = 2>} : tensor<1x4x1x32xbf16>, tensor<1x2x32x32xbf16>, tensor<1x2x32x32xbf16> -> tensor<1x4x1x32xbf16>
+  return %y : tensor<1x4x1x32xbf16>
+}
+
+// -----
+
+func.func @attention_decode_mma_group16(%q: tensor<1x16x1x64xbf16>, %kc: tensor<1x1x32x64xbf16>, %p: tensor<1x1xi32>) -> tensor<1x16x1x64xbf16> {
+  // expected-error @+1 {{'sgpu.attention' has no GPU lowering: the tensor-core decode kernel does not take it: 16 query heads per key/value head exceed the 8 rows a tile gives them}}
+  %y = sgpu.attention %q, %kc, %kc positions(%p : tensor<1x1xi32>) {causal, scale = 0.125 : f32, sgpu.config = #sgpu.attention_config<kernel = decode_tensor_cores>} : tensor<1x16x1x64xbf16>, tensor<1x1x32x64xbf16>, tensor<1x1x32x64xbf16> -> tensor<1x16x1x64xbf16>
+  return %y : tensor<1x16x1x64xbf16>
 }

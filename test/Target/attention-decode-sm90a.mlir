@@ -1,4 +1,5 @@
-// The decode attention (split-KV) kernel through the whole pipeline at the
+// The decode attention's CUDA-core split kernel (by configuration; the
+// default is attention-decode-mma-sm90a.mlir's) through the whole pipeline at the
 // Llama-3-8B shape, batch 8 over a cache of 4096 positions: the softmax
 // works in base 2, so every exponential is one ex2.approx.f32 (no
 // libdevice expf, whose sequence ends in ex2.approx.ftz), the dot products
@@ -34,6 +35,6 @@
 // PTXAS-DAG: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 
 func.func @decode(%q: tensor<8x32x1x128xbf16>, %k: tensor<8x8x4096x128xbf16>, %v: tensor<8x8x4096x128xbf16>, %pos: tensor<8x1xi64>) -> tensor<8x32x1x128xbf16> {
-  %o = sgpu.attention %q, %k, %v positions(%pos : tensor<8x1xi64>) {causal, scale = 8.838834764e-02 : f32} : tensor<8x32x1x128xbf16>, tensor<8x8x4096x128xbf16>, tensor<8x8x4096x128xbf16> -> tensor<8x32x1x128xbf16>
+  %o = sgpu.attention %q, %k, %v positions(%pos : tensor<8x1xi64>) {causal, scale = 8.838834764e-02 : f32, sgpu.config = #sgpu.attention_config<kernel = decode>} : tensor<8x32x1x128xbf16>, tensor<8x8x4096x128xbf16>, tensor<8x8x4096x128xbf16> -> tensor<8x32x1x128xbf16>
   return %o : tensor<8x32x1x128xbf16>
 }

@@ -112,9 +112,13 @@ LogicalResult AttentionConfigAttr::verify(
     return emitError() << "warps and min_blocks_per_sm configure the "
                           "tensor-core kernel, not kernel = "
                        << stringifyAttentionKernelKind(kernel);
-  if ((splits || unroll || lanesPerKey) && !only(AttentionKernelKind::decode))
-    return emitError() << "splits, unroll and lanes_per_key configure the "
-                          "decode kernel, not kernel = "
+  if ((unroll || lanesPerKey) && !only(AttentionKernelKind::decode))
+    return emitError() << "unroll and lanes_per_key configure the "
+                          "CUDA-core decode kernel, not kernel = "
+                       << stringifyAttentionKernelKind(kernel);
+  if (splits && !only(AttentionKernelKind::decode) &&
+      kernel != AttentionKernelKind::decode_tensor_cores)
+    return emitError() << "splits configures the decode kernels, not kernel = "
                        << stringifyAttentionKernelKind(kernel);
   if (rowsPerBlock && !only(AttentionKernelKind::cuda_cores))
     return emitError() << "rows_per_block configures the CUDA-core kernel, "

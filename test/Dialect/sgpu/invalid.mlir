@@ -1238,8 +1238,13 @@ func.func @attention_config_cuda_warps() attributes {c = #sgpu.attention_config<
 
 // -----
 
-// expected-error @+1 {{splits, unroll and lanes_per_key configure the decode kernel, not kernel = cuda_cores}}
+// expected-error @+1 {{splits configures the decode kernels, not kernel = cuda_cores}}
 func.func @attention_config_cuda_splits() attributes {c = #sgpu.attention_config<kernel = cuda_cores, splits = 2>} { return }
+
+// -----
+
+// expected-error @+1 {{unroll and lanes_per_key configure the CUDA-core decode kernel, not kernel = decode_tensor_cores}}
+func.func @attention_config_mma_decode_unroll() attributes {c = #sgpu.attention_config<kernel = decode_tensor_cores, unroll = 1>} { return }
 
 // -----
 

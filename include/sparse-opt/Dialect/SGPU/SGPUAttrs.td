@@ -236,7 +236,8 @@ def SGPU_AttentionKernelKind : I32EnumAttr<"AttentionKernelKind",
   I32EnumAttrCase<"cuda_cores", 1>,
   I32EnumAttrCase<"tensor_cores", 2>,
   I32EnumAttrCase<"decode", 3>,
-  I32EnumAttrCase<"library", 4>
+  I32EnumAttrCase<"library", 4>,
+  I32EnumAttrCase<"decode_tensor_cores", 5>
 ]> {
   let cppNamespace = "::mlir::sgpu";
   let genSpecializedAttr = 0;
@@ -250,24 +251,29 @@ def SGPU_AttentionConfigAttr
     otherwise makes itself; every parameter is optional, and 0 leaves that
     choice to the lowering.
 
-    * `kernel`: `auto` (the split-KV decode kernel for one query per
-      sequence over a cache, else cuDNN's fused attention, called by the
+    * `kernel`: `auto` (the split-KV decode kernels for one query per
+      sequence over a cache: `decode_tensor_cores` where it applies, else
+      `decode`; else cuDNN's fused attention, called by the
       runtime, where it applies (measured faster than the generated
       tensor-core kernel: docs/performance.md), else the tensor-core kernel
       where it applies, else the CUDA-core one),
-      `cuda_cores`, `tensor_cores`, `decode` or `library` (an error where that
-      kernel cannot run the op). `sgpu-select-kernels`
+      `cuda_cores`, `tensor_cores`, `decode`, `decode_tensor_cores` (the
+      split-KV decode with its split kernel on mma.sync, the query heads of
+      a key/value head as the rows of a tile: f16/bf16, head size 64 or
+      128, at most 8 query heads per key/value head) or `library` (an error
+      where that kernel cannot run the op). `sgpu-select-kernels`
       records the resolved kernel and every parameter of it.
     * `rows_per_block` (CUDA-core kernel, `auto` or `cuda_cores`): warps per block, one query row
       each, 1 to 32 (0: 1 over a cache, else 4).
     * `warps` (tensor-core kernel, `auto` or `tensor_cores`): 2, 4 or 8 warps of 16 query rows per
       block (default 4). `min_blocks_per_sm`: ptxas caps the registers so
       that this many blocks fit one multiprocessor (0: no bound, up to 32).
-    * Decode kernel (`auto` or `decode`): `splits` (1 to 1024 blocks per
-      key/value row; 0: sized
-      to fill the device), `unroll` (1 or 2 keys per step; 0: 2) and
-      `lanes_per_key` (a power of two up to 32; 0: the fewest lanes whose
-      columns fit one 16-byte load and whose merge fits shared memory).
+    * Decode kernels (`auto`, `decode` or `decode_tensor_cores`): `splits`
+      (1 to 1024 blocks per key/value row; 0: sized to fill the device).
+      The CUDA-core one (`auto` or `decode`) also takes `unroll` (1 or 2
+      keys per step; 0: 2) and `lanes_per_key` (a power of two up to 32; 0:
+      the fewest lanes whose columns fit one 16-byte load and whose merge
+      fits shared memory); either of them selects it under `auto`.
 
     Example:
 
