@@ -83,11 +83,13 @@ def cmd_compile(args):
 
 
 def _attention_config(text):
-    """{"lanes_per_key": 16, ...} from "lanes_per_key=16,unroll=2"."""
+    """{"lanes_per_key": 16, ...} from "lanes_per_key=16,unroll=2" (a
+    non-numeric value, as in kernel=decode, stays a word)."""
     config = {}
     for item in filter(None, (text or "").split(",")):
         key, _, value = item.partition("=")
-        config[key.strip()] = int(value)
+        value = value.strip()
+        config[key.strip()] = int(value) if value.lstrip("-").isdigit() else value
     return config
 
 
@@ -98,7 +100,7 @@ def _compile_with_attention_config(out, manifest, config, options):
     from sparse_opt import decoder
     from sparse_opt.compiler import Compiler
     attr = "sgpu.config = #sgpu.attention_config<%s>" % ", ".join(
-        "%s = %d" % kv for kv in config.items())
+        "%s = %s" % kv for kv in config.items())
     out = pathlib.Path(out)
     with Compiler() as c:
         for name, program in manifest["programs"].items():
@@ -269,7 +271,11 @@ def cmd_time(args):
     # set while they load (e.g. SPARSEOPT_GEMM_AUTOTUNE=0), timed beside
     # the first in this process: an A/B of a load-time choice.
     ab = None
-    if args.ab_env:
+    if args.ab_dir:
+        # --ab-dir DIR: the same model's programs compiled another way (an
+        # A/B of a compile-time choice), bound to the same weights.
+        ab = decoder.load_decoder(args.ab_dir, model)
+    elif args.ab_env:
         import os
         name, _, value = args.ab_env.partition("=")
         old = os.environ.get(name)
@@ -281,6 +287,7 @@ def cmd_time(args):
                 del os.environ[name]
             else:
                 os.environ[name] = old
+    ab_label = pathlib.Path(args.ab_dir).name if args.ab_dir else args.ab_env
     ctx = args.context
     g = torch.Generator("cuda").manual_seed(2)
     with torch.no_grad():
@@ -353,7 +360,8 @@ def cmd_time(args):
                 if k + "_2" in times:
                     times[k] = min(times[k], times.pop(k + "_2")) if k in times else times.pop(k + "_2")
             if "ab_graph" in times:
-                ab_rec = {"env": args.ab_env, "tokens_per_s": b / times.pop("ab_graph") * 1e6,
+                ab_rec = {("dir" if args.ab_dir else "env"): ab_label,
+                          "tokens_per_s": b / times.pop("ab_graph") * 1e6,
                           "timing": "CUDA graph, the better of two interleaved medians, as ours_graph"}
         best_ours = min(v for k, v in times.items() if k.startswith("ours"))
         base = times.get("torch_eager_graph")
@@ -390,7 +398,7 @@ def cmd_time(args):
                  "holds" if rec["floor_holds"] else "MISSED", notes or ""))
         if ab_rec:
             print("  A/B: ours %.0f tok/s, with %s %.0f tok/s (%.3fx)" % (
-                b / times["ours_graph"] * 1e6, args.ab_env, ab_rec["tokens_per_s"],
+                b / times["ours_graph"] * 1e6, ab_label, ab_rec["tokens_per_s"],
                 ab_rec["tokens_per_s"] / (b / times["ours_graph"] * 1e6)))
     return write_records(recs, args.json, all(r["floor_holds"] for r in recs))
 
@@ -424,6 +432,9 @@ def main():
             p.add_argument("--ab-env", default="",
                            help="NAME=VALUE: also load the programs with NAME set and time both "
                                 "(CUDA graph, interleaved) in this process")
+            p.add_argument("--ab-dir", default="",
+                           help="DIR: also load the same model's programs compiled into DIR "
+                                "(e.g. another --attention-config) and time both in this process")
             p.add_argument("--no-torch-compile", dest="torch_compile", action="store_false",
                            help="skip torch.compile (+ CUDA graph) as a baseline")
             p.add_argument("--profile", action="store_true",

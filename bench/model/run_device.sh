@@ -18,6 +18,10 @@
 #                     --decode-batches 1,8,64 [--attention-config lanes_per_key=16,unroll=2] \
 #                     --out .carry/decode_time__<config>[_<suffix>]
 #                   (timed with a per-kernel profile of each side)
+#   ab/<config>[__<variant>]/
+#                   the same model compiled another way (e.g. run_decode.py
+#                   compile ... --attention-config kernel=decode), timed
+#                   beside decode_time__<config>[__<variant>] in one process
 # Runs every case it finds and fails (exit 1) when any check fails; results
 # (JSON records and logs) go to $OUT (default /tmp/model-out).
 source "$(dirname "$0")/../device_env.sh" /tmp/model-out
@@ -82,6 +86,10 @@ for dir in "$carry"/decode_time__*/; do
     *__24|*__68) extra=(--no-torch-compile) ;;
   esac
   [ -n "${DECODE_AB_ENV:-}" ] && extra+=(--ab-env "$DECODE_AB_ENV")
+  # ab/<config>[__<variant>]/: the same model compiled another way, timed
+  # beside this set in the same process (run_decode.py --ab-dir).
+  ab_dir="$carry/ab/${name#decode_time__}"
+  [ -f "$ab_dir/decoder.json" ] && extra+=(--ab-dir "$ab_dir")
   run bench/model/run_decode.py time --dir "$dir" --context 2048 --profile \
     ${extra[@]+"${extra[@]}"} --json "$out/model_${name}_${gpu}.json" || status=1
 done

@@ -71,9 +71,8 @@ struct DecodeMmaBuilder : FloatMath {
   /// start 16-byte aligned and col is a multiple of 8) as 4 words.
   SmallVector<Value, 4> load8(Value mem, SmallVector<Value> idx, Value col) {
     idx.push_back(col);
-    Value v = vector::LoadOp::create(b, loc, VectorType::get({8}, et), mem,
-                                     idx, /*nontemporal=*/false,
-                                     llvm::Align(16));
+    Value v = vector::LoadOp::create(b, loc, VectorType::get({8}, et), mem, idx,
+                                     /*nontemporal=*/false, llvm::Align(16));
     Value w = vector::BitCastOp::create(
         b, loc, VectorType::get({4}, b.getI32Type()), v);
     SmallVector<Value, 4> out;
@@ -141,8 +140,8 @@ struct DecodeMmaBuilder : FloatMath {
     Value end = arith::MinSIOp::create(
         b, loc, im.c(capacity),
         arith::MaxSIOp::create(b, loc, im.add(p, 1), im.c(0)));
-    Value chunk = arith::DivUIOp::create(b, loc, im.add(end, splits - 1),
-                                         im.c(splits));
+    Value chunk =
+        arith::DivUIOp::create(b, loc, im.add(end, splits - 1), im.c(splits));
     Value start = arith::MulIOp::create(b, loc, split, chunk);
     Value stop = arith::MinSIOp::create(
         b, loc, end, arith::AddIOp::create(b, loc, start, chunk));
@@ -197,8 +196,8 @@ struct DecodeMmaBuilder : FloatMath {
             Value row = rowOf(im.add(im.add(key0, im.mul(c, 2)), r));
             SmallVector<SmallVector<Value, 4>> chunks;
             for (int64_t j = 0; j < vChunks; ++j)
-              chunks.push_back(load8(v, {bi, kvh, row},
-                                     im.add(im.mul(g, dTiles), 8 * j)));
+              chunks.push_back(
+                  load8(v, {bi, kvh, row}, im.add(im.mul(g, dTiles), 8 * j)));
             vrows.push_back(chunks);
           }
 
@@ -209,9 +208,9 @@ struct DecodeMmaBuilder : FloatMath {
             SmallVector<Value, 4> acc = {f0, f0, f0, f0};
             for (int64_t j = 0; j < d / 32; ++j)
               for (int64_t hs = 0; hs < 2; ++hs)
-                acc = mmaM16N8K16(b, loc, et,
-                                  {qw[j][2 * hs], zero, qw[j][2 * hs + 1], zero},
-                                  kw[n][j][2 * hs], kw[n][j][2 * hs + 1], acc);
+                acc = mmaM16N8K16(
+                    b, loc, et, {qw[j][2 * hs], zero, qw[j][2 * hs + 1], zero},
+                    kw[n][j][2 * hs], kw[n][j][2 * hs + 1], acc);
             for (int64_t e = 0; e < 2; ++e) {
               Value key = im.add(im.add(key0, im.mul(c, 2)), 8 * n + e);
               sc.push_back(arith::SelectOp::create(
@@ -239,9 +238,7 @@ struct DecodeMmaBuilder : FloatMath {
           Value a0 = packF32(pr[0], pr[1]), a2 = packF32(pr[2], pr[3]);
           for (int64_t jd = 0; jd < dTiles; ++jd) {
             int64_t chunkIdx = jd / 8, e = jd % 8;
-            auto elem = [&](int64_t r) {
-              return half(vrows[r][chunkIdx], e);
-            };
+            auto elem = [&](int64_t r) { return half(vrows[r][chunkIdx], e); };
             Value b0 = pack(elem(0), elem(1)), b1 = pack(elem(2), elem(3));
             SmallVector<Value, 4> acc = {mulf(state[2 + 2 * jd], corr),
                                          mulf(state[3 + 2 * jd], corr), f0, f0};
@@ -259,19 +256,19 @@ struct DecodeMmaBuilder : FloatMath {
     Value lRow = quad(loop.getResult(1), /*max=*/false);
     im.ifThen(realRow, [&] {
       Value at = im.add(im.mul(warp, group), g);
-      im.ifThen(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c,
-                                      im.c(0)),
-                [&] {
-                  memref::StoreOp::create(b, loc, loop.getResult(0), sml,
-                                          im.mul(at, 2));
-                  memref::StoreOp::create(b, loc, lRow, sml,
-                                          im.add(im.mul(at, 2), 1));
-                });
+      im.ifThen(
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c, im.c(0)),
+          [&] {
+            memref::StoreOp::create(b, loc, loop.getResult(0), sml,
+                                    im.mul(at, 2));
+            memref::StoreOp::create(b, loc, lRow, sml,
+                                    im.add(im.mul(at, 2), 1));
+          });
       for (int64_t jd = 0; jd < dTiles; ++jd)
         for (int64_t e = 0; e < 2; ++e) {
           Value col = im.add(im.mul(im.add(im.mul(c, 2), e), dTiles), jd);
-          memref::StoreOp::create(b, loc, loop.getResult(2 + 2 * jd + e),
-                                  sacc, im.add(im.mul(at, d), col));
+          memref::StoreOp::create(b, loc, loop.getResult(2 + 2 * jd + e), sacc,
+                                  im.add(im.mul(at, d), col));
         }
     });
     gpu::BarrierOp::create(b, loc);
@@ -293,8 +290,7 @@ std::string mlir::sgpu::whyNoAttentionDecodeMma(AttentionOp op) {
   int64_t d = qt.getDimSize(3);
   if (d != 64 && d != 128)
     return "the head size must be 64 or 128 (got " + std::to_string(d) + ")";
-  int64_t group =
-      qt.getDimSize(1) / op.getKey().getType().getDimSize(1);
+  int64_t group = qt.getDimSize(1) / op.getKey().getType().getDimSize(1);
   if (group > 8)
     return std::to_string(group) +
            " query heads per key/value head exceed the 8 rows a tile gives "
@@ -307,11 +303,19 @@ int64_t mlir::sgpu::attentionDecodeMmaSplits(AttentionOp op, int64_t numSMs) {
     return s;
   auto qt = op.getQuery().getType(), kt = op.getKey().getType();
   int64_t rows = qt.getDimSize(0) * kt.getDimSize(1);
-  // One wave of blocks, each with at least one tile per warp at full
-  // capacity.
-  int64_t splits = kBlocksPerSM * numSMs / rows;
-  return std::max<int64_t>(
-      1, std::min(splits, kt.getDimSize(2) / (kWarps * kKeyTile)));
+  int64_t slots = kBlocksPerSM * numSMs;
+  // One wave of blocks where the rows leave room for it; where they fill
+  // a wave already, about two waves, so the last one is not mostly empty
+  // (Llama-3-8B shape on the H100, one process: batch 64 (512 rows) 182 us
+  // with 2 splits, 194 with 1; batch 8 (64 rows) 32.3 us with the one
+  // wave's 6, 32.7 with 3, 35.1 with 12).
+  int64_t splits = rows >= slots ? (2 * slots + rows - 1) / rows : slots / rows;
+  // Blocks long enough that each warp walks at least 4 tiles at full
+  // capacity: a short block's merge and partial state cost more than its
+  // keys (batch 1 (8 rows): 10.2 us with 16 splits, 16.9 with the one
+  // wave's 49).
+  int64_t most = kt.getDimSize(2) / (4 * kWarps * kKeyTile);
+  return std::max<int64_t>(1, std::min(splits, most));
 }
 
 gpu::GPUFuncOp mlir::sgpu::buildAttentionDecodeMmaSplit(
