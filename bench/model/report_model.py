@@ -131,26 +131,32 @@ def decode_table(records):
     return "\n".join(rows)
 
 
-def decode_ab_table(records):
-    """The decode records timed beside a second load of the same programs
-    under one environment setting (run_decode.py time --ab-env), e.g.
-    SPARSEOPT_PDL=0: plain launches instead of programmatic ones."""
-    rows = ["| model | variant | batch | ours tok/s (CUDA graph) | loaded with | tok/s | ours / that |",
+def decode_ab_table(records, what):
+    """The decode records timed beside a second set of programs in the same
+    process: the same programs loaded under one environment setting
+    (run_decode.py time --ab-env, what="env"; e.g. SPARSEOPT_PDL=0: plain
+    launches instead of programmatic ones) or the same model compiled
+    another way (--ab-dir, what="dir"; e.g. the CUDA-core decode
+    attention)."""
+    rows = ["| model | variant | batch | ours tok/s (CUDA graph) | %s | tok/s | ours / that |"
+            % ("loaded with" if what == "env" else "compiled as"),
             "|---|---|---|---|---|---|---|"]
     key = lambda r: (r["shape"]["style"], ORDER.index(r["variant"]), r["shape"]["batch"])
-    for r in sorted((r for r in records if r.get("ab")), key=key):
+    for r in sorted((r for r in records if what in (r.get("ab") or {})), key=key):
         ours = r.get("ours_graph_tokens_per_s") or r["tokens_per_s"]
         ab = r["ab"]
         rows.append("| %s | %s | %d | %.0f | `%s` | %.0f | %.3f× |" % (
-            _name(r), r["variant"], r["shape"]["batch"], ours, ab["env"], ab["tokens_per_s"],
+            _name(r), r["variant"], r["shape"]["batch"], ours, ab[what], ab["tokens_per_s"],
             ours / ab["tokens_per_s"]))
     return "\n".join(rows) if len(rows) > 2 else "(no A/B records)"
 
 
-def fuse_siblings_table(records, unfused):
+def fuse_siblings_table(ab):
     """Our 2:4 programs with q, k and v as one GEMM (sgpu-fuse-sibling-spmm)
-    beside the same model's programs compiled before it (`unfused`: records
-    with "fuse_siblings": false, timed in the same session)."""
+    beside the same model's programs compiled before it, timed in the same
+    session (`ab`: records with "fuse_siblings" true or false)."""
+    records = [r for r in ab if r.get("fuse_siblings")]
+    unfused = [r for r in ab if r.get("fuse_siblings") is False]
     rows = ["| model | variant | phase | batch | fused tok/s | three GEMMs tok/s | fused / three |",
             "|---|---|---|---|---|---|---|"]
     def key(r):
@@ -417,12 +423,18 @@ def main():
     if any("profile" in r for r in prefill):
         doc = replace_section(doc, "model-prefill-breakdown" + tag, breakdown_table(prefill))
     doc = replace_section(doc, "model-decode-check" + tag, decode_check_table(checks))
-    if any(r.get("ab") for r in decode):
-        doc = replace_section(doc, "model-decode-ab" + tag, decode_ab_table(decode))
+    # The programmatic-launch A/B is kept in its own records (pdl_ab_<gpu>.json);
+    # the current decode records carry the decode attention's A/B.
+    pdl_path = RESULTS / ("pdl_ab_%s.json" % gpu)
+    if pdl_path.exists():
+        doc = replace_section(doc, "model-decode-ab" + tag,
+                              decode_ab_table(json.loads(pdl_path.read_text()), "env"))
+    if any("dir" in (r.get("ab") or {}) for r in decode):
+        doc = replace_section(doc, "model-decode-attention-ab" + tag, decode_ab_table(decode, "dir"))
     unfused_path = RESULTS / ("fuse_siblings_ab_%s.json" % gpu)
     if unfused_path.exists():
         doc = replace_section(doc, "model-fuse-siblings" + tag,
-                              fuse_siblings_table(prefill + decode, json.loads(unfused_path.read_text())))
+                              fuse_siblings_table(json.loads(unfused_path.read_text())))
     if main_set:
         doc = replace_section(doc, "model-decode-forms", decode_forms_table(forms))
         doc = replace_section(doc, "model-decode-splits", decode_splits_table(splits))

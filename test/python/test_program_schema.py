@@ -122,3 +122,38 @@ def test_programmatic_launch_must_be_a_bool(tmp_path):
     with Compiler() as c:
         with pytest.raises(ValueError, match="programmatic_launch must be True or False"):
             c.parse(ALL_REDUCE).compile(tmp_path / "x", programmatic_launch="yes")
+
+
+QKV = """func.func @qkv(%x: tensor<2048x1024xbf16>, %wq: tensor<256x1024xbf16, #sgpu.nm<2:4>>,
+               %wk: tensor<128x1024xbf16, #sgpu.nm<2:4>>, %wv: tensor<64x1024xbf16, #sgpu.nm<2:4>>)
+    -> (tensor<2048x256xbf16>, tensor<2048x128xbf16>, tensor<2048x64xbf16>) {
+  %w = tensor.concat dim(0) %wq, %wk, %wv : (tensor<256x1024xbf16, #sgpu.nm<2:4>>, tensor<128x1024xbf16, #sgpu.nm<2:4>>, tensor<64x1024xbf16, #sgpu.nm<2:4>>) -> tensor<448x1024xbf16, #sgpu.nm<2:4>>
+  %c = sgpu.compress %w : tensor<448x1024xbf16, #sgpu.nm<2:4>> -> !sgpu.compressed<448x1024xbf16, #sgpu.nm<2:4>>
+  %y = sgpu.spmm %x, %c : tensor<2048x1024xbf16>, !sgpu.compressed<448x1024xbf16, #sgpu.nm<2:4>> -> tensor<2048x448xbf16>
+  %q = tensor.extract_slice %y[0, 0] [2048, 256] [1, 1] : tensor<2048x448xbf16> to tensor<2048x256xbf16>
+  %k = tensor.extract_slice %y[0, 256] [2048, 128] [1, 1] : tensor<2048x448xbf16> to tensor<2048x128xbf16>
+  %v = tensor.extract_slice %y[0, 384] [2048, 64] [1, 1] : tensor<2048x448xbf16> to tensor<2048x64xbf16>
+  return %q, %k, %v : tensor<2048x256xbf16>, tensor<2048x128xbf16>, tensor<2048x64xbf16>
+}
+"""
+
+
+def test_sliced_tma_store_option(tmp_path):
+    """compile(sliced_tma_store=True) has a fused sibling GEMM that does not
+    split K store q, k and v by TMA (one tensor map each, no copy kernels);
+    the default stores the whole result and copies the three slices out. A
+    value that is not a bool is a ValueError before anything is compiled."""
+    for on in (False, True):
+        with Compiler() as c:
+            out = c.parse(QKV).compile(tmp_path / str(on), sparse_policy="sparse",
+                                       sliced_tma_store=on).directory
+        text = (pathlib.Path(out) / "program.txt").read_text()
+        spmm = [l for l in text.splitlines() if l.startswith("launch sgpu_spmm_")]
+        assert len(spmm) == 1, text
+        copies = [l for l in text.splitlines() if l.startswith("launch sgpu_slice_")]
+        assert len(copies) == (0 if on else 3), text
+        # X, the weight, its metadata, then the store: one map, or one a slice.
+        assert spmm[0].count(" tmap:") == (6 if on else 4), spmm[0]
+    with Compiler() as c:
+        with pytest.raises(ValueError, match="sliced_tma_store must be True or False"):
+            c.parse(ALL_REDUCE).compile(tmp_path / "x", sliced_tma_store=1)
