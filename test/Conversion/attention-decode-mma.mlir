@@ -5,16 +5,17 @@
 // RUN: sparse-opt %s -split-input-file -sgpu-select-kernels | FileCheck %s --check-prefix=CONFIG
 
 // Llama-3-8B's attention shape at batch 2 over a cache of 256 positions:
-// blocks of 4 warps, one per (sequence, key/value head, split): 2 x 8 x 4
-// splits (at most one tile of 16 keys per warp at full capacity); the combine kernel and
-// its scratch are the CUDA-core kernel's.
+// blocks of 4 warps, one per (sequence, key/value head, split): 2 x 8 x 1
+// (at most capacity / 256 splits: each warp walks at least 4 tiles of 16
+// keys at full capacity); the combine kernel and its scratch are the
+// CUDA-core kernel's.
 // CONFIG-LABEL: func.func @decode(
-// CONFIG: sgpu.config = #sgpu.attention_config<kernel = decode_tensor_cores, splits = 4>
+// CONFIG: sgpu.config = #sgpu.attention_config<kernel = decode_tensor_cores, splits = 1>
 // CHECK-LABEL: func.func @decode(
-// CHECK: %[[ACC:.*]] = memref.alloc() : memref<32768xf32>
-// CHECK: %[[ML:.*]] = memref.alloc() : memref<512xf32>
-// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_attention_split_mma_0 blocks in (%c64, %{{.*}}, %{{.*}}) threads in (%c128{{.*}}, %{{.*}}, %{{.*}}) args({{.*}}, %[[ACC]] : memref<32768xf32>, %[[ML]] : memref<512xf32>)
-// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_attention_combine_0 {{.*}} args(%[[ACC]] : memref<32768xf32>, %[[ML]] : memref<512xf32>, %{{.*}} : memref<64x128xbf16>)
+// CHECK: %[[ACC:.*]] = memref.alloc() : memref<8192xf32>
+// CHECK: %[[ML:.*]] = memref.alloc() : memref<128xf32>
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_attention_split_mma_0 blocks in (%c16, %{{.*}}, %{{.*}}) threads in (%c128{{.*}}, %{{.*}}, %{{.*}}) args({{.*}}, %[[ACC]] : memref<8192xf32>, %[[ML]] : memref<128xf32>)
+// CHECK: gpu.launch_func @sgpu_kernels::@sgpu_attention_combine_0 {{.*}} args(%[[ACC]] : memref<8192xf32>, %[[ML]] : memref<128xf32>, %{{.*}} : memref<64x128xbf16>)
 // Three blocks per multiprocessor; the workgroup buffers hold the 4 warps'
 // states of 4 heads (m, l and 128 columns each).
 // CHECK: gpu.func @sgpu_attention_split_mma_0({{.*}}) workgroup(%{{.*}} : memref<32xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<2048xf32, #gpu.address_space<workgroup>>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, nvvm.minctasm = 3 : i32}

@@ -16,15 +16,16 @@
 // RUN: sparse-opt %s -split-input-file -convert-sgpu-to-gpu="attention-library=false" | FileCheck %s --check-prefix=NOLIB-BUILT
 
 // Decode over a cache of 4096 positions, 2 sequences x 2 KV heads: the
-// tensor-core split kernel, one wave of three blocks per multiprocessor
-// (132 on the H200: 99 splits of 4 rows; 114 on the H100 PCIe: 85), at
-// most capacity / 64 = 64 (a tile of 16 keys per warp).
+// tensor-core split kernel; one wave of three blocks per multiprocessor
+// would be 99 splits of the 4 rows on the H200 (85 on the H100 PCIe), but
+// a split keeps at least 4 tiles of 16 keys per warp at full capacity:
+// capacity / 256 = 16.
 // CHECK-LABEL: func.func @decode
-// CHECK: sgpu.attention {{.*}} sgpu.config = #sgpu.attention_config<kernel = decode_tensor_cores, splits = 64>
+// CHECK: sgpu.attention {{.*}} sgpu.config = #sgpu.attention_config<kernel = decode_tensor_cores, splits = 16>
 // PCIE-LABEL: func.func @decode
-// PCIE: sgpu.config = #sgpu.attention_config<kernel = decode_tensor_cores, splits = 64>
+// PCIE: sgpu.config = #sgpu.attention_config<kernel = decode_tensor_cores, splits = 16>
 // BUILT-LABEL: func.func @decode
-// BUILT: gpu.launch_func @sgpu_kernels::@sgpu_attention_split_mma_0 blocks in (%c256,
+// BUILT: gpu.launch_func @sgpu_kernels::@sgpu_attention_split_mma_0 blocks in (%c64,
 func.func @decode(%q: tensor<2x8x1x128xbf16>, %kc: tensor<2x2x4096x128xbf16>, %pos: tensor<2x1xi64>) -> tensor<2x8x1x128xbf16> {
   %o = sgpu.attention %q, %kc, %kc positions(%pos : tensor<2x1xi64>) {causal, scale = 0.125 : f32} : tensor<2x8x1x128xbf16>, tensor<2x2x4096x128xbf16>, tensor<2x2x4096x128xbf16> -> tensor<2x8x1x128xbf16>
   return %o : tensor<2x8x1x128xbf16>
@@ -32,8 +33,8 @@ func.func @decode(%q: tensor<2x8x1x128xbf16>, %kc: tensor<2x2x4096x128xbf16>, %p
 
 // -----
 
-// At 8 sequences x 8 KV heads the one-wave rule decides: 3 x 132 / 64 = 6
-// splits on the H200, 3 x 114 / 64 = 5 on the H100 PCIe.
+// At 8 sequences x 8 KV heads one wave decides: 3 x 132 / 64 = 6 splits on
+// the H200, 3 x 114 / 64 = 5 on the H100 PCIe.
 // CHECK-LABEL: func.func @decode_b8
 // CHECK: sgpu.config = #sgpu.attention_config<kernel = decode_tensor_cores, splits = 6>
 // PCIE-LABEL: func.func @decode_b8
@@ -41,6 +42,20 @@ func.func @decode(%q: tensor<2x8x1x128xbf16>, %kc: tensor<2x2x4096x128xbf16>, %p
 func.func @decode_b8(%q: tensor<8x32x1x128xbf16>, %kc: tensor<8x8x4096x128xbf16>, %pos: tensor<8x1xi64>) -> tensor<8x32x1x128xbf16> {
   %o = sgpu.attention %q, %kc, %kc positions(%pos : tensor<8x1xi64>) {causal, scale = 0.125 : f32} : tensor<8x32x1x128xbf16>, tensor<8x8x4096x128xbf16>, tensor<8x8x4096x128xbf16> -> tensor<8x32x1x128xbf16>
   return %o : tensor<8x32x1x128xbf16>
+}
+
+// -----
+
+// At 64 sequences x 8 KV heads the 512 rows fill a wave of 396 (342)
+// blocks: about two waves, ceil(2 x 396 / 512) = 2 splits (2 on the H100
+// PCIe too).
+// CHECK-LABEL: func.func @decode_b64
+// CHECK: sgpu.config = #sgpu.attention_config<kernel = decode_tensor_cores, splits = 2>
+// PCIE-LABEL: func.func @decode_b64
+// PCIE: sgpu.config = #sgpu.attention_config<kernel = decode_tensor_cores, splits = 2>
+func.func @decode_b64(%q: tensor<64x32x1x128xbf16>, %kc: tensor<64x8x4096x128xbf16>, %pos: tensor<64x1xi64>) -> tensor<64x32x1x128xbf16> {
+  %o = sgpu.attention %q, %kc, %kc positions(%pos : tensor<64x1xi64>) {causal, scale = 0.125 : f32} : tensor<64x32x1x128xbf16>, tensor<64x8x4096x128xbf16>, tensor<64x8x4096x128xbf16> -> tensor<64x32x1x128xbf16>
+  return %o : tensor<64x32x1x128xbf16>
 }
 
 // -----
