@@ -151,6 +151,25 @@ def decode_ab_table(records, what):
     return "\n".join(rows) if len(rows) > 2 else "(no A/B records)"
 
 
+def attention_calls_table(records, cuda_cores):
+    """The current decode records (the tensor-core split kernel) beside the
+    same model's programs with the CUDA-core split kernel (`cuda_cores`),
+    timed in another call on the same kind of GPU: machine-to-machine
+    differences of a few percent are in the ratio."""
+    rows = ["| model | variant | batch | tensor-core split tok/s | commit | CUDA-core split tok/s "
+            "| commit | ratio |", "|---|---|---|---|---|---|---|---|"]
+    key = lambda r: (r["variant"], r["shape"]["batch"])
+    cc = {key(r): r for r in cuda_cores}
+    for r in sorted(records, key=lambda r: (ORDER.index(r["variant"]), r["shape"]["batch"])):
+        c = cc.get(key(r))
+        if not c:
+            continue
+        rows.append("| %s | %s | %d | %.0f | %s | %.0f | %s | %.3f× |" % (
+            _name(r), r["variant"], r["shape"]["batch"], r["tokens_per_s"], r["commit"],
+            c["tokens_per_s"], c["commit"], r["tokens_per_s"] / c["tokens_per_s"]))
+    return "\n".join(rows) if len(rows) > 2 else "(no records)"
+
+
 def fuse_siblings_table(ab):
     """Our 2:4 programs with q, k and v as one GEMM (sgpu-fuse-sibling-spmm)
     beside the same model's programs compiled before it, timed in the same
@@ -429,6 +448,10 @@ def main():
     if pdl_path.exists():
         doc = replace_section(doc, "model-decode-ab" + tag,
                               decode_ab_table(json.loads(pdl_path.read_text()), "env"))
+    cc_path = RESULTS / ("decode_attention_cc_%s.json" % gpu)
+    if cc_path.exists():
+        doc = replace_section(doc, "model-decode-attention-calls" + tag,
+                              attention_calls_table(decode, json.loads(cc_path.read_text())))
     if any("dir" in (r.get("ab") or {}) for r in decode):
         doc = replace_section(doc, "model-decode-attention-ab" + tag, decode_ab_table(decode, "dir"))
     unfused_path = RESULTS / ("fuse_siblings_ab_%s.json" % gpu)
