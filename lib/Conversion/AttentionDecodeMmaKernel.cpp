@@ -18,9 +18,9 @@
 // memory, using two freedoms of the products:
 //  * S = Q K^T sums over the head dimension, so Q and K may take it in any
 //    common order. Lane (g, c) (g = lane / 4, c = lane % 4) loads 8
-//    consecutive columns 32q + 8c .. of its key row and of its query row:
-//    their 4 words are the B (and A) fragment words of k-steps 2q and
-//    2q + 1, where the fragment layout would ask for columns 2c, 2c + 1,
+//    consecutive columns 32j + 8c .. of its key row and of its query row:
+//    their 4 words are the B (and A) fragment words of k-steps 2j and
+//    2j + 1, where the fragment layout would ask for columns 2c, 2c + 1,
 //    2c + 8, 2c + 9 of each 16-column step.
 //  * O = P V: the output columns are the kernel's to place, so lane (g, c)
 //    gives output column n = g of d-tile j the head column (D / 8) g + j,
@@ -29,8 +29,8 @@
 //    Two of them form one B word (a byte permute per word).
 // P never leaves registers: the S accumulators of the tile's two 8-key
 // n-tiles are the A fragment of its 16-key k-step (flash attention 2).
-// Rows g >= group of the A tiles (and all rows 8..15) are zero; their
-// results are never read.
+// Q's rows g >= group are zero and rows 8..15 of every A tile are zero;
+// the results of those rows are never read.
 //
 // Keys past the range are masked to -inf and read the range's last row
 // (memory the cache holds, never used), so every load is in bounds and a
@@ -58,7 +58,8 @@ namespace {
 constexpr int64_t kWarps = 4;
 constexpr int64_t kKeyTile = 16;
 // Blocks of kWarps warps resident per multiprocessor: ptxas keeps each
-// thread within the 128 registers that four such blocks share.
+// thread within the 168 registers that three such blocks share (at four,
+// 128, it spilled).
 constexpr int64_t kBlocksPerSM = 3;
 
 struct DecodeMmaBuilder : FloatMath {
@@ -305,7 +306,8 @@ int64_t mlir::sgpu::attentionDecodeMmaSplits(AttentionOp op, int64_t numSMs) {
   int64_t rows = qt.getDimSize(0) * kt.getDimSize(1);
   int64_t slots = kBlocksPerSM * numSMs;
   // One wave of blocks where the rows leave room for it; where they fill
-  // a wave already, about two waves, so the last one is not mostly empty
+  // a wave already, at least two waves, so the last one is not mostly
+  // empty
   // (Llama-3-8B shape on the H100, one process: batch 64 (512 rows) 182 us
   // with 2 splits, 194 with 1; batch 8 (64 rows) 32.3 us with the one
   // wave's 6, 32.7 with 3, 35.1 with 12).
