@@ -99,28 +99,6 @@ struct DecodeMmaBuilder : FloatMath {
     return arith::OrIOp::create(b, loc, l, h);
   }
 
-  /// One word of two f32 values rounded to `et`, `lo` first (an A fragment
-  /// register).
-  Value packF32(Value lo, Value hi) {
-    auto f2 = VectorType::get({2}, b.getF32Type());
-    Value v = vector::FromElementsOp::create(b, loc, f2, ValueRange{lo, hi});
-    Value h = arith::TruncFOp::create(b, loc, VectorType::get({2}, et), v);
-    Value w = vector::BitCastOp::create(
-        b, loc, VectorType::get({1}, b.getI32Type()), h);
-    return vector::ExtractOp::create(b, loc, w, ArrayRef<int64_t>{0});
-  }
-
-  /// `v` combined over the 4 lanes of a quad (one row of a C fragment).
-  Value quad(Value v, bool max) {
-    for (int32_t off : {1, 2}) {
-      auto other =
-          gpu::ShuffleOp::create(b, loc, v, off, 32, gpu::ShuffleMode::XOR);
-      v = max ? maxf(v, other.getShuffleResult())
-              : addf(v, other.getShuffleResult());
-    }
-    return v;
-  }
-
   void build(gpu::GPUFuncOp func) {
     Value q = func.getArgument(0), k = func.getArgument(1),
           v = func.getArgument(2), positions = func.getArgument(3),
@@ -224,7 +202,7 @@ struct DecodeMmaBuilder : FloatMath {
           Value mt = sc[0];
           for (int64_t i = 1; i < 4; ++i)
             mt = maxf(mt, sc[i]);
-          Value mNew = maxf(state[0], quad(mt, /*max=*/true));
+          Value mNew = maxf(state[0], quadReduce(b, loc, mt, /*max=*/true));
           Value corr = exp2Above(state[0], mNew);
           SmallVector<Value> pr;
           Value lNew = mulf(state[1], corr);
@@ -236,7 +214,8 @@ struct DecodeMmaBuilder : FloatMath {
           // O = O * corr + P V: A = P (rows g; keys 2c, 2c + 1 | 2c + 8,
           // 2c + 9), B = V (keys as A's, output column g of d-tile jd =
           // head column dTiles * g + jd).
-          Value a0 = packF32(pr[0], pr[1]), a2 = packF32(pr[2], pr[3]);
+          Value a0 = packF32Pair(b, loc, et, pr[0], pr[1]),
+                a2 = packF32Pair(b, loc, et, pr[2], pr[3]);
           for (int64_t jd = 0; jd < dTiles; ++jd) {
             int64_t chunkIdx = jd / 8, e = jd % 8;
             auto elem = [&](int64_t r) { return half(vrows[r][chunkIdx], e); };
@@ -254,7 +233,7 @@ struct DecodeMmaBuilder : FloatMath {
     // = warp): m and the quad's l from lane c = 0 of each real row, and the
     // accumulators, c0 / c1 of d-tile jd being head columns
     // dTiles * 2c + jd and dTiles * (2c + 1) + jd.
-    Value lRow = quad(loop.getResult(1), /*max=*/false);
+    Value lRow = quadReduce(b, loc, loop.getResult(1), /*max=*/false);
     im.ifThen(realRow, [&] {
       Value at = im.add(im.mul(warp, group), g);
       im.ifThen(

@@ -92,32 +92,10 @@ struct MmaAttentionBuilder : FloatMath {
     return vector::ExtractOp::create(b, loc, w, ArrayRef<int64_t>{0});
   }
 
-  /// Two f32 values rounded into one word of two 16-bit elements (lo
-  /// first), the layout of an MMA A fragment register.
-  Value packPair(Value lo, Value hi) {
-    auto f2 = VectorType::get({2}, b.getF32Type());
-    Value v = vector::FromElementsOp::create(b, loc, f2, ValueRange{lo, hi});
-    Value h = arith::TruncFOp::create(b, loc, VectorType::get({2}, et), v);
-    Value w = vector::BitCastOp::create(
-        b, loc, VectorType::get({1}, b.getI32Type()), h);
-    return vector::ExtractOp::create(b, loc, w, ArrayRef<int64_t>{0});
-  }
-
   /// d = a * b + c on one m16n8k16 tile (4 A words, 2 B words, 4 f32).
   SmallVector<Value, 4> mma(ArrayRef<Value> a, Value b0, Value b1,
                             ArrayRef<Value> c) {
     return mmaM16N8K16(b, loc, et, a, b0, b1, c);
-  }
-
-  /// `v` combined over the 4 lanes of a quad (lanes 4g..4g+3).
-  Value quad(Value v, bool max) {
-    for (int32_t off : {1, 2}) {
-      auto other = gpu::ShuffleOp::create(b, loc, v, off, 32,
-                                          gpu::ShuffleMode::XOR);
-      v = max ? maxf(v, other.getShuffleResult())
-              : addf(v, other.getShuffleResult());
-    }
-    return v;
   }
 
   /// The row's word of two elements at `col`, zero for rows past Sq.
@@ -325,8 +303,8 @@ struct MmaAttentionBuilder : FloatMath {
             mA = maxf(mA, maxf(c[0], c[1]));
             mB = maxf(mB, maxf(c[2], c[3]));
           }
-          mA = maxf(state[0], quad(mA, true));
-          mB = maxf(state[1], quad(mB, true));
+          mA = maxf(state[0], quadReduce(b, loc, mA, true));
+          mB = maxf(state[1], quadReduce(b, loc, mB, true));
           auto base = [&](Value mv) -> Value {
             Value none = arith::CmpFOp::create(
                 b, loc, arith::CmpFPredicate::OEQ, mv, negInf);
@@ -354,10 +332,10 @@ struct MmaAttentionBuilder : FloatMath {
           // O += P V, 16 keys per k-step, two dim tiles per ldmatrix.x4.
           for (int64_t kc = 0; kc < kMmaKeyTile / 16; ++kc) {
             auto &lo = s[2 * kc], &hi = s[2 * kc + 1];
-            SmallVector<Value, 4> pa = {packPair(lo[0], lo[1]),
-                                        packPair(lo[2], lo[3]),
-                                        packPair(hi[0], hi[1]),
-                                        packPair(hi[2], hi[3])};
+            SmallVector<Value, 4> pa = {packF32Pair(b, loc, et, lo[0], lo[1]),
+                                        packF32Pair(b, loc, et, lo[2], lo[3]),
+                                        packF32Pair(b, loc, et, hi[0], hi[1]),
+                                        packF32Pair(b, loc, et, hi[2], hi[3])};
             for (int64_t qd = 0; qd < d / 16; ++qd) {
               Value at = im.add(vTile, im.add(vLane, im.c(16 * kc * rowBytes +
                                                           32 * qd)));
@@ -385,8 +363,8 @@ struct MmaAttentionBuilder : FloatMath {
   void storeNormalized(ValueRange state, Value out, Value bi, Value h,
                        std::array<Value, 2> rows,
                        std::array<Value, 2> valid) {
-    Value lA = quad(state[2], false);
-    Value lB = quad(state[3], false);
+    Value lA = quadReduce(b, loc, state[2], false);
+    Value lB = quadReduce(b, loc, state[3], false);
     auto vt2 = VectorType::get({2}, et);
     auto f2 = VectorType::get({2}, b.getF32Type());
     for (int64_t dn = 0; dn < d / 8; ++dn) {

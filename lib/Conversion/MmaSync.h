@@ -1,14 +1,18 @@
 //===- MmaSync.h - warp-level mma.sync.m16n8k16 for the kernel builders --===//
 //
-// The one tensor-core instruction the attention kernels share: a warp's
-// m16n8k16 product of f16/bf16 operands with f32 accumulators, in the
-// register layout of the PTX ISA ("Matrix Fragments for mma.m16n8k16").
+// What the attention kernels' mma.sync code shares: a warp's m16n8k16
+// product of f16/bf16 operands with f32 accumulators, in the register
+// layout of the PTX ISA ("Matrix Fragments for mma.m16n8k16"); the packing
+// of f32 results into an A-fragment word; the reduction over the 4 lanes
+// that hold one row of a C fragment.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef SPARSEOPT_LIB_CONVERSION_MMASYNC_H
 #define SPARSEOPT_LIB_CONVERSION_MMASYNC_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -50,6 +54,31 @@ inline SmallVector<Value, 4> mmaM16N8K16(OpBuilder &b, Location loc, Type et,
   for (int64_t i = 0; i < 4; ++i)
     out.push_back(LLVM::ExtractValueOp::create(b, loc, res, i));
   return out;
+}
+
+/// One word of two f32 values rounded to `et` (f16 or bf16), `lo` in the
+/// lower half: an A-fragment register (P of flash attention).
+inline Value packF32Pair(OpBuilder &b, Location loc, Type et, Value lo,
+                         Value hi) {
+  auto f2 = VectorType::get({2}, b.getF32Type());
+  Value v = vector::FromElementsOp::create(b, loc, f2, ValueRange{lo, hi});
+  Value h = arith::TruncFOp::create(b, loc, VectorType::get({2}, et), v);
+  Value w = vector::BitCastOp::create(b, loc,
+                                      VectorType::get({1}, b.getI32Type()), h);
+  return vector::ExtractOp::create(b, loc, w, ArrayRef<int64_t>{0});
+}
+
+/// `v` (f32) combined over the 4 lanes of a quad (lanes 4g..4g+3, which
+/// hold one row of a C fragment): the maximum with `max`, else the sum.
+inline Value quadReduce(OpBuilder &b, Location loc, Value v, bool max) {
+  for (int32_t off : {1, 2}) {
+    Value other =
+        gpu::ShuffleOp::create(b, loc, v, off, 32, gpu::ShuffleMode::XOR)
+            .getShuffleResult();
+    v = max ? arith::MaximumFOp::create(b, loc, v, other).getResult()
+            : arith::AddFOp::create(b, loc, v, other).getResult();
+  }
+  return v;
 }
 
 } // namespace sgpu
